@@ -1,0 +1,292 @@
+//! The set-associative cache engine, generic over its [`Policy`].
+
+use crate::policy::{Evicted, LineMeta, MissAction, Policy, SetView};
+use crate::{CacheError, Geometry};
+use apusim_trace::{Access, Op};
+
+/// Tag value of an invalid way (no line address can reach it: addresses are shifted by the
+/// line bits).
+pub(crate) const INVALID: u64 = u64::MAX;
+
+/// How a level treats writes.
+#[derive(Clone, Copy, PartialEq, Eq, Debug, serde::Serialize, serde::Deserialize)]
+pub struct WritePolicy {
+    /// Write-back (dirty lines written on eviction) or write-through (every write forwarded).
+    pub write_back: bool,
+    /// Allocate a line on a write miss.
+    pub write_allocate: bool,
+}
+
+impl Default for WritePolicy {
+    fn default() -> Self {
+        WritePolicy {
+            write_back: true,
+            write_allocate: true,
+        }
+    }
+}
+
+/// What one access did to one cache level.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum Outcome {
+    Hit {
+        /// The level is write-through and the access was a write: forward it.
+        write_through: bool,
+    },
+    Miss {
+        /// The line was installed.
+        filled: bool,
+        /// The policy chose not to allocate (as opposed to write-no-allocate).
+        bypassed: bool,
+        /// The valid line that made room for it.
+        evicted: Option<Evicted>,
+    },
+}
+
+impl Outcome {
+    pub fn is_hit(&self) -> bool {
+        matches!(self, Outcome::Hit { .. })
+    }
+}
+
+/// Counters every level keeps, independent of who asked.
+#[derive(Clone, Copy, Default, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct CacheCounters {
+    pub hits: u64,
+    pub misses: u64,
+    pub fills: u64,
+    pub bypasses: u64,
+    pub evictions: u64,
+    pub dirty_evictions: u64,
+    pub invalidations: u64,
+}
+
+/// A set-associative cache: tags and engine metadata in flat arrays, plus a policy.
+///
+/// Lookups scan the ways of one set; the set index is the line address masked (power-of-two
+/// set counts) or taken modulo the set count (any other count).
+pub struct Cache<P> {
+    geometry: Geometry,
+    line_bits: u32,
+    sets: u64,
+    set_mask: Option<u64>,
+    ways: usize,
+    write: WritePolicy,
+    cpu_inclusive: bool,
+    tags: Vec<u64>,
+    meta: Vec<LineMeta>,
+    policy: P,
+    counters: CacheCounters,
+}
+
+impl<P: Policy> Cache<P> {
+    /// A cache of geometry `g` with `policy`. `cpu_inclusive` makes the engine refuse bypasses
+    /// of CPU lines (the LLC of drp-reuse-probability-shared-llc.txt §3 keeps CPU data
+    /// inclusive).
+    pub fn new(
+        geometry: Geometry,
+        write: WritePolicy,
+        cpu_inclusive: bool,
+        policy: P,
+    ) -> Result<Self, CacheError> {
+        geometry.validate()?;
+        let sets = geometry.sets();
+        let ways = geometry.ways as usize;
+        let slots = sets as usize * ways;
+        Ok(Cache {
+            geometry,
+            line_bits: geometry.line.trailing_zeros(),
+            sets,
+            set_mask: sets.is_power_of_two().then_some(sets - 1),
+            ways,
+            write,
+            cpu_inclusive,
+            tags: vec![INVALID; slots],
+            meta: vec![LineMeta::default(); slots],
+            policy,
+            counters: CacheCounters::default(),
+        })
+    }
+
+    pub fn geometry(&self) -> &Geometry {
+        &self.geometry
+    }
+    pub fn policy(&self) -> &P {
+        &self.policy
+    }
+    pub fn policy_mut(&mut self) -> &mut P {
+        &mut self.policy
+    }
+    pub fn counters(&self) -> &CacheCounters {
+        &self.counters
+    }
+    pub fn line_bits(&self) -> u32 {
+        self.line_bits
+    }
+
+    /// Line address of a byte address.
+    #[inline]
+    pub fn line_of(&self, addr: u64) -> u64 {
+        addr >> self.line_bits
+    }
+
+    /// Set index of a line address.
+    #[inline]
+    pub fn set_of(&self, line: u64) -> usize {
+        match self.set_mask {
+            Some(m) => (line & m) as usize,
+            None => (line % self.sets) as usize,
+        }
+    }
+
+    #[inline]
+    fn find(&self, set: usize, line: u64) -> Option<usize> {
+        let base = set * self.ways;
+        self.tags[base..base + self.ways]
+            .iter()
+            .position(|&t| t == line)
+    }
+
+    /// True if the line holding byte address `addr` is resident (no state changes).
+    pub fn probe(&self, addr: u64) -> bool {
+        let line = self.line_of(addr);
+        self.find(self.set_of(line), line).is_some()
+    }
+
+    /// Metadata of the resident line holding `addr`.
+    pub fn meta_of(&self, addr: u64) -> Option<LineMeta> {
+        let line = self.line_of(addr);
+        let set = self.set_of(line);
+        self.find(set, line).map(|w| self.meta[set * self.ways + w])
+    }
+
+    /// Access the line holding `req.addr` (the caller splits accesses that straddle lines).
+    #[inline]
+    pub fn access(&mut self, req: &Access) -> Result<Outcome, CacheError> {
+        let line = self.line_of(req.addr);
+        let set = self.set_of(line);
+        match self.find(set, line) {
+            Some(way) => Ok(self.hit(set, way, req)),
+            None => self.miss(set, line, req),
+        }
+    }
+
+    #[inline]
+    fn hit(&mut self, set: usize, way: usize, req: &Access) -> Outcome {
+        self.counters.hits += 1;
+        let m = &mut self.meta[set * self.ways + way];
+        m.flags |= LineMeta::REUSED | cpu_flag(req);
+        let is_write = req.dirties();
+        if is_write && self.write.write_back {
+            m.flags |= LineMeta::DIRTY;
+        }
+        self.policy.on_hit(set, way, req);
+        Outcome::Hit {
+            write_through: is_write && !self.write.write_back,
+        }
+    }
+
+    fn miss(&mut self, set: usize, line: u64, req: &Access) -> Result<Outcome, CacheError> {
+        self.counters.misses += 1;
+        if req.op == Op::Write && !self.write.write_allocate {
+            return Ok(Outcome::Miss {
+                filled: false,
+                bypassed: false,
+                evicted: None,
+            });
+        }
+        if self.policy.on_miss(set, req) == MissAction::Bypass {
+            if self.cpu_inclusive && req.agent.is_cpu() {
+                return Err(CacheError::InclusionViolation {
+                    addr: req.addr,
+                    agent: req.agent,
+                });
+            }
+            self.counters.bypasses += 1;
+            return Ok(Outcome::Miss {
+                filled: false,
+                bypassed: true,
+                evicted: None,
+            });
+        }
+        let base = set * self.ways;
+        let (way, evicted) = match self.tags[base..base + self.ways]
+            .iter()
+            .position(|&t| t == INVALID)
+        {
+            Some(w) => (w, None),
+            None => {
+                let view = SetView {
+                    tags: &self.tags[base..base + self.ways],
+                    meta: &self.meta[base..base + self.ways],
+                };
+                let w = self.policy.victim(set, req, &view);
+                if w >= self.ways {
+                    return Err(CacheError::BadVictim {
+                        way: w,
+                        ways: self.ways,
+                    });
+                }
+                let ev = Evicted {
+                    line: self.tags[base + w],
+                    meta: self.meta[base + w],
+                };
+                self.counters.evictions += 1;
+                if ev.meta.dirty() {
+                    self.counters.dirty_evictions += 1;
+                }
+                self.policy.on_evict(set, w, &ev);
+                (w, Some(ev))
+            }
+        };
+        let dirty = if req.dirties() && self.write.write_back {
+            LineMeta::DIRTY
+        } else {
+            0
+        };
+        self.tags[base + way] = line;
+        self.meta[base + way] = LineMeta {
+            agent: req.agent,
+            stream: req.stream.to_byte(),
+            flags: dirty | cpu_flag(req),
+        };
+        self.counters.fills += 1;
+        self.policy.on_fill(set, way, req);
+        Ok(Outcome::Miss {
+            filled: true,
+            bypassed: false,
+            evicted,
+        })
+    }
+
+    /// Remove the line holding byte address `addr` (back-invalidation); returns its metadata.
+    /// Policies are not told: to them the way simply becomes invalid and is refilled first.
+    pub fn invalidate(&mut self, addr: u64) -> Option<LineMeta> {
+        let line = self.line_of(addr);
+        let set = self.set_of(line);
+        let way = self.find(set, line)?;
+        let i = set * self.ways + way;
+        self.tags[i] = INVALID;
+        self.counters.invalidations += 1;
+        Some(std::mem::take(&mut self.meta[i]))
+    }
+
+    /// Deliver a run-time signal to the policy.
+    pub fn feedback(&mut self, fb: &crate::Feedback) {
+        self.policy.on_feedback(fb);
+    }
+
+    /// Number of valid lines (for tests and reports).
+    pub fn occupancy(&self) -> usize {
+        self.tags.iter().filter(|&&t| t != INVALID).count()
+    }
+}
+
+#[inline]
+fn cpu_flag(req: &Access) -> u8 {
+    if req.agent.is_cpu() {
+        LineMeta::CPU
+    } else {
+        0
+    }
+}

@@ -1,0 +1,34 @@
+//! The cache engine of apusim and its replacement policies.
+//!
+//! A [`Cache`] is a set-associative array of lines (tags plus engine metadata: filling agent,
+//! stream, dirty/reused/CPU-touched bits) that is generic over a [`Policy`]. The engine does
+//! what every policy shares — lookup, invalid-way-first filling, write-back/write-through and
+//! write-allocate rules, dirty tracking, CPU-inclusion enforcement, counters — and calls the
+//! policy's hooks (hit, miss → allocate/bypass, victim, evict, fill, feedback) for everything
+//! a policy decides. Because the engine is generic, the policy is chosen once per run:
+//! [`policies::build`] maps a policy name to a concrete type and hands it to a
+//! [`policies::PolicyVisitor`], which instantiates the caller's simulation loop for exactly that
+//! type.
+//!
+//! [`FaLru`] is the fully-associative true-LRU cache with a hash index, for caches with so
+//! many ways that scanning a set is out of the question (render caches, oracle studies).
+//!
+//! Policies live one per file in [`policies`]; shared building blocks (saturating counters,
+//! set sampling, set dueling) in [`policies::util`]. A [`PolicyContext`] carries the geometry,
+//! the number of agents, the seed and named parameters into a policy's constructor; a
+//! [`Feedback`] carries run-time signals from a timing model into a running policy.
+
+pub mod cache;
+mod error;
+pub mod falru;
+mod geometry;
+pub mod policies;
+pub mod policy;
+
+pub use cache::{Cache, CacheCounters, Outcome, WritePolicy};
+pub use error::CacheError;
+pub use falru::FaLru;
+pub use geometry::{parse_size, Geometry};
+pub use policy::{
+    Evicted, Feedback, LineMeta, MissAction, Policy, PolicyContext, PolicyStat, SetView,
+};

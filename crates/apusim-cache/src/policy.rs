@@ -1,0 +1,210 @@
+//! The replacement/insertion policy seam.
+//!
+//! A policy is a plain struct implementing [`Policy`]; the engine ([`crate::Cache`]) is generic
+//! over it, so a run picks its policy once (through [`crate::policies::build`]) and the hot
+//! loop calls the hooks statically. Policies keep whatever per-line state they need in their
+//! own arrays, indexed by `set * ways + way`.
+//!
+//! Hook order for one access (the engine guarantees it):
+//! - hit: [`Policy::on_hit`];
+//! - miss: [`Policy::on_miss`] decides allocate or bypass; on allocate the engine takes the
+//!   lowest invalid way if there is one, else asks [`Policy::victim`]; a valid victim is
+//!   reported through [`Policy::on_evict`] before [`Policy::on_fill`] installs the new line.
+//!
+//! Writes that do not allocate (write-no-allocate levels) reach no hook but `on_miss` is not
+//! called either: the engine forwards them.
+
+use crate::{CacheError, Geometry};
+use apusim_trace::{Access, Agent, Stream};
+use std::collections::BTreeMap;
+
+/// What a policy decides for a miss.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum MissAction {
+    /// Allocate the line (the engine picks the way: an invalid one, or the policy's victim).
+    Allocate,
+    /// Do not allocate: the access goes on to the next level untouched.
+    Bypass,
+}
+
+/// Engine-owned facts about one resident line, visible to policies.
+#[derive(Clone, Copy, PartialEq, Eq, Debug, Default)]
+pub struct LineMeta {
+    /// Agent whose miss filled the line.
+    pub agent: Agent,
+    /// Stream of the access that filled the line.
+    pub stream: u8,
+    /// Bit set of [`LineMeta::DIRTY`], [`LineMeta::REUSED`], [`LineMeta::CPU`].
+    pub flags: u8,
+}
+
+impl LineMeta {
+    /// The line holds data newer than the next level.
+    pub const DIRTY: u8 = 1;
+    /// The line has been hit since it was filled.
+    pub const REUSED: u8 = 2;
+    /// A CPU core has touched the line (so inclusion requires back-invalidating it).
+    pub const CPU: u8 = 4;
+
+    pub fn stream(&self) -> Stream {
+        Stream::from_byte(self.stream).unwrap_or(Stream::Other)
+    }
+    pub fn dirty(&self) -> bool {
+        self.flags & Self::DIRTY != 0
+    }
+    pub fn reused(&self) -> bool {
+        self.flags & Self::REUSED != 0
+    }
+    pub fn cpu_touched(&self) -> bool {
+        self.flags & Self::CPU != 0
+    }
+}
+
+/// A read-only view of one set: line addresses (`None` for invalid ways) and metadata.
+pub struct SetView<'a> {
+    pub(crate) tags: &'a [u64],
+    pub(crate) meta: &'a [LineMeta],
+}
+
+impl<'a> SetView<'a> {
+    pub fn ways(&self) -> usize {
+        self.tags.len()
+    }
+    /// Line address (byte address >> line bits) held by `way`, or `None` if the way is invalid.
+    pub fn line(&self, way: usize) -> Option<u64> {
+        let t = self.tags[way];
+        (t != crate::cache::INVALID).then_some(t)
+    }
+    pub fn meta(&self, way: usize) -> &LineMeta {
+        &self.meta[way]
+    }
+}
+
+/// A line leaving the cache, as reported to [`Policy::on_evict`] and to the caller.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub struct Evicted {
+    /// Line address (byte address >> line bits).
+    pub line: u64,
+    pub meta: LineMeta,
+}
+
+/// Run-time signals a timing model hands to policies (functional runs provide none).
+#[derive(Clone, Copy, PartialEq, Debug)]
+pub enum Feedback {
+    /// A CPU core retired `count` instructions since its last report (TAP core sampling).
+    RetiredInstructions { core: u32, count: u64 },
+    /// A GPU core (SM) finished `count` instructions since its last report (TAP core sampling).
+    GpuCoreInstructions { core: u32, count: u64 },
+    /// Number of ready warps on a GPU core at this moment (HeLM).
+    ReadyWarps { core: u32, count: u32 },
+    /// The global clock advanced to `cycle` (for policies with time-based epochs).
+    Tick { cycle: u64 },
+}
+
+/// Everything a policy may need to build itself: the cache geometry, the system's agents,
+/// a seed for any randomness, and named parameters from the configuration.
+#[derive(Clone, Debug)]
+pub struct PolicyContext {
+    pub sets: usize,
+    pub ways: usize,
+    pub line_bytes: u32,
+    /// Number of CPU cores in the system (agents are cores 0..n_cpus and the GPU).
+    pub n_cpus: usize,
+    /// Number of LLC banks (for per-bank counters, gspc-graphics-stream-llc.txt §3).
+    pub banks: usize,
+    pub seed: u64,
+    /// Policy parameters from the configuration (`[llc.params]` or `--set llc.params.K=V`).
+    pub params: BTreeMap<String, f64>,
+    /// Apply the heterogeneous baseline's GPU write rules (drp-reuse-probability-shared-llc.txt
+    /// §4.1) on top of the chosen policy.
+    pub gpu_write_rules: bool,
+}
+
+impl PolicyContext {
+    /// A context for a standalone cache of geometry `g` (one CPU, one bank, seed 1).
+    pub fn for_geometry(g: &Geometry) -> PolicyContext {
+        PolicyContext {
+            sets: g.sets() as usize,
+            ways: g.ways as usize,
+            line_bytes: g.line,
+            n_cpus: 1,
+            banks: 1,
+            seed: 1,
+            params: BTreeMap::new(),
+            gpu_write_rules: false,
+        }
+    }
+
+    /// A numeric parameter, or `default` if the configuration does not set it.
+    pub fn param(&self, key: &str, default: f64) -> f64 {
+        self.params.get(key).copied().unwrap_or(default)
+    }
+
+    /// An integer parameter that must lie in `range`.
+    pub fn int_param(
+        &self,
+        key: &str,
+        default: u64,
+        range: std::ops::RangeInclusive<u64>,
+    ) -> Result<u64, CacheError> {
+        let v = self.param(key, default as f64);
+        if v.fract() != 0.0 || v < *range.start() as f64 || v > *range.end() as f64 {
+            return Err(CacheError::Config(format!(
+                "policy parameter `{key}` = {v} must be a whole number in {}..={}",
+                range.start(),
+                range.end()
+            )));
+        }
+        Ok(v as u64)
+    }
+
+    /// Number of agents (CPU cores plus the GPU): the size of per-agent tables.
+    pub fn agents(&self) -> usize {
+        self.n_cpus + 1
+    }
+
+    /// Index of the per-line arrays for `(set, way)`.
+    pub fn slot(&self, set: usize, way: usize) -> usize {
+        set * self.ways + way
+    }
+}
+
+/// A named statistic a policy reports (duel winners, counter values, bypass counts...).
+pub type PolicyStat = (String, f64);
+
+/// A replacement and insertion policy. See the module doc for the hook order.
+pub trait Policy: Send + 'static {
+    /// Build for the cache described by `ctx`; reject geometries or parameters it cannot serve.
+    fn build(ctx: &PolicyContext) -> Result<Self, CacheError>
+    where
+        Self: Sized;
+
+    /// True if this policy already implements the heterogeneous baseline's GPU write rules
+    /// itself, so the registry must not wrap it again.
+    const OWN_WRITE_RULES: bool = false;
+
+    /// A hit on `way` of `set`.
+    fn on_hit(&mut self, set: usize, way: usize, req: &Access);
+
+    /// A miss in `set`: allocate or bypass. Default: allocate.
+    fn on_miss(&mut self, _set: usize, _req: &Access) -> MissAction {
+        MissAction::Allocate
+    }
+
+    /// Choose the way to evict from a full `set` for `req`. Must return `< view.ways()`.
+    fn victim(&mut self, set: usize, req: &Access, view: &SetView<'_>) -> usize;
+
+    /// `victim` leaves `way` of `set` (reported before the fill that replaces it).
+    fn on_evict(&mut self, _set: usize, _way: usize, _victim: &Evicted) {}
+
+    /// `req`'s line was installed in `way` of `set`.
+    fn on_fill(&mut self, set: usize, way: usize, req: &Access);
+
+    /// A run-time signal from the timing model.
+    fn on_feedback(&mut self, _fb: &Feedback) {}
+
+    /// Policy-specific statistics for reports.
+    fn stats(&self) -> Vec<PolicyStat> {
+        Vec::new()
+    }
+}

@@ -1,0 +1,359 @@
+//! System configuration: TOML files, built-in presets, and `--set KEY=VALUE` overrides.
+//!
+//! A configuration is read as a TOML value tree, overrides are applied to the tree by dotted
+//! path, and only then is it checked and turned into a [`SystemConfig`]; so every key can be
+//! overridden and every error names the key. Cache geometries use cachegrind's notation
+//! `size,ways,line`; the shorthands `l1i`, `l1d`, `l2` and `llc` set a geometry directly
+//! (`--set llc=16777216,16,64`), as cachegrind's `--I1`, `--D1` and `--LL` do.
+
+use anyhow::{anyhow, bail, Context, Result};
+use apusim_cache::{Geometry, WritePolicy};
+use apusim_trace::Stream;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::path::Path;
+
+/// The built-in presets: (name, TOML text).
+pub const PRESETS: &[(&str, &str)] = &[
+    ("4c1g", include_str!("../presets/4c1g.toml")),
+    ("4c1g-cuda", include_str!("../presets/4c1g-cuda.toml")),
+    ("tap", include_str!("../presets/tap.toml")),
+    ("gspc", include_str!("../presets/gspc.toml")),
+    ("cachegrind", include_str!("../presets/cachegrind.toml")),
+];
+
+/// One private cache level.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct LevelConfig {
+    /// `size,ways,line` in cachegrind's notation.
+    pub geometry: String,
+    #[serde(default = "yes")]
+    pub write_back: bool,
+    #[serde(default = "yes")]
+    pub write_allocate: bool,
+    /// On a write miss, fetch the line from below before writing it (a CPU's read-for-ownership).
+    /// Render caches that overwrite whole lines (color, depth) do not.
+    #[serde(default = "yes")]
+    pub fetch_on_write: bool,
+}
+
+fn yes() -> bool {
+    true
+}
+fn one() -> usize {
+    1
+}
+
+/// The per-core private caches; a missing level is absent from the hierarchy.
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct CpuConfig {
+    pub l1i: Option<LevelConfig>,
+    pub l1d: Option<LevelConfig>,
+    pub l2: Option<LevelConfig>,
+}
+
+/// One GPU-side cache: which streams enter it, how many private instances (selected by the
+/// access's unit modulo `units`), and which named cache it misses into (the LLC if none).
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct GpuCacheConfig {
+    pub name: String,
+    /// Streams whose accesses enter the GPU hierarchy at this cache.
+    #[serde(default)]
+    pub streams: Vec<Stream>,
+    pub geometry: String,
+    #[serde(default = "one")]
+    pub units: usize,
+    pub next: Option<String>,
+    #[serde(default = "yes")]
+    pub write_back: bool,
+    #[serde(default = "yes")]
+    pub write_allocate: bool,
+    #[serde(default = "yes")]
+    pub fetch_on_write: bool,
+}
+
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct GpuConfig {
+    #[serde(default)]
+    pub caches: Vec<GpuCacheConfig>,
+}
+
+/// The shared last-level cache.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct LlcConfig {
+    pub geometry: String,
+    pub policy: String,
+    /// CPU lines are inclusive: an LLC eviction back-invalidates the cores' private copies,
+    /// and CPU misses may not bypass (drp-reuse-probability-shared-llc.txt §3).
+    #[serde(default = "yes")]
+    pub cpu_inclusive: bool,
+    /// Apply the heterogeneous baseline's GPU write-miss/write-hit rules (drp §4.1) to the
+    /// chosen policy.
+    #[serde(default)]
+    pub gpu_write_rules: bool,
+    #[serde(default = "one")]
+    pub banks: usize,
+    /// Named numeric policy parameters.
+    #[serde(default)]
+    pub params: BTreeMap<String, f64>,
+}
+
+/// A whole system.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct SystemConfig {
+    pub name: String,
+    #[serde(default)]
+    pub description: String,
+    pub cpus: usize,
+    pub cpu_clock_mhz: u32,
+    pub gpu_clock_mhz: u32,
+    /// Seed of every random choice in the run.
+    #[serde(default = "default_seed")]
+    pub seed: u64,
+    /// cachegrind semantics (see the `cachegrind` preset): no write-back traffic, whole
+    /// accesses forwarded on a miss, data sizes clamped to the smallest line.
+    #[serde(default)]
+    pub cachegrind: bool,
+    #[serde(default)]
+    pub cpu: CpuConfig,
+    #[serde(default)]
+    pub gpu: GpuConfig,
+    pub llc: LlcConfig,
+}
+
+fn default_seed() -> u64 {
+    1
+}
+
+impl SystemConfig {
+    /// A built-in preset by name.
+    pub fn preset(name: &str) -> Result<SystemConfig> {
+        SystemConfig::load_preset(name, &[])
+    }
+
+    /// A preset with overrides applied.
+    pub fn load_preset(name: &str, overrides: &[String]) -> Result<SystemConfig> {
+        let text = PRESETS
+            .iter()
+            .find(|(n, _)| *n == name)
+            .map(|(_, t)| *t)
+            .ok_or_else(|| {
+                let names: Vec<&str> = PRESETS.iter().map(|(n, _)| *n).collect();
+                anyhow!("unknown preset `{name}`; presets: {}", names.join(", "))
+            })?;
+        SystemConfig::from_toml(text, &format!("preset {name}"), overrides)
+    }
+
+    /// A configuration file with overrides applied.
+    pub fn load_file(path: &Path, overrides: &[String]) -> Result<SystemConfig> {
+        let text = std::fs::read_to_string(path)
+            .with_context(|| format!("reading configuration {}", path.display()))?;
+        SystemConfig::from_toml(&text, &path.display().to_string(), overrides)
+    }
+
+    /// Parse TOML text (named `origin` in errors), apply `KEY=VALUE` overrides, validate.
+    pub fn from_toml(text: &str, origin: &str, overrides: &[String]) -> Result<SystemConfig> {
+        let mut tree: toml::Value =
+            toml::from_str(text).with_context(|| format!("{origin}: not valid TOML"))?;
+        for o in overrides {
+            apply_override(&mut tree, o).with_context(|| format!("--set {o}"))?;
+        }
+        // Deserialize from text so errors quote the offending line and key: the file's own
+        // text when nothing was overridden, else the overridden tree rendered back to TOML.
+        let text = if overrides.is_empty() {
+            text.to_string()
+        } else {
+            toml::to_string(&tree).context("rendering the overridden configuration")?
+        };
+        let cfg: SystemConfig = toml::from_str(&text).map_err(|e| {
+            let with = if overrides.is_empty() { String::new() } else { format!(" (after --set {})", overrides.join(" --set ")) };
+            anyhow!("{origin}{with}: {e}")
+        })?;
+        cfg.validate().with_context(|| format!("{origin}"))?;
+        Ok(cfg)
+    }
+
+    /// Check everything that deserialization cannot: geometries, cache names, clocks.
+    pub fn validate(&self) -> Result<()> {
+        if self.cpus >= apusim_trace::Agent::MAX_CPUS {
+            bail!("cpus = {} exceeds the {} cores an agent id can name", self.cpus, apusim_trace::Agent::MAX_CPUS - 1);
+        }
+        if self.cpu_clock_mhz == 0 || self.gpu_clock_mhz == 0 {
+            bail!("cpu_clock_mhz and gpu_clock_mhz must be positive");
+        }
+        for (name, level) in self.cpu_levels() {
+            parse_geometry(&level.geometry).with_context(|| format!("cpu.{name}.geometry"))?;
+        }
+        parse_geometry(&self.llc.geometry).context("llc.geometry")?;
+        if self.llc.banks == 0 {
+            bail!("llc.banks must be at least 1");
+        }
+        let names: Vec<&str> = self.gpu.caches.iter().map(|c| c.name.as_str()).collect();
+        for (i, c) in self.gpu.caches.iter().enumerate() {
+            parse_geometry(&c.geometry).with_context(|| format!("gpu cache `{}` geometry", c.name))?;
+            if c.units == 0 {
+                bail!("gpu cache `{}`: units must be at least 1", c.name);
+            }
+            if names[..i].contains(&c.name.as_str()) {
+                bail!("gpu cache `{}` is defined twice", c.name);
+            }
+            if let Some(n) = &c.next {
+                if !names.contains(&n.as_str()) {
+                    bail!("gpu cache `{}`: next = `{n}` names no gpu cache (known: {})", c.name, names.join(", "));
+                }
+            }
+        }
+        for s in Stream::ALL {
+            let owners: Vec<&str> = self
+                .gpu
+                .caches
+                .iter()
+                .filter(|c| c.streams.contains(s))
+                .map(|c| c.name.as_str())
+                .collect();
+            if owners.len() > 1 {
+                bail!("stream `{s}` enters the GPU hierarchy at more than one cache: {}", owners.join(", "));
+            }
+        }
+        self.check_gpu_chains_acyclic()
+    }
+
+    fn check_gpu_chains_acyclic(&self) -> Result<()> {
+        for c in &self.gpu.caches {
+            let mut at = c;
+            for _ in 0..=self.gpu.caches.len() {
+                match &at.next {
+                    None => break,
+                    Some(n) => at = self.gpu.caches.iter().find(|x| &x.name == n).expect("validated"),
+                }
+                if at.name == c.name {
+                    bail!("gpu cache `{}`: the `next` chain loops back to itself", c.name);
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// The configured private CPU levels, in lookup order, with their names.
+    pub fn cpu_levels(&self) -> Vec<(&'static str, &LevelConfig)> {
+        [("l1i", &self.cpu.l1i), ("l1d", &self.cpu.l1d), ("l2", &self.cpu.l2)]
+            .into_iter()
+            .filter_map(|(n, l)| l.as_ref().map(|l| (n, l)))
+            .collect()
+    }
+
+    /// The configuration as TOML (for `apusim config show` and for run provenance).
+    pub fn to_toml(&self) -> String {
+        toml::to_string_pretty(self).unwrap_or_else(|e| format!("# cannot render: {e}"))
+    }
+}
+
+impl LevelConfig {
+    pub fn write_policy(&self) -> WritePolicy {
+        WritePolicy {
+            write_back: self.write_back,
+            write_allocate: self.write_allocate,
+        }
+    }
+}
+
+impl GpuCacheConfig {
+    pub fn level(&self) -> LevelConfig {
+        LevelConfig {
+            geometry: self.geometry.clone(),
+            write_back: self.write_back,
+            write_allocate: self.write_allocate,
+            fetch_on_write: self.fetch_on_write,
+        }
+    }
+}
+
+/// Parse `size,ways,line`.
+pub fn parse_geometry(s: &str) -> Result<Geometry> {
+    s.parse::<Geometry>().map_err(|e| anyhow!("{e}"))
+}
+
+/// Apply one `KEY=VALUE` override to a TOML tree. `VALUE` is read as a TOML literal if it is
+/// one (numbers, booleans, arrays, quoted strings) and as a bare string otherwise.
+pub fn apply_override(tree: &mut toml::Value, spec: &str) -> Result<()> {
+    let (key, value) = spec
+        .split_once('=')
+        .ok_or_else(|| anyhow!("expected KEY=VALUE, e.g. llc.policy=srrip or llc=16777216,16,64"))?;
+    let key = key.trim();
+    if key.is_empty() {
+        bail!("empty key");
+    }
+    let path: Vec<&str> = match key {
+        "l1i" | "l1d" | "l2" => vec!["cpu", key, "geometry"],
+        "llc" => vec!["llc", "geometry"],
+        k => k.split('.').collect(),
+    };
+    let value = parse_value(value.trim());
+    let mut node = tree;
+    for (i, part) in path.iter().enumerate() {
+        let table = node
+            .as_table_mut()
+            .ok_or_else(|| anyhow!("`{}` is not a table", path[..i].join(".")))?;
+        if i + 1 == path.len() {
+            table.insert(part.to_string(), value);
+            return Ok(());
+        }
+        node = table
+            .entry(part.to_string())
+            .or_insert_with(|| toml::Value::Table(Default::default()));
+    }
+    unreachable!("path has at least one element")
+}
+
+fn parse_value(v: &str) -> toml::Value {
+    let probe = format!("v = {v}");
+    match toml::from_str::<toml::Table>(&probe) {
+        Ok(mut t) => t.remove("v").unwrap_or_else(|| toml::Value::String(v.to_string())),
+        Err(_) => toml::Value::String(v.to_string()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_preset_loads() {
+        for (name, _) in PRESETS {
+            let c = SystemConfig::preset(name).unwrap();
+            assert_eq!(&c.name, name);
+        }
+    }
+
+    #[test]
+    fn overrides_reach_any_key() {
+        let c = SystemConfig::load_preset(
+            "4c1g",
+            &["llc=8388608,32,64".into(), "llc.policy=srrip".into(), "cpus=2".into(), "llc.params.threshold=4".into()],
+        )
+        .unwrap();
+        assert_eq!(c.llc.geometry, "8388608,32,64");
+        assert_eq!(c.llc.policy, "srrip");
+        assert_eq!(c.cpus, 2);
+        assert_eq!(c.llc.params["threshold"], 4.0);
+        let c = SystemConfig::load_preset("cachegrind", &["l1d=65536,2,64".into()]).unwrap();
+        assert_eq!(c.cpu.l1d.unwrap().geometry, "65536,2,64");
+    }
+
+    #[test]
+    fn bad_configs_name_the_problem() {
+        let err = |o: &str| format!("{:#}", SystemConfig::load_preset("4c1g", &[o.into()]).unwrap_err());
+        assert!(err("llc=1000,3,64").contains("llc.geometry"), "{}", err("llc=1000,3,64"));
+        assert!(err("cpus=x").contains("cpus"));
+        assert!(err("nonsense=1").contains("nonsense"));
+        assert!(err("llc.banks=0").contains("banks"));
+        assert!(err("noequals").contains("KEY=VALUE"));
+        assert!(format!("{:#}", SystemConfig::preset("nope").unwrap_err()).contains("4c1g"));
+    }
+}

@@ -1,0 +1,461 @@
+//! The functional (untimed) cache hierarchy: private CPU levels per core, GPU render/compute
+//! caches per stream and unit, one shared LLC generic over its policy, then memory.
+//!
+//! An access enters at the first level that serves its stream (CPU instruction → L1I, CPU
+//! data → L1D, a GPU stream → the GPU cache that lists it, else the LLC). At each level it is
+//! split into the lines it touches; it counts once and misses if any line misses. Misses fetch
+//! from the next level (writes only where `fetch_on_write`), bypasses and write-through /
+//! write-no-allocate writes are forwarded as they are, dirty victims are written back to the
+//! next level, and an LLC victim that a CPU touched back-invalidates every core's private copies
+//! when the LLC is CPU-inclusive. In cachegrind mode there is no write-back traffic, and a miss
+//! forwards the whole access once, as cachegrind does.
+
+use crate::config::{LevelConfig, SystemConfig};
+use crate::stats::{LevelStats, RunStats, Table};
+use anyhow::{bail, Context, Result};
+use apusim_cache::policies::lru::Lru;
+use apusim_cache::{Cache, CacheError, Evicted, FaLru, Geometry, LineMeta, Outcome, Policy, PolicyContext};
+use apusim_trace::{Access, Agent, Op, Stream};
+
+/// Fully-associative caches with more ways than this use the hashed LRU store.
+const SCAN_WAYS_LIMIT: u32 = 64;
+
+/// The storage of one private cache instance.
+enum Store {
+    Scan(Cache<Lru>),
+    Hashed(FaLru),
+}
+
+impl Store {
+    fn new(g: Geometry, level: &LevelConfig) -> Result<Store> {
+        let write = level.write_policy();
+        Ok(if g.is_fully_associative() && g.ways > SCAN_WAYS_LIMIT {
+            Store::Hashed(FaLru::new(g, write)?)
+        } else {
+            let lru = Lru::build(&PolicyContext::for_geometry(&g))?;
+            Store::Scan(Cache::new(g, write, false, lru)?)
+        })
+    }
+    #[inline]
+    fn access(&mut self, req: &Access) -> Result<Outcome, CacheError> {
+        match self {
+            Store::Scan(c) => c.access(req),
+            Store::Hashed(c) => c.access(req),
+        }
+    }
+    fn invalidate(&mut self, addr: u64) -> Option<LineMeta> {
+        match self {
+            Store::Scan(c) => c.invalidate(addr),
+            Store::Hashed(c) => c.invalidate(addr),
+        }
+    }
+}
+
+/// Where a request goes next.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Target {
+    Level(usize),
+    Llc,
+    Memory,
+}
+
+/// How a level picks the instance an access uses.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Owner {
+    /// One instance per CPU core, selected by the agent's core number.
+    PerCore,
+    /// `units` instances selected by the access's unit modulo `units`.
+    PerUnit,
+}
+
+struct Level {
+    stats: LevelStats,
+    instances: Vec<Store>,
+    owner: Owner,
+    line_bits: u32,
+    fetch_on_write: bool,
+    next: Target,
+}
+
+/// The hierarchy of one system with LLC policy `P`.
+pub struct Hierarchy<P: Policy> {
+    cpus: usize,
+    levels: Vec<Level>,
+    /// Entry target per (CPU stream or GPU stream): index by `Stream as usize`, for the CPU
+    /// and the GPU separately.
+    cpu_entry: [Target; 2],
+    gpu_entry: [Target; Stream::COUNT],
+    llc: Cache<P>,
+    llc_stats: LevelStats,
+    llc_line_bits: u32,
+    memory: Table,
+    cpu_inclusive: bool,
+    cachegrind: bool,
+    /// Largest data size in cachegrind mode (its smallest line size).
+    clamp: u16,
+}
+
+impl<P: Policy> Hierarchy<P> {
+    /// Build the hierarchy of `cfg` around an LLC run by `policy`.
+    pub fn new(cfg: &SystemConfig, policy: P) -> Result<Self> {
+        let mut levels = Vec::new();
+        let mut cpu_entry = [Target::Llc; 2];
+        let cpu_levels = cfg.cpu_levels();
+        // CPU: l1i and l1d miss into l2 if present, else the LLC.
+        let l2_index = cpu_levels.iter().position(|(n, _)| *n == "l2");
+        for (name, lc) in &cpu_levels {
+            let next = match (*name, l2_index) {
+                ("l2", _) | (_, None) => Target::Llc,
+                (_, Some(i)) => Target::Level(i),
+            };
+            match *name {
+                "l1i" => cpu_entry[0] = Target::Level(levels.len()),
+                "l1d" => cpu_entry[1] = Target::Level(levels.len()),
+                _ => {}
+            }
+            levels.push(build_level(cfg, name, lc, cfg.cpus, Owner::PerCore, next)?);
+        }
+        // A missing L1 sends its stream to L2 (if any).
+        for e in cpu_entry.iter_mut() {
+            if *e == Target::Llc {
+                if let Some(i) = l2_index {
+                    *e = Target::Level(i);
+                }
+            }
+        }
+        let first_gpu = levels.len();
+        let index_of = |name: &str| cfg.gpu.caches.iter().position(|c| c.name == name);
+        let mut gpu_entry = [Target::Llc; Stream::COUNT];
+        for (i, gc) in cfg.gpu.caches.iter().enumerate() {
+            let next = match &gc.next {
+                Some(n) => Target::Level(first_gpu + index_of(n).context("validated next")?),
+                None => Target::Llc,
+            };
+            for s in &gc.streams {
+                gpu_entry[*s as usize] = Target::Level(first_gpu + i);
+            }
+            levels.push(build_level(cfg, &gc.name, &gc.level(), gc.units, Owner::PerUnit, next)?);
+        }
+        let g = crate::config::parse_geometry(&cfg.llc.geometry)?;
+        if cfg.llc.cpu_inclusive {
+            if let Some(bad) = levels.iter().take(first_gpu).find(|l| l.line_bits > g.line.trailing_zeros()) {
+                bail!(
+                    "CPU-inclusive LLC with {}-byte lines cannot hold {}'s {}-byte lines",
+                    g.line,
+                    bad.stats.name,
+                    1u32 << bad.line_bits
+                );
+            }
+        }
+        let llc = Cache::new(g, Default::default(), cfg.llc.cpu_inclusive, policy)?;
+        let min_line = levels
+            .iter()
+            .map(|l| 1u32 << l.line_bits)
+            .chain(std::iter::once(g.line))
+            .min()
+            .unwrap_or(g.line);
+        Ok(Hierarchy {
+            cpus: cfg.cpus,
+            levels,
+            cpu_entry,
+            gpu_entry,
+            llc_line_bits: g.line.trailing_zeros(),
+            llc,
+            llc_stats: LevelStats {
+                name: "llc".into(),
+                geometry: g.to_string(),
+                instances: 1,
+                counts: Table::new(cfg.cpus),
+            },
+            memory: Table::new(cfg.cpus),
+            cpu_inclusive: cfg.llc.cpu_inclusive,
+            cachegrind: cfg.cachegrind,
+            clamp: min_line.min(u16::MAX as u32) as u16,
+        })
+    }
+
+    pub fn llc(&self) -> &Cache<P> {
+        &self.llc
+    }
+    pub fn llc_mut(&mut self) -> &mut Cache<P> {
+        &mut self.llc
+    }
+
+    /// Check that the system has the agent `a`.
+    pub fn check_agent(&self, a: Agent) -> Result<()> {
+        match a.cpu_index() {
+            Some(n) if n >= self.cpus => bail!(
+                "the trace has {a} but the system has {} CPU core(s) (use --set cpus=N)",
+                self.cpus
+            ),
+            _ => Ok(()),
+        }
+    }
+
+    /// Simulate one access from a trace. The agent must have been checked with `check_agent`.
+    #[inline]
+    pub fn access(&mut self, req: &Access) -> Result<()> {
+        let mut req = *req;
+        if req.size == 0 {
+            req.size = 1;
+        }
+        let entry = if req.agent.is_cpu() {
+            self.cpu_entry[(req.stream != Stream::CpuInstr) as usize]
+        } else {
+            self.gpu_entry[req.stream as usize]
+        };
+        if self.cachegrind {
+            if req.stream != Stream::CpuInstr {
+                req.size = req.size.min(self.clamp);
+            }
+            self.cachegrind_access(entry, &req)
+        } else {
+            self.send(entry, &req)
+        }
+    }
+
+    /// cachegrind's rule: look up every line at this level; on any miss, reference the whole
+    /// access at the next level; no write-back traffic.
+    fn cachegrind_access(&mut self, at: Target, req: &Access) -> Result<()> {
+        let mut t = at;
+        loop {
+            if t == Target::Memory {
+                self.memory.of(req).record(req.op, false);
+                return Ok(());
+            }
+            let bits = self.bits_of(t);
+            let mut miss = false;
+            for line in lines(req, bits) {
+                let sub = Access { addr: line << bits, ..*req };
+                miss |= !self.store_access(t, &sub)?.is_hit();
+            }
+            self.stats_at(t).of(req).record(req.op, miss);
+            if !miss {
+                return Ok(());
+            }
+            t = self.next_of(t);
+        }
+    }
+
+    /// Send `req` to `t` with full write-back semantics.
+    fn send(&mut self, t: Target, req: &Access) -> Result<()> {
+        let bits = match t {
+            Target::Memory => {
+                self.memory.of(req).record(req.op, false);
+                return Ok(());
+            }
+            Target::Llc => self.llc_line_bits,
+            Target::Level(i) => self.levels[i].line_bits,
+        };
+        let next = self.next_of(t);
+        let mut miss = false;
+        for line in lines(req, bits) {
+            let sub = part_in_line(req, line, bits);
+            let outcome = self.store_access(t, &sub)?;
+            match outcome {
+                Outcome::Hit { write_through } => {
+                    if write_through {
+                        self.send(next, &sub)?;
+                    }
+                }
+                Outcome::Miss {
+                    filled,
+                    bypassed,
+                    evicted,
+                } => {
+                    miss = true;
+                    if bypassed {
+                        self.stats_at(t).of(req).bypasses += 1;
+                    }
+                    if let Some(ev) = evicted {
+                        self.evict(t, next, req, ev)?;
+                    }
+                    if !filled {
+                        // Bypass or write-no-allocate: the request continues as it is.
+                        self.send(next, &sub)?;
+                    } else if self.fetches(t, req) {
+                        let fetch = Access {
+                            addr: line << bits,
+                            size: line_bytes(bits),
+                            op: if req.op == Op::Prefetch { Op::Prefetch } else { Op::Read },
+                            flags: req.flags & !Access::MODIFY,
+                            ..*req
+                        };
+                        self.send(next, &fetch)?;
+                    }
+                }
+            }
+        }
+        self.stats_at(t).of(req).record(req.op, miss);
+        Ok(())
+    }
+
+    /// Does a miss of `req` that allocated at `t` read the line from below?
+    fn fetches(&self, t: Target, req: &Access) -> bool {
+        match req.op {
+            Op::Read | Op::Prefetch => true,
+            Op::Writeback => false,
+            Op::Write => match t {
+                Target::Level(i) => self.levels[i].fetch_on_write,
+                _ => false,
+            },
+        }
+    }
+
+    /// A valid line left `t` to make room for `cause`: count it, write it back if dirty, and
+    /// back-invalidate private CPU copies of an LLC line when inclusion demands it.
+    fn evict(&mut self, t: Target, next: Target, cause: &Access, ev: Evicted) -> Result<()> {
+        let bits = self.bits_of(t);
+        let owner = Access {
+            addr: ev.line << bits,
+            size: line_bytes(bits),
+            agent: ev.meta.agent,
+            stream: ev.meta.stream(),
+            op: Op::Writeback,
+            flags: 0,
+            ..*cause
+        };
+        let c = self.stats_at(t).of(&owner);
+        c.evictions += 1;
+        let mut dirty = ev.meta.dirty();
+        if dirty {
+            c.dirty_evictions += 1;
+        }
+        if t == Target::Llc && self.cpu_inclusive && ev.meta.cpu_touched() {
+            dirty |= self.back_invalidate(owner.addr, bits);
+        }
+        if dirty {
+            self.send(next, &owner)?;
+        }
+        Ok(())
+    }
+
+    /// Remove every private CPU copy of the LLC line at `addr`; true if any copy was dirty.
+    fn back_invalidate(&mut self, addr: u64, llc_bits: u32) -> bool {
+        let mut dirty = false;
+        for level in self.levels.iter_mut().filter(|l| l.owner == Owner::PerCore) {
+            let step = 1u64 << level.line_bits;
+            for (core, inst) in level.instances.iter_mut().enumerate() {
+                let mut a = addr;
+                while a < addr + (1u64 << llc_bits) {
+                    if let Some(m) = inst.invalidate(a) {
+                        dirty |= m.dirty();
+                        level.stats.counts.at(Agent::cpu(core as u8), m.stream()).back_invalidations += 1;
+                    }
+                    a += step;
+                }
+            }
+        }
+        dirty
+    }
+
+    #[inline]
+    fn store_access(&mut self, t: Target, req: &Access) -> Result<Outcome> {
+        Ok(match t {
+            Target::Llc => self.llc.access(req)?,
+            Target::Level(i) => {
+                let level = &mut self.levels[i];
+                let inst = match level.owner {
+                    Owner::PerCore => req.agent.cpu_index().unwrap_or(0),
+                    Owner::PerUnit => req.unit as usize,
+                } % level.instances.len();
+                level.instances[inst].access(req)?
+            }
+            Target::Memory => unreachable!("memory has no store"),
+        })
+    }
+
+    #[inline]
+    fn stats_at(&mut self, t: Target) -> &mut Table {
+        match t {
+            Target::Llc => &mut self.llc_stats.counts,
+            Target::Level(i) => &mut self.levels[i].stats.counts,
+            Target::Memory => &mut self.memory,
+        }
+    }
+
+    #[inline]
+    fn next_of(&self, t: Target) -> Target {
+        match t {
+            Target::Level(i) => self.levels[i].next,
+            Target::Llc | Target::Memory => Target::Memory,
+        }
+    }
+
+    fn bits_of(&self, t: Target) -> u32 {
+        match t {
+            Target::Level(i) => self.levels[i].line_bits,
+            _ => self.llc_line_bits,
+        }
+    }
+
+    /// The counters so far (instructions and trace accesses are filled in by the run loop).
+    pub fn stats(&self) -> RunStats {
+        let mut levels: Vec<LevelStats> = self.levels.iter().map(|l| l.stats.clone()).collect();
+        levels.push(self.llc_stats.clone());
+        RunStats {
+            levels,
+            memory: self.memory.clone(),
+            instructions: vec![0; self.cpus + 1],
+            trace_accesses: 0,
+            policy_stats: self.llc.policy().stats(),
+        }
+    }
+}
+
+/// The line addresses an access touches at a level with `bits` line bits.
+#[inline]
+fn lines(req: &Access, bits: u32) -> std::ops::RangeInclusive<u64> {
+    let first = req.addr >> bits;
+    let last = req.addr.saturating_add(req.size.max(1) as u64 - 1) >> bits;
+    first..=last
+}
+
+/// The part of `req` that falls in line `line`.
+#[inline]
+fn part_in_line(req: &Access, line: u64, bits: u32) -> Access {
+    let start = req.addr.max(line << bits);
+    let end = req
+        .addr
+        .saturating_add(req.size as u64)
+        .min((line + 1) << bits);
+    Access {
+        addr: start,
+        size: (end - start).max(1) as u16,
+        ..*req
+    }
+}
+
+/// Bytes in a line of `bits` line bits, as an access size.
+#[inline]
+fn line_bytes(bits: u32) -> u16 {
+    (1u32 << bits).min(u16::MAX as u32) as u16
+}
+
+fn build_level(
+    cfg: &SystemConfig,
+    name: &str,
+    lc: &LevelConfig,
+    instances: usize,
+    owner: Owner,
+    next: Target,
+) -> Result<Level> {
+    let g = crate::config::parse_geometry(&lc.geometry).with_context(|| format!("cache {name}"))?;
+    let stores = (0..instances.max(1))
+        .map(|_| Store::new(g, lc))
+        .collect::<Result<Vec<_>>>()
+        .with_context(|| format!("cache {name}"))?;
+    Ok(Level {
+        stats: LevelStats {
+            name: name.to_string(),
+            geometry: g.to_string(),
+            instances: stores.len(),
+            counts: Table::new(cfg.cpus),
+        },
+        instances: stores,
+        owner,
+        line_bits: g.line.trailing_zeros(),
+        fetch_on_write: lc.fetch_on_write,
+        next,
+    })
+}

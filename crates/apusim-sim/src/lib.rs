@@ -1,0 +1,24 @@
+//! Functional simulation of a CPU-GPU memory hierarchy.
+//!
+//! A [`SystemConfig`] (a TOML preset or file, adjusted with `--set KEY=VALUE`) describes the
+//! machine: CPU cores with private L1I/L1D/L2, GPU caches that serve given streams (per unit
+//! where the hardware has one per sampler, ROP or SM), and the shared LLC with its policy.
+//! [`Hierarchy`] builds that machine around an LLC generic over its policy and moves one
+//! [`apusim_trace::Access`] at a time through it, counting per level, agent and stream
+//! ([`stats`]). [`run`] opens the inputs (traces or generators, via the [`run::Inputs`] seam),
+//! merges the agents in global time by their clocks, and runs one policy or several in
+//! parallel; [`report`] renders the results as tables, CSV, JSON or cachegrind's counters.
+//!
+//! The LLC policy is chosen once per run: [`run::run_policy`] asks
+//! `apusim_cache::policies::build` for the named policy, which instantiates the simulation
+//! loop for that concrete type, so the hot loop has no dynamic dispatch on the policy.
+
+pub mod config;
+pub mod hierarchy;
+pub mod report;
+pub mod run;
+pub mod stats;
+
+pub use config::SystemConfig;
+pub use hierarchy::Hierarchy;
+pub use run::{run_policies, run_policy, Input, Inputs, RunOptions, RunResult};

@@ -1,0 +1,342 @@
+//! The functional run: merge the agents' traces in global time and feed the hierarchy.
+//!
+//! Each input is a source of accesses in its agents' own time. A time stamp becomes global
+//! time by scaling with the agent's clock: with `L` the least common multiple of every clock
+//! in the run (MHz), one unit of an agent at `f` MHz is `L / f` global ticks, so the merge is
+//! exact integer arithmetic. Agents whose header gives no clock (instruction-counted CPU
+//! traces) run at the configured core clock, one instruction per cycle. Ties go to the input
+//! listed first, so a run is deterministic.
+
+use crate::config::SystemConfig;
+use crate::hierarchy::Hierarchy;
+use crate::stats::RunStats;
+use anyhow::{Context, Result};
+use apusim_cache::policies::{self, PolicyVisitor};
+use apusim_cache::{Policy, PolicyContext};
+use apusim_trace::{Access, AccessSource, Agent};
+use rayon::prelude::*;
+use serde::Serialize;
+use std::io::IsTerminal;
+use std::time::{Duration, Instant};
+
+/// Something that can open the run's inputs afresh (each policy of a comparison reads them
+/// again, so a trace is never held in memory).
+pub trait Inputs: Sync {
+    /// Open every input. An input may be remapped to one agent (for single-agent traces).
+    fn open(&self) -> Result<Vec<Input>>;
+    /// A short description for reports.
+    fn describe(&self) -> String;
+}
+
+/// One opened input.
+pub struct Input {
+    pub name: String,
+    pub source: Box<dyn AccessSource>,
+    /// If set, every access of this input is attributed to this agent.
+    pub remap: Option<Agent>,
+}
+
+/// Options of a run.
+#[derive(Clone, Debug, Default)]
+pub struct RunOptions {
+    /// Show a progress bar on a terminal for runs longer than a second.
+    pub progress: bool,
+    /// Stop after this many trace accesses.
+    pub limit: Option<u64>,
+}
+
+/// The result of one policy's run.
+#[derive(Clone, Debug, Serialize)]
+pub struct RunResult {
+    pub policy: String,
+    pub stats: RunStats,
+    /// Wall-clock seconds the simulation took (not part of any comparison of results).
+    #[serde(skip)]
+    pub seconds: f64,
+}
+
+/// Build the policy context of `cfg`'s LLC.
+pub fn policy_context(cfg: &SystemConfig) -> Result<PolicyContext> {
+    let g = crate::config::parse_geometry(&cfg.llc.geometry)?;
+    Ok(PolicyContext {
+        sets: g.sets() as usize,
+        ways: g.ways as usize,
+        line_bytes: g.line,
+        n_cpus: cfg.cpus,
+        banks: cfg.llc.banks,
+        seed: cfg.seed,
+        params: cfg.llc.params.clone(),
+        gpu_write_rules: cfg.llc.gpu_write_rules,
+    })
+}
+
+/// Run `policy` over `inputs` on the system `cfg`.
+pub fn run_policy(
+    cfg: &SystemConfig,
+    policy: &str,
+    inputs: &dyn Inputs,
+    opts: &RunOptions,
+) -> Result<RunResult> {
+    let ctx = policy_context(cfg)?;
+    let start = Instant::now();
+    let stats = policies::build(policy, &ctx, Simulate { cfg, inputs, opts })??;
+    Ok(RunResult {
+        policy: policy.to_string(),
+        stats,
+        seconds: start.elapsed().as_secs_f64(),
+    })
+}
+
+/// Run several policies over the same inputs, in parallel across cores; results in the order
+/// given. Results do not depend on the number of threads.
+pub fn run_policies(
+    cfg: &SystemConfig,
+    names: &[String],
+    inputs: &dyn Inputs,
+    opts: &RunOptions,
+) -> Result<Vec<RunResult>> {
+    // Check every name first, so a typo fails before hours of simulation.
+    for n in names {
+        if policies::info(n).is_none() {
+            policies::build(n, &policy_context(cfg)?, NameCheck)?;
+        }
+    }
+    let progress = opts.progress && names.len() == 1;
+    names
+        .par_iter()
+        .map(|n| {
+            let o = RunOptions {
+                progress,
+                ..opts.clone()
+            };
+            run_policy(cfg, n, inputs, &o).with_context(|| format!("policy {n}"))
+        })
+        .collect()
+}
+
+struct NameCheck;
+impl PolicyVisitor for NameCheck {
+    type Output = ();
+    fn visit<P: Policy>(self, _: P) {}
+}
+
+struct Simulate<'a> {
+    cfg: &'a SystemConfig,
+    inputs: &'a dyn Inputs,
+    opts: &'a RunOptions,
+}
+
+impl PolicyVisitor for Simulate<'_> {
+    type Output = Result<RunStats>;
+    fn visit<P: Policy>(self, policy: P) -> Result<RunStats> {
+        let mut h = Hierarchy::new(self.cfg, policy)?;
+        let inputs = self.inputs.open()?;
+        simulate(&mut h, self.cfg, inputs, self.opts)
+    }
+}
+
+/// An input being merged: its buffered batch and per-agent time scale.
+struct Cursor {
+    input: Input,
+    buf: Vec<Access>,
+    pos: usize,
+    /// Global ticks per time unit, indexed by agent byte.
+    scale: [u64; 129],
+    done: bool,
+}
+
+impl Cursor {
+    /// Make sure the buffer has an access unless the input is exhausted.
+    fn fill(&mut self) -> Result<()> {
+        if self.pos < self.buf.len() || self.done {
+            return Ok(());
+        }
+        self.buf.clear();
+        self.pos = 0;
+        while self.buf.is_empty() {
+            let more = self
+                .input
+                .source
+                .next_batch(&mut self.buf)
+                .with_context(|| format!("reading {}", self.input.name))?;
+            if !more {
+                self.done = self.buf.is_empty();
+                break;
+            }
+        }
+        if let Some(a) = self.input.remap {
+            for acc in &mut self.buf {
+                acc.agent = a;
+            }
+        }
+        Ok(())
+    }
+
+    #[inline]
+    fn head_time(&self) -> Option<u64> {
+        self.buf
+            .get(self.pos)
+            .map(|a| a.time.saturating_mul(self.scale[a.agent.to_byte() as usize]))
+    }
+}
+
+fn gcd(a: u64, b: u64) -> u64 {
+    if b == 0 {
+        a
+    } else {
+        gcd(b, a % b)
+    }
+}
+
+/// Merge `inputs` in global time through `h`, returning the final statistics.
+pub fn simulate<P: Policy>(
+    h: &mut Hierarchy<P>,
+    cfg: &SystemConfig,
+    inputs: Vec<Input>,
+    opts: &RunOptions,
+) -> Result<RunStats> {
+    let clock_of = |input: &Input, a: Agent| -> u64 {
+        let header = input.source.header();
+        let from_header = header
+            .agent(a)
+            .or_else(|| input.remap.and(header.agents.first()))
+            .map(|i| i.clock_mhz)
+            .unwrap_or(0);
+        let c = if from_header > 0 {
+            from_header
+        } else if a.is_gpu() {
+            cfg.gpu_clock_mhz
+        } else {
+            cfg.cpu_clock_mhz
+        };
+        c.max(1) as u64
+    };
+    let all_agents: Vec<Agent> = (0..=Agent::GPU_ID).filter_map(Agent::from_byte).collect();
+    let mut lcm = 1u64;
+    for input in &inputs {
+        for a in &all_agents {
+            let c = clock_of(input, *a);
+            lcm = lcm / gcd(lcm, c) * c;
+        }
+    }
+    let mut cursors: Vec<Cursor> = inputs
+        .into_iter()
+        .map(|input| {
+            let mut scale = [1u64; 129];
+            for a in &all_agents {
+                scale[a.to_byte() as usize] = lcm / clock_of(&input, *a);
+            }
+            Cursor {
+                input,
+                buf: Vec::with_capacity(apusim_trace::BATCH),
+                pos: 0,
+                scale,
+                done: false,
+            }
+        })
+        .collect();
+
+    let mut instructions = vec![0u64; cfg.cpus + 1];
+    let mut seen = [false; 129];
+    let mut count = 0u64;
+    let limit = opts.limit.unwrap_or(u64::MAX);
+    let mut progress = Progress::new(opts.progress);
+    for c in cursors.iter_mut() {
+        c.fill()?;
+    }
+    'merge: loop {
+        // The input with the earliest head, and the earliest head among the others.
+        let mut best: Option<(usize, u64)> = None;
+        let mut second = u64::MAX;
+        for (i, c) in cursors.iter().enumerate() {
+            if let Some(t) = c.head_time() {
+                match best {
+                    Some((_, bt)) if t >= bt => second = second.min(t),
+                    Some((_, bt)) => {
+                        second = bt;
+                        best = Some((i, t));
+                    }
+                    None => best = Some((i, t)),
+                }
+            }
+        }
+        let Some((i, _)) = best else { break };
+        let c = &mut cursors[i];
+        // Drain the chosen input while it stays strictly earliest (ties go to lower index,
+        // which the scan above already preferred).
+        loop {
+            let acc = c.buf[c.pos];
+            let byte = acc.agent.to_byte() as usize;
+            if !seen[byte] {
+                h.check_agent(acc.agent)
+                    .with_context(|| format!("in {}", c.input.name))?;
+                seen[byte] = true;
+            }
+            h.access(&acc)
+                .with_context(|| format!("simulating access {count} of the run ({})", c.input.name))?;
+            if acc.agent.is_cpu() {
+                let slot = &mut instructions[acc.agent.dense_index(cfg.cpus)];
+                *slot = (*slot).max(acc.time);
+            }
+            count += 1;
+            c.pos += 1;
+            if count >= limit {
+                break 'merge;
+            }
+            if count & 0xF_FFFF == 0 {
+                progress.tick(count);
+            }
+            c.fill()?;
+            match c.head_time() {
+                Some(t) if t < second => continue,
+                _ => break,
+            }
+        }
+    }
+    progress.finish(count);
+    let mut stats = h.stats();
+    // Instruction counts are only meaningful for instruction-counted (clockless) CPU inputs.
+    stats.instructions = instructions;
+    stats.trace_accesses = count;
+    Ok(stats)
+}
+
+/// A progress display that appears only on a terminal and only after a second.
+struct Progress {
+    enabled: bool,
+    start: Instant,
+    bar: Option<indicatif::ProgressBar>,
+}
+
+impl Progress {
+    fn new(want: bool) -> Progress {
+        Progress {
+            enabled: want && std::io::stderr().is_terminal(),
+            start: Instant::now(),
+            bar: None,
+        }
+    }
+    fn tick(&mut self, count: u64) {
+        if !self.enabled {
+            return;
+        }
+        if self.bar.is_none() && self.start.elapsed() > Duration::from_secs(1) {
+            let bar = indicatif::ProgressBar::new_spinner();
+            bar.set_style(
+                indicatif::ProgressStyle::with_template("{spinner} {elapsed} {msg}")
+                    .unwrap_or_else(|_| indicatif::ProgressStyle::default_spinner()),
+            );
+            self.bar = Some(bar);
+        }
+        if let Some(bar) = &self.bar {
+            let rate = count as f64 / self.start.elapsed().as_secs_f64() / 1e6;
+            bar.set_message(format!("{count} accesses ({rate:.1} M/s)"));
+            bar.tick();
+        }
+    }
+    fn finish(&mut self, _count: u64) {
+        if let Some(bar) = self.bar.take() {
+            bar.finish_and_clear();
+        }
+    }
+}

@@ -1,0 +1,276 @@
+//! Hierarchy behaviour replayed on hand-made access sequences.
+
+use apusim_cache::policies::lru::Lru;
+use apusim_cache::{CacheError, MissAction, Policy, PolicyContext, SetView};
+use apusim_sim::run::{simulate, Input, Inputs};
+use apusim_sim::{Hierarchy, RunOptions, SystemConfig};
+use apusim_trace::{Access, Agent, Op, Stream, TraceHeader, VecSource};
+
+/// Two cores, small enough to reason about by hand: L1D 128 B 2-way (1 set), L2 256 B 4-way
+/// (1 set), LLC 512 B 2-way (4 sets).
+fn tiny(extra: &str) -> SystemConfig {
+    tiny_with(extra, &[])
+}
+
+fn tiny_with(extra: &str, overrides: &[String]) -> SystemConfig {
+    let text = format!(
+        r#"
+        name = "tiny"
+        cpus = 2
+        cpu_clock_mhz = 1000
+        gpu_clock_mhz = 1000
+        [cpu]
+        l1d = {{ geometry = "128,2,64" }}
+        l2 = {{ geometry = "256,4,64" }}
+        [llc]
+        geometry = "512,2,64"
+        policy = "lru"
+        cpu_inclusive = true
+        {extra}
+        "#
+    );
+    SystemConfig::from_toml(&text, "tiny", overrides).unwrap()
+}
+
+fn lru_hierarchy(cfg: &SystemConfig) -> Hierarchy<Lru> {
+    let ctx = apusim_sim::run::policy_context(cfg).unwrap();
+    Hierarchy::new(cfg, Lru::build(&ctx).unwrap()).unwrap()
+}
+
+fn rd(core: u8, addr: u64) -> Access {
+    Access::new(Agent::cpu(core), Stream::CpuData, Op::Read, addr, 8)
+}
+fn wr(core: u8, addr: u64) -> Access {
+    Access::new(Agent::cpu(core), Stream::CpuData, Op::Write, addr, 8)
+}
+fn gpu(addr: u64, op: Op, stream: Stream) -> Access {
+    Access::new(Agent::GPU, stream, op, addr, 64)
+}
+
+#[test]
+fn llc_eviction_back_invalidates_cpu_copies() {
+    // A 4-way L1D, so that L1D still holds line 0 when the LLC evicts it.
+    let cfg = tiny_with("", &["l1d=256,4,64".into()]);
+    let mut h = lru_hierarchy(&cfg);
+    // LLC set 0 holds lines 0 and 4 (addresses 0, 256); line 8 (512) evicts line 0.
+    h.access(&rd(0, 0)).unwrap();
+    h.access(&rd(0, 256)).unwrap();
+    h.access(&rd(0, 512)).unwrap();
+    let s = h.stats();
+    let l1 = s.level("l1d").unwrap().counts.get(Agent::cpu(0), Stream::CpuData);
+    let l2 = s.level("l2").unwrap().counts.get(Agent::cpu(0), Stream::CpuData);
+    assert_eq!(l1.back_invalidations, 1, "L1D copy of line 0 must go");
+    assert_eq!(l2.back_invalidations, 1, "L2 copy of line 0 must go");
+    // Reading line 0 again misses everywhere, although L1D and L2 had room for it.
+    h.access(&rd(0, 0)).unwrap();
+    let s = h.stats();
+    let l1 = s.level("l1d").unwrap().counts.get(Agent::cpu(0), Stream::CpuData);
+    assert_eq!(l1.read_misses, 4);
+    assert_eq!(s.llc().counts.get(Agent::cpu(0), Stream::CpuData).read_misses, 4);
+}
+
+#[test]
+fn gpu_lines_are_not_back_invalidated_and_cpu_sharing_is_tracked() {
+    let cfg = tiny("");
+    let mut h = lru_hierarchy(&cfg);
+    // The GPU fills line 0; a CPU read then hits it in the LLC and copies it privately.
+    h.access(&gpu(0, Op::Read, Stream::ShaderData)).unwrap();
+    h.access(&rd(1, 0)).unwrap();
+    assert_eq!(h.stats().llc().counts.get(Agent::cpu(1), Stream::CpuData).read_misses, 0);
+    // Evicting it must still back-invalidate core 1 (the CPU touched it).
+    h.access(&gpu(256, Op::Read, Stream::ShaderData)).unwrap();
+    h.access(&gpu(512, Op::Read, Stream::ShaderData)).unwrap();
+    let s = h.stats();
+    assert_eq!(s.level("l1d").unwrap().counts.get(Agent::cpu(1), Stream::CpuData).back_invalidations, 1);
+    // Lines only the GPU touched leave without back-invalidations.
+    let total: u64 = s.levels.iter().map(|l| l.counts.total().back_invalidations).sum();
+    assert_eq!(total, 2, "one L1D and one L2 copy");
+}
+
+#[test]
+fn dirty_lines_are_written_back_level_by_level() {
+    let cfg = tiny("");
+    let mut h = lru_hierarchy(&cfg);
+    // Write line 0 (dirty in L1D), then fill L1D's only set with lines 1 and 2.
+    h.access(&wr(0, 0)).unwrap();
+    h.access(&rd(0, 64)).unwrap();
+    h.access(&rd(0, 128)).unwrap();
+    let s = h.stats();
+    let l1 = s.level("l1d").unwrap().counts.get(Agent::cpu(0), Stream::CpuData);
+    let l2 = s.level("l2").unwrap().counts.get(Agent::cpu(0), Stream::CpuData);
+    assert_eq!((l1.writes, l1.write_misses, l1.dirty_evictions), (1, 1, 1));
+    assert_eq!((l2.writebacks, l2.writeback_misses), (1, 0), "L2 holds line 0 from the RFO");
+    // The write miss fetched the line (read for ownership), so L2 saw 3 reads.
+    assert_eq!(l2.reads, 3);
+    assert_eq!(s.memory.total().writes + s.memory.total().writebacks, 0);
+}
+
+#[test]
+fn accesses_straddling_two_lines_count_once() {
+    let cfg = tiny("");
+    let mut h = lru_hierarchy(&cfg);
+    let mut a = rd(0, 60);
+    a.size = 8; // bytes 60..68: lines 0 and 1
+    h.access(&a).unwrap();
+    let s = h.stats();
+    let l1 = s.level("l1d").unwrap().counts.get(Agent::cpu(0), Stream::CpuData);
+    assert_eq!((l1.reads, l1.read_misses), (1, 1));
+    // Both lines were fetched: the LLC saw one access per line.
+    assert_eq!(s.llc().counts.get(Agent::cpu(0), Stream::CpuData).reads, 2);
+    h.access(&a).unwrap();
+    let s = h.stats();
+    let l1 = s.level("l1d").unwrap().counts.get(Agent::cpu(0), Stream::CpuData);
+    assert_eq!((l1.reads, l1.read_misses), (2, 1));
+}
+
+/// A policy that bypasses every miss, to provoke the inclusion check.
+struct BypassAll(Lru);
+impl Policy for BypassAll {
+    fn build(ctx: &PolicyContext) -> Result<Self, CacheError> {
+        Ok(BypassAll(Lru::build(ctx)?))
+    }
+    fn on_hit(&mut self, s: usize, w: usize, r: &Access) {
+        self.0.on_hit(s, w, r)
+    }
+    fn on_miss(&mut self, _: usize, _: &Access) -> MissAction {
+        MissAction::Bypass
+    }
+    fn victim(&mut self, s: usize, r: &Access, v: &SetView<'_>) -> usize {
+        self.0.victim(s, r, v)
+    }
+    fn on_fill(&mut self, s: usize, w: usize, r: &Access) {
+        self.0.on_fill(s, w, r)
+    }
+}
+
+#[test]
+fn bypassing_a_cpu_line_in_an_inclusive_llc_is_refused() {
+    let cfg = tiny("");
+    let ctx = apusim_sim::run::policy_context(&cfg).unwrap();
+    let mut h = Hierarchy::new(&cfg, BypassAll::build(&ctx).unwrap()).unwrap();
+    // GPU reads may bypass: they go to memory.
+    h.access(&gpu(0, Op::Read, Stream::StaticTexture)).unwrap();
+    let s = h.stats();
+    assert_eq!(s.llc().counts.get(Agent::GPU, Stream::StaticTexture).bypasses, 1);
+    assert_eq!(s.memory.get(Agent::GPU, Stream::StaticTexture).reads, 1);
+    let err = h.access(&rd(0, 4096)).unwrap_err();
+    assert!(format!("{err:#}").contains("inclusion"), "{err:#}");
+}
+
+#[test]
+fn gpu_render_caches_route_by_stream_and_unit() {
+    let cfg = tiny(
+        r#"
+        [[gpu.caches]]
+        name = "color-l1"
+        streams = ["color"]
+        geometry = "512,2,256"
+        units = 2
+        fetch_on_write = false
+        next = "color-l2"
+        [[gpu.caches]]
+        name = "color-l2"
+        geometry = "1024,4,64"
+        fetch_on_write = false
+        "#,
+    );
+    let mut h = lru_hierarchy(&cfg);
+    // Unit 0 and unit 1 each write line 0 of the color surface: private L1s, both miss, no fetch.
+    h.access(&gpu(0, Op::Write, Stream::Color).with_unit(0)).unwrap();
+    h.access(&gpu(0, Op::Write, Stream::Color).with_unit(1)).unwrap();
+    h.access(&gpu(0, Op::Write, Stream::Color).with_unit(0)).unwrap();
+    let s = h.stats();
+    let l1 = s.level("color-l1").unwrap().counts.get(Agent::GPU, Stream::Color);
+    assert_eq!((l1.writes, l1.write_misses), (3, 2));
+    assert_eq!(s.level("color-l2").unwrap().counts.total().accesses(), 0, "no fetch on write");
+    // Evict unit 0's dirty 256-byte line: it reaches color-l2 as one writeback access that
+    // covers four of color-l2's 64-byte lines.
+    for k in 1..=2 {
+        h.access(&gpu(k * 512, Op::Write, Stream::Color).with_unit(0)).unwrap();
+    }
+    let s = h.stats();
+    let l2 = s.level("color-l2").unwrap().counts.get(Agent::GPU, Stream::Color);
+    assert_eq!(l2.writebacks, 1);
+    assert_eq!(s.level("color-l2").unwrap().counts.total().writeback_misses, 1);
+    // Texture reads have no GPU cache in this system: straight to the LLC.
+    h.access(&gpu(1 << 20, Op::Read, Stream::StaticTexture)).unwrap();
+    assert_eq!(h.stats().llc().counts.get(Agent::GPU, Stream::StaticTexture).reads, 1);
+}
+
+struct Fixed(Vec<(String, Vec<Access>, u32)>);
+impl Inputs for Fixed {
+    fn open(&self) -> anyhow::Result<Vec<Input>> {
+        Ok(self
+            .0
+            .iter()
+            .map(|(n, v, clock)| {
+                let mut h = TraceHeader::describing(v, n);
+                for a in &mut h.agents {
+                    a.clock_mhz = *clock;
+                }
+                Input {
+                    name: n.clone(),
+                    source: Box::new(VecSource::with_header(h, v.clone())),
+                    remap: None,
+                }
+            })
+            .collect())
+    }
+    fn describe(&self) -> String {
+        "fixed".into()
+    }
+}
+
+#[test]
+fn agents_merge_in_global_time_by_their_clocks() {
+    // CPU at 2000 MHz: time 10 is 5 ns; GPU at 1000 MHz: time 4 is 4 ns, time 6 is 6 ns.
+    // Order: gpu@4ns (line 0), cpu@5ns (line 0: hit, the GPU filled it), gpu@6ns.
+    let cfg = SystemConfig::from_toml(
+        r#"
+        name = "merge"
+        cpus = 1
+        cpu_clock_mhz = 2000
+        gpu_clock_mhz = 1000
+        [llc]
+        geometry = "512,2,64"
+        policy = "lru"
+        "#,
+        "merge",
+        &[],
+    )
+    .unwrap();
+    let cpu = vec![rd(0, 0).with_time(10)];
+    let g = vec![
+        gpu(0, Op::Read, Stream::Vertex).with_time(4),
+        gpu(64, Op::Read, Stream::Vertex).with_time(6),
+    ];
+    let inputs = Fixed(vec![("cpu".into(), cpu, 2000), ("gpu".into(), g, 1000)]);
+    let mut h = lru_hierarchy(&cfg);
+    let s = simulate(&mut h, &cfg, inputs.open().unwrap(), &RunOptions::default()).unwrap();
+    assert_eq!(s.trace_accesses, 3);
+    assert_eq!(s.llc().counts.get(Agent::cpu(0), Stream::CpuData).read_misses, 0);
+    // With the CPU twice as slow, its access comes after the GPU's second one and still hits.
+    let cpu = vec![rd(0, 0).with_time(10)];
+    let g = vec![gpu(0, Op::Read, Stream::Vertex).with_time(4)];
+    let late = Fixed(vec![("cpu".into(), cpu, 500), ("gpu".into(), g, 1000)]);
+    let mut h = lru_hierarchy(&cfg);
+    let s = simulate(&mut h, &cfg, late.open().unwrap(), &RunOptions::default()).unwrap();
+    assert_eq!(s.llc().counts.get(Agent::cpu(0), Stream::CpuData).read_misses, 0);
+    // And with the CPU first (time 2 at 2000 MHz = 1 ns) it misses.
+    let cpu = vec![rd(0, 0).with_time(2)];
+    let g = vec![gpu(0, Op::Read, Stream::Vertex).with_time(4)];
+    let early = Fixed(vec![("cpu".into(), cpu, 2000), ("gpu".into(), g, 1000)]);
+    let mut h = lru_hierarchy(&cfg);
+    let s = simulate(&mut h, &cfg, early.open().unwrap(), &RunOptions::default()).unwrap();
+    assert_eq!(s.llc().counts.get(Agent::cpu(0), Stream::CpuData).read_misses, 1);
+    assert_eq!(s.llc().counts.get(Agent::GPU, Stream::Vertex).read_misses, 0);
+}
+
+#[test]
+fn an_agent_outside_the_system_is_an_error() {
+    let cfg = tiny("");
+    let inputs = Fixed(vec![("t".into(), vec![rd(5, 0)], 0)]);
+    let mut h = lru_hierarchy(&cfg);
+    let err = simulate(&mut h, &cfg, inputs.open().unwrap(), &RunOptions::default()).unwrap_err();
+    assert!(format!("{err:#}").contains("cpus="), "{err:#}");
+}

@@ -1,0 +1,158 @@
+//! Run inputs (trace files and the built-in demo mix) and the `apusim trace` subcommands.
+
+use crate::TraceCommand;
+use anyhow::{anyhow, bail, Context, Result};
+use apusim_sim::run::{Input, Inputs};
+use apusim_trace::import::{self, Format, ImportOptions};
+use apusim_trace::Agent;
+use std::path::PathBuf;
+
+/// Trace files given on the command line, each optionally pinned to an agent (`FILE@cpu1`).
+pub struct TraceInputs {
+    specs: Vec<(PathBuf, Option<Agent>)>,
+}
+
+impl TraceInputs {
+    pub fn parse(args: &[String]) -> Result<TraceInputs> {
+        let specs = args
+            .iter()
+            .map(|a| match a.rsplit_once('@') {
+                Some((path, agent)) if !path.is_empty() => {
+                    let agent: Agent = agent
+                        .parse()
+                        .map_err(|e: String| anyhow!("`{a}`: {e}"))?;
+                    Ok((PathBuf::from(path), Some(agent)))
+                }
+                _ => Ok((PathBuf::from(a), None)),
+            })
+            .collect::<Result<Vec<_>>>()?;
+        for (p, _) in &specs {
+            if !p.exists() {
+                bail!("{}: no such trace file", p.display());
+            }
+        }
+        Ok(TraceInputs { specs })
+    }
+}
+
+impl Inputs for TraceInputs {
+    fn open(&self) -> Result<Vec<Input>> {
+        let mut used: Vec<Agent> = Vec::new();
+        let mut out = Vec::new();
+        for (path, pinned) in &self.specs {
+            let source = import::open(path, None, &ImportOptions::default())
+                .with_context(|| format!("opening {}", path.display()))?;
+            let agents: Vec<Agent> = source.header().agents.iter().map(|a| a.agent).collect();
+            let remap = match (pinned, agents.as_slice()) {
+                (Some(a), [_]) | (Some(a), []) => Some(*a),
+                (Some(a), _) => bail!(
+                    "{}: holds {} agents, so it cannot be assigned to {a} as a whole",
+                    path.display(),
+                    agents.len()
+                ),
+                // A single-CPU trace whose core is taken gets the next free core.
+                (None, [only]) if only.is_cpu() && used.contains(only) => {
+                    let free = (0..Agent::GPU_ID)
+                        .map(Agent::cpu)
+                        .find(|a| !used.contains(a))
+                        .context("no free CPU core left")?;
+                    Some(free)
+                }
+                (None, _) => None,
+            };
+            match remap {
+                Some(a) => used.push(a),
+                None => used.extend(agents.iter().copied()),
+            }
+            out.push(Input {
+                name: path.display().to_string(),
+                source,
+                remap,
+            });
+        }
+        Ok(out)
+    }
+
+    fn describe(&self) -> String {
+        self.specs
+            .iter()
+            .map(|(p, a)| match a {
+                Some(a) => format!("{}@{a}", p.display()),
+                None => p.display().to_string(),
+            })
+            .collect::<Vec<_>>()
+            .join(" ")
+    }
+}
+
+/// The built-in demo mix (see `apusim_workloads::demo_mix`).
+pub struct DemoInputs {
+    pub cpus: u8,
+    pub scale: u64,
+    pub seed: u64,
+}
+
+impl Inputs for DemoInputs {
+    fn open(&self) -> Result<Vec<Input>> {
+        Ok(apusim_workloads::demo_mix(self.cpus, self.scale, self.seed)
+            .into_iter()
+            .map(|(name, source)| Input {
+                name,
+                source,
+                remap: None,
+            })
+            .collect())
+    }
+    fn describe(&self) -> String {
+        format!(
+            "built-in synthetic mix ({} CPU cores + rendering GPU, scale {}, seed {})",
+            self.cpus, self.scale, self.seed
+        )
+    }
+}
+
+fn parse_agent(s: &str) -> Result<Agent> {
+    s.parse().map_err(|e: String| anyhow!("--agent: {e}"))
+}
+
+pub fn trace_command(t: TraceCommand) -> Result<()> {
+    match t {
+        TraceCommand::Info { file } => {
+            let summary = apusim_trace::apt::summarize(&file)?;
+            print!("{summary}");
+            Ok(())
+        }
+        TraceCommand::Convert {
+            from,
+            input,
+            output,
+            agent,
+        } => {
+            let format = from
+                .map(|f| f.parse::<Format>().map_err(|e| anyhow!("--from: {e}")))
+                .transpose()?;
+            let opts = ImportOptions {
+                agent: parse_agent(&agent)?,
+                ..ImportOptions::default()
+            };
+            let mut src = import::open(&input, format, &opts)?;
+            let n = import::convert(&mut *src, &output)?;
+            eprintln!("wrote {n} accesses to {}", output.display());
+            Ok(())
+        }
+        TraceCommand::Record {
+            output,
+            agent,
+            command,
+        } => {
+            let opts = ImportOptions {
+                agent: parse_agent(&agent)?,
+                ..ImportOptions::default()
+            };
+            let (program, args) = command.split_first().context("no program given")?;
+            let n = import::record_with_lackey(program, args, &output, &opts)?;
+            eprintln!("wrote {n} accesses to {}", output.display());
+            Ok(())
+        }
+    }
+}

@@ -1,0 +1,289 @@
+//! `apusim`: the command-line front end. Every subcommand is a thin layer over the library
+//! crates: `apusim-trace` (formats), `apusim-cache` (engine, policies), `apusim-sim`
+//! (configuration, functional runs, reports), `apusim-workloads` (generators) and
+//! `apusim-dram` (DRAM timing).
+
+mod inputs;
+
+use anyhow::{bail, Context, Result};
+use apusim_sim::report::{self, CachegrindCounters};
+use apusim_sim::{run_policies, RunOptions, RunResult, SystemConfig};
+use clap::{Args, Parser, Subcommand};
+use std::path::PathBuf;
+
+#[derive(Parser)]
+#[command(
+    name = "apusim",
+    version,
+    about = "Memory-system simulator for CPU-GPU heterogeneous processors",
+    long_about = "apusim simulates the caches and memory of processors where CPU cores and a GPU \
+                  share a last-level cache. Start with `apusim demo`."
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Run a built-in CPU+GPU mix through the 4C1G system under every baseline policy.
+    Demo(DemoArgs),
+    /// Run traces through a configured hierarchy (functional, untimed).
+    Run(RunArgs),
+    /// List the LLC policies.
+    Policies,
+    /// List the built-in system presets, or show one as TOML.
+    Presets {
+        /// Print this preset's full configuration (after any --set overrides).
+        name: Option<String>,
+        #[arg(long = "set", value_name = "KEY=VALUE")]
+        set: Vec<String>,
+    },
+    /// Inspect, convert and record traces.
+    #[command(subcommand)]
+    Trace(TraceCommand),
+}
+
+#[derive(Args)]
+struct SystemArgs {
+    /// Built-in system preset (see `apusim presets`).
+    #[arg(long, default_value = "4c1g")]
+    preset: String,
+    /// A TOML configuration file (instead of a preset).
+    #[arg(long, conflicts_with = "preset")]
+    config: Option<PathBuf>,
+    /// Override any configuration key, e.g. `--set llc=16777216,16,64` or `--set cpus=2`.
+    #[arg(long = "set", value_name = "KEY=VALUE")]
+    set: Vec<String>,
+    /// Seed of every random choice.
+    #[arg(long)]
+    seed: Option<u64>,
+}
+
+impl SystemArgs {
+    fn load(&self) -> Result<SystemConfig> {
+        let mut set = self.set.clone();
+        if let Some(s) = self.seed {
+            set.push(format!("seed={s}"));
+        }
+        match &self.config {
+            Some(path) => SystemConfig::load_file(path, &set),
+            None => SystemConfig::load_preset(&self.preset, &set),
+        }
+    }
+}
+
+#[derive(Args)]
+struct OutputArgs {
+    /// Write every counter as JSON to this file.
+    #[arg(long, value_name = "FILE")]
+    json: Option<PathBuf>,
+    /// Write every counter as CSV to this file.
+    #[arg(long, value_name = "FILE")]
+    csv: Option<PathBuf>,
+}
+
+#[derive(Args)]
+struct DemoArgs {
+    /// LLC policies to compare, comma-separated; the first is the baseline of the comparison.
+    #[arg(long, value_delimiter = ',')]
+    policy: Option<Vec<String>>,
+    /// Workload size multiplier (1 is about ten million accesses).
+    #[arg(long, default_value_t = 1)]
+    scale: u64,
+    #[command(flatten)]
+    system: SystemArgs,
+    #[command(flatten)]
+    output: OutputArgs,
+}
+
+#[derive(Args)]
+struct RunArgs {
+    /// Trace files (.apt, lackey, ChampSim, CSV). `FILE@cpu2` or `FILE@gpu` assigns a
+    /// single-agent trace to an agent; single-agent CPU traces that would collide are given
+    /// the next free core.
+    #[arg(required = true)]
+    traces: Vec<String>,
+    /// LLC policy, or a comma-separated list to compare (run in parallel).
+    #[arg(long, value_delimiter = ',')]
+    policy: Option<Vec<String>>,
+    /// Stop after this many accesses.
+    #[arg(long)]
+    limit: Option<u64>,
+    /// Print cachegrind's nine counters (use with --preset cachegrind).
+    #[arg(long)]
+    cachegrind: bool,
+    /// Threads for multi-policy runs (default: all cores).
+    #[arg(long)]
+    threads: Option<usize>,
+    #[command(flatten)]
+    system: SystemArgs,
+    #[command(flatten)]
+    output: OutputArgs,
+}
+
+#[derive(Subcommand)]
+enum TraceCommand {
+    /// Print a trace's header and per-agent/per-stream counts.
+    Info { file: PathBuf },
+    /// Convert another tool's trace into .apt.
+    Convert {
+        /// Input format: lackey, champsim, csv or apt (default: detected).
+        #[arg(long)]
+        from: Option<String>,
+        input: PathBuf,
+        #[arg(short, long)]
+        output: PathBuf,
+        /// Agent of the converted accesses (cpuN or gpu).
+        #[arg(long, default_value = "cpu0")]
+        agent: String,
+    },
+    /// Run a program under valgrind lackey and convert its accesses on the fly.
+    Record {
+        #[arg(short, long)]
+        output: PathBuf,
+        #[arg(long, default_value = "cpu0")]
+        agent: String,
+        /// The program and its arguments (after `--`).
+        #[arg(last = true, required = true)]
+        command: Vec<String>,
+    },
+}
+
+fn main() {
+    let cli = Cli::parse();
+    if let Err(e) = dispatch(cli) {
+        eprintln!("error: {e:#}");
+        std::process::exit(1);
+    }
+}
+
+fn dispatch(cli: Cli) -> Result<()> {
+    match cli.command {
+        Command::Demo(a) => demo(a),
+        Command::Run(a) => run(a),
+        Command::Policies => {
+            print!("{}", policies_table());
+            Ok(())
+        }
+        Command::Presets { name, set } => presets(name, &set),
+        Command::Trace(t) => inputs::trace_command(t),
+    }
+}
+
+fn policies_table() -> String {
+    let mut t = report::TextTable::new(["policy", "description", "source"]);
+    for p in apusim_cache::policies::REGISTRY {
+        t.row(vec![p.name.into(), p.description.into(), p.source.into()]);
+    }
+    t.render()
+}
+
+fn presets(name: Option<String>, set: &[String]) -> Result<()> {
+    match name {
+        Some(n) => print!("{}", SystemConfig::load_preset(&n, set)?.to_toml()),
+        None => {
+            let mut t = report::TextTable::new(["preset", "description"]);
+            for (n, _) in apusim_sim::config::PRESETS {
+                t.row(vec![n.to_string(), SystemConfig::preset(n)?.description]);
+            }
+            print!("{}", t.render());
+        }
+    }
+    Ok(())
+}
+
+/// The default comparison: the configured policy first, then every other registered one.
+fn default_policies(cfg: &SystemConfig) -> Vec<String> {
+    let mut v = vec![cfg.llc.policy.clone()];
+    v.extend(
+        apusim_cache::policies::REGISTRY
+            .iter()
+            .map(|p| p.name.to_string())
+            .filter(|n| *n != cfg.llc.policy),
+    );
+    v
+}
+
+fn demo(a: DemoArgs) -> Result<()> {
+    if a.scale == 0 {
+        bail!("--scale must be at least 1");
+    }
+    let cfg = a.system.load()?;
+    let names = a.policy.clone().unwrap_or_else(|| default_policies(&cfg));
+    let inputs = inputs::DemoInputs {
+        cpus: cfg.cpus.min(4) as u8,
+        scale: a.scale,
+        seed: cfg.seed,
+    };
+    println!(
+        "apusim demo: {} on preset {} ({}), {} policies in parallel\n",
+        apusim_sim::run::Inputs::describe(&inputs),
+        cfg.name,
+        cfg.llc.geometry,
+        names.len()
+    );
+    let opts = RunOptions {
+        progress: true,
+        limit: None,
+    };
+    let results = run_policies(&cfg, &names, &inputs, &opts)?;
+    print_results(&cfg, &inputs, &results, &a.output, false)
+}
+
+fn run(a: RunArgs) -> Result<()> {
+    let cfg = a.system.load()?;
+    let names = a.policy.clone().unwrap_or_else(|| vec![cfg.llc.policy.clone()]);
+    if a.cachegrind && !cfg.cachegrind {
+        bail!("--cachegrind output needs the cachegrind model: use --preset cachegrind");
+    }
+    let inputs = inputs::TraceInputs::parse(&a.traces)?;
+    let opts = RunOptions {
+        progress: true,
+        limit: a.limit,
+    };
+    let results = match a.threads {
+        Some(n) => rayon::ThreadPoolBuilder::new()
+            .num_threads(n.max(1))
+            .build()
+            .context("building the thread pool")?
+            .install(|| run_policies(&cfg, &names, &inputs, &opts))?,
+        None => run_policies(&cfg, &names, &inputs, &opts)?,
+    };
+    print_results(&cfg, &inputs, &results, &a.output, a.cachegrind)
+}
+
+fn print_results(
+    cfg: &SystemConfig,
+    inputs: &dyn apusim_sim::Inputs,
+    results: &[RunResult],
+    out: &OutputArgs,
+    cachegrind: bool,
+) -> Result<()> {
+    if cachegrind {
+        for r in results {
+            print!("{}", CachegrindCounters::from_stats(&r.stats)?.render());
+        }
+    } else if results.len() == 1 {
+        print!("{}", report::run_table(&results[0]));
+    } else {
+        print!("{}", report::comparison_table(results));
+    }
+    if let Some(p) = &out.json {
+        report::write_atomic(p, report::to_json(cfg, &inputs.describe(), results)?.as_bytes())?;
+        eprintln!("wrote {}", p.display());
+    }
+    if let Some(p) = &out.csv {
+        report::write_atomic(p, report::to_csv(results).as_bytes())?;
+        eprintln!("wrote {}", p.display());
+    }
+    let secs: f64 = results.iter().map(|r| r.seconds).sum();
+    let accesses: u64 = results.iter().map(|r| r.stats.trace_accesses).sum();
+    if secs > 0.0 {
+        eprintln!(
+            "simulated {accesses} accesses in {secs:.2} CPU-seconds ({:.1} M accesses/s per run)",
+            accesses as f64 / secs / 1e6
+        );
+    }
+    Ok(())
+}
