@@ -41,16 +41,31 @@ fn llc_stream(n: usize) -> Vec<Access> {
     let g = Geometry::new(256 * 1024, 8, 64);
     let lru = |_: usize| {
         let ctx = apusim_cache::PolicyContext::for_geometry(&g);
-        Cache::new(g, WritePolicy::default(), false, policies::lru::Lru::build(&ctx).unwrap()).unwrap()
+        Cache::new(
+            g,
+            WritePolicy::default(),
+            false,
+            policies::lru::Lru::build(&ctx).unwrap(),
+        )
+        .unwrap()
     };
     let mut private: Vec<_> = (0..5).map(lru).collect();
     let mut out = Vec::with_capacity(n);
     for a in raw {
         let c = &mut private[a.agent.dense_index(4)];
         if let apusim_cache::Outcome::Miss { evicted, .. } = c.access(&a).unwrap() {
-            out.push(Access { op: if a.op == Op::Write { Op::Read } else { a.op }, ..a });
+            out.push(Access {
+                op: if a.op == Op::Write { Op::Read } else { a.op },
+                ..a
+            });
             if let Some(e) = evicted.filter(|e| e.meta.dirty()) {
-                let wb = Access::new(e.meta.agent, e.meta.stream(), Op::Writeback, e.line << 6, 64);
+                let wb = Access::new(
+                    e.meta.agent,
+                    e.meta.stream(),
+                    Op::Writeback,
+                    e.line << 6,
+                    64,
+                );
                 out.push(wb);
             }
         }
@@ -77,9 +92,26 @@ impl PolicyVisitor for LlcBench<'_> {
         let mut group = self.c.benchmark_group("llc");
         group.throughput(Throughput::Elements(stream.len() as u64));
         group.sample_size(10);
+        let fresh =
+            || Cache::new(g, WritePolicy::default(), true, P::build(&ctx).unwrap()).unwrap();
+        // Replay with look-ahead prefetching (how a trace replay drives the LLC).
         group.bench_function(&self.name, |b| {
             b.iter_batched_ref(
-                || Cache::new(g, WritePolicy::default(), true, P::build(&ctx).unwrap()).unwrap(),
+                fresh,
+                |cache| {
+                    cache
+                        .access_batch(stream, |_, o| {
+                            black_box(o);
+                        })
+                        .unwrap()
+                },
+                BatchSize::LargeInput,
+            )
+        });
+        // One access at a time, no look-ahead (how the hierarchy drives it).
+        group.bench_function(format!("{}/no-prefetch", self.name), |b| {
+            b.iter_batched_ref(
+                fresh,
                 |cache| {
                     for a in stream {
                         black_box(cache.access(a).unwrap());
@@ -97,7 +129,16 @@ fn llc(c: &mut Criterion) {
     let mut ctx = apusim_cache::PolicyContext::for_geometry(&Geometry::new(16 << 20, 16, 64));
     ctx.n_cpus = 4;
     for name in ["srrip", "drrip", "lru", "ship-hybrid", "drp-baseline"] {
-        policies::build(name, &ctx, LlcBench { c, name: name.into(), stream: &stream }).unwrap();
+        policies::build(
+            name,
+            &ctx,
+            LlcBench {
+                c,
+                name: name.into(),
+                stream: &stream,
+            },
+        )
+        .unwrap();
     }
 }
 

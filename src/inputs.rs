@@ -18,9 +18,7 @@ impl TraceInputs {
             .iter()
             .map(|a| match a.rsplit_once('@') {
                 Some((path, agent)) if !path.is_empty() => {
-                    let agent: Agent = agent
-                        .parse()
-                        .map_err(|e: String| anyhow!("`{a}`: {e}"))?;
+                    let agent: Agent = agent.parse().map_err(|e: String| anyhow!("`{a}`: {e}"))?;
                     Ok((PathBuf::from(path), Some(agent)))
                 }
                 _ => Ok((PathBuf::from(a), None)),

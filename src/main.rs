@@ -233,7 +233,10 @@ fn demo(a: DemoArgs) -> Result<()> {
 
 fn run(a: RunArgs) -> Result<()> {
     let cfg = a.system.load()?;
-    let names = a.policy.clone().unwrap_or_else(|| vec![cfg.llc.policy.clone()]);
+    let names = a
+        .policy
+        .clone()
+        .unwrap_or_else(|| vec![cfg.llc.policy.clone()]);
     if a.cachegrind && !cfg.cachegrind {
         bail!("--cachegrind output needs the cachegrind model: use --preset cachegrind");
     }
@@ -270,7 +273,10 @@ fn print_results(
         print!("{}", report::comparison_table(results));
     }
     if let Some(p) = &out.json {
-        report::write_atomic(p, report::to_json(cfg, &inputs.describe(), results)?.as_bytes())?;
+        report::write_atomic(
+            p,
+            report::to_json(cfg, &inputs.describe(), results)?.as_bytes(),
+        )?;
         eprintln!("wrote {}", p.display());
     }
     if let Some(p) = &out.csv {

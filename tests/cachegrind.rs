@@ -118,12 +118,19 @@ fn cachegrind(exe: &Path, dir: &Path, (i1, d1, ll): (&str, &str, &str)) -> Strin
         .env_remove("_")
         .output()
         .unwrap();
-    assert!(st.status.success(), "cachegrind failed: {}", String::from_utf8_lossy(&st.stderr));
+    assert!(
+        st.status.success(),
+        "cachegrind failed: {}",
+        String::from_utf8_lossy(&st.stderr)
+    );
     summary_line(&std::fs::read_to_string(out).unwrap())
 }
 
 fn apusim(args: &[&str]) -> String {
-    let out = Command::new(env!("CARGO_BIN_EXE_apusim")).args(args).output().unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_apusim"))
+        .args(args)
+        .output()
+        .unwrap();
     assert!(
         out.status.success(),
         "apusim {args:?} failed: {}",
@@ -149,16 +156,27 @@ fn matches_cachegrind_exactly() {
         .env_remove("_")
         .output()
         .unwrap();
-    assert!(rec.status.success(), "record failed: {}", String::from_utf8_lossy(&rec.stderr));
+    assert!(
+        rec.status.success(),
+        "record failed: {}",
+        String::from_utf8_lossy(&rec.stderr)
+    );
     let trace = trace.to_str().unwrap();
     for &(i1, d1, ll) in GEOMETRIES {
         let expected = cachegrind(&exe, dir.path(), (i1, d1, ll));
-        let sets = [format!("l1i={i1}"), format!("l1d={d1}"), format!("llc={ll}")];
+        let sets = [
+            format!("l1i={i1}"),
+            format!("l1d={d1}"),
+            format!("llc={ll}"),
+        ];
         let mut args = vec!["run", trace, "--preset", "cachegrind", "--cachegrind"];
         for s in &sets {
             args.extend(["--set", s.as_str()]);
         }
         let got = summary_line(&apusim(&args));
-        assert_eq!(got, expected, "I1={i1} D1={d1} LL={ll}: apusim vs cachegrind");
+        assert_eq!(
+            got, expected,
+            "I1={i1} D1={d1} LL={ll}: apusim vs cachegrind"
+        );
     }
 }

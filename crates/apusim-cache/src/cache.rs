@@ -4,9 +4,43 @@ use crate::policy::{Evicted, LineMeta, MissAction, Policy, SetView};
 use crate::{CacheError, Geometry};
 use apusim_trace::{Access, Op};
 
-/// Tag value of an invalid way (no line address can reach it: addresses are shifted by the
-/// line bits).
+/// Each way is one 64-bit word: the line address in the low 48 bits and the engine's line
+/// metadata (flags, stream, filling agent) in the high 16, so a lookup, a hit's flag update and
+/// a fill touch only the tag array.
+const LINE_MASK: u64 = (1 << 48) - 1;
+const FLAG_SHIFT: u32 = 48;
+const STREAM_SHIFT: u32 = 51;
+const AGENT_SHIFT: u32 = 56;
+
+/// Word of an invalid way (its line field, all ones, is no valid line address).
 pub(crate) const INVALID: u64 = u64::MAX;
+
+/// Largest line address (byte address >> line bits) a cache can hold: 2^48 - 2, i.e. byte
+/// addresses below 2^54 with 64-byte lines.
+pub const MAX_LINE: u64 = LINE_MASK - 1;
+
+#[inline]
+fn pack(line: u64, meta: LineMeta) -> u64 {
+    line | (meta.flags as u64) << FLAG_SHIFT
+        | (meta.stream as u64 & 0x1F) << STREAM_SHIFT
+        | (meta.agent.to_byte() as u64) << AGENT_SHIFT
+}
+
+/// The line address of a valid way's word.
+#[inline]
+pub(crate) fn word_line(word: u64) -> u64 {
+    word & LINE_MASK
+}
+
+/// The metadata of a valid way's word.
+#[inline]
+pub(crate) fn word_meta(word: u64) -> LineMeta {
+    LineMeta {
+        agent: apusim_trace::Agent::from_byte((word >> AGENT_SHIFT) as u8).unwrap_or_default(),
+        stream: (word >> STREAM_SHIFT) as u8 & 0x1F,
+        flags: (word >> FLAG_SHIFT) as u8 & 0x7,
+    }
+}
 
 /// How a level treats writes.
 #[derive(Clone, Copy, PartialEq, Eq, Debug, serde::Serialize, serde::Deserialize)]
@@ -73,8 +107,8 @@ pub struct Cache<P> {
     ways: usize,
     write: WritePolicy,
     cpu_inclusive: bool,
+    /// One word per way (see [`pack`]), `sets * ways` long.
     tags: Vec<u64>,
-    meta: Vec<LineMeta>,
     policy: P,
     counters: CacheCounters,
 }
@@ -102,7 +136,6 @@ impl<P: Policy> Cache<P> {
             write,
             cpu_inclusive,
             tags: vec![INVALID; slots],
-            meta: vec![LineMeta::default(); slots],
             policy,
             counters: CacheCounters::default(),
         })
@@ -144,7 +177,48 @@ impl<P: Policy> Cache<P> {
         let base = set * self.ways;
         self.tags[base..base + self.ways]
             .iter()
-            .position(|&t| t == line)
+            .position(|&t| t & LINE_MASK == line)
+    }
+
+    /// Ask the host to bring the set that `addr` maps to into its caches (a hint for replaying
+    /// a known stream: see [`Cache::access_batch`]).
+    #[inline]
+    pub fn prefetch(&self, addr: u64) {
+        let set = self.set_of(self.line_of(addr));
+        let p = self.tags.as_ptr().wrapping_add(set * self.ways);
+        #[cfg(target_arch = "x86_64")]
+        // SAFETY: prefetch is a hint that never faults, whatever the address.
+        unsafe {
+            use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
+            _mm_prefetch(p as *const i8, _MM_HINT_T0);
+            if self.ways > 8 {
+                _mm_prefetch(p.wrapping_add(8) as *const i8, _MM_HINT_T0);
+            }
+        }
+        #[cfg(not(target_arch = "x86_64"))]
+        let _ = p;
+        self.policy.prefetch_set(set);
+    }
+
+    /// Access every request of `reqs` in order, prefetching a few requests ahead, and hand each
+    /// outcome to `on_outcome`. Same results as calling [`Cache::access`] one by one.
+    pub fn access_batch(
+        &mut self,
+        reqs: &[Access],
+        mut on_outcome: impl FnMut(&Access, Outcome),
+    ) -> Result<(), CacheError> {
+        const AHEAD: usize = 8;
+        for r in reqs.iter().take(AHEAD) {
+            self.prefetch(r.addr);
+        }
+        for (i, r) in reqs.iter().enumerate() {
+            if let Some(next) = reqs.get(i + AHEAD) {
+                self.prefetch(next.addr);
+            }
+            let o = self.access(r)?;
+            on_outcome(r, o);
+        }
+        Ok(())
     }
 
     /// True if the line holding byte address `addr` is resident (no state changes).
@@ -157,13 +231,17 @@ impl<P: Policy> Cache<P> {
     pub fn meta_of(&self, addr: u64) -> Option<LineMeta> {
         let line = self.line_of(addr);
         let set = self.set_of(line);
-        self.find(set, line).map(|w| self.meta[set * self.ways + w])
+        self.find(set, line)
+            .map(|w| word_meta(self.tags[set * self.ways + w]))
     }
 
     /// Access the line holding `req.addr` (the caller splits accesses that straddle lines).
     #[inline]
     pub fn access(&mut self, req: &Access) -> Result<Outcome, CacheError> {
         let line = self.line_of(req.addr);
+        if line > MAX_LINE {
+            return Err(CacheError::AddressTooLarge { addr: req.addr });
+        }
         let set = self.set_of(line);
         match self.find(set, line) {
             Some(way) => Ok(self.hit(set, way, req)),
@@ -174,12 +252,14 @@ impl<P: Policy> Cache<P> {
     #[inline]
     fn hit(&mut self, set: usize, way: usize, req: &Access) -> Outcome {
         self.counters.hits += 1;
-        let m = &mut self.meta[set * self.ways + way];
-        m.flags |= LineMeta::REUSED | cpu_flag(req);
         let is_write = req.dirties();
-        if is_write && self.write.write_back {
-            m.flags |= LineMeta::DIRTY;
-        }
+        let dirty = if is_write && self.write.write_back {
+            LineMeta::DIRTY
+        } else {
+            0
+        };
+        self.tags[set * self.ways + way] |=
+            ((LineMeta::REUSED | cpu_flag(req) | dirty) as u64) << FLAG_SHIFT;
         self.policy.on_hit(set, way, req);
         Outcome::Hit {
             write_through: is_write && !self.write.write_back,
@@ -218,7 +298,6 @@ impl<P: Policy> Cache<P> {
             None => {
                 let view = SetView {
                     tags: &self.tags[base..base + self.ways],
-                    meta: &self.meta[base..base + self.ways],
                 };
                 let w = self.policy.victim(set, req, &view);
                 if w >= self.ways {
@@ -227,9 +306,10 @@ impl<P: Policy> Cache<P> {
                         ways: self.ways,
                     });
                 }
+                let word = self.tags[base + w];
                 let ev = Evicted {
-                    line: self.tags[base + w],
-                    meta: self.meta[base + w],
+                    line: word_line(word),
+                    meta: word_meta(word),
                 };
                 self.counters.evictions += 1;
                 if ev.meta.dirty() {
@@ -244,12 +324,14 @@ impl<P: Policy> Cache<P> {
         } else {
             0
         };
-        self.tags[base + way] = line;
-        self.meta[base + way] = LineMeta {
-            agent: req.agent,
-            stream: req.stream.to_byte(),
-            flags: dirty | cpu_flag(req),
-        };
+        self.tags[base + way] = pack(
+            line,
+            LineMeta {
+                agent: req.agent,
+                stream: req.stream.to_byte(),
+                flags: dirty | cpu_flag(req),
+            },
+        );
         self.counters.fills += 1;
         self.policy.on_fill(set, way, req);
         Ok(Outcome::Miss {
@@ -266,9 +348,9 @@ impl<P: Policy> Cache<P> {
         let set = self.set_of(line);
         let way = self.find(set, line)?;
         let i = set * self.ways + way;
-        self.tags[i] = INVALID;
+        let word = std::mem::replace(&mut self.tags[i], INVALID);
         self.counters.invalidations += 1;
-        Some(std::mem::take(&mut self.meta[i]))
+        Some(word_meta(word))
     }
 
     /// Deliver a run-time signal to the policy.

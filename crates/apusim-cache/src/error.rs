@@ -16,6 +16,9 @@ pub enum CacheError {
          that would break inclusion; CPU misses must allocate"
     )]
     InclusionViolation { addr: u64, agent: Agent },
+    /// An address whose line address exceeds what a cache can tag.
+    #[error("address {addr:#x} is beyond the 2^48 lines a cache can hold")]
+    AddressTooLarge { addr: u64 },
     /// A policy returned a way outside the set.
     #[error("policy chose victim way {way} in a {ways}-way set")]
     BadVictim { way: usize, ways: usize },

@@ -190,20 +190,29 @@ mod tests {
 
     #[test]
     fn evicts_least_recently_used() {
-        let mut c = FaLru::new(Geometry::fully_associative(4 * 64, 64), WritePolicy::default()).unwrap();
+        let mut c = FaLru::new(
+            Geometry::fully_associative(4 * 64, 64),
+            WritePolicy::default(),
+        )
+        .unwrap();
         for a in [0, 64, 128, 192] {
             assert!(!c.access(&rd(a)).unwrap().is_hit());
         }
         assert!(c.access(&rd(0)).unwrap().is_hit()); // 0 becomes MRU; LRU is 64
         match c.access(&rd(256)).unwrap() {
-            Outcome::Miss { evicted: Some(e), .. } => assert_eq!(e.line, 1),
+            Outcome::Miss {
+                evicted: Some(e), ..
+            } => assert_eq!(e.line, 1),
             o => panic!("unexpected {o:?}"),
         }
         assert!(!c.probe(64));
         assert!(c.probe(0));
         assert_eq!(c.invalidate(128).map(|m| m.agent), Some(Agent::cpu(0)));
         // The freed slot is reused without an eviction.
-        assert!(matches!(c.access(&rd(512)).unwrap(), Outcome::Miss { evicted: None, .. }));
+        assert!(matches!(
+            c.access(&rd(512)).unwrap(),
+            Outcome::Miss { evicted: None, .. }
+        ));
         assert_eq!(c.occupancy(), 4);
     }
 }

@@ -52,7 +52,7 @@ impl Geometry {
             return bad("size must be positive".into());
         }
         let set_bytes = self.ways as u64 * self.line as u64;
-        if self.size % set_bytes != 0 {
+        if !self.size.is_multiple_of(set_bytes) {
             return bad(format!(
                 "size {} is not a multiple of ways x line = {set_bytes}",
                 self.size
@@ -84,7 +84,11 @@ pub fn parse_size(s: &str) -> Result<u64, String> {
         "K" | "KB" | "KIB" => 1 << 10,
         "M" | "MB" | "MIB" => 1 << 20,
         "G" | "GB" | "GIB" => 1 << 30,
-        _ => return Err(format!("unknown size unit `{unit}` in `{s}` (use K, M or G)")),
+        _ => {
+            return Err(format!(
+                "unknown size unit `{unit}` in `{s}` (use K, M or G)"
+            ))
+        }
     };
     n.checked_mul(mult)
         .ok_or_else(|| format!("size `{s}` is too large"))
@@ -103,7 +107,9 @@ impl FromStr for Geometry {
         let size = parse_size(parts[0]).map_err(CacheError::Geometry)?;
         let num = |p: &str, what: &str| {
             p.trim().parse::<u32>().map_err(|_| {
-                CacheError::Geometry(format!("{what} must be a whole number, found `{p}` in `{s}`"))
+                CacheError::Geometry(format!(
+                    "{what} must be a whole number, found `{p}` in `{s}`"
+                ))
             })
         };
         let g = Geometry::new(size, num(parts[1], "ways")?, num(parts[2], "line size")?);
@@ -127,7 +133,15 @@ mod tests {
 
     #[test]
     fn rejects_impossible_geometries() {
-        for bad in ["32768,0,64", "32768,8,48", "32769,8,64", "0,8,64", "32768,8", "x,8,64", "1G,3,64,1"] {
+        for bad in [
+            "32768,0,64",
+            "32768,8,48",
+            "32769,8,64",
+            "0,8,64",
+            "32768,8",
+            "x,8,64",
+            "1G,3,64,1",
+        ] {
             assert!(bad.parse::<Geometry>().is_err(), "{bad} accepted");
         }
         // 3 MB 12-way: non-power-of-two set count is fine.

@@ -63,7 +63,6 @@ impl LineMeta {
 /// A read-only view of one set: line addresses (`None` for invalid ways) and metadata.
 pub struct SetView<'a> {
     pub(crate) tags: &'a [u64],
-    pub(crate) meta: &'a [LineMeta],
 }
 
 impl<'a> SetView<'a> {
@@ -73,10 +72,11 @@ impl<'a> SetView<'a> {
     /// Line address (byte address >> line bits) held by `way`, or `None` if the way is invalid.
     pub fn line(&self, way: usize) -> Option<u64> {
         let t = self.tags[way];
-        (t != crate::cache::INVALID).then_some(t)
+        (t != crate::cache::INVALID).then(|| crate::cache::word_line(t))
     }
-    pub fn meta(&self, way: usize) -> &LineMeta {
-        &self.meta[way]
+    /// Metadata of a valid way (meaningless for an invalid one).
+    pub fn meta(&self, way: usize) -> LineMeta {
+        crate::cache::word_meta(self.tags[way])
     }
 }
 
@@ -202,6 +202,10 @@ pub trait Policy: Send + 'static {
 
     /// A run-time signal from the timing model.
     fn on_feedback(&mut self, _fb: &Feedback) {}
+
+    /// Hint: the set will be accessed soon; prefetch the policy's state for it. Default: none.
+    #[inline]
+    fn prefetch_set(&self, _set: usize) {}
 
     /// Policy-specific statistics for reports.
     fn stats(&self) -> Vec<PolicyStat> {

@@ -172,17 +172,25 @@ impl SystemConfig {
             toml::to_string(&tree).context("rendering the overridden configuration")?
         };
         let cfg: SystemConfig = toml::from_str(&text).map_err(|e| {
-            let with = if overrides.is_empty() { String::new() } else { format!(" (after --set {})", overrides.join(" --set ")) };
+            let with = if overrides.is_empty() {
+                String::new()
+            } else {
+                format!(" (after --set {})", overrides.join(" --set "))
+            };
             anyhow!("{origin}{with}: {e}")
         })?;
-        cfg.validate().with_context(|| format!("{origin}"))?;
+        cfg.validate().with_context(|| origin.to_string())?;
         Ok(cfg)
     }
 
     /// Check everything that deserialization cannot: geometries, cache names, clocks.
     pub fn validate(&self) -> Result<()> {
         if self.cpus >= apusim_trace::Agent::MAX_CPUS {
-            bail!("cpus = {} exceeds the {} cores an agent id can name", self.cpus, apusim_trace::Agent::MAX_CPUS - 1);
+            bail!(
+                "cpus = {} exceeds the {} cores an agent id can name",
+                self.cpus,
+                apusim_trace::Agent::MAX_CPUS - 1
+            );
         }
         if self.cpu_clock_mhz == 0 || self.gpu_clock_mhz == 0 {
             bail!("cpu_clock_mhz and gpu_clock_mhz must be positive");
@@ -196,7 +204,8 @@ impl SystemConfig {
         }
         let names: Vec<&str> = self.gpu.caches.iter().map(|c| c.name.as_str()).collect();
         for (i, c) in self.gpu.caches.iter().enumerate() {
-            parse_geometry(&c.geometry).with_context(|| format!("gpu cache `{}` geometry", c.name))?;
+            parse_geometry(&c.geometry)
+                .with_context(|| format!("gpu cache `{}` geometry", c.name))?;
             if c.units == 0 {
                 bail!("gpu cache `{}`: units must be at least 1", c.name);
             }
@@ -205,7 +214,11 @@ impl SystemConfig {
             }
             if let Some(n) = &c.next {
                 if !names.contains(&n.as_str()) {
-                    bail!("gpu cache `{}`: next = `{n}` names no gpu cache (known: {})", c.name, names.join(", "));
+                    bail!(
+                        "gpu cache `{}`: next = `{n}` names no gpu cache (known: {})",
+                        c.name,
+                        names.join(", ")
+                    );
                 }
             }
         }
@@ -218,7 +231,10 @@ impl SystemConfig {
                 .map(|c| c.name.as_str())
                 .collect();
             if owners.len() > 1 {
-                bail!("stream `{s}` enters the GPU hierarchy at more than one cache: {}", owners.join(", "));
+                bail!(
+                    "stream `{s}` enters the GPU hierarchy at more than one cache: {}",
+                    owners.join(", ")
+                );
             }
         }
         self.check_gpu_chains_acyclic()
@@ -230,10 +246,20 @@ impl SystemConfig {
             for _ in 0..=self.gpu.caches.len() {
                 match &at.next {
                     None => break,
-                    Some(n) => at = self.gpu.caches.iter().find(|x| &x.name == n).expect("validated"),
+                    Some(n) => {
+                        at = self
+                            .gpu
+                            .caches
+                            .iter()
+                            .find(|x| &x.name == n)
+                            .expect("validated")
+                    }
                 }
                 if at.name == c.name {
-                    bail!("gpu cache `{}`: the `next` chain loops back to itself", c.name);
+                    bail!(
+                        "gpu cache `{}`: the `next` chain loops back to itself",
+                        c.name
+                    );
                 }
             }
         }
@@ -242,10 +268,14 @@ impl SystemConfig {
 
     /// The configured private CPU levels, in lookup order, with their names.
     pub fn cpu_levels(&self) -> Vec<(&'static str, &LevelConfig)> {
-        [("l1i", &self.cpu.l1i), ("l1d", &self.cpu.l1d), ("l2", &self.cpu.l2)]
-            .into_iter()
-            .filter_map(|(n, l)| l.as_ref().map(|l| (n, l)))
-            .collect()
+        [
+            ("l1i", &self.cpu.l1i),
+            ("l1d", &self.cpu.l1d),
+            ("l2", &self.cpu.l2),
+        ]
+        .into_iter()
+        .filter_map(|(n, l)| l.as_ref().map(|l| (n, l)))
+        .collect()
     }
 
     /// The configuration as TOML (for `apusim config show` and for run provenance).
@@ -282,9 +312,9 @@ pub fn parse_geometry(s: &str) -> Result<Geometry> {
 /// Apply one `KEY=VALUE` override to a TOML tree. `VALUE` is read as a TOML literal if it is
 /// one (numbers, booleans, arrays, quoted strings) and as a bare string otherwise.
 pub fn apply_override(tree: &mut toml::Value, spec: &str) -> Result<()> {
-    let (key, value) = spec
-        .split_once('=')
-        .ok_or_else(|| anyhow!("expected KEY=VALUE, e.g. llc.policy=srrip or llc=16777216,16,64"))?;
+    let (key, value) = spec.split_once('=').ok_or_else(|| {
+        anyhow!("expected KEY=VALUE, e.g. llc.policy=srrip or llc=16777216,16,64")
+    })?;
     let key = key.trim();
     if key.is_empty() {
         bail!("empty key");
@@ -314,7 +344,9 @@ pub fn apply_override(tree: &mut toml::Value, spec: &str) -> Result<()> {
 fn parse_value(v: &str) -> toml::Value {
     let probe = format!("v = {v}");
     match toml::from_str::<toml::Table>(&probe) {
-        Ok(mut t) => t.remove("v").unwrap_or_else(|| toml::Value::String(v.to_string())),
+        Ok(mut t) => t
+            .remove("v")
+            .unwrap_or_else(|| toml::Value::String(v.to_string())),
         Err(_) => toml::Value::String(v.to_string()),
     }
 }
@@ -335,7 +367,12 @@ mod tests {
     fn overrides_reach_any_key() {
         let c = SystemConfig::load_preset(
             "4c1g",
-            &["llc=8388608,32,64".into(), "llc.policy=srrip".into(), "cpus=2".into(), "llc.params.threshold=4".into()],
+            &[
+                "llc=8388608,32,64".into(),
+                "llc.policy=srrip".into(),
+                "cpus=2".into(),
+                "llc.params.threshold=4".into(),
+            ],
         )
         .unwrap();
         assert_eq!(c.llc.geometry, "8388608,32,64");
@@ -348,8 +385,17 @@ mod tests {
 
     #[test]
     fn bad_configs_name_the_problem() {
-        let err = |o: &str| format!("{:#}", SystemConfig::load_preset("4c1g", &[o.into()]).unwrap_err());
-        assert!(err("llc=1000,3,64").contains("llc.geometry"), "{}", err("llc=1000,3,64"));
+        let err = |o: &str| {
+            format!(
+                "{:#}",
+                SystemConfig::load_preset("4c1g", &[o.into()]).unwrap_err()
+            )
+        };
+        assert!(
+            err("llc=1000,3,64").contains("llc.geometry"),
+            "{}",
+            err("llc=1000,3,64")
+        );
         assert!(err("cpus=x").contains("cpus"));
         assert!(err("nonsense=1").contains("nonsense"));
         assert!(err("llc.banks=0").contains("banks"));

@@ -14,7 +14,9 @@ use crate::config::{LevelConfig, SystemConfig};
 use crate::stats::{LevelStats, RunStats, Table};
 use anyhow::{bail, Context, Result};
 use apusim_cache::policies::lru::Lru;
-use apusim_cache::{Cache, CacheError, Evicted, FaLru, Geometry, LineMeta, Outcome, Policy, PolicyContext};
+use apusim_cache::{
+    Cache, CacheError, Evicted, FaLru, Geometry, LineMeta, Outcome, Policy, PolicyContext,
+};
 use apusim_trace::{Access, Agent, Op, Stream};
 
 /// Fully-associative caches with more ways than this use the hashed LRU store.
@@ -134,11 +136,22 @@ impl<P: Policy> Hierarchy<P> {
             for s in &gc.streams {
                 gpu_entry[*s as usize] = Target::Level(first_gpu + i);
             }
-            levels.push(build_level(cfg, &gc.name, &gc.level(), gc.units, Owner::PerUnit, next)?);
+            levels.push(build_level(
+                cfg,
+                &gc.name,
+                &gc.level(),
+                gc.units,
+                Owner::PerUnit,
+                next,
+            )?);
         }
         let g = crate::config::parse_geometry(&cfg.llc.geometry)?;
         if cfg.llc.cpu_inclusive {
-            if let Some(bad) = levels.iter().take(first_gpu).find(|l| l.line_bits > g.line.trailing_zeros()) {
+            if let Some(bad) = levels
+                .iter()
+                .take(first_gpu)
+                .find(|l| l.line_bits > g.line.trailing_zeros())
+            {
                 bail!(
                     "CPU-inclusive LLC with {}-byte lines cannot hold {}'s {}-byte lines",
                     g.line,
@@ -226,7 +239,10 @@ impl<P: Policy> Hierarchy<P> {
             let bits = self.bits_of(t);
             let mut miss = false;
             for line in lines(req, bits) {
-                let sub = Access { addr: line << bits, ..*req };
+                let sub = Access {
+                    addr: line << bits,
+                    ..*req
+                };
                 miss |= !self.store_access(t, &sub)?.is_hit();
             }
             self.stats_at(t).of(req).record(req.op, miss);
@@ -249,8 +265,14 @@ impl<P: Policy> Hierarchy<P> {
         };
         let next = self.next_of(t);
         let mut miss = false;
-        for line in lines(req, bits) {
-            let sub = part_in_line(req, line, bits);
+        let span = lines(req, bits);
+        let single = span.start() == span.end();
+        for line in span {
+            let sub = if single {
+                *req
+            } else {
+                part_in_line(req, line, bits)
+            };
             let outcome = self.store_access(t, &sub)?;
             match outcome {
                 Outcome::Hit { write_through } => {
@@ -277,7 +299,11 @@ impl<P: Policy> Hierarchy<P> {
                         let fetch = Access {
                             addr: line << bits,
                             size: line_bytes(bits),
-                            op: if req.op == Op::Prefetch { Op::Prefetch } else { Op::Read },
+                            op: if req.op == Op::Prefetch {
+                                Op::Prefetch
+                            } else {
+                                Op::Read
+                            },
                             flags: req.flags & !Access::MODIFY,
                             ..*req
                         };
@@ -340,7 +366,11 @@ impl<P: Policy> Hierarchy<P> {
                 while a < addr + (1u64 << llc_bits) {
                     if let Some(m) = inst.invalidate(a) {
                         dirty |= m.dirty();
-                        level.stats.counts.at(Agent::cpu(core as u8), m.stream()).back_invalidations += 1;
+                        level
+                            .stats
+                            .counts
+                            .at(Agent::cpu(core as u8), m.stream())
+                            .back_invalidations += 1;
                     }
                     a += step;
                 }
@@ -355,10 +385,15 @@ impl<P: Policy> Hierarchy<P> {
             Target::Llc => self.llc.access(req)?,
             Target::Level(i) => {
                 let level = &mut self.levels[i];
-                let inst = match level.owner {
-                    Owner::PerCore => req.agent.cpu_index().unwrap_or(0),
-                    Owner::PerUnit => req.unit as usize,
-                } % level.instances.len();
+                let n = level.instances.len();
+                let inst = if n == 1 {
+                    0
+                } else {
+                    match level.owner {
+                        Owner::PerCore => req.agent.cpu_index().unwrap_or(0) % n,
+                        Owner::PerUnit => req.unit as usize % n,
+                    }
+                };
                 level.instances[inst].access(req)?
             }
             Target::Memory => unreachable!("memory has no store"),

@@ -99,10 +99,22 @@ fn instructions_of(stats: &RunStats, a: Agent) -> u64 {
 /// stream.
 pub fn run_table(r: &RunResult) -> String {
     let s = &r.stats;
-    let mut out = format!("policy {}: {} trace accesses\n\n", r.policy, s.trace_accesses);
+    let mut out = format!(
+        "policy {}: {} trace accesses\n\n",
+        r.policy, s.trace_accesses
+    );
     let mut t = TextTable::new([
-        "level/agent", "accesses", "hits", "misses", "miss rate", "MPKI", "writebacks in", "bypasses",
-        "evictions", "dirty evict", "back-inval",
+        "level/agent",
+        "accesses",
+        "hits",
+        "misses",
+        "miss rate",
+        "MPKI",
+        "writebacks in",
+        "bypasses",
+        "evictions",
+        "dirty evict",
+        "back-inval",
     ]);
     for level in &s.levels {
         for a in level.counts.agents() {
@@ -185,7 +197,10 @@ pub fn comparison_table(results: &[RunResult]) -> String {
     };
     let base = |r: &RunResult| {
         let l = &r.stats.llc().counts;
-        (l.class_total(false).read_misses, l.class_total(true).read_misses)
+        (
+            l.class_total(false).read_misses,
+            l.class_total(true).read_misses,
+        )
     };
     let (b_cpu, b_gpu) = base(first);
     let ratio = |x: u64, b: u64| {
@@ -196,8 +211,16 @@ pub fn comparison_table(results: &[RunResult]) -> String {
         }
     };
     let mut t = TextTable::new([
-        "policy", "LLC accesses", "LLC hit rate", "CPU read misses", "GPU read misses",
-        "read misses", "CPU norm", "GPU norm", "total norm", "memory accesses",
+        "policy",
+        "LLC accesses",
+        "LLC hit rate",
+        "CPU read misses",
+        "GPU read misses",
+        "read misses",
+        "CPU norm",
+        "GPU norm",
+        "total norm",
+        "memory accesses",
     ]);
     for r in results {
         let l = &r.stats.llc().counts;
@@ -268,7 +291,11 @@ struct JsonReport<'a> {
 }
 
 /// The whole run as JSON: version, configuration, inputs and every counter.
-pub fn to_json(cfg: &crate::config::SystemConfig, inputs: &str, results: &[RunResult]) -> Result<String> {
+pub fn to_json(
+    cfg: &crate::config::SystemConfig,
+    inputs: &str,
+    results: &[RunResult],
+) -> Result<String> {
     let r = JsonReport {
         apusim_version: env!("CARGO_PKG_VERSION"),
         config: cfg,
@@ -297,8 +324,13 @@ impl CachegrindCounters {
     pub fn from_stats(s: &RunStats) -> Result<CachegrindCounters> {
         let core = Agent::cpu(0);
         let get = |name: &str, st: Stream| -> Result<Counts> {
-            let level = if name == "llc" { Some(s.llc()) } else { s.level(name) };
-            let level = level.with_context(|| format!("cachegrind output needs a `{name}` level"))?;
+            let level = if name == "llc" {
+                Some(s.llc())
+            } else {
+                s.level(name)
+            };
+            let level =
+                level.with_context(|| format!("cachegrind output needs a `{name}` level"))?;
             Ok(*level.counts.get(core, st))
         };
         let i1 = get("l1i", Stream::CpuInstr)?;
@@ -322,7 +354,15 @@ impl CachegrindCounters {
     pub fn render(&self) -> String {
         format!(
             "events: Ir I1mr ILmr Dr D1mr DLmr Dw D1mw DLmw\nsummary: {} {} {} {} {} {} {} {} {}\n",
-            self.ir, self.i1mr, self.ilmr, self.dr, self.d1mr, self.dlmr, self.dw, self.d1mw, self.dlmw
+            self.ir,
+            self.i1mr,
+            self.ilmr,
+            self.dr,
+            self.d1mr,
+            self.dlmr,
+            self.dw,
+            self.d1mw,
+            self.dlmw
         )
     }
 }

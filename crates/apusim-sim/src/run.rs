@@ -174,9 +174,10 @@ impl Cursor {
 
     #[inline]
     fn head_time(&self) -> Option<u64> {
-        self.buf
-            .get(self.pos)
-            .map(|a| a.time.saturating_mul(self.scale[a.agent.to_byte() as usize]))
+        self.buf.get(self.pos).map(|a| {
+            a.time
+                .saturating_mul(self.scale[a.agent.to_byte() as usize])
+        })
     }
 }
 
@@ -272,8 +273,9 @@ pub fn simulate<P: Policy>(
                     .with_context(|| format!("in {}", c.input.name))?;
                 seen[byte] = true;
             }
-            h.access(&acc)
-                .with_context(|| format!("simulating access {count} of the run ({})", c.input.name))?;
+            h.access(&acc).with_context(|| {
+                format!("simulating access {count} of the run ({})", c.input.name)
+            })?;
             if acc.agent.is_cpu() {
                 let slot = &mut instructions[acc.agent.dense_index(cfg.cpus)];
                 *slot = (*slot).max(acc.time);

@@ -110,7 +110,9 @@ impl Table {
     }
     /// All agents of the system: cores, then the GPU.
     pub fn agents(&self) -> impl Iterator<Item = Agent> {
-        (0..self.cpus as u8).map(Agent::cpu).chain(std::iter::once(Agent::GPU))
+        (0..self.cpus as u8)
+            .map(Agent::cpu)
+            .chain(std::iter::once(Agent::GPU))
     }
     /// The sum over streams for one agent.
     pub fn agent_total(&self, agent: Agent) -> Counts {

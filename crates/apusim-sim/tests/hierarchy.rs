@@ -57,16 +57,34 @@ fn llc_eviction_back_invalidates_cpu_copies() {
     h.access(&rd(0, 256)).unwrap();
     h.access(&rd(0, 512)).unwrap();
     let s = h.stats();
-    let l1 = s.level("l1d").unwrap().counts.get(Agent::cpu(0), Stream::CpuData);
-    let l2 = s.level("l2").unwrap().counts.get(Agent::cpu(0), Stream::CpuData);
+    let l1 = s
+        .level("l1d")
+        .unwrap()
+        .counts
+        .get(Agent::cpu(0), Stream::CpuData);
+    let l2 = s
+        .level("l2")
+        .unwrap()
+        .counts
+        .get(Agent::cpu(0), Stream::CpuData);
     assert_eq!(l1.back_invalidations, 1, "L1D copy of line 0 must go");
     assert_eq!(l2.back_invalidations, 1, "L2 copy of line 0 must go");
     // Reading line 0 again misses everywhere, although L1D and L2 had room for it.
     h.access(&rd(0, 0)).unwrap();
     let s = h.stats();
-    let l1 = s.level("l1d").unwrap().counts.get(Agent::cpu(0), Stream::CpuData);
+    let l1 = s
+        .level("l1d")
+        .unwrap()
+        .counts
+        .get(Agent::cpu(0), Stream::CpuData);
     assert_eq!(l1.read_misses, 4);
-    assert_eq!(s.llc().counts.get(Agent::cpu(0), Stream::CpuData).read_misses, 4);
+    assert_eq!(
+        s.llc()
+            .counts
+            .get(Agent::cpu(0), Stream::CpuData)
+            .read_misses,
+        4
+    );
 }
 
 #[test]
@@ -76,14 +94,32 @@ fn gpu_lines_are_not_back_invalidated_and_cpu_sharing_is_tracked() {
     // The GPU fills line 0; a CPU read then hits it in the LLC and copies it privately.
     h.access(&gpu(0, Op::Read, Stream::ShaderData)).unwrap();
     h.access(&rd(1, 0)).unwrap();
-    assert_eq!(h.stats().llc().counts.get(Agent::cpu(1), Stream::CpuData).read_misses, 0);
+    assert_eq!(
+        h.stats()
+            .llc()
+            .counts
+            .get(Agent::cpu(1), Stream::CpuData)
+            .read_misses,
+        0
+    );
     // Evicting it must still back-invalidate core 1 (the CPU touched it).
     h.access(&gpu(256, Op::Read, Stream::ShaderData)).unwrap();
     h.access(&gpu(512, Op::Read, Stream::ShaderData)).unwrap();
     let s = h.stats();
-    assert_eq!(s.level("l1d").unwrap().counts.get(Agent::cpu(1), Stream::CpuData).back_invalidations, 1);
+    assert_eq!(
+        s.level("l1d")
+            .unwrap()
+            .counts
+            .get(Agent::cpu(1), Stream::CpuData)
+            .back_invalidations,
+        1
+    );
     // Lines only the GPU touched leave without back-invalidations.
-    let total: u64 = s.levels.iter().map(|l| l.counts.total().back_invalidations).sum();
+    let total: u64 = s
+        .levels
+        .iter()
+        .map(|l| l.counts.total().back_invalidations)
+        .sum();
     assert_eq!(total, 2, "one L1D and one L2 copy");
 }
 
@@ -96,10 +132,22 @@ fn dirty_lines_are_written_back_level_by_level() {
     h.access(&rd(0, 64)).unwrap();
     h.access(&rd(0, 128)).unwrap();
     let s = h.stats();
-    let l1 = s.level("l1d").unwrap().counts.get(Agent::cpu(0), Stream::CpuData);
-    let l2 = s.level("l2").unwrap().counts.get(Agent::cpu(0), Stream::CpuData);
+    let l1 = s
+        .level("l1d")
+        .unwrap()
+        .counts
+        .get(Agent::cpu(0), Stream::CpuData);
+    let l2 = s
+        .level("l2")
+        .unwrap()
+        .counts
+        .get(Agent::cpu(0), Stream::CpuData);
     assert_eq!((l1.writes, l1.write_misses, l1.dirty_evictions), (1, 1, 1));
-    assert_eq!((l2.writebacks, l2.writeback_misses), (1, 0), "L2 holds line 0 from the RFO");
+    assert_eq!(
+        (l2.writebacks, l2.writeback_misses),
+        (1, 0),
+        "L2 holds line 0 from the RFO"
+    );
     // The write miss fetched the line (read for ownership), so L2 saw 3 reads.
     assert_eq!(l2.reads, 3);
     assert_eq!(s.memory.total().writes + s.memory.total().writebacks, 0);
@@ -113,13 +161,21 @@ fn accesses_straddling_two_lines_count_once() {
     a.size = 8; // bytes 60..68: lines 0 and 1
     h.access(&a).unwrap();
     let s = h.stats();
-    let l1 = s.level("l1d").unwrap().counts.get(Agent::cpu(0), Stream::CpuData);
+    let l1 = s
+        .level("l1d")
+        .unwrap()
+        .counts
+        .get(Agent::cpu(0), Stream::CpuData);
     assert_eq!((l1.reads, l1.read_misses), (1, 1));
     // Both lines were fetched: the LLC saw one access per line.
     assert_eq!(s.llc().counts.get(Agent::cpu(0), Stream::CpuData).reads, 2);
     h.access(&a).unwrap();
     let s = h.stats();
-    let l1 = s.level("l1d").unwrap().counts.get(Agent::cpu(0), Stream::CpuData);
+    let l1 = s
+        .level("l1d")
+        .unwrap()
+        .counts
+        .get(Agent::cpu(0), Stream::CpuData);
     assert_eq!((l1.reads, l1.read_misses), (2, 1));
 }
 
@@ -151,7 +207,13 @@ fn bypassing_a_cpu_line_in_an_inclusive_llc_is_refused() {
     // GPU reads may bypass: they go to memory.
     h.access(&gpu(0, Op::Read, Stream::StaticTexture)).unwrap();
     let s = h.stats();
-    assert_eq!(s.llc().counts.get(Agent::GPU, Stream::StaticTexture).bypasses, 1);
+    assert_eq!(
+        s.llc()
+            .counts
+            .get(Agent::GPU, Stream::StaticTexture)
+            .bypasses,
+        1
+    );
     assert_eq!(s.memory.get(Agent::GPU, Stream::StaticTexture).reads, 1);
     let err = h.access(&rd(0, 4096)).unwrap_err();
     assert!(format!("{err:#}").contains("inclusion"), "{err:#}");
@@ -176,25 +238,52 @@ fn gpu_render_caches_route_by_stream_and_unit() {
     );
     let mut h = lru_hierarchy(&cfg);
     // Unit 0 and unit 1 each write line 0 of the color surface: private L1s, both miss, no fetch.
-    h.access(&gpu(0, Op::Write, Stream::Color).with_unit(0)).unwrap();
-    h.access(&gpu(0, Op::Write, Stream::Color).with_unit(1)).unwrap();
-    h.access(&gpu(0, Op::Write, Stream::Color).with_unit(0)).unwrap();
+    h.access(&gpu(0, Op::Write, Stream::Color).with_unit(0))
+        .unwrap();
+    h.access(&gpu(0, Op::Write, Stream::Color).with_unit(1))
+        .unwrap();
+    h.access(&gpu(0, Op::Write, Stream::Color).with_unit(0))
+        .unwrap();
     let s = h.stats();
-    let l1 = s.level("color-l1").unwrap().counts.get(Agent::GPU, Stream::Color);
+    let l1 = s
+        .level("color-l1")
+        .unwrap()
+        .counts
+        .get(Agent::GPU, Stream::Color);
     assert_eq!((l1.writes, l1.write_misses), (3, 2));
-    assert_eq!(s.level("color-l2").unwrap().counts.total().accesses(), 0, "no fetch on write");
+    assert_eq!(
+        s.level("color-l2").unwrap().counts.total().accesses(),
+        0,
+        "no fetch on write"
+    );
     // Evict unit 0's dirty 256-byte line: it reaches color-l2 as one writeback access that
     // covers four of color-l2's 64-byte lines.
     for k in 1..=2 {
-        h.access(&gpu(k * 512, Op::Write, Stream::Color).with_unit(0)).unwrap();
+        h.access(&gpu(k * 512, Op::Write, Stream::Color).with_unit(0))
+            .unwrap();
     }
     let s = h.stats();
-    let l2 = s.level("color-l2").unwrap().counts.get(Agent::GPU, Stream::Color);
+    let l2 = s
+        .level("color-l2")
+        .unwrap()
+        .counts
+        .get(Agent::GPU, Stream::Color);
     assert_eq!(l2.writebacks, 1);
-    assert_eq!(s.level("color-l2").unwrap().counts.total().writeback_misses, 1);
+    assert_eq!(
+        s.level("color-l2").unwrap().counts.total().writeback_misses,
+        1
+    );
     // Texture reads have no GPU cache in this system: straight to the LLC.
-    h.access(&gpu(1 << 20, Op::Read, Stream::StaticTexture)).unwrap();
-    assert_eq!(h.stats().llc().counts.get(Agent::GPU, Stream::StaticTexture).reads, 1);
+    h.access(&gpu(1 << 20, Op::Read, Stream::StaticTexture))
+        .unwrap();
+    assert_eq!(
+        h.stats()
+            .llc()
+            .counts
+            .get(Agent::GPU, Stream::StaticTexture)
+            .reads,
+        1
+    );
 }
 
 struct Fixed(Vec<(String, Vec<Access>, u32)>);
@@ -248,22 +337,43 @@ fn agents_merge_in_global_time_by_their_clocks() {
     let mut h = lru_hierarchy(&cfg);
     let s = simulate(&mut h, &cfg, inputs.open().unwrap(), &RunOptions::default()).unwrap();
     assert_eq!(s.trace_accesses, 3);
-    assert_eq!(s.llc().counts.get(Agent::cpu(0), Stream::CpuData).read_misses, 0);
+    assert_eq!(
+        s.llc()
+            .counts
+            .get(Agent::cpu(0), Stream::CpuData)
+            .read_misses,
+        0
+    );
     // With the CPU twice as slow, its access comes after the GPU's second one and still hits.
     let cpu = vec![rd(0, 0).with_time(10)];
     let g = vec![gpu(0, Op::Read, Stream::Vertex).with_time(4)];
     let late = Fixed(vec![("cpu".into(), cpu, 500), ("gpu".into(), g, 1000)]);
     let mut h = lru_hierarchy(&cfg);
     let s = simulate(&mut h, &cfg, late.open().unwrap(), &RunOptions::default()).unwrap();
-    assert_eq!(s.llc().counts.get(Agent::cpu(0), Stream::CpuData).read_misses, 0);
+    assert_eq!(
+        s.llc()
+            .counts
+            .get(Agent::cpu(0), Stream::CpuData)
+            .read_misses,
+        0
+    );
     // And with the CPU first (time 2 at 2000 MHz = 1 ns) it misses.
     let cpu = vec![rd(0, 0).with_time(2)];
     let g = vec![gpu(0, Op::Read, Stream::Vertex).with_time(4)];
     let early = Fixed(vec![("cpu".into(), cpu, 2000), ("gpu".into(), g, 1000)]);
     let mut h = lru_hierarchy(&cfg);
     let s = simulate(&mut h, &cfg, early.open().unwrap(), &RunOptions::default()).unwrap();
-    assert_eq!(s.llc().counts.get(Agent::cpu(0), Stream::CpuData).read_misses, 1);
-    assert_eq!(s.llc().counts.get(Agent::GPU, Stream::Vertex).read_misses, 0);
+    assert_eq!(
+        s.llc()
+            .counts
+            .get(Agent::cpu(0), Stream::CpuData)
+            .read_misses,
+        1
+    );
+    assert_eq!(
+        s.llc().counts.get(Agent::GPU, Stream::Vertex).read_misses,
+        0
+    );
 }
 
 #[test]

@@ -26,7 +26,12 @@ pub enum CpuKind {
 }
 
 impl CpuKind {
-    pub const ALL: [CpuKind; 4] = [CpuKind::Stream, CpuKind::Chase, CpuKind::HotTable, CpuKind::Stencil];
+    pub const ALL: [CpuKind; 4] = [
+        CpuKind::Stream,
+        CpuKind::Chase,
+        CpuKind::HotTable,
+        CpuKind::Stencil,
+    ];
     pub fn name(self) -> &'static str {
         match self {
             CpuKind::Stream => "stream",
@@ -62,7 +67,10 @@ impl CpuSynth {
             kind.name(),
             0,
             &[Stream::CpuInstr, Stream::CpuData],
-            &format!("apusim synthetic cpu kind={} instructions={instructions} seed={seed}", kind.name()),
+            &format!(
+                "apusim synthetic cpu kind={} instructions={instructions} seed={seed}",
+                kind.name()
+            ),
         );
         CpuSynth {
             header,
@@ -98,7 +106,10 @@ impl CpuSynth {
                 match r.below(4) {
                     0 => (self.data_base + self.cursor, false),
                     1 => (self.data_base + (self.cursor + 64 * 1024) % PLANE, false),
-                    2 => (self.data_base + (self.cursor + PLANE - 64 * 1024) % PLANE, false),
+                    2 => (
+                        self.data_base + (self.cursor + PLANE - 64 * 1024) % PLANE,
+                        false,
+                    ),
                     _ => (self.data_base + 2 * PLANE + self.cursor, true),
                 }
             }
@@ -231,7 +242,11 @@ impl RenderSynth {
 
     fn emit(&mut self, out: &mut Vec<Access>, stream: Stream, op: Op, addr: u64, unit: u16) {
         self.cycle += 1;
-        out.push(Access::new(Agent::GPU, stream, op, addr, 64).with_time(self.cycle).with_unit(unit));
+        out.push(
+            Access::new(Agent::GPU, stream, op, addr, 64)
+                .with_time(self.cycle)
+                .with_unit(unit),
+        );
     }
 
     /// Address of the 8×8 tile `t` (4 bytes per pixel, tiles stored contiguously).
@@ -242,7 +257,7 @@ impl RenderSynth {
     /// One tile of a geometry pass into `target` (sampling textures in the main pass).
     fn geometry_tile(&mut self, out: &mut Vec<Access>, t: u64, tiles: u64, main: bool) {
         let rop = (t % ROPS as u64) as u16;
-        if t % 16 == 0 {
+        if t.is_multiple_of(16) {
             let v = self.s.vertices + (self.rng.below(1 << 14) * 32);
             self.emit(out, Stream::Vertex, Op::Read, v, 0);
         }
@@ -300,7 +315,13 @@ impl RenderSynth {
             }
             _ => {
                 for line in 0..4 {
-                    self.emit(out, Stream::Display, Op::Read, self.s.display + t * 256 + line * 64, 0);
+                    self.emit(
+                        out,
+                        Stream::Display,
+                        Op::Read,
+                        self.s.display + t * 256 + line * 64,
+                        0,
+                    );
                 }
             }
         }
@@ -338,7 +359,8 @@ pub fn demo_mix(cpus: u8, scale: u64, seed: u64) -> Vec<(String, Box<dyn AccessS
     let mut v: Vec<(String, Box<dyn AccessSource>)> = (0..cpus)
         .map(|c| {
             let kind = CpuKind::ALL[c as usize % CpuKind::ALL.len()];
-            let src: Box<dyn AccessSource> = Box::new(CpuSynth::new(c, kind, 1_500_000 * scale, seed));
+            let src: Box<dyn AccessSource> =
+                Box::new(CpuSynth::new(c, kind, 1_500_000 * scale, seed));
             (format!("synthetic cpu{c} ({})", kind.name()), src)
         })
         .collect();
@@ -371,7 +393,12 @@ mod tests {
         }
         let instr = a.iter().filter(|x| x.stream == Stream::CpuInstr).count();
         assert_eq!(instr, 10_000);
-        for s in [Stream::Color, Stream::DynamicTexture, Stream::Depth, Stream::Display] {
+        for s in [
+            Stream::Color,
+            Stream::DynamicTexture,
+            Stream::Depth,
+            Stream::Display,
+        ] {
             assert!(a.iter().any(|x| x.stream == s), "{s} missing");
         }
     }
@@ -381,9 +408,16 @@ mod tests {
         let mut v = Vec::new();
         let mut r = RenderSynth::new(128, 128, 1, 1);
         while r.next_batch(&mut v).unwrap() {}
-        let written: std::collections::HashSet<u64> =
-            v.iter().filter(|a| a.stream == Stream::Color).map(|a| a.addr).collect();
-        let dyn_reads: Vec<u64> = v.iter().filter(|a| a.stream == Stream::DynamicTexture).map(|a| a.addr).collect();
+        let written: std::collections::HashSet<u64> = v
+            .iter()
+            .filter(|a| a.stream == Stream::Color)
+            .map(|a| a.addr)
+            .collect();
+        let dyn_reads: Vec<u64> = v
+            .iter()
+            .filter(|a| a.stream == Stream::DynamicTexture)
+            .map(|a| a.addr)
+            .collect();
         assert!(!dyn_reads.is_empty());
         assert!(dyn_reads.iter().all(|a| written.contains(a)));
     }

@@ -24,6 +24,10 @@ impl Lru {
 }
 
 impl Policy for Lru {
+    #[inline]
+    fn prefetch_set(&self, set: usize) {
+        super::util::prefetch(&self.stamp, set * self.ways);
+    }
     fn build(ctx: &PolicyContext) -> Result<Self, CacheError> {
         Ok(Lru {
             ways: ctx.ways,
@@ -75,5 +79,9 @@ mod tests {
         // 4 evicts 1 (LRU after 0 re-touched); 1 evicts 2; 2 evicts 3.
         assert_eq!(victims, vec![1, 2, 3]);
         assert_eq!(c.counters().hits, 1);
+        // Ways now hold 0, 4, 1, 2 (way 0 kept line 0); recency order 0 < 4 < 1 < 2.
+        let p = c.policy();
+        let s: Vec<u64> = (0..4).map(|w| p.stamp(0, w)).collect();
+        assert!(s[0] < s[1] && s[1] < s[2] && s[2] < s[3], "{s:?}");
     }
 }

@@ -1,0 +1,279 @@
+//! Every replacement policy, one file each, registered by name in [`REGISTRY`].
+//!
+//! To add a policy: write `policies/<name>.rs` with a type implementing [`crate::Policy`], add
+//! `pub mod <name>;` below and one line to the `registry!` invocation. Nothing else changes:
+//! the CLI's `apusim policies`, `--policy NAME` and the simulation loop all go through here.
+
+pub mod brrip;
+pub mod drp_baseline;
+pub mod drrip;
+pub mod lru;
+pub mod nru;
+pub mod random;
+pub mod ship;
+pub mod ship_hybrid;
+pub mod ship_mem;
+pub mod ship_pc;
+pub mod srrip;
+pub mod ta_drrip;
+pub mod util;
+
+use crate::{CacheError, Policy, PolicyContext};
+
+/// What `apusim policies` lists for each policy.
+#[derive(Clone, Copy, Debug)]
+pub struct PolicyInfo {
+    pub name: &'static str,
+    pub description: &'static str,
+    /// The paper and section the policy comes from.
+    pub source: &'static str,
+}
+
+/// The caller's code, instantiated for one concrete policy type.
+pub trait PolicyVisitor {
+    type Output;
+    fn visit<P: Policy>(self, policy: P) -> Self::Output;
+}
+
+macro_rules! registry {
+    ($($name:literal => $ty:ty, $desc:literal, $src:literal;)+) => {
+        /// All registered policies, in listing order.
+        pub const REGISTRY: &[PolicyInfo] = &[
+            $(PolicyInfo { name: $name, description: $desc, source: $src }),+
+        ];
+
+        /// Build the policy called `name` for `ctx` and run `visitor` with it. When
+        /// `ctx.gpu_write_rules` is set, policies that do not implement the heterogeneous
+        /// baseline's write rules themselves are wrapped in [`util::HeteroWrites`].
+        pub fn build<V: PolicyVisitor>(
+            name: &str,
+            ctx: &PolicyContext,
+            visitor: V,
+        ) -> Result<V::Output, CacheError> {
+            match name {
+                $($name => visit_with::<$ty, V>(ctx, visitor),)+
+                _ => Err(unknown(name)),
+            }
+        }
+    };
+}
+
+fn visit_with<P: Policy, V: PolicyVisitor>(
+    ctx: &PolicyContext,
+    visitor: V,
+) -> Result<V::Output, CacheError> {
+    let policy = P::build(ctx)?;
+    if ctx.gpu_write_rules && !P::OWN_WRITE_RULES {
+        Ok(visitor.visit(util::HeteroWrites::wrap(policy, ctx)?))
+    } else {
+        Ok(visitor.visit(policy))
+    }
+}
+
+fn unknown(name: &str) -> CacheError {
+    let known: Vec<&str> = REGISTRY.iter().map(|p| p.name).collect();
+    CacheError::Config(format!(
+        "unknown policy `{name}`; known policies: {}",
+        known.join(", ")
+    ))
+}
+
+/// Information about a registered policy.
+pub fn info(name: &str) -> Option<&'static PolicyInfo> {
+    REGISTRY.iter().find(|p| p.name == name)
+}
+
+registry! {
+    "lru" => lru::Lru, "true least-recently-used", "classic; drp-reuse-probability-shared-llc.txt §6.1 comparator";
+    "random" => random::Random, "uniformly random victim from a seeded SplitMix64", "classic; drp-reuse-probability-shared-llc.txt §2.1 context";
+    "nru" => nru::Nru, "single-bit not-recently-used, lowest-way victim", "drp-reuse-probability-shared-llc.txt §4.1 (NRU)";
+    "srrip" => srrip::Srrip, "static RRIP, 2-bit RRPV, insert at 2", "drp-reuse-probability-shared-llc.txt §2.1 (RRIP, Jaleel et al. ISCA 2010)";
+    "brrip" => brrip::Brrip, "bimodal RRIP: insert at 3, one in 32 at 2", "drp-reuse-probability-shared-llc.txt §2.1 (RRIP, Jaleel et al. ISCA 2010)";
+    "drrip" => drrip::Drrip, "set dueling between SRRIP and BRRIP insertion, 10-bit PSEL", "drp-reuse-probability-shared-llc.txt §2.1, §4.1 (DRRIP)";
+    "ta-drrip" => ta_drrip::TaDrrip, "thread-aware DRRIP: one duel per CPU core and the GPU", "drp-reuse-probability-shared-llc.txt §2.1, §4.1 (TADRRIP)";
+    "ship-pc" => ship_pc::ShipPc, "SHiP with PC-and-core signatures, 16K 3-bit counters", "drp-reuse-probability-shared-llc.txt §2.1, §4.1 (SHiP-PC, Wu et al. MICRO 2011)";
+    "ship-mem" => ship_mem::ShipMem, "SHiP with 16 KB memory-region signatures (address bits 27:14)", "drp-reuse-probability-shared-llc.txt §4.1 (SHiP-mem)";
+    "ship-hybrid" => ship_hybrid::ShipHybrid, "SHiP-PC for CPU accesses, SHiP-mem for GPU accesses, one table", "drp-reuse-probability-shared-llc.txt §4.1 (SHiP-hybrid)";
+    "drp-baseline" => drp_baseline::DrpBaseline, "heterogeneous baseline: SRRIP plus GPU write bypass rules and depth-write duel", "drp-reuse-probability-shared-llc.txt §4.1 (Baseline)";
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{Cache, Geometry, WritePolicy};
+    use apusim_trace::{Access, Agent, Op, Stream};
+    use proptest::prelude::*;
+
+    /// Reports what the registry built: the type's name, whether it carries write rules,
+    /// and its statistics.
+    struct Describe;
+    impl PolicyVisitor for Describe {
+        type Output = (&'static str, bool, Vec<crate::PolicyStat>);
+        fn visit<P: Policy>(self, p: P) -> Self::Output {
+            (std::any::type_name::<P>(), P::OWN_WRITE_RULES, p.stats())
+        }
+    }
+
+    fn llc_ctx(rules: bool) -> PolicyContext {
+        let g = Geometry::new(16 << 20, 16, 64);
+        let mut c = PolicyContext::for_geometry(&g);
+        c.n_cpus = 4;
+        c.gpu_write_rules = rules;
+        c
+    }
+
+    #[test]
+    fn every_policy_builds_for_a_16mb_llc_with_and_without_write_rules() {
+        assert_eq!(REGISTRY[0].name, "lru");
+        let mut names: Vec<&str> = REGISTRY.iter().map(|p| p.name).collect();
+        names.sort_unstable();
+        names.dedup();
+        assert_eq!(names.len(), REGISTRY.len(), "duplicate names");
+        for info in REGISTRY {
+            assert!(
+                !info.description.is_empty() && info.source.contains('§'),
+                "{}",
+                info.name
+            );
+            let (plain, own, _) = build(info.name, &llc_ctx(false), Describe).unwrap();
+            let (ruled, wrapped, stats) = build(info.name, &llc_ctx(true), Describe).unwrap();
+            assert!(wrapped, "{}: write rules missing", info.name);
+            assert!(
+                stats.iter().any(|(k, _)| k == "depth_psel"),
+                "{}",
+                info.name
+            );
+            if info.name == "drp-baseline" {
+                assert!(own);
+                assert_eq!(plain, ruled, "drp-baseline must not be wrapped twice");
+            } else {
+                assert!(!own, "{}", info.name);
+                assert!(ruled.contains("HeteroWrites"), "{}: {ruled}", info.name);
+                assert!(!plain.contains("HeteroWrites"), "{}: {plain}", info.name);
+            }
+            assert_eq!(info.name, super::info(info.name).unwrap().name);
+        }
+        for n in [
+            "lru",
+            "random",
+            "nru",
+            "srrip",
+            "brrip",
+            "drrip",
+            "ta-drrip",
+            "ship-pc",
+            "ship-mem",
+            "ship-hybrid",
+            "drp-baseline",
+        ] {
+            assert!(super::info(n).is_some(), "{n} not registered");
+        }
+    }
+
+    #[test]
+    fn unknown_names_list_the_known_ones() {
+        let err = build("lfu-ish", &llc_ctx(false), Describe).unwrap_err();
+        let msg = err.to_string();
+        assert!(msg.contains("lfu-ish"), "{msg}");
+        for info in REGISTRY {
+            assert!(msg.contains(info.name), "{msg} lacks {}", info.name);
+        }
+        assert!(super::info("lfu-ish").is_none());
+    }
+
+    #[test]
+    fn bad_parameters_are_rejected() {
+        let mut c = llc_ctx(false);
+        c.params.insert("psel_bits".into(), 0.0);
+        assert!(build("drrip", &c, Describe).is_err());
+        assert!(build("ta-drrip", &c, Describe).is_err());
+        let mut c = llc_ctx(true);
+        c.params.insert("depth_psel_bits".into(), 2.5);
+        assert!(build("srrip", &c, Describe).is_err());
+        assert!(build("drp-baseline", &c, Describe).is_err());
+    }
+
+    /// Runs a stream through a cache of the visited policy and checks the engine's books.
+    struct Replay<'a> {
+        geometry: Geometry,
+        inclusive: bool,
+        stream: &'a [Access],
+    }
+    impl PolicyVisitor for Replay<'_> {
+        type Output = Result<(), String>;
+        fn visit<P: Policy>(self, p: P) -> Self::Output {
+            let mut c = Cache::new(self.geometry, WritePolicy::default(), self.inclusive, p)
+                .map_err(|e| e.to_string())?;
+            for (i, a) in self.stream.iter().enumerate() {
+                // A bad victim or an inclusion violation surfaces as an error here.
+                c.access(a).map_err(|e| format!("access {i}: {e}"))?;
+                let n = c.counters();
+                if n.hits + n.misses != i as u64 + 1 {
+                    return Err(format!("access {i}: hits + misses != accesses"));
+                }
+            }
+            let n = *c.counters();
+            if n.fills + n.bypasses != n.misses {
+                return Err(format!("fills + bypasses != misses: {n:?}"));
+            }
+            if c.occupancy() as u64 != n.fills - n.evictions {
+                return Err(format!("occupancy {} vs {n:?}", c.occupancy()));
+            }
+            let _ = c.policy().stats();
+            Ok(())
+        }
+    }
+
+    fn access_strategy() -> impl Strategy<Value = Access> {
+        (
+            0u8..6,
+            0usize..Stream::COUNT,
+            0usize..Op::COUNT,
+            0u64..96,
+            0u64..64,
+        )
+            .prop_map(|(agent, stream, op, line, pc)| {
+                let agent = if agent == 5 {
+                    Agent::GPU
+                } else {
+                    Agent::cpu(agent)
+                };
+                let stream = if agent.is_cpu() {
+                    if stream & 1 == 0 {
+                        Stream::CpuData
+                    } else {
+                        Stream::CpuInstr
+                    }
+                } else {
+                    Stream::ALL[stream]
+                };
+                // Lines spread over 16 KB regions too (line * 257 crosses region bits).
+                Access::new(agent, stream, Op::ALL[op], line * 257 * 64, 8).with_pc(pc * 4)
+            })
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(48))]
+        #[test]
+        fn every_policy_keeps_the_engine_consistent(
+            stream in prop::collection::vec(access_strategy(), 1..400),
+            sets_log in 0u32..5,
+            ways in 1u32..6,
+            rules in any::<bool>(),
+            seed in any::<u64>(),
+        ) {
+            let sets = 1u64 << sets_log;
+            let geometry = Geometry::new(sets * ways as u64 * 64, ways, 64);
+            let mut ctx = PolicyContext::for_geometry(&geometry);
+            ctx.n_cpus = 5; // agent ids 0..5 are cores, plus the GPU
+            ctx.seed = seed;
+            ctx.gpu_write_rules = rules;
+            for info in REGISTRY {
+                let r = build(info.name, &ctx, Replay { geometry, inclusive: true, stream: &stream })
+                    .map_err(|e| e.to_string())
+                    .and_then(|r| r);
+                prop_assert!(r.is_ok(), "{} (rules {}): {:?}", info.name, rules, r);
+            }
+        }
+    }
+}

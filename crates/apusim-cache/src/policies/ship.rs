@@ -1,0 +1,171 @@
+//! The signature-based hit predictor (SHiP) engine shared by `ship-pc`, `ship-mem` and
+//! `ship-hybrid`, exactly as drp-reuse-probability-shared-llc.txt §4.1 ("SHiP-mem",
+//! "SHiP-hybrid") defines it, after Wu et al. (MICRO 2011). The three policies differ only in
+//! the signature of an access ([`Signature`]); see [`super::ship_pc`], [`super::ship_mem`] and
+//! [`super::ship_hybrid`].
+//!
+//! - One table T of 16K 3-bit saturating counters, indexed by a 14-bit signature.
+//! - Each line stores the signature of the access that filled it and a reuse bit.
+//! - Hit: the line's signature counter increments (saturating at 7), the reuse bit is set and
+//!   the RRPV becomes 0.
+//! - Eviction of a line without reuse: its signature counter decrements (saturating at 0).
+//! - Fill: RRPV 3 if the filling access's signature counter is 0, else RRPV 2.
+//! - Victim: SRRIP's (lowest way with RRPV 3, aging the set until there is one).
+//!
+//! Choices the paper leaves open: the counters start at 1 (parameter `ship_init`, 0..=7),
+//! so a cold table inserts like SRRIP until a signature proves dead; the signature is taken
+//! at fill time from the filling access (allocated write misses included) and kept for the
+//! line's lifetime; back-invalidated lines (which the engine does not report) train nothing.
+
+use super::util::{rrip_victim, sat_dec, sat_inc, RRPV_LONG, RRPV_MAX};
+use crate::{CacheError, Evicted, Policy, PolicyContext, PolicyStat, SetView};
+use apusim_trace::Access;
+use std::marker::PhantomData;
+
+/// Number of counters in the table T (16K).
+pub const TABLE_ENTRIES: usize = 1 << 14;
+/// Mask of a 14-bit signature.
+pub const SIG_MASK: u64 = (TABLE_ENTRIES - 1) as u64;
+/// Largest value of a 3-bit counter.
+pub const COUNTER_MAX: u8 = 7;
+
+/// How a SHiP variant signs an access.
+pub trait Signature: 'static {
+    /// The 14-bit signature of `req` (`n_cpus` is the system's core count, for hashing agents).
+    fn signature(req: &Access, n_cpus: usize) -> u16;
+}
+
+/// SHiP-mem's signature: address bits \[27:14\], the 16 KB region identifier.
+#[inline]
+pub fn mem_signature(addr: u64) -> u16 {
+    ((addr >> 14) & SIG_MASK) as u16
+}
+
+/// SHiP-PC's signature: the lower 14 bits of the PC XORed with the bit-reversed core id
+/// (core-id bit `i` flips signature bit `13 - i`), so the same PC on different cores lands
+/// on different counters while core 0 sees the plain PC bits.
+#[inline]
+pub fn pc_signature(pc: u64, core: usize) -> u16 {
+    ((pc ^ ((core as u64).reverse_bits() >> 50)) & SIG_MASK) as u16
+}
+
+/// Bit of a line's stored signature word that holds its reuse bit (signatures use 14 bits).
+const REUSED: u16 = 1 << 15;
+
+/// The SHiP engine for signature kind `S`.
+pub struct Ship<S> {
+    ways: usize,
+    n_cpus: usize,
+    rrpv: Vec<u8>,
+    /// Per line: the fill signature in bits 13:0, the reuse bit in bit 15 (one array, so a
+    /// hit or an eviction touches one word).
+    sig: Vec<u16>,
+    table: Vec<u8>,
+    _kind: PhantomData<fn() -> S>,
+}
+
+impl<S: Signature> Ship<S> {
+    /// RRPV of a line (0 near .. 3 distant).
+    pub fn rrpv(&self, set: usize, way: usize) -> u8 {
+        self.rrpv[set * self.ways + way]
+    }
+    /// Signature stored with a line.
+    pub fn signature(&self, set: usize, way: usize) -> u16 {
+        self.sig[set * self.ways + way] & SIG_MASK as u16
+    }
+    /// Reuse bit of a line.
+    pub fn reused(&self, set: usize, way: usize) -> bool {
+        self.sig[set * self.ways + way] & REUSED != 0
+    }
+    /// Counter of signature `sig` in the table T.
+    pub fn counter(&self, sig: u16) -> u8 {
+        self.table[sig as usize & (TABLE_ENTRIES - 1)]
+    }
+    /// The signature this policy gives `req`.
+    pub fn sign(&self, req: &Access) -> u16 {
+        S::signature(req, self.n_cpus) & SIG_MASK as u16
+    }
+}
+
+impl<S: Signature> Policy for Ship<S> {
+    #[inline]
+    fn prefetch_set(&self, set: usize) {
+        super::util::prefetch(&self.rrpv, set * self.ways);
+    }
+    fn build(ctx: &PolicyContext) -> Result<Self, CacheError> {
+        let init = ctx.int_param("ship_init", 1, 0..=COUNTER_MAX as u64)? as u8;
+        let n = ctx.sets * ctx.ways;
+        Ok(Ship {
+            ways: ctx.ways,
+            n_cpus: ctx.n_cpus,
+            rrpv: vec![RRPV_MAX; n],
+            sig: vec![0; n],
+            table: vec![init; TABLE_ENTRIES],
+            _kind: PhantomData,
+        })
+    }
+    #[inline]
+    fn on_hit(&mut self, set: usize, way: usize, _req: &Access) {
+        let i = set * self.ways + way;
+        let s = self.sig[i];
+        self.sig[i] = s | REUSED;
+        self.rrpv[i] = 0;
+        sat_inc(&mut self.table[(s & !REUSED) as usize], COUNTER_MAX);
+    }
+    #[inline]
+    fn victim(&mut self, set: usize, _req: &Access, _view: &SetView<'_>) -> usize {
+        let base = set * self.ways;
+        rrip_victim(&mut self.rrpv[base..base + self.ways])
+    }
+    #[inline]
+    fn on_evict(&mut self, set: usize, way: usize, _victim: &Evicted) {
+        let s = self.sig[set * self.ways + way];
+        if s & REUSED == 0 {
+            sat_dec(&mut self.table[s as usize]);
+        }
+    }
+    #[inline]
+    fn on_fill(&mut self, set: usize, way: usize, req: &Access) {
+        let i = set * self.ways + way;
+        let s = self.sign(req);
+        self.sig[i] = s;
+        self.rrpv[i] = if self.table[s as usize] == 0 {
+            RRPV_MAX
+        } else {
+            RRPV_LONG
+        };
+    }
+    fn stats(&self) -> Vec<PolicyStat> {
+        let zeros = self.table.iter().filter(|&&c| c == 0).count();
+        let sum: u64 = self.table.iter().map(|&c| c as u64).sum();
+        vec![
+            ("table_zero_counters".into(), zeros as f64),
+            (
+                "table_mean_counter".into(),
+                sum as f64 / TABLE_ENTRIES as f64,
+            ),
+        ]
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn signatures_take_the_documented_bits() {
+        assert_eq!(mem_signature(0), 0);
+        assert_eq!(mem_signature(0x3FFF), 0, "bits below 14 ignored");
+        assert_eq!(mem_signature(1 << 14), 1);
+        assert_eq!(mem_signature(0x0FFF_C000), 0x3FFF, "bits 27:14");
+        assert_eq!(mem_signature(1 << 28), 0, "bit 28 ignored");
+        assert_eq!(pc_signature(0x40_1234, 0), 0x1234);
+        assert_eq!(pc_signature(0x1234, 1), 0x1234 ^ 0x2000);
+        assert_eq!(pc_signature(0x1234, 2), 0x1234 ^ 0x1000);
+        assert_eq!(pc_signature(0x1234, 3), 0x1234 ^ 0x3000);
+        assert_eq!(pc_signature(0, 128), 1 << 6);
+        let sigs: std::collections::BTreeSet<u16> =
+            (0..16).map(|c| pc_signature(0x77, c)).collect();
+        assert_eq!(sigs.len(), 16, "16 cores, 16 signatures for one PC");
+    }
+}

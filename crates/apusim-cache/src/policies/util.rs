@@ -1,0 +1,1045 @@
+//! Shared building blocks of the policies: saturating counters, a deterministic RNG, RRIP
+//! victim selection, set sampling, set dueling (global and per agent), and
+//! [`HeteroWrites`], the heterogeneous baseline's GPU write rules of
+//! drp-reuse-probability-shared-llc.txt §4.1 applied on top of any policy.
+//!
+//! # Set sampling ("complement-select")
+//!
+//! [`SetSampler`] picks the leader sets of a duel by a Boolean function of the set-index bits,
+//! so no table is needed. For a cache of at least 64 sets, the set index is cut into
+//! constituencies of 1024 sets; inside one, `a = set & 31` and `b = (set >> 5) & 31`. A set
+//! leads duel-policy 0 for thread `t` when `b == (a + 2t) % 32`, and duel-policy 1 when
+//! `b == (a + 2t + 1) % 32`. Equivalently, with the *offset* `d = (b - a) mod 32`, a set leads
+//! for thread `d / 2` and policy `d % 2`. Each thread thus owns 32 leaders of each policy per
+//! 1024 sets, and the leader sets of different threads are disjoint.
+//!
+//! Scaling: with `k = min(5, floor(log2(sets)) - 1)` and `m = 2^k`, the fields become
+//! `a = set & (m-1)`, `b = (set >> k) & (m-1)`, offsets are taken mod `m`. For every cache of
+//! at least 64 sets this is exactly the 1024-set rule above (smaller caches simply have fewer
+//! values of `b`, so the leader density stays 1/32 per policy and thread, and every thread
+//! gets at least two leaders of each kind). Caches of 4 to 63 sets use a smaller `m`, which
+//! keeps two leaders of each kind per thread (at a higher density). Caches of fewer than 4
+//! sets have no leaders: every set follows the selector, which keeps its initial choice
+//! (policy 0). Only `m / 2` threads (16 for caches of ≥ 64 sets) get distinct leader sets;
+//! thread `t` shares the leaders of thread `t mod (m/2)`.
+//!
+//! A second, independent duel (the depth-write bypass duel of [`HeteroWrites`]) uses the
+//! *spare* offset `d = m - 1`, which no thread below `m/2 - 1` uses: among the sets with that
+//! offset (one per value of `b`), group 0 is `b % 4 == 0` and group 1 is `b % 4 == 2`, i.e.
+//! 8 sets of each group per 1024 sets. When the cache has fewer than 4 values of `b`
+//! (64 to 127 sets, or fewer), group 0 is `b == 0` and group 1 is `b == 1`, so every cache of
+//! at least 4 sets has one set of each group. These groups are disjoint from the DRRIP
+//! leaders and from the TA-DRRIP leaders of up to 15 agents (14 CPU cores and the GPU) in
+//! every cache of ≥ 64 sets.
+//!
+//! # Set dueling
+//!
+//! A [`Psel`] is an n-bit (default 10) saturating policy selector. A miss in a leader set of
+//! policy 0 increments it, a miss in a leader set of policy 1 decrements it, and follower sets
+//! use policy 1 exactly when its most significant bit is set. It starts at `2^(n-1) - 1`, so
+//! followers start with policy 0 and switch after one net extra miss in the policy-0 leaders.
+//! [`SetDuel`] is one selector for the whole cache (DRRIP); [`AgentDuel`] keeps one selector
+//! and one set of leaders per agent (CPU cores, then the GPU; TA-DRRIP): in a set led by
+//! another agent, an agent follows its own selector.
+
+use crate::{
+    CacheError, Evicted, Feedback, MissAction, Policy, PolicyContext, PolicyStat, SetView,
+};
+use apusim_trace::{Access, Agent, Op, Stream};
+
+// ---------------------------------------------------------------------------------------------
+// Saturating counters
+
+/// An n-bit saturating counter (1 ≤ n ≤ 31).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SatCounter {
+    value: u32,
+    max: u32,
+}
+
+impl SatCounter {
+    /// A counter of `bits` bits starting at `init` (clamped to the maximum).
+    pub fn new(bits: u32, init: u32) -> SatCounter {
+        assert!(
+            (1..=31).contains(&bits),
+            "counter width {bits} out of range"
+        );
+        let max = (1u32 << bits) - 1;
+        SatCounter {
+            value: init.min(max),
+            max,
+        }
+    }
+    #[inline]
+    pub fn get(&self) -> u32 {
+        self.value
+    }
+    #[inline]
+    pub fn max(&self) -> u32 {
+        self.max
+    }
+    #[inline]
+    pub fn inc(&mut self) {
+        if self.value < self.max {
+            self.value += 1;
+        }
+    }
+    #[inline]
+    pub fn dec(&mut self) {
+        self.value = self.value.saturating_sub(1);
+    }
+    #[inline]
+    pub fn is_zero(&self) -> bool {
+        self.value == 0
+    }
+    #[inline]
+    pub fn is_max(&self) -> bool {
+        self.value == self.max
+    }
+    /// The most significant bit of the counter.
+    #[inline]
+    pub fn msb(&self) -> bool {
+        self.value > self.max / 2
+    }
+}
+
+/// Saturating increment of a small counter stored in a byte table.
+#[inline]
+pub fn sat_inc(c: &mut u8, max: u8) {
+    if *c < max {
+        *c += 1;
+    }
+}
+
+/// Saturating decrement of a small counter stored in a byte table.
+#[inline]
+pub fn sat_dec(c: &mut u8) {
+    *c = c.saturating_sub(1);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Deterministic randomness
+
+/// SplitMix64 (Steele, Lea, Flood 2014): a tiny, fast, well-mixed deterministic generator.
+#[derive(Clone, Debug)]
+pub struct SplitMix64 {
+    state: u64,
+}
+
+impl SplitMix64 {
+    pub fn new(seed: u64) -> SplitMix64 {
+        SplitMix64 { state: seed }
+    }
+    /// Seeded from the policy context.
+    pub fn from_ctx(ctx: &PolicyContext) -> SplitMix64 {
+        SplitMix64::new(ctx.seed)
+    }
+    #[inline]
+    pub fn next_u64(&mut self) -> u64 {
+        self.state = self.state.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.state;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+    /// A uniform value in `0..n` (multiply-high; `n` must be positive).
+    #[inline]
+    pub fn below(&mut self, n: usize) -> usize {
+        ((self.next_u64() as u128 * n as u128) >> 64) as usize
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// RRIP
+
+/// Largest re-reference prediction value of a 2-bit RRIP policy ("distant").
+pub const RRPV_MAX: u8 = 3;
+/// SRRIP's insertion value `2^n - 2` ("long").
+pub const RRPV_LONG: u8 = 2;
+
+/// Prefetch hint for `v[i]` (never faults; a no-op off x86-64).
+#[inline]
+pub fn prefetch<T>(v: &[T], i: usize) {
+    let p = v.as_ptr().wrapping_add(i);
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: prefetch is a hint that never faults, whatever the address.
+    unsafe {
+        std::arch::x86_64::_mm_prefetch(p as *const i8, std::arch::x86_64::_MM_HINT_T0);
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = p;
+}
+
+/// RRIP victim selection on the RRPVs of one set: the lowest way whose RRPV is
+/// [`RRPV_MAX`], after aging every line by the same amount until one reaches it (equivalent to
+/// repeatedly incrementing every RRPV by one, done in one step).
+#[inline]
+pub fn rrip_victim(rrpv: &mut [u8]) -> usize {
+    let mut max = 0u8;
+    let mut way = 0usize;
+    for (w, &v) in rrpv.iter().enumerate() {
+        if v >= RRPV_MAX {
+            return w;
+        }
+        if v > max {
+            max = v;
+            way = w;
+        }
+    }
+    let age = RRPV_MAX - max;
+    for v in rrpv.iter_mut() {
+        *v += age;
+    }
+    way
+}
+
+/// BRRIP's bimodal insertion throttle: every `every`-th insertion (the 32nd, 64th, ... by
+/// default) is "long" ([`RRPV_LONG`]), all others "distant" ([`RRPV_MAX`]). Deterministic, so
+/// runs are reproducible without a seed.
+#[derive(Clone, Debug)]
+pub struct Bimodal {
+    count: u32,
+    every: u32,
+}
+
+impl Bimodal {
+    /// Default throttle: one long insertion in 32 (drp-reuse-probability-shared-llc.txt §2.1's
+    /// BRRIP, after the RRIP paper's ε = 1/32).
+    pub const DEFAULT_EVERY: u64 = 32;
+
+    pub fn new(every: u32) -> Bimodal {
+        Bimodal {
+            count: 0,
+            every: every.max(1),
+        }
+    }
+    /// Reads parameter `brrip_throttle` (default 32): one long insertion in that many.
+    pub fn from_ctx(ctx: &PolicyContext) -> Result<Bimodal, CacheError> {
+        let every = ctx.int_param("brrip_throttle", Self::DEFAULT_EVERY, 1..=1 << 20)?;
+        Ok(Bimodal::new(every as u32))
+    }
+    /// The RRPV of the next bimodal insertion.
+    #[inline]
+    pub fn insertion(&mut self) -> u8 {
+        self.count += 1;
+        if self.count >= self.every {
+            self.count = 0;
+            RRPV_LONG
+        } else {
+            RRPV_MAX
+        }
+    }
+}
+
+/// True for the accesses that train set duels: demand reads and writes (not writebacks from
+/// upper levels, not prefetches).
+#[inline]
+pub fn is_demand(op: Op) -> bool {
+    matches!(op, Op::Read | Op::Write)
+}
+
+/// Index of `agent` in a per-agent table of `n_cpus + 1` entries (cores, then the GPU). A
+/// core beyond the configured count folds onto core `id % n_cpus` rather than panicking.
+#[inline]
+pub fn agent_slot(agent: Agent, n_cpus: usize) -> usize {
+    match agent.cpu_index() {
+        Some(i) if i < n_cpus => i,
+        Some(i) => i % n_cpus.max(1),
+        None => n_cpus,
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Set sampling
+
+/// Leader-set selection by Boolean functions of the set-index bits (see the module doc).
+#[derive(Clone, Copy, Debug)]
+pub struct SetSampler {
+    k: u32,
+    mask: usize,
+    half: usize,
+    enabled: bool,
+    /// The cache has at least 4 values of `b`: spare groups use `b % 4`.
+    wide: bool,
+}
+
+impl SetSampler {
+    pub fn new(sets: usize) -> SetSampler {
+        if sets < 4 {
+            return SetSampler {
+                k: 0,
+                mask: 0,
+                half: 1,
+                enabled: false,
+                wide: false,
+            };
+        }
+        let k = (sets.ilog2() - 1).min(5);
+        let m = 1usize << k;
+        let b_values = sets.div_ceil(m).min(m);
+        SetSampler {
+            k,
+            mask: m - 1,
+            half: m / 2,
+            enabled: true,
+            wide: b_values >= 4,
+        }
+    }
+
+    /// Number of threads with distinct leader sets (`m / 2`).
+    pub fn distinct_threads(&self) -> usize {
+        if self.enabled {
+            self.half
+        } else {
+            0
+        }
+    }
+
+    /// `(b - a) mod m` of `set`.
+    #[inline]
+    fn offset(&self, set: usize) -> usize {
+        let a = set & self.mask;
+        let b = (set >> self.k) & self.mask;
+        b.wrapping_sub(a) & self.mask
+    }
+
+    /// The duel policy (0 or 1) `set` always uses for `thread`, or `None` for a follower.
+    #[inline]
+    pub fn leader(&self, set: usize, thread: usize) -> Option<u8> {
+        let d = self.offset(set);
+        (self.enabled && d >> 1 == thread % self.half).then_some((d & 1) as u8)
+    }
+
+    /// Group (0 or 1) of `set` in the second, independent duel on the spare offset, or
+    /// `None` (see the module doc).
+    #[inline]
+    pub fn spare_leader(&self, set: usize) -> Option<u8> {
+        if !self.enabled || self.offset(set) != self.mask {
+            return None;
+        }
+        let b = (set >> self.k) & self.mask;
+        match (self.wide, b) {
+            (true, b) if b & 3 == 0 => Some(0),
+            (true, b) if b & 3 == 2 => Some(1),
+            (false, 0) => Some(0),
+            (false, 1) => Some(1),
+            _ => None,
+        }
+    }
+}
+
+/// A policy selector: an n-bit saturating counter dueling two policies (see the module doc).
+#[derive(Clone, Copy, Debug)]
+pub struct Psel(SatCounter);
+
+impl Psel {
+    /// Default width (drp-reuse-probability-shared-llc.txt §2.1's DRRIP, after the RRIP paper).
+    pub const DEFAULT_BITS: u64 = 10;
+
+    pub fn new(bits: u32) -> Psel {
+        Psel(SatCounter::new(bits, (1 << (bits - 1)) - 1))
+    }
+    /// Width from parameter `key` (default 10 bits, 1..=16).
+    pub fn from_ctx(ctx: &PolicyContext, key: &str) -> Result<Psel, CacheError> {
+        Ok(Psel::new(
+            ctx.int_param(key, Self::DEFAULT_BITS, 1..=16)? as u32
+        ))
+    }
+    /// A miss in a leader set of `policy`.
+    #[inline]
+    pub fn record_miss(&mut self, policy: u8) {
+        if policy == 0 {
+            self.0.inc();
+        } else {
+            self.0.dec();
+        }
+    }
+    /// The policy followers use: 1 iff the most significant bit is set.
+    #[inline]
+    pub fn choice(&self) -> u8 {
+        self.0.msb() as u8
+    }
+    pub fn value(&self) -> u32 {
+        self.0.get()
+    }
+    pub fn max(&self) -> u32 {
+        self.0.max()
+    }
+}
+
+/// One selector for the whole cache (DRRIP, DIP): thread 0's leaders of [`SetSampler`].
+#[derive(Clone, Debug)]
+pub struct SetDuel {
+    sampler: SetSampler,
+    psel: Psel,
+}
+
+impl SetDuel {
+    /// Leaders for `ctx.sets`; selector width from parameter `psel_bits` (default 10).
+    pub fn from_ctx(ctx: &PolicyContext) -> Result<SetDuel, CacheError> {
+        Ok(SetDuel {
+            sampler: SetSampler::new(ctx.sets),
+            psel: Psel::from_ctx(ctx, "psel_bits")?,
+        })
+    }
+    /// The leader kind of `set`, if it is a leader.
+    #[inline]
+    pub fn leader(&self, set: usize) -> Option<u8> {
+        self.sampler.leader(set, 0)
+    }
+    /// A (training) miss in `set`.
+    #[inline]
+    pub fn record_miss(&mut self, set: usize) {
+        if let Some(p) = self.leader(set) {
+            self.psel.record_miss(p);
+        }
+    }
+    /// The policy `set` uses now.
+    #[inline]
+    pub fn policy(&self, set: usize) -> u8 {
+        match self.leader(set) {
+            Some(p) => p,
+            None => self.psel.choice(),
+        }
+    }
+    pub fn psel(&self) -> &Psel {
+        &self.psel
+    }
+}
+
+/// One selector and one set of leaders per agent (TA-DRRIP, TADIP): agent `i` (dense index,
+/// see [`agent_slot`]) is sampler thread `i`.
+#[derive(Clone, Debug)]
+pub struct AgentDuel {
+    sampler: SetSampler,
+    n_cpus: usize,
+    psel: Vec<Psel>,
+}
+
+impl AgentDuel {
+    /// Leaders for `ctx.sets`, one selector per agent of width `psel_bits` (default 10).
+    pub fn from_ctx(ctx: &PolicyContext) -> Result<AgentDuel, CacheError> {
+        let p = Psel::from_ctx(ctx, "psel_bits")?;
+        Ok(AgentDuel {
+            sampler: SetSampler::new(ctx.sets),
+            n_cpus: ctx.n_cpus,
+            psel: vec![p; ctx.agents()],
+        })
+    }
+    #[inline]
+    pub fn slot(&self, agent: Agent) -> usize {
+        agent_slot(agent, self.n_cpus)
+    }
+    /// The leader kind of `set` for `agent`, if `set` is one of `agent`'s leaders.
+    #[inline]
+    pub fn leader(&self, set: usize, agent: Agent) -> Option<u8> {
+        self.sampler.leader(set, self.slot(agent))
+    }
+    /// A (training) miss of `agent` in `set`: trains `agent`'s selector if `set` is one of
+    /// its leaders.
+    #[inline]
+    pub fn record_miss(&mut self, set: usize, agent: Agent) {
+        let slot = self.slot(agent);
+        if let Some(p) = self.sampler.leader(set, slot) {
+            self.psel[slot].record_miss(p);
+        }
+    }
+    /// The policy `agent` uses in `set` now.
+    #[inline]
+    pub fn policy(&self, set: usize, agent: Agent) -> u8 {
+        let slot = self.slot(agent);
+        match self.sampler.leader(set, slot) {
+            Some(p) => p,
+            None => self.psel[slot].choice(),
+        }
+    }
+    /// Selector of `agent`.
+    pub fn psel(&self, agent: Agent) -> &Psel {
+        &self.psel[self.slot(agent)]
+    }
+    /// Number of agents (selectors).
+    pub fn agents(&self) -> usize {
+        self.psel.len()
+    }
+    /// Name of the agent in slot `i`, for statistics.
+    pub fn agent_name(&self, i: usize) -> String {
+        if i == self.n_cpus {
+            "gpu".into()
+        } else {
+            format!("cpu{i}")
+        }
+    }
+    pub fn psel_at(&self, i: usize) -> &Psel {
+        &self.psel[i]
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// The heterogeneous baseline's write rules
+
+/// The heterogeneous baseline's write rules (drp-reuse-probability-shared-llc.txt §4.1) on
+/// top of an inner policy, which keeps serving reads and replacements.
+///
+/// - Reads (and prefetches) pass through unchanged.
+/// - GPU write misses (op `Write` or `Writeback` from [`Agent::GPU`]) of the color, blitter
+///   and shader-data streams are handed to the inner policy exactly like a read miss (its
+///   `on_miss`, then `on_fill` with the unchanged access).
+/// - GPU depth write misses follow the depth-write bypass duel: in the 8-per-1K "always
+///   allocate" sets they are handed to the inner policy, in the 8-per-1K "always bypass" sets
+///   they bypass; every other set bypasses them iff the always-bypass group has suffered
+///   fewer read misses (op `Read`, any agent) than the always-allocate group, as tracked by a
+///   10-bit selector (parameter `depth_psel_bits`; ties allocate). The groups are
+///   [`SetSampler::spare_leader`] groups 0 (allocate) and 1 (bypass), disjoint from the RRIP
+///   duel leaders.
+/// - All other GPU write misses (vertex, index, HiZ, stencil, texture, display, ...) bypass.
+/// - CPU write misses are handed to the inner policy (the LLC keeps CPU lines inclusive).
+/// - Write hits (op `Write` or `Writeback`, any agent) do not update replacement state: the
+///   inner policy's `on_hit` is not called (the engine still marks the line dirty).
+pub struct HeteroWrites<P> {
+    inner: P,
+    sampler: SetSampler,
+    depth_psel: Psel,
+    gpu_write_bypasses: u64,
+    depth_write_bypasses: u64,
+    depth_write_allocations: u64,
+    write_hits: u64,
+}
+
+impl<P: Policy> HeteroWrites<P> {
+    /// Wrap `inner`, built for the same `ctx`.
+    pub fn wrap(inner: P, ctx: &PolicyContext) -> Result<Self, CacheError> {
+        Ok(HeteroWrites {
+            inner,
+            sampler: SetSampler::new(ctx.sets),
+            depth_psel: Psel::from_ctx(ctx, "depth_psel_bits")?,
+            gpu_write_bypasses: 0,
+            depth_write_bypasses: 0,
+            depth_write_allocations: 0,
+            write_hits: 0,
+        })
+    }
+    pub fn inner(&self) -> &P {
+        &self.inner
+    }
+    /// The depth-duel selector (high: the always-allocate group misses more).
+    pub fn depth_psel(&self) -> &Psel {
+        &self.depth_psel
+    }
+    /// The depth-duel group of `set`: `Some(false)` always allocates depth write misses,
+    /// `Some(true)` always bypasses them, `None` follows the selector.
+    pub fn depth_leader(&self, set: usize) -> Option<bool> {
+        self.sampler.spare_leader(set).map(|g| g == 1)
+    }
+    /// True if a depth write miss in `set` would allocate now.
+    #[inline]
+    pub fn depth_allocates(&self, set: usize) -> bool {
+        match self.sampler.spare_leader(set) {
+            Some(g) => g == 0,
+            None => self.depth_psel.choice() == 0,
+        }
+    }
+}
+
+impl<P: Policy> Policy for HeteroWrites<P> {
+    #[inline]
+    fn prefetch_set(&self, set: usize) {
+        self.inner.prefetch_set(set);
+    }
+    fn build(ctx: &PolicyContext) -> Result<Self, CacheError> {
+        HeteroWrites::wrap(P::build(ctx)?, ctx)
+    }
+
+    const OWN_WRITE_RULES: bool = true;
+
+    #[inline]
+    fn on_hit(&mut self, set: usize, way: usize, req: &Access) {
+        if req.op.is_write() {
+            self.write_hits += 1;
+        } else {
+            self.inner.on_hit(set, way, req);
+        }
+    }
+
+    #[inline]
+    fn on_miss(&mut self, set: usize, req: &Access) -> MissAction {
+        match req.op {
+            Op::Read => {
+                if let Some(g) = self.sampler.spare_leader(set) {
+                    self.depth_psel.record_miss(g);
+                }
+            }
+            Op::Write | Op::Writeback if req.agent.is_gpu() => match req.stream {
+                Stream::Color | Stream::Blitter | Stream::ShaderData => {}
+                Stream::Depth => {
+                    if self.depth_allocates(set) {
+                        self.depth_write_allocations += 1;
+                    } else {
+                        self.depth_write_bypasses += 1;
+                        self.gpu_write_bypasses += 1;
+                        return MissAction::Bypass;
+                    }
+                }
+                _ => {
+                    self.gpu_write_bypasses += 1;
+                    return MissAction::Bypass;
+                }
+            },
+            _ => {}
+        }
+        self.inner.on_miss(set, req)
+    }
+
+    #[inline]
+    fn victim(&mut self, set: usize, req: &Access, view: &SetView<'_>) -> usize {
+        self.inner.victim(set, req, view)
+    }
+
+    #[inline]
+    fn on_evict(&mut self, set: usize, way: usize, victim: &Evicted) {
+        self.inner.on_evict(set, way, victim);
+    }
+
+    #[inline]
+    fn on_fill(&mut self, set: usize, way: usize, req: &Access) {
+        self.inner.on_fill(set, way, req);
+    }
+
+    fn on_feedback(&mut self, fb: &Feedback) {
+        self.inner.on_feedback(fb);
+    }
+
+    fn stats(&self) -> Vec<PolicyStat> {
+        let mut s = self.inner.stats();
+        s.push(("depth_psel".into(), self.depth_psel.value() as f64));
+        s.push((
+            "depth_followers_bypass".into(),
+            self.depth_psel.choice() as f64,
+        ));
+        s.push(("gpu_write_bypasses".into(), self.gpu_write_bypasses as f64));
+        s.push((
+            "depth_write_bypasses".into(),
+            self.depth_write_bypasses as f64,
+        ));
+        s.push((
+            "depth_write_allocations".into(),
+            self.depth_write_allocations as f64,
+        ));
+        s.push(("write_hits_ignored".into(), self.write_hits as f64));
+        s
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Test support
+
+/// Helpers shared by the policies' unit tests.
+#[cfg(test)]
+pub(crate) mod test_support {
+    use crate::{Cache, Geometry, Outcome, Policy, PolicyContext, WritePolicy};
+    use apusim_trace::{Access, Agent, Op, Stream};
+
+    pub const LINE: u64 = 64;
+
+    pub fn geometry(sets: usize, ways: usize) -> Geometry {
+        Geometry::new((sets * ways) as u64 * LINE, ways as u32, LINE as u32)
+    }
+    pub fn ctx(sets: usize, ways: usize) -> PolicyContext {
+        PolicyContext::for_geometry(&geometry(sets, ways))
+    }
+    /// A write-back, write-allocate cache of `sets` x `ways` 64-byte lines, not inclusive.
+    pub fn cache<P: Policy>(sets: usize, ways: usize, p: P) -> Cache<P> {
+        Cache::new(geometry(sets, ways), WritePolicy::default(), false, p).unwrap()
+    }
+    /// Build `P` for `sets` x `ways` and put it in a cache.
+    pub fn cache_of<P: Policy>(sets: usize, ways: usize) -> Cache<P> {
+        cache(sets, ways, P::build(&ctx(sets, ways)).unwrap())
+    }
+    pub fn cpu_read(line: u64) -> Access {
+        Access::new(Agent::cpu(0), Stream::CpuData, Op::Read, line * LINE, 8)
+    }
+    pub fn gpu(stream: Stream, op: Op, line: u64) -> Access {
+        Access::new(Agent::GPU, stream, op, line * LINE, 64)
+    }
+    /// What one access did: `Hit`, `Fill(None)`, `Fill(Some(evicted line))` or `Bypass`.
+    #[derive(Debug, PartialEq, Eq, Clone, Copy)]
+    pub enum Did {
+        Hit,
+        Fill(Option<u64>),
+        Bypass,
+    }
+    pub fn run<P: Policy>(c: &mut Cache<P>, a: &Access) -> Did {
+        match c.access(a).unwrap() {
+            Outcome::Hit { .. } => Did::Hit,
+            Outcome::Miss {
+                filled: true,
+                evicted,
+                ..
+            } => Did::Fill(evicted.map(|e| e.line)),
+            Outcome::Miss { .. } => Did::Bypass,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::test_support::*;
+    use super::*;
+    use crate::policies::srrip::Srrip;
+    use crate::{Cache, WritePolicy};
+
+    #[test]
+    fn splitmix64_matches_reference_vectors() {
+        let mut r = SplitMix64::new(1234567);
+        let want = [
+            6457827717110365317u64,
+            3203168211198807973,
+            9817491932198370423,
+            4593380528125082431,
+            16408922859458223821,
+        ];
+        for w in want {
+            assert_eq!(r.next_u64(), w);
+        }
+        let mut r = SplitMix64::new(7);
+        for _ in 0..1000 {
+            assert!(r.below(16) < 16);
+        }
+    }
+
+    #[test]
+    fn saturating_counters_saturate() {
+        let mut c = SatCounter::new(3, 6);
+        c.inc();
+        c.inc();
+        assert_eq!(c.get(), 7);
+        assert!(c.is_max() && c.msb());
+        for _ in 0..10 {
+            c.dec();
+        }
+        assert!(c.is_zero() && !c.msb());
+        c.inc();
+        c.inc();
+        c.inc();
+        assert!(!c.msb());
+        c.inc();
+        assert!(c.msb(), "4 of 0..=7 has the MSB set");
+        let mut b = 6u8;
+        sat_inc(&mut b, 7);
+        sat_inc(&mut b, 7);
+        assert_eq!(b, 7);
+        b = 0;
+        sat_dec(&mut b);
+        assert_eq!(b, 0);
+    }
+
+    #[test]
+    fn psel_starts_at_policy_0_and_flips_on_one_net_miss() {
+        let mut p = Psel::new(10);
+        assert_eq!((p.value(), p.choice()), (511, 0));
+        p.record_miss(0);
+        assert_eq!((p.value(), p.choice()), (512, 1));
+        p.record_miss(1);
+        assert_eq!(p.choice(), 0);
+        for _ in 0..5000 {
+            p.record_miss(0);
+        }
+        assert_eq!(p.value(), 1023);
+        for _ in 0..5000 {
+            p.record_miss(1);
+        }
+        assert_eq!(p.value(), 0);
+    }
+
+    #[test]
+    fn rrip_victim_ages_then_picks_lowest_distant_way() {
+        let mut s = [1, 2, 0, 2];
+        assert_eq!(rrip_victim(&mut s), 1);
+        assert_eq!(s, [2, 3, 1, 3]);
+        let mut s = [0, 3, 3, 1];
+        assert_eq!(rrip_victim(&mut s), 1);
+        assert_eq!(s, [0, 3, 3, 1], "no aging when a distant line exists");
+        let mut s = [0, 0];
+        assert_eq!(rrip_victim(&mut s), 0);
+        assert_eq!(s, [3, 3]);
+    }
+
+    #[test]
+    fn bimodal_inserts_long_once_in_32() {
+        let mut b = Bimodal::new(32);
+        let v: Vec<u8> = (0..64).map(|_| b.insertion()).collect();
+        for (i, &x) in v.iter().enumerate() {
+            let want = if i % 32 == 31 { RRPV_LONG } else { RRPV_MAX };
+            assert_eq!(x, want, "insertion {i}");
+        }
+    }
+
+    #[test]
+    fn complement_select_matches_the_1024_set_rule() {
+        for sets in [1024usize, 4096, 6144, 16384] {
+            let s = SetSampler::new(sets);
+            for t in 0..16 {
+                let (mut n0, mut n1) = (0, 0);
+                for set in 0..sets {
+                    let a = set & 31;
+                    let b = (set >> 5) & 31;
+                    let want = if b == (a + 2 * t) % 32 {
+                        Some(0)
+                    } else if b == (a + 2 * t + 1) % 32 {
+                        Some(1)
+                    } else {
+                        None
+                    };
+                    assert_eq!(s.leader(set, t), want, "sets {sets} set {set} t {t}");
+                    n0 += (want == Some(0)) as usize;
+                    n1 += (want == Some(1)) as usize;
+                }
+                assert_eq!((n0, n1), (32 * sets / 1024, 32 * sets / 1024));
+            }
+        }
+    }
+
+    #[test]
+    fn every_cache_of_64_or_more_sets_has_both_leader_kinds() {
+        for sets in [
+            4usize, 8, 16, 32, 48, 64, 96, 100, 128, 256, 512, 768, 2048, 3000,
+        ] {
+            let s = SetSampler::new(sets);
+            let threads = if sets >= 64 { 16 } else { s.distinct_threads() };
+            for t in 0..threads {
+                let n0 = (0..sets).filter(|&x| s.leader(x, t) == Some(0)).count();
+                let n1 = (0..sets).filter(|&x| s.leader(x, t) == Some(1)).count();
+                assert!(n0 >= 2 && n1 >= 2, "sets {sets} thread {t}: {n0} {n1}");
+                if sets >= 64 {
+                    let per = (sets as f64) / 32.0;
+                    assert!((n0 as f64 - per).abs() <= 1.0, "density, sets {sets}");
+                }
+            }
+            // Leaders of different threads never overlap.
+            for x in 0..sets {
+                let owners = (0..threads).filter(|&t| s.leader(x, t).is_some()).count();
+                assert!(owners <= 1, "set {x} of {sets} led by {owners} threads");
+            }
+        }
+        let tiny = SetSampler::new(2);
+        assert_eq!(tiny.leader(0, 0), None);
+        assert_eq!(tiny.spare_leader(1), None);
+    }
+
+    #[test]
+    fn depth_groups_are_8_per_1k_and_disjoint_from_rrip_leaders() {
+        for sets in [64usize, 96, 128, 1024, 4096, 6144, 16384] {
+            let s = SetSampler::new(sets);
+            let g0: Vec<usize> = (0..sets)
+                .filter(|&x| s.spare_leader(x) == Some(0))
+                .collect();
+            let g1: Vec<usize> = (0..sets)
+                .filter(|&x| s.spare_leader(x) == Some(1))
+                .collect();
+            assert!(!g0.is_empty() && !g1.is_empty(), "sets {sets}");
+            if sets >= 1024 {
+                assert_eq!(g0.len(), 8 * sets / 1024);
+                assert_eq!(g1.len(), 8 * sets / 1024);
+            }
+            for &x in g0.iter().chain(&g1) {
+                for t in 0..15 {
+                    assert_eq!(
+                        s.leader(x, t),
+                        None,
+                        "set {x} of {sets} also leads thread {t}"
+                    );
+                }
+            }
+        }
+        // The concrete 1K groups: offset 31 sets, b = 0, 4, ... and b = 2, 6, ...
+        let s = SetSampler::new(1024);
+        assert_eq!(s.spare_leader(1), Some(0)); // a = 1, b = 0
+        assert_eq!(s.spare_leader(2 * 32 + 3), Some(1)); // a = 3, b = 2
+        assert_eq!(s.spare_leader(32 + 2), None); // a = 2, b = 1
+    }
+
+    #[test]
+    fn set_duel_trains_on_leader_misses_only() {
+        let mut c = ctx(64, 4);
+        c.params.insert("psel_bits".into(), 4.0);
+        let mut d = SetDuel::from_ctx(&c).unwrap();
+        assert_eq!(d.psel().value(), 7);
+        assert_eq!(
+            (d.leader(0), d.leader(31), d.leader(5)),
+            (Some(0), Some(1), None)
+        );
+        d.record_miss(5);
+        assert_eq!(d.psel().value(), 7);
+        d.record_miss(0);
+        assert_eq!((d.psel().value(), d.policy(5), d.policy(0)), (8, 1, 0));
+        d.record_miss(31);
+        d.record_miss(32);
+        assert_eq!((d.psel().value(), d.policy(5), d.policy(33)), (6, 0, 0));
+        c.params.insert("psel_bits".into(), 40.0);
+        assert!(SetDuel::from_ctx(&c).is_err());
+    }
+
+    #[test]
+    fn agent_duel_keeps_one_selector_per_agent() {
+        let mut c = ctx(64, 4);
+        c.n_cpus = 2;
+        let mut d = AgentDuel::from_ctx(&c).unwrap();
+        assert_eq!(d.agents(), 3);
+        // The GPU is thread 2, so offset 4 marks its policy-0 leaders: set 28 has a = 28,
+        // b = 0, offset (0 - 28) mod 32 = 4.
+        assert_eq!(d.leader(28, Agent::GPU), Some(0));
+        assert_eq!(d.leader(28, Agent::cpu(0)), None);
+        d.record_miss(28, Agent::cpu(0));
+        assert_eq!(d.psel(Agent::cpu(0)).value(), 511, "not cpu0's leader");
+        d.record_miss(28, Agent::GPU);
+        assert_eq!(d.psel(Agent::GPU).value(), 512);
+        assert_eq!(d.policy(5, Agent::GPU), 1);
+        assert_eq!(d.policy(5, Agent::cpu(1)), 0);
+        // In the GPU's leader set, cpu1 follows its own selector.
+        assert_eq!(d.policy(28, Agent::cpu(1)), 0);
+        assert_eq!(agent_slot(Agent::cpu(5), 2), 1, "extra cores fold");
+        assert_eq!(agent_slot(Agent::GPU, 2), 2);
+    }
+
+    // --- HeteroWrites -----------------------------------------------------------------------
+
+    fn hetero(sets: usize, ways: usize) -> Cache<HeteroWrites<Srrip>> {
+        let c = ctx(sets, ways);
+        let p = HeteroWrites::wrap(Srrip::build(&c).unwrap(), &c).unwrap();
+        cache(sets, ways, p)
+    }
+    /// RRPV of `way` in the set of `line`.
+    fn rrpv(c: &Cache<HeteroWrites<Srrip>>, line: u64, way: usize) -> u8 {
+        c.policy().inner().rrpv(c.set_of(line), way)
+    }
+
+    #[test]
+    fn color_blitter_shader_writes_allocate_like_reads_others_bypass() {
+        let mut c = hetero(64, 4);
+        for (i, s) in [Stream::Color, Stream::Blitter, Stream::ShaderData]
+            .iter()
+            .enumerate()
+        {
+            for (j, op) in [Op::Write, Op::Writeback].iter().enumerate() {
+                // Each in its own (empty) set, so it lands in way 0.
+                let line = 5 + (2 * i + j) as u64;
+                assert_eq!(
+                    run(&mut c, &gpu(*s, *op, line)),
+                    Did::Fill(None),
+                    "{s} {op}"
+                );
+                assert_eq!(
+                    rrpv(&c, line, 0),
+                    RRPV_LONG,
+                    "{s} {op} inserted like a read"
+                );
+                assert!(c.meta_of(line * LINE).unwrap().dirty());
+            }
+        }
+        for s in Stream::ALL {
+            if matches!(
+                s,
+                Stream::Color | Stream::Blitter | Stream::ShaderData | Stream::Depth
+            ) {
+                continue;
+            }
+            for op in [Op::Write, Op::Writeback] {
+                assert_eq!(run(&mut c, &gpu(*s, op, 40)), Did::Bypass, "{s} {op}");
+            }
+            // GPU reads of the same streams allocate.
+            let line = 20 + s.to_byte() as u64;
+            assert_eq!(run(&mut c, &gpu(*s, Op::Read, line)), Did::Fill(None));
+            assert_eq!(rrpv(&c, line, 0), RRPV_LONG);
+        }
+        assert!(!c.probe(40 * LINE));
+        let st = c.policy().stats();
+        let get = |k: &str| st.iter().find(|(n, _)| n == k).unwrap().1;
+        assert_eq!(get("gpu_write_bypasses"), 2.0 * 11.0);
+    }
+
+    #[test]
+    fn cpu_write_misses_allocate_in_an_inclusive_cache() {
+        let c = ctx(64, 2);
+        let p = HeteroWrites::wrap(Srrip::build(&c).unwrap(), &c).unwrap();
+        let mut cache = Cache::new(geometry(64, 2), WritePolicy::default(), true, p).unwrap();
+        for (i, op) in [Op::Write, Op::Writeback].iter().enumerate() {
+            let a = Access::new(
+                Agent::cpu(0),
+                Stream::CpuData,
+                *op,
+                (3 + 64 * i as u64) * LINE,
+                8,
+            );
+            assert_eq!(run(&mut cache, &a), Did::Fill(None));
+        }
+        assert_eq!(cache.counters().bypasses, 0);
+    }
+
+    #[test]
+    fn write_hits_leave_replacement_state_alone() {
+        let mut c = hetero(64, 4);
+        run(&mut c, &cpu_read(3));
+        assert_eq!(rrpv(&c, 3, 0), 2);
+        for op in [Op::Write, Op::Writeback] {
+            let w = Access::new(Agent::cpu(0), Stream::CpuData, op, 3 * LINE, 8);
+            assert_eq!(run(&mut c, &w), Did::Hit);
+            assert_eq!(rrpv(&c, 3, 0), 2, "{op} hit changed the RRPV");
+            assert_eq!(run(&mut c, &gpu(Stream::Color, op, 3)), Did::Hit);
+            assert_eq!(rrpv(&c, 3, 0), 2);
+        }
+        assert!(c.meta_of(3 * LINE).unwrap().dirty());
+        assert_eq!(run(&mut c, &cpu_read(3)), Did::Hit);
+        assert_eq!(rrpv(&c, 3, 0), 0, "read hits still promote");
+        let st = c.policy().stats();
+        assert!(st
+            .iter()
+            .any(|(k, v)| k == "write_hits_ignored" && *v == 4.0));
+    }
+
+    #[test]
+    fn depth_write_duel_goes_both_ways() {
+        // 1024 sets: allocate group contains set 1 (a=1, b=0), bypass group set 67 (a=3, b=2).
+        let mut c = hetero(1024, 2);
+        let alloc_leader = 1u64;
+        let bypass_leader = 67u64;
+        let follower = 5u64;
+        assert_eq!(c.policy().depth_leader(1), Some(false));
+        assert_eq!(c.policy().depth_leader(67), Some(true));
+        assert_eq!(c.policy().depth_leader(5), None);
+        let depth = |l: u64| gpu(Stream::Depth, Op::Write, l);
+        // Initially (ties) followers allocate depth writes.
+        assert_eq!(run(&mut c, &depth(follower)), Did::Fill(None));
+        assert_eq!(run(&mut c, &depth(bypass_leader)), Did::Bypass);
+        assert_eq!(run(&mut c, &depth(alloc_leader)), Did::Fill(None));
+        // Read misses only count: write misses in leaders left the selector alone.
+        assert_eq!(c.policy().depth_psel().value(), 511);
+        // One read miss in the always-allocate group: it now has more read misses than the
+        // always-bypass group, so followers bypass.
+        assert_eq!(run(&mut c, &cpu_read(alloc_leader + 1024)), Did::Fill(None));
+        assert_eq!(c.policy().depth_psel().value(), 512);
+        assert_eq!(run(&mut c, &depth(follower + 1024)), Did::Bypass);
+        // Leaders keep their fixed behaviour whatever the selector says.
+        assert_eq!(
+            run(&mut c, &depth(alloc_leader + 2048)),
+            Did::Fill(Some(alloc_leader))
+        );
+        assert_eq!(run(&mut c, &depth(bypass_leader + 1024)), Did::Bypass);
+        // GPU read misses in the always-bypass group count too: one flips it back.
+        run(&mut c, &gpu(Stream::StaticTexture, Op::Read, bypass_leader));
+        assert_eq!(c.policy().depth_psel().value(), 511);
+        assert_eq!(run(&mut c, &depth(follower + 2048)), Did::Fill(None));
+        // Writebacks and prefetches are not read misses.
+        let mut pf = cpu_read(alloc_leader + 4096);
+        pf.op = Op::Prefetch;
+        run(&mut c, &pf);
+        run(
+            &mut c,
+            &gpu(Stream::Color, Op::Writeback, alloc_leader + 5120),
+        );
+        assert_eq!(c.policy().depth_psel().value(), 511);
+        let st = c.policy().stats();
+        let get = |k: &str| st.iter().find(|(n, _)| n == k).unwrap().1;
+        assert_eq!(get("depth_write_bypasses"), 3.0);
+        assert_eq!(get("depth_write_allocations"), 4.0);
+        assert!(st.iter().any(|(k, _)| k == "depth_psel"));
+    }
+}

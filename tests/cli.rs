@@ -1,0 +1,201 @@
+//! The `apusim` binary as a user drives it: runs, outputs, determinism, and errors.
+
+use apusim_trace::apt::AptWriter;
+use apusim_trace::{AccessSource, TraceHeader};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn apusim(args: &[&str], env: &[(&str, &str)]) -> Output {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_apusim"));
+    c.args(args);
+    for (k, v) in env {
+        c.env(k, v);
+    }
+    c.output().unwrap()
+}
+
+fn ok(args: &[&str]) -> String {
+    let o = apusim(args, &[]);
+    assert!(
+        o.status.success(),
+        "apusim {args:?}: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    String::from_utf8(o.stdout).unwrap()
+}
+
+fn fails(args: &[&str]) -> String {
+    let o = apusim(args, &[]);
+    assert!(!o.status.success(), "apusim {args:?} should fail");
+    let err = String::from_utf8(o.stderr).unwrap();
+    assert!(!err.contains("panicked"), "apusim {args:?} panicked: {err}");
+    err
+}
+
+/// Write the demo's agents (small) as one .apt per agent; returns the paths.
+fn small_traces(dir: &Path) -> Vec<PathBuf> {
+    apusim_workloads::demo_mix(2, 1, 3)
+        .into_iter()
+        .enumerate()
+        .map(|(i, (_, mut src))| {
+            let path = dir.join(format!("agent{i}.apt"));
+            let header: TraceHeader = src.header().clone();
+            let mut w = AptWriter::create(&path, &header).unwrap();
+            let mut buf = Vec::new();
+            while buf.len() < 60_000 && src.next_batch(&mut buf).unwrap() {}
+            buf.truncate(60_000);
+            w.write_all(&buf).unwrap();
+            w.finish().unwrap();
+            path
+        })
+        .collect()
+}
+
+#[test]
+fn results_are_identical_whatever_the_thread_count() {
+    let dir = tempfile::tempdir().unwrap();
+    let traces = small_traces(dir.path());
+    let run = |threads: &str, name: &str| {
+        let json = dir.path().join(name);
+        let mut args: Vec<&str> = traces.iter().map(|p| p.to_str().unwrap()).collect();
+        args.extend([
+            "--set",
+            "cpus=2",
+            "--policy",
+            "drp-baseline,srrip,drrip,ship-hybrid,random",
+            "--threads",
+            threads,
+            "--json",
+            json.to_str().unwrap(),
+        ]);
+        let mut full = vec!["run"];
+        full.extend(args);
+        ok(&full);
+        std::fs::read(json).unwrap()
+    };
+    let one = run("1", "one.json");
+    let two = run("2", "two.json");
+    assert_eq!(one, two, "JSON differs between 1 and 2 threads");
+    let text = String::from_utf8(one).unwrap();
+    assert!(text.contains("\"policy\": \"ship-hybrid\""));
+}
+
+#[test]
+fn run_prints_tables_and_writes_csv() {
+    let dir = tempfile::tempdir().unwrap();
+    let traces = small_traces(dir.path());
+    let csv = dir.path().join("out.csv");
+    let out = ok(&[
+        "run",
+        traces[0].to_str().unwrap(),
+        traces[2].to_str().unwrap(),
+        "--csv",
+        csv.to_str().unwrap(),
+    ]);
+    assert!(out.contains("llc cpu0"), "{out}");
+    assert!(out.contains("gpu static-texture"), "{out}");
+    let csv = std::fs::read_to_string(csv).unwrap();
+    assert!(csv.starts_with("policy,level,agent,stream,reads"));
+    assert!(
+        csv.lines()
+            .any(|l| l.starts_with("drp-baseline,llc,gpu,color,")),
+        "{csv}"
+    );
+}
+
+#[test]
+fn single_cpu_traces_on_the_same_core_get_distinct_cores() {
+    let dir = tempfile::tempdir().unwrap();
+    let traces = small_traces(dir.path());
+    let t = traces[0].to_str().unwrap();
+    let out = ok(&["run", t, t, "--set", "cpus=2"]);
+    assert!(out.contains("llc cpu1"), "{out}");
+    let pinned = format!("{t}@cpu1");
+    let out = ok(&["run", &pinned, "--set", "cpus=2"]);
+    assert!(
+        out.contains("llc cpu1") && !out.contains("llc cpu0"),
+        "{out}"
+    );
+}
+
+#[test]
+fn bad_input_gets_clear_errors() {
+    let dir = tempfile::tempdir().unwrap();
+    let traces = small_traces(dir.path());
+    let t = traces[0].to_str().unwrap();
+    assert!(fails(&["run", t, "--policy", "lruu"]).contains("unknown policy `lruu`"));
+    assert!(fails(&["run", t, "--set", "llc=1000,3,64"]).contains("llc.geometry"));
+    assert!(fails(&["run", t, "--set", "l1d=32768,0,64"]).contains("associativity"));
+    assert!(fails(&["run", t, "--set", "llc=32768,8,48"]).contains("power of two"));
+    assert!(fails(&["run", "/no/such/file.apt"]).contains("no such trace file"));
+    assert!(fails(&["run", t, "--preset", "nope"]).contains("unknown preset"));
+    // A truncated .apt names the file and a byte offset.
+    let bytes = std::fs::read(t).unwrap();
+    let cut = dir.path().join("cut.apt");
+    std::fs::write(&cut, &bytes[..bytes.len() / 2]).unwrap();
+    let err = fails(&["run", cut.to_str().unwrap()]);
+    assert!(err.contains("cut.apt") && err.contains("offset"), "{err}");
+    // A malformed CSV names the line.
+    let csv = dir.path().join("bad.csv");
+    std::fs::write(&csv, "r,0x100\nw,0x200\nq,zz\n").unwrap();
+    let err = fails(&["run", csv.to_str().unwrap()]);
+    assert!(err.contains("bad.csv:3"), "{err}");
+    // --json to a directory that does not exist fails without leaving anything behind.
+    let err = fails(&["run", t, "--json", "/no/such/dir/out.json"]);
+    assert!(err.contains("/no/such/dir"), "{err}");
+}
+
+#[test]
+fn policies_and_presets_are_listed() {
+    let out = ok(&["policies"]);
+    for p in [
+        "lru",
+        "nru",
+        "srrip",
+        "brrip",
+        "drrip",
+        "ta-drrip",
+        "ship-pc",
+        "ship-mem",
+        "ship-hybrid",
+        "drp-baseline",
+        "random",
+    ] {
+        assert!(
+            out.lines().any(|l| l.starts_with(&format!("{p} "))),
+            "{p} missing:\n{out}"
+        );
+    }
+    let out = ok(&["presets"]);
+    for p in ["4c1g", "4c1g-cuda", "tap", "gspc", "cachegrind"] {
+        assert!(out.contains(p), "{p} missing");
+    }
+    let toml = ok(&["presets", "tap", "--set", "llc.policy=srrip"]);
+    assert!(toml.contains("policy = \"srrip\""), "{toml}");
+}
+
+#[test]
+fn trace_info_convert_round_trip() {
+    let dir = tempfile::tempdir().unwrap();
+    let csv = dir.path().join("t.csv");
+    std::fs::write(
+        &csv,
+        "op,address,stream,agent\nr,0x1000,color,gpu\nw,4096,color,gpu\nr,0x2000,texture,gpu\n",
+    )
+    .unwrap();
+    let apt = dir.path().join("t.apt");
+    ok(&[
+        "trace",
+        "convert",
+        "--from",
+        "csv",
+        csv.to_str().unwrap(),
+        "-o",
+        apt.to_str().unwrap(),
+    ]);
+    let info = ok(&["trace", "info", apt.to_str().unwrap()]);
+    assert!(info.contains("records    3"), "{info}");
+    assert!(info.contains("color"), "{info}");
+    let out = ok(&["run", apt.to_str().unwrap(), "--preset", "gspc"]);
+    assert!(out.contains("policy drrip: 3 trace accesses"), "{out}");
+}
