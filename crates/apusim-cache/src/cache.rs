@@ -9,7 +9,7 @@ use apusim_trace::{Access, Op};
 /// a fill touch only the tag array.
 const LINE_MASK: u64 = (1 << 48) - 1;
 const FLAG_SHIFT: u32 = 48;
-const STREAM_SHIFT: u32 = 51;
+const STREAM_SHIFT: u32 = 52;
 const AGENT_SHIFT: u32 = 56;
 
 /// Word of an invalid way (its line field, all ones, is no valid line address).
@@ -22,7 +22,7 @@ pub const MAX_LINE: u64 = LINE_MASK - 1;
 #[inline]
 fn pack(line: u64, meta: LineMeta) -> u64 {
     line | (meta.flags as u64) << FLAG_SHIFT
-        | (meta.stream as u64 & 0x1F) << STREAM_SHIFT
+        | (meta.stream as u64 & 0xF) << STREAM_SHIFT
         | (meta.agent.to_byte() as u64) << AGENT_SHIFT
 }
 
@@ -37,8 +37,8 @@ pub(crate) fn word_line(word: u64) -> u64 {
 pub(crate) fn word_meta(word: u64) -> LineMeta {
     LineMeta {
         agent: apusim_trace::Agent::from_byte((word >> AGENT_SHIFT) as u8).unwrap_or_default(),
-        stream: (word >> STREAM_SHIFT) as u8 & 0x1F,
-        flags: (word >> FLAG_SHIFT) as u8 & 0x7,
+        stream: (word >> STREAM_SHIFT) as u8 & 0xF,
+        flags: (word >> FLAG_SHIFT) as u8 & 0xF,
     }
 }
 
@@ -258,8 +258,13 @@ impl<P: Policy> Cache<P> {
         } else {
             0
         };
-        self.tags[set * self.ways + way] |=
-            ((LineMeta::REUSED | cpu_flag(req) | dirty) as u64) << FLAG_SHIFT;
+        let word = &mut self.tags[set * self.ways + way];
+        let shared = if req.agent.is_cpu() && (*word >> AGENT_SHIFT) as u8 != req.agent.to_byte() {
+            LineMeta::SHARED
+        } else {
+            0
+        };
+        *word |= ((LineMeta::REUSED | cpu_flag(req) | shared | dirty) as u64) << FLAG_SHIFT;
         self.policy.on_hit(set, way, req);
         Outcome::Hit {
             write_through: is_write && !self.write.write_back,
@@ -370,5 +375,123 @@ fn cpu_flag(req: &Access) -> u8 {
         LineMeta::CPU
     } else {
         0
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::policies::lru::Lru;
+    use crate::PolicyContext;
+    use apusim_trace::{Agent, Stream};
+
+    fn lru_cache(g: Geometry) -> Cache<Lru> {
+        Cache::new(
+            g,
+            WritePolicy::default(),
+            false,
+            Lru::build(&PolicyContext::for_geometry(&g)).unwrap(),
+        )
+        .unwrap()
+    }
+
+    #[test]
+    fn line_metadata_lives_in_the_tag_word() {
+        let mut c = lru_cache(Geometry::new(1024, 4, 64));
+        let gpu = Access::new(
+            Agent::GPU,
+            Stream::DynamicTexture,
+            Op::Read,
+            0x1_2345_6780,
+            4,
+        );
+        c.access(&gpu).unwrap();
+        let m = c.meta_of(gpu.addr).unwrap();
+        assert_eq!(
+            (m.agent, m.stream(), m.flags),
+            (Agent::GPU, Stream::DynamicTexture, 0)
+        );
+        // A CPU write hit: reused, dirty, CPU-touched, shared (not the filler).
+        c.access(&Access::new(
+            Agent::cpu(3),
+            Stream::CpuData,
+            Op::Write,
+            gpu.addr + 8,
+            8,
+        ))
+        .unwrap();
+        let m = c.meta_of(gpu.addr).unwrap();
+        assert_eq!(m.agent, Agent::GPU, "the filler stays");
+        assert!(m.reused() && m.dirty() && m.cpu_touched());
+        assert_eq!(m.sole_cpu(), None);
+        // A line filled and re-read by one core only stays that core's.
+        let own = Access::new(Agent::cpu(2), Stream::CpuData, Op::Read, 0x40, 8);
+        c.access(&own).unwrap();
+        c.access(&own).unwrap();
+        assert_eq!(c.meta_of(0x40).unwrap().sole_cpu(), Some(2));
+        assert_eq!(
+            c.invalidate(0x40).map(|m| m.stream()),
+            Some(Stream::CpuData)
+        );
+        assert!(!c.probe(0x40));
+    }
+
+    #[test]
+    fn addresses_beyond_the_tag_range_are_errors() {
+        let mut c = lru_cache(Geometry::new(1024, 4, 64));
+        let ok = Access::new(
+            Agent::cpu(0),
+            Stream::CpuData,
+            Op::Read,
+            (MAX_LINE << 6) + 63,
+            1,
+        );
+        assert!(c.access(&ok).is_ok());
+        let bad = Access::new(Agent::cpu(0), Stream::CpuData, Op::Read, u64::MAX, 1);
+        assert_eq!(
+            c.access(&bad),
+            Err(CacheError::AddressTooLarge { addr: u64::MAX })
+        );
+    }
+
+    #[test]
+    fn non_power_of_two_set_counts_index_by_modulo() {
+        // 3 sets of 2 ways: lines 0, 3, 6 share set 0.
+        let mut c = lru_cache(Geometry::new(3 * 2 * 64, 2, 64));
+        let rd = |l: u64| Access::new(Agent::cpu(0), Stream::CpuData, Op::Read, l * 64, 8);
+        for l in [0, 3] {
+            c.access(&rd(l)).unwrap();
+        }
+        match c.access(&rd(6)).unwrap() {
+            Outcome::Miss {
+                evicted: Some(e), ..
+            } => assert_eq!(e.line, 0),
+            o => panic!("{o:?}"),
+        }
+        assert_eq!(c.occupancy(), 2);
+    }
+
+    #[test]
+    fn batch_access_matches_one_by_one() {
+        let g = Geometry::new(4096, 4, 64);
+        let reqs: Vec<Access> = (0..2000u64)
+            .map(|i| {
+                Access::new(
+                    Agent::cpu(0),
+                    Stream::CpuData,
+                    Op::Read,
+                    (if i % 2 == 0 { i % 30 } else { i * 7919 % 211 }) * 64,
+                    8,
+                )
+            })
+            .collect();
+        let mut a = lru_cache(g);
+        let one: Vec<bool> = reqs.iter().map(|r| a.access(r).unwrap().is_hit()).collect();
+        let mut b = lru_cache(g);
+        let mut batch = Vec::new();
+        b.access_batch(&reqs, |_, o| batch.push(o.is_hit()))
+            .unwrap();
+        assert_eq!(one, batch);
+        assert!(one.iter().any(|h| *h) && one.iter().any(|h| !*h));
     }
 }

@@ -34,7 +34,8 @@ pub struct LineMeta {
     pub agent: Agent,
     /// Stream of the access that filled the line.
     pub stream: u8,
-    /// Bit set of [`LineMeta::DIRTY`], [`LineMeta::REUSED`], [`LineMeta::CPU`].
+    /// Bit set of [`LineMeta::DIRTY`], [`LineMeta::REUSED`], [`LineMeta::CPU`],
+    /// [`LineMeta::SHARED`].
     pub flags: u8,
 }
 
@@ -45,6 +46,9 @@ impl LineMeta {
     pub const REUSED: u8 = 2;
     /// A CPU core has touched the line (so inclusion requires back-invalidating it).
     pub const CPU: u8 = 4;
+    /// A CPU core other than the filling agent has touched the line: copies may sit in any
+    /// core's private caches, not only the filler's.
+    pub const SHARED: u8 = 8;
 
     pub fn stream(&self) -> Stream {
         Stream::from_byte(self.stream).unwrap_or(Stream::Other)
@@ -57,6 +61,14 @@ impl LineMeta {
     }
     pub fn cpu_touched(&self) -> bool {
         self.flags & Self::CPU != 0
+    }
+    /// The CPU core whose private caches alone can hold copies, if only one can.
+    pub fn sole_cpu(&self) -> Option<usize> {
+        if self.flags & Self::SHARED == 0 {
+            self.agent.cpu_index()
+        } else {
+            None
+        }
     }
 }
 

@@ -348,7 +348,7 @@ impl<P: Policy> Hierarchy<P> {
             c.dirty_evictions += 1;
         }
         if t == Target::Llc && self.cpu_inclusive && ev.meta.cpu_touched() {
-            dirty |= self.back_invalidate(owner.addr, bits);
+            dirty |= self.back_invalidate(owner.addr, bits, ev.meta.sole_cpu());
         }
         if dirty {
             self.send(next, &owner)?;
@@ -356,12 +356,17 @@ impl<P: Policy> Hierarchy<P> {
         Ok(())
     }
 
-    /// Remove every private CPU copy of the LLC line at `addr`; true if any copy was dirty.
-    fn back_invalidate(&mut self, addr: u64, llc_bits: u32) -> bool {
+    /// Remove every private CPU copy of the LLC line at `addr` (only core `only`'s, when the
+    /// line never left that core); true if any copy was dirty.
+    fn back_invalidate(&mut self, addr: u64, llc_bits: u32, only: Option<usize>) -> bool {
         let mut dirty = false;
         for level in self.levels.iter_mut().filter(|l| l.owner == Owner::PerCore) {
             let step = 1u64 << level.line_bits;
-            for (core, inst) in level.instances.iter_mut().enumerate() {
+            let cores = match only {
+                Some(c) if c < level.instances.len() => c..c + 1,
+                _ => 0..level.instances.len(),
+            };
+            for (inst, core) in level.instances[cores.clone()].iter_mut().zip(cores) {
                 let mut a = addr;
                 while a < addr + (1u64 << llc_bits) {
                     if let Some(m) = inst.invalidate(a) {

@@ -384,3 +384,29 @@ fn an_agent_outside_the_system_is_an_error() {
     let err = simulate(&mut h, &cfg, inputs.open().unwrap(), &RunOptions::default()).unwrap_err();
     assert!(format!("{err:#}").contains("cpus="), "{err:#}");
 }
+
+#[test]
+fn lines_shared_by_two_cores_are_back_invalidated_in_both() {
+    let cfg = tiny_with("", &["l1d=256,4,64".into()]);
+    let mut h = lru_hierarchy(&cfg);
+    h.access(&rd(0, 0)).unwrap(); // core 0 fills line 0
+    h.access(&rd(1, 0)).unwrap(); // core 1 hits it in the LLC: now shared
+    h.access(&rd(0, 64)).unwrap(); // line 1 (LLC set 1): unshared, core 0 only
+    h.access(&rd(0, 256)).unwrap();
+    h.access(&rd(0, 512)).unwrap(); // evicts line 0 from LLC set 0
+    let s = h.stats();
+    let l1 = &s.level("l1d").unwrap().counts;
+    assert_eq!(l1.get(Agent::cpu(0), Stream::CpuData).back_invalidations, 1);
+    assert_eq!(l1.get(Agent::cpu(1), Stream::CpuData).back_invalidations, 1);
+    // Line 1 stays private to core 0 and resident everywhere.
+    h.access(&rd(0, 64)).unwrap();
+    let s = h.stats();
+    assert_eq!(
+        s.level("l1d")
+            .unwrap()
+            .counts
+            .get(Agent::cpu(0), Stream::CpuData)
+            .read_misses,
+        4
+    );
+}

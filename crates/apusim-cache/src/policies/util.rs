@@ -175,10 +175,17 @@ pub fn prefetch<T>(v: &[T], i: usize) {
 /// repeatedly incrementing every RRPV by one, done in one step).
 #[inline]
 pub fn rrip_victim(rrpv: &mut [u8]) -> usize {
+    rrip_victim_max(rrpv, RRPV_MAX)
+}
+
+/// [`rrip_victim`] for RRPVs of any width: `distant` is the largest RRPV, `2^n - 1` for
+/// n-bit RRPVs (the 4-bit iso-overhead comparators of gspc-graphics-stream-llc.txt §5.2).
+#[inline]
+pub fn rrip_victim_max(rrpv: &mut [u8], distant: u8) -> usize {
     let mut max = 0u8;
     let mut way = 0usize;
     for (w, &v) in rrpv.iter().enumerate() {
-        if v >= RRPV_MAX {
+        if v >= distant {
             return w;
         }
         if v > max {
@@ -186,7 +193,7 @@ pub fn rrip_victim(rrpv: &mut [u8]) -> usize {
             way = w;
         }
     }
-    let age = RRPV_MAX - max;
+    let age = distant - max;
     for v in rrpv.iter_mut() {
         *v += age;
     }
