@@ -83,6 +83,35 @@ struct OutputArgs {
     csv: Option<PathBuf>,
 }
 
+/// Study switches (drp-reuse-probability-shared-llc.txt §4.2-4.3).
+#[derive(Args)]
+struct StudyArgs {
+    /// Charge non-compulsory LLC misses of these streams as hits (e.g. `color,texture`, `gpu`).
+    #[arg(long, value_name = "STREAMS")]
+    ideal: Option<String>,
+    /// Force this fraction of GPU read misses around the LLC (seeded).
+    #[arg(long, value_name = "P", default_value_t = 0.0)]
+    gpu_read_bypass: f64,
+    /// Write every access that reaches the LLC to this .apt file (single policy only).
+    #[arg(long, value_name = "FILE")]
+    dump_llc_trace: Option<PathBuf>,
+}
+
+impl StudyArgs {
+    fn options(&self) -> Result<apusim_sim::StudyOptions> {
+        let o = apusim_sim::StudyOptions {
+            ideal: match &self.ideal {
+                Some(s) => apusim_sim::StudyOptions::parse_ideal(s)?,
+                None => Vec::new(),
+            },
+            gpu_read_bypass: self.gpu_read_bypass,
+            dump_llc_trace: self.dump_llc_trace.clone(),
+        };
+        o.validate()?;
+        Ok(o)
+    }
+}
+
 #[derive(Args)]
 struct DemoArgs {
     /// LLC policies to compare, comma-separated; the first is the baseline of the comparison.
@@ -116,6 +145,8 @@ struct RunArgs {
     /// Threads for multi-policy runs (default: all cores).
     #[arg(long)]
     threads: Option<usize>,
+    #[command(flatten)]
+    study: StudyArgs,
     #[command(flatten)]
     system: SystemArgs,
     #[command(flatten)]
@@ -226,6 +257,7 @@ fn demo(a: DemoArgs) -> Result<()> {
     let opts = RunOptions {
         progress: true,
         limit: None,
+        study: Default::default(),
     };
     let results = run_policies(&cfg, &names, &inputs, &opts)?;
     print_results(&cfg, &inputs, &results, &a.output, false)
@@ -244,6 +276,7 @@ fn run(a: RunArgs) -> Result<()> {
     let opts = RunOptions {
         progress: true,
         limit: a.limit,
+        study: a.study.options()?,
     };
     let results = match a.threads {
         Some(n) => rayon::ThreadPoolBuilder::new()

@@ -12,6 +12,7 @@
 
 use crate::config::{LevelConfig, SystemConfig};
 use crate::stats::{LevelStats, RunStats, Table};
+use crate::study::{LlcStudy, StudyOptions};
 use anyhow::{bail, Context, Result};
 use apusim_cache::policies::lru::Lru;
 use apusim_cache::{
@@ -95,6 +96,8 @@ pub struct Hierarchy<P: Policy> {
     cachegrind: bool,
     /// Largest data size in cachegrind mode (its smallest line size).
     clamp: u16,
+    /// Study switches at the LLC (`None` when all are off, the common case).
+    study: Option<LlcStudy>,
 }
 
 impl<P: Policy> Hierarchy<P> {
@@ -184,7 +187,29 @@ impl<P: Policy> Hierarchy<P> {
             cpu_inclusive: cfg.llc.cpu_inclusive,
             cachegrind: cfg.cachegrind,
             clamp: min_line.min(u16::MAX as u32) as u16,
+            study: None,
         })
+    }
+
+    /// Turn on the study switches of `opts` (see [`crate::study`]).
+    pub fn set_study(&mut self, opts: &StudyOptions, cfg: &SystemConfig) -> Result<()> {
+        if self.cachegrind && opts.is_active() {
+            bail!("the study switches do not apply to the cachegrind model");
+        }
+        self.study = if opts.is_active() {
+            Some(LlcStudy::new(opts, cfg)?)
+        } else {
+            None
+        };
+        Ok(())
+    }
+
+    /// Flush what the run writes (the LLC dump).
+    pub fn finish(&mut self) -> Result<()> {
+        match &mut self.study {
+            Some(s) => s.finish(),
+            None => Ok(()),
+        }
     }
 
     pub fn llc(&self) -> &Cache<P> {
@@ -264,6 +289,9 @@ impl<P: Policy> Hierarchy<P> {
             Target::Level(i) => self.levels[i].line_bits,
         };
         let next = self.next_of(t);
+        if t == Target::Llc && self.study.is_some() {
+            return self.send_llc_study(req, bits, next);
+        }
         let mut miss = false;
         let span = lines(req, bits);
         let single = span.start() == span.end();
@@ -313,6 +341,74 @@ impl<P: Policy> Hierarchy<P> {
             }
         }
         self.stats_at(t).of(req).record(req.op, miss);
+        Ok(())
+    }
+
+    /// The LLC with study switches on: dump, forced GPU read bypass, idealized streams.
+    fn send_llc_study(&mut self, req: &Access, bits: u32, next: Target) -> Result<()> {
+        let t = Target::Llc;
+        let study = self.study.as_mut().expect("checked by the caller");
+        study.dump(req)?;
+        let resident = lines(req, bits).all(|l| self.llc.probe(l << bits));
+        if !resident && study.force_bypass(req) {
+            let c = self.llc_stats.counts.of(req);
+            c.record(req.op, true);
+            c.bypasses += 1;
+            for line in lines(req, bits) {
+                study.seen_before(line);
+            }
+            return self.send(next, req);
+        }
+        let mut miss = false;
+        let mut idealized = false;
+        for line in lines(req, bits) {
+            let sub = part_in_line(req, line, bits);
+            let study = self.study.as_mut().expect("checked by the caller");
+            let repeat = study.seen_before(line);
+            let ideal = repeat && study.ideal[req.stream as usize];
+            match self.llc.access(&sub)? {
+                Outcome::Hit { .. } => {}
+                Outcome::Miss {
+                    filled,
+                    bypassed,
+                    evicted,
+                } => {
+                    if bypassed {
+                        self.llc_stats.counts.of(req).bypasses += 1;
+                    }
+                    if let Some(ev) = evicted {
+                        self.evict(t, next, req, ev)?;
+                    }
+                    if ideal {
+                        // Charged as a hit: no memory traffic, whatever the policy did.
+                        idealized = true;
+                    } else {
+                        miss = true;
+                        if !filled {
+                            self.send(next, &sub)?;
+                        } else if self.fetches(t, req) {
+                            let fetch = Access {
+                                addr: line << bits,
+                                size: line_bytes(bits),
+                                op: if req.op == Op::Prefetch {
+                                    Op::Prefetch
+                                } else {
+                                    Op::Read
+                                },
+                                flags: req.flags & !Access::MODIFY,
+                                ..*req
+                            };
+                            self.send(next, &fetch)?;
+                        }
+                    }
+                }
+            }
+        }
+        let c = self.llc_stats.counts.of(req);
+        c.record(req.op, miss);
+        if idealized && !miss {
+            c.idealized += 1;
+        }
         Ok(())
     }
 

@@ -18,7 +18,9 @@ pub mod hierarchy;
 pub mod report;
 pub mod run;
 pub mod stats;
+pub mod study;
 
 pub use config::SystemConfig;
 pub use hierarchy::Hierarchy;
 pub use run::{run_policies, run_policy, Input, Inputs, RunOptions, RunResult};
+pub use study::StudyOptions;

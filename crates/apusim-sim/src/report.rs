@@ -252,7 +252,7 @@ pub fn comparison_table(results: &[RunResult]) -> String {
 pub fn to_csv(results: &[RunResult]) -> String {
     let mut out = String::from(
         "policy,level,agent,stream,reads,read_misses,writes,write_misses,writebacks,writeback_misses,\
-         prefetches,prefetch_misses,bypasses,evictions,dirty_evictions,back_invalidations\n",
+         prefetches,prefetch_misses,bypasses,evictions,dirty_evictions,back_invalidations,idealized\n",
     );
     for r in results {
         let levels = r.stats.levels.iter().map(|l| (l.name.as_str(), &l.counts));
@@ -261,7 +261,7 @@ pub fn to_csv(results: &[RunResult]) -> String {
             for (a, s, c) in table.cells() {
                 let _ = writeln!(
                     out,
-                    "{},{name},{a},{s},{},{},{},{},{},{},{},{},{},{},{},{}",
+                    "{},{name},{a},{s},{},{},{},{},{},{},{},{},{},{},{},{},{}",
                     r.policy,
                     c.reads,
                     c.read_misses,
@@ -274,7 +274,8 @@ pub fn to_csv(results: &[RunResult]) -> String {
                     c.bypasses,
                     c.evictions,
                     c.dirty_evictions,
-                    c.back_invalidations
+                    c.back_invalidations,
+                    c.idealized
                 );
             }
         }

@@ -43,6 +43,8 @@ pub struct RunOptions {
     pub progress: bool,
     /// Stop after this many trace accesses.
     pub limit: Option<u64>,
+    /// Study switches at the LLC (ideal streams, forced bypass, LLC trace dump).
+    pub study: crate::StudyOptions,
 }
 
 /// The result of one policy's run.
@@ -95,6 +97,10 @@ pub fn run_policies(
     inputs: &dyn Inputs,
     opts: &RunOptions,
 ) -> Result<Vec<RunResult>> {
+    if opts.study.dump_llc_trace.is_some() && names.len() > 1 {
+        anyhow::bail!("--dump-llc-trace writes one policy's LLC stream: give a single --policy");
+    }
+    opts.study.validate()?;
     // Check every name first, so a typo fails before hours of simulation.
     for n in names {
         if policies::info(n).is_none() {
@@ -130,8 +136,11 @@ impl PolicyVisitor for Simulate<'_> {
     type Output = Result<RunStats>;
     fn visit<P: Policy>(self, policy: P) -> Result<RunStats> {
         let mut h = Hierarchy::new(self.cfg, policy)?;
+        h.set_study(&self.opts.study, self.cfg)?;
         let inputs = self.inputs.open()?;
-        simulate(&mut h, self.cfg, inputs, self.opts)
+        let stats = simulate(&mut h, self.cfg, inputs, self.opts)?;
+        h.finish()?;
+        Ok(stats)
     }
 }
 

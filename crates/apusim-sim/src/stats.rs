@@ -25,6 +25,8 @@ pub struct Counts {
     pub dirty_evictions: u64,
     /// Lines removed by back-invalidation from the LLC (inclusion).
     pub back_invalidations: u64,
+    /// Non-compulsory misses charged as hits by `--ideal` (counted among the hits).
+    pub idealized: u64,
 }
 
 impl Counts {
@@ -75,6 +77,7 @@ impl Counts {
         self.evictions += o.evictions;
         self.dirty_evictions += o.dirty_evictions;
         self.back_invalidations += o.back_invalidations;
+        self.idealized += o.idealized;
     }
 }
 

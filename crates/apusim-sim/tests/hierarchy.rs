@@ -410,3 +410,115 @@ fn lines_shared_by_two_cores_are_back_invalidated_in_both() {
         4
     );
 }
+
+fn with_study(cfg: &SystemConfig, study: apusim_sim::StudyOptions) -> Hierarchy<Lru> {
+    let mut h = lru_hierarchy(cfg);
+    h.set_study(&study, cfg).unwrap();
+    h
+}
+
+#[test]
+fn ideal_streams_charge_non_compulsory_misses_as_hits() {
+    let cfg = tiny("");
+    let study = apusim_sim::StudyOptions {
+        ideal: apusim_sim::StudyOptions::parse_ideal("color").unwrap(),
+        ..Default::default()
+    };
+    let mut h = with_study(&cfg, study);
+    let color = |a| gpu(a, Op::Read, Stream::Color);
+    h.access(&color(0)).unwrap(); // compulsory miss
+    h.access(&color(256)).unwrap(); // compulsory miss
+    h.access(&color(512)).unwrap(); // compulsory miss, evicts line 0
+    h.access(&color(0)).unwrap(); // a real miss, charged as a hit
+    assert!(h.llc().probe(0), "the policy still ran: line 0 was filled again");
+    h.access(&gpu(256 * 4, Op::Read, Stream::Vertex)).unwrap(); // other streams: normal
+    h.access(&gpu(256, Op::Read, Stream::Vertex)).unwrap(); // evicted by now? either way normal
+    let s = h.stats();
+    let c = s.llc().counts.get(Agent::GPU, Stream::Color);
+    assert_eq!((c.reads, c.read_misses, c.idealized), (4, 3, 1));
+    assert_eq!(
+        s.memory.get(Agent::GPU, Stream::Color).reads,
+        3,
+        "no memory read for the ideal hit"
+    );
+}
+
+#[test]
+fn forced_gpu_read_bypass_is_seeded_and_spares_the_cpu() {
+    let cfg = tiny("");
+    let all = apusim_sim::StudyOptions {
+        gpu_read_bypass: 1.0,
+        ..Default::default()
+    };
+    let mut h = with_study(&cfg, all);
+    for a in 0..8u64 {
+        h.access(&gpu(a * 64, Op::Read, Stream::StaticTexture))
+            .unwrap();
+        h.access(&rd(0, 4096 + a * 64)).unwrap();
+    }
+    let s = h.stats();
+    let g = s.llc().counts.get(Agent::GPU, Stream::StaticTexture);
+    assert_eq!((g.read_misses, g.bypasses), (8, 8));
+    assert_eq!(h.llc().occupancy(), 8, "only CPU lines were allocated");
+    let half = |seed: u64| {
+        let mut cfg = tiny("");
+        cfg.seed = seed;
+        let mut h = with_study(
+            &cfg,
+            apusim_sim::StudyOptions {
+                gpu_read_bypass: 0.5,
+                ..Default::default()
+            },
+        );
+        for a in 0..2000u64 {
+            h.access(&gpu(a * 64, Op::Read, Stream::StaticTexture))
+                .unwrap();
+        }
+        h.stats()
+            .llc()
+            .counts
+            .get(Agent::GPU, Stream::StaticTexture)
+            .bypasses
+    };
+    assert_eq!(half(1), half(1));
+    assert!((900..1100).contains(&half(1)), "{}", half(1));
+}
+
+#[test]
+fn the_llc_stream_can_be_dumped_and_replayed() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("llc.apt");
+    let cfg = tiny("");
+    let mut h = with_study(
+        &cfg,
+        apusim_sim::StudyOptions {
+            dump_llc_trace: Some(path.clone()),
+            ..Default::default()
+        },
+    );
+    for a in 0..50u64 {
+        h.access(&rd((a % 2) as u8, a * 64 % 2048)).unwrap();
+        h.access(&wr(0, a * 128 % 4096)).unwrap();
+        h.access(&gpu(a * 64, Op::Write, Stream::Color)).unwrap();
+    }
+    h.finish().unwrap();
+    let llc_accesses = h.stats().llc().counts.total().accesses();
+    let mut r = apusim_trace::apt::AptReader::open(&path).unwrap();
+    let dumped = apusim_trace::collect(&mut r).unwrap();
+    assert_eq!(dumped.len() as u64, llc_accesses);
+    assert!(dumped.iter().any(|a| a.op == Op::Writeback));
+    assert!(dumped.iter().all(|a| a.stream != Stream::CpuInstr));
+}
+
+#[test]
+fn study_switches_reject_bad_values() {
+    assert!(apusim_sim::StudyOptions::parse_ideal("").is_err());
+    assert!(apusim_sim::StudyOptions::parse_ideal("colour").is_err());
+    let both = apusim_sim::StudyOptions::parse_ideal("texture,gpu").unwrap();
+    assert!(both.contains(&Stream::DynamicTexture) && !both.contains(&Stream::CpuData));
+    let bad = apusim_sim::StudyOptions {
+        gpu_read_bypass: 1.5,
+        ..Default::default()
+    };
+    assert!(bad.validate().is_err());
+}
