@@ -113,13 +113,8 @@ impl<const GS: bool, const BITS: u8> Policy for GsDrrip<GS, BITS> {
     #[inline]
     fn on_fill(&mut self, set: usize, way: usize, req: &Access) {
         let c = Self::class(req);
-        self.rrpv[set * self.ways + way] = if self.policy(set, c) == 0 {
-            Self::LONG
-        } else if self.bimodal[c].insertion() == RRPV_LONG {
-            Self::LONG
-        } else {
-            Self::DISTANT
-        };
+        let long = self.policy(set, c) == 0 || self.bimodal[c].insertion() == RRPV_LONG;
+        self.rrpv[set * self.ways + way] = if long { Self::LONG } else { Self::DISTANT };
     }
     fn stats(&self) -> Vec<PolicyStat> {
         let names: &[&str] = if GS {
@@ -188,7 +183,11 @@ mod tests {
         let z = |l| gpu(Stream::Depth, Op::Read, l);
         assert_eq!(run(&mut c, &z(30)), Did::Fill(None));
         assert_eq!([0, 1, 2, 3].map(|i| c.policy().psel(i)), [511; 4]);
-        assert_eq!(c.policy().rrpv(30, 0), 2, "Z follows its own selector: SRRIP");
+        assert_eq!(
+            c.policy().rrpv(30, 0),
+            2,
+            "Z follows its own selector: SRRIP"
+        );
         assert_eq!(run(&mut c, &tex(30 + 64)), Did::Fill(None));
         assert_eq!(
             [0, 1, 2, 3].map(|i| c.policy().psel(i)),
@@ -243,7 +242,7 @@ mod tests {
         let mut rng = SplitMix64Test(99);
         for i in 0..20_000 {
             let line = rng.next() % 700;
-            let op = if rng.next() % 5 == 0 {
+            let op = if rng.next().is_multiple_of(5) {
                 Op::Write
             } else {
                 Op::Read
@@ -262,7 +261,10 @@ mod tests {
     struct SplitMix64Test(u64);
     impl SplitMix64Test {
         fn next(&mut self) -> u64 {
-            self.0 = self.0.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            self.0 = self
+                .0
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
             self.0 >> 33
         }
     }

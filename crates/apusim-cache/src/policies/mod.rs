@@ -5,8 +5,11 @@
 //! the CLI's `apusim policies`, `--policy NAME` and the simulation loop all go through here.
 
 pub mod brrip;
+pub mod drp;
 pub mod drp_baseline;
 pub mod drrip;
+pub mod gs_drrip;
+pub mod gspc;
 pub mod lru;
 pub mod nru;
 pub mod random;
@@ -16,6 +19,7 @@ pub mod ship_mem;
 pub mod ship_pc;
 pub mod srrip;
 pub mod ta_drrip;
+pub mod ucd;
 pub mod util;
 
 use crate::{CacheError, Policy, PolicyContext};
@@ -95,6 +99,18 @@ registry! {
     "ship-mem" => ship_mem::ShipMem, "SHiP with 16 KB memory-region signatures (address bits 27:14)", "drp-reuse-probability-shared-llc.txt §4.1 (SHiP-mem)";
     "ship-hybrid" => ship_hybrid::ShipHybrid, "SHiP-PC for CPU accesses, SHiP-mem for GPU accesses, one table", "drp-reuse-probability-shared-llc.txt §4.1 (SHiP-hybrid)";
     "drp-baseline" => drp_baseline::DrpBaseline, "heterogeneous baseline: SRRIP plus GPU write bypass rules and depth-write duel", "drp-reuse-probability-shared-llc.txt §4.1 (Baseline)";
+    "drp-rm" => drp::DrpReadMiss, "DRP ablation: read-miss sub-policy only (SHiP-PC for CPU, DRRIP insertion for GPU), baseline writes", "drp-reuse-probability-shared-llc.txt §5.2, §6 (Figure 14)";
+    "drp-rm-rh" => drp::DrpReadMissHit, "DRP ablation: read miss + read hit (dynamic-texture demotion from the WSS cache)", "drp-reuse-probability-shared-llc.txt §5.2, §5.5, §6 (Figure 14)";
+    "drp" => drp::DrpAll, "dynamic reuse probability: WSS cache, read/write miss/hit sub-policies, pinning", "drp-reuse-probability-shared-llc.txt §5.1-5.6";
+    "drrip4" => gs_drrip::GsDrrip<false, 4>, "DRRIP with 4-bit RRPVs (insert 14 / bimodal 15), the iso-overhead comparator", "gspc-graphics-stream-llc.txt §5.2 (Figure 14)";
+    "drrip-ucd" => ucd::Ucd<drrip::Drrip>, "DRRIP with uncached displayable color (display-stream misses bypass)", "gspc-graphics-stream-llc.txt §5.1 (Table 6, DRRIP+UCD)";
+    "gs-drrip" => gs_drrip::GsDrrip<true, 2>, "graphics stream-aware DRRIP: one SRRIP/BRRIP duel per stream class (Z, texture, render target, rest)", "gspc-graphics-stream-llc.txt §3 (GS-DRRIP), Table 6";
+    "gs-drrip4" => gs_drrip::GsDrrip<true, 4>, "GS-DRRIP with 4-bit RRPVs, the iso-overhead comparator", "gspc-graphics-stream-llc.txt §5.2 (Figure 14)";
+    "gs-drrip-ucd" => ucd::Ucd<gs_drrip::GsDrrip<true, 2>>, "GS-DRRIP with uncached displayable color", "gspc-graphics-stream-llc.txt §5.2 (GS-DRRIP+UCD)";
+    "gspztc" => gspc::Gspztc, "probabilistic Z and texture caching: SRRIP samples, per-bank FILL/HIT counters, FILL > t*HIT", "gspc-graphics-stream-llc.txt §3, Tables 2-3";
+    "gspztc-tse" => gspc::GspztcTse, "GSPZTC with texture sampler epochs (two state bits per line)", "gspc-graphics-stream-llc.txt §3, Tables 2-4, Figure 10";
+    "gspc" => gspc::Gspc, "graphics stream-aware probabilistic caching: GSPZTC+TSE plus render-target PROD/CONS insertion", "gspc-graphics-stream-llc.txt §3, Tables 2-5";
+    "gspc-ucd" => ucd::Ucd<gspc::Gspc>, "GSPC with uncached displayable color", "gspc-graphics-stream-llc.txt §5.1 (Table 6, GSPC+UCD)";
 }
 
 #[cfg(test)]
@@ -113,6 +129,21 @@ mod tests {
             (std::any::type_name::<P>(), P::OWN_WRITE_RULES, p.stats())
         }
     }
+
+    /// Policies that implement their own write handling (never wrapped).
+    const OWN_RULES: &[&str] = &[
+        "drp-baseline",
+        "drp-rm",
+        "drp-rm-rh",
+        "drp",
+        "gspztc",
+        "gspztc-tse",
+        "gspc",
+        "gspc-ucd",
+    ];
+    /// The GPU-only-LLC policies of gspc-graphics-stream-llc.txt §3 that handle writes
+    /// themselves (so they carry no depth-write duel).
+    const GPU_ONLY: &[&str] = &["gspztc", "gspztc-tse", "gspc", "gspc-ucd"];
 
     fn llc_ctx(rules: bool) -> PolicyContext {
         let g = Geometry::new(16 << 20, 16, 64);
@@ -138,14 +169,16 @@ mod tests {
             let (plain, own, _) = build(info.name, &llc_ctx(false), Describe).unwrap();
             let (ruled, wrapped, stats) = build(info.name, &llc_ctx(true), Describe).unwrap();
             assert!(wrapped, "{}: write rules missing", info.name);
-            assert!(
-                stats.iter().any(|(k, _)| k == "depth_psel"),
-                "{}",
-                info.name
-            );
-            if info.name == "drp-baseline" {
-                assert!(own);
-                assert_eq!(plain, ruled, "drp-baseline must not be wrapped twice");
+            if !GPU_ONLY.contains(&info.name) {
+                assert!(
+                    stats.iter().any(|(k, _)| k == "depth_psel"),
+                    "{}",
+                    info.name
+                );
+            }
+            if OWN_RULES.contains(&info.name) {
+                assert!(own, "{}", info.name);
+                assert_eq!(plain, ruled, "{} must not be wrapped", info.name);
             } else {
                 assert!(!own, "{}", info.name);
                 assert!(ruled.contains("HeteroWrites"), "{}: {ruled}", info.name);
@@ -165,6 +198,18 @@ mod tests {
             "ship-mem",
             "ship-hybrid",
             "drp-baseline",
+            "drp-rm",
+            "drp-rm-rh",
+            "drp",
+            "drrip4",
+            "drrip-ucd",
+            "gs-drrip",
+            "gs-drrip4",
+            "gs-drrip-ucd",
+            "gspztc",
+            "gspztc-tse",
+            "gspc",
+            "gspc-ucd",
         ] {
             assert!(super::info(n).is_some(), "{n} not registered");
         }

@@ -1,0 +1,716 @@
+//! The graphics stream-aware probabilistic caching policies of gspc-graphics-stream-llc.txt
+//! §3: GSPZTC (Tables 2 and 3), GSPZTC+TSE (texture sampler epochs, Table 4, Figure 10) and
+//! GSPC (render-target production/consumption, Table 5), for a GPU LLC. One type,
+//! [`Gsp<LEVEL>`], with `LEVEL` = [`GSPZTC`], [`GSPZTC_TSE`] or [`GSPC`]; each level adds the
+//! next table on top of the previous one. Registered as `gspztc`, `gspztc-tse`, `gspc`, and
+//! (through [`super::ucd::Ucd`]) `gspc-ucd`.
+//!
+//! # Streams
+//!
+//! Accesses fall into four classes ([`GraphicsClass`]): Z (stream `depth`), texture sampler
+//! (`static-texture`, `dynamic-texture`), render target (`color`, and GPU writes of the
+//! `display` stream — "displayable color is a render target", §5.1) and the rest (everything
+//! else, CPU accesses included; HiZ and stencil have their own caches in §4, so they are
+//! "the rest").
+//!
+//! # Sample sets (Table 2)
+//!
+//! Sixteen sets in every 1024 are samples: with `a = set & 31` and `b = (set >> 5) & 31`, a
+//! set is a sample iff `a == b` and `a < 16` (sets 0, 33, 66, ... 495 of each 1024). Samples
+//! run 2-bit SRRIP for every stream (fill at 2, hit to 0) and train the counters of their
+//! bank; all other sets apply the tables' non-sample actions. Victim selection everywhere is
+//! SRRIP's: the lowest way at RRPV 3, aging the set until there is one.
+//!
+//! # Per-bank counters
+//!
+//! The LLC has `ctx.banks` banks; the bank of a set is `set % banks` (the paper does not say
+//! how sets map to banks; with this rule and the sample function above, each of up to 16
+//! banks gets the same number of samples). Each bank keeps 8-bit saturating counters
+//! `FILL(Z)`, `HIT(Z)`, `FILL(0)`, `HIT(0)`, `FILL(1)`, `HIT(1)`, `PROD`, `CONS` and the 7-bit
+//! `ACC(ALL)`, which counts every access to the bank's samples (every hit and every fill; the
+//! only misses that do not fill are uncached displayable color under [`super::ucd::Ucd`],
+//! which never reach the policy). When `ACC(ALL)` saturates (reaches 127) every other counter of the bank is halved
+//! and `ACC(ALL)` is reset; the access that saturates it has already made its own counter
+//! updates, which are halved with the rest. In GSPZTC, `FILL(TEX)` and `HIT(TEX)` are
+//! `FILL(0)` and `HIT(0)`.
+//!
+//! # Per-line state
+//!
+//! Two bits per line (Figure 10): `00`, `01`, `10` are the texture epochs E0, E1, E≥2, and
+//! `11` marks a render target (GSPZTC's RT bit is "state == 11"). A render-target access (fill
+//! or hit) sets `11`; a texture access to a line in `11` is an RT→TEX hit; a texture fill
+//! installs `00`. The paper does not say what Z and "other" fills install: they install `00`
+//! (the reset value; a later texture hit on such a line is an ordinary E0 texture hit), and Z
+//! and "other" hits leave the state alone. Evicted lines lose their state (the refill
+//! overwrites it).
+//!
+//! # Actions
+//!
+//! With `t` the threshold (parameter `gspc_t`, default 8, the §5.1 choice):
+//!
+//! | event | sample set | non-sample set |
+//! |---|---|---|
+//! | Z fill | RRPV 2, `FILL(Z)++` | RRPV `FILL(Z) > t·HIT(Z) ? 3 : 2` |
+//! | Z hit | RRPV 0, `HIT(Z)++` | RRPV 0 |
+//! | TEX fill | RRPV 2, `FILL(0)++`, state 00 | RRPV `FILL(0) > t·HIT(0) ? 3 : 0`, state 00 |
+//! | RT→TEX hit | RRPV 0, `FILL(0)++`, state 00 (GSPC: `CONS++`) | as TEX fill, state 00 |
+//! | TEX hit, state 00 | RRPV 0, `HIT(0)++`, `FILL(1)++`, state 01 | RRPV `FILL(1) > t·HIT(1) ? 3 : 0`, state 01 |
+//! | TEX hit, state 01 | RRPV 0, `HIT(1)++`, state 10 | RRPV 0, state 10 |
+//! | TEX hit, state 10 | RRPV 0, state 10 | RRPV 0, state 10 |
+//! | RT fill | RRPV 2, state 11 (GSPC: `PROD++`) | state 11, RRPV 0 (GSPC: `PROD > 16·CONS ? 3 : PROD > 8·CONS ? 2 : 0`) |
+//! | RT hit | RRPV 0, state 11 | RRPV 0, state 11 |
+//! | other fill / hit | RRPV 2 / 0 | RRPV 2 / 0 |
+//!
+//! plus `ACC(ALL)++` on every sample-set access. GSPZTC (no epochs) is the same table with
+//! every texture hit on a non-RT line being "TEX hit, state 00" without the epoch advance: it
+//! counts `HIT(TEX)++` in samples and sets RRPV 0 in non-samples. The GSPC thresholds 16 and
+//! 8 are parameters `gspc_rt_low` and `gspc_rt_high`.
+//!
+//! # Writes
+//!
+//! GSPC is a policy for a GPU-only LLC that caches all graphics data: every miss allocates and
+//! render-target hits (blending writes) update the state. It therefore declares
+//! `OWN_WRITE_RULES` and is never wrapped in the heterogeneous baseline's write rules
+//! (which would drop the "RT hit (blending)" row of Table 5).
+
+use super::util::{prefetch, rrip_victim, RRPV_LONG, RRPV_MAX};
+use crate::{CacheError, Policy, PolicyContext, PolicyStat, SetView};
+use apusim_trace::{Access, Stream};
+
+/// The four stream classes of gspc-graphics-stream-llc.txt §3.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+#[repr(u8)]
+pub enum GraphicsClass {
+    Z = 0,
+    Tex = 1,
+    Rt = 2,
+    Other = 3,
+}
+
+impl GraphicsClass {
+    /// The class of an access (see the module doc).
+    #[inline]
+    pub fn of(req: &Access) -> GraphicsClass {
+        match req.stream {
+            Stream::Depth => GraphicsClass::Z,
+            Stream::StaticTexture | Stream::DynamicTexture => GraphicsClass::Tex,
+            Stream::Color => GraphicsClass::Rt,
+            Stream::Display if req.op.is_write() && req.agent.is_gpu() => GraphicsClass::Rt,
+            _ => GraphicsClass::Other,
+        }
+    }
+}
+
+/// Level of [`Gsp`]: GSPZTC (Table 3).
+pub const GSPZTC: u8 = 0;
+/// Level of [`Gsp`]: GSPZTC with texture sampler epochs (Tables 3 and 4).
+pub const GSPZTC_TSE: u8 = 1;
+/// Level of [`Gsp`]: GSPC (Tables 3, 4 and 5).
+pub const GSPC: u8 = 2;
+
+/// Per-line states (Figure 10).
+pub const E0: u8 = 0b00;
+pub const E1: u8 = 0b01;
+pub const E2: u8 = 0b10;
+pub const RT: u8 = 0b11;
+
+/// Indices of a bank's 8-bit counters.
+pub const FILL_Z: usize = 0;
+pub const HIT_Z: usize = 1;
+pub const FILL_0: usize = 2;
+pub const HIT_0: usize = 3;
+pub const FILL_1: usize = 4;
+pub const HIT_1: usize = 5;
+pub const PROD: usize = 6;
+pub const CONS: usize = 7;
+const COUNTER_NAMES: [&str; 8] = [
+    "fill_z", "hit_z", "fill_0", "hit_0", "fill_1", "hit_1", "prod", "cons",
+];
+/// Saturation value of the 8-bit counters and of the 7-bit `ACC(ALL)`.
+const C8_MAX: u8 = 255;
+const ACC_MAX: u8 = 127;
+
+/// One bank's counters.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct BankCounters {
+    pub c: [u8; 8],
+    pub acc: u8,
+    /// Number of halvings so far (statistics only).
+    pub halvings: u32,
+}
+
+impl BankCounters {
+    #[inline]
+    fn inc(&mut self, i: usize) {
+        if self.c[i] < C8_MAX {
+            self.c[i] += 1;
+        }
+    }
+    /// `ACC(ALL)++`, halving everything when it saturates.
+    #[inline]
+    fn access(&mut self) {
+        self.acc += 1;
+        if self.acc >= ACC_MAX {
+            for v in self.c.iter_mut() {
+                *v >>= 1;
+            }
+            self.acc = 0;
+            self.halvings += 1;
+        }
+    }
+    /// `FILL > t · HIT` for the counter pair `(fill, hit)`.
+    #[inline]
+    fn low_reuse(&self, fill: usize, hit: usize, t: u32) -> bool {
+        self.c[fill] as u32 > t * self.c[hit] as u32
+    }
+}
+
+/// The GSPZTC / GSPZTC+TSE / GSPC policy (see the module doc).
+pub struct Gsp<const LEVEL: u8> {
+    ways: usize,
+    banks: usize,
+    t: u32,
+    rt_low: u32,
+    rt_high: u32,
+    rrpv: Vec<u8>,
+    state: Vec<u8>,
+    counters: Vec<BankCounters>,
+}
+
+/// GSPZTC.
+pub type Gspztc = Gsp<GSPZTC>;
+/// GSPZTC+TSE.
+pub type GspztcTse = Gsp<GSPZTC_TSE>;
+/// GSPC.
+pub type Gspc = Gsp<GSPC>;
+
+/// True if `set` is one of the 16-per-1024 sample sets.
+#[inline]
+pub fn is_sample(set: usize) -> bool {
+    let a = set & 31;
+    a == (set >> 5) & 31 && a < 16
+}
+
+impl<const LEVEL: u8> Gsp<LEVEL> {
+    /// RRPV of a line.
+    pub fn rrpv(&self, set: usize, way: usize) -> u8 {
+        self.rrpv[set * self.ways + way]
+    }
+    /// Two-bit state of a line (see [`E0`], [`E1`], [`E2`], [`RT`]).
+    pub fn state(&self, set: usize, way: usize) -> u8 {
+        self.state[set * self.ways + way]
+    }
+    /// Counters of `bank`.
+    pub fn bank(&self, bank: usize) -> &BankCounters {
+        &self.counters[bank]
+    }
+    /// Bank of `set`.
+    #[inline]
+    pub fn bank_of(&self, set: usize) -> usize {
+        set % self.banks
+    }
+
+    /// Insertion RRPV of a texture line entering E0 in a non-sample set.
+    #[inline]
+    fn tex_e0(&self, b: &BankCounters) -> u8 {
+        if b.low_reuse(FILL_0, HIT_0, self.t) {
+            RRPV_MAX
+        } else {
+            0
+        }
+    }
+}
+
+impl<const LEVEL: u8> Policy for Gsp<LEVEL> {
+    fn build(ctx: &PolicyContext) -> Result<Self, CacheError> {
+        let t = ctx.int_param("gspc_t", 8, 1..=1 << 16)? as u32;
+        let rt_low = ctx.int_param("gspc_rt_low", 16, 1..=1 << 16)? as u32;
+        let rt_high = ctx.int_param("gspc_rt_high", 8, 1..=1 << 16)? as u32;
+        if ctx.banks == 0 {
+            return Err(CacheError::Config(
+                "gspc: the LLC needs at least one bank".into(),
+            ));
+        }
+        let n = ctx.sets * ctx.ways;
+        Ok(Gsp {
+            ways: ctx.ways,
+            banks: ctx.banks,
+            t,
+            rt_low,
+            rt_high,
+            rrpv: vec![RRPV_MAX; n],
+            state: vec![E0; n],
+            counters: vec![BankCounters::default(); ctx.banks],
+        })
+    }
+
+    const OWN_WRITE_RULES: bool = true;
+
+    #[inline]
+    fn prefetch_set(&self, set: usize) {
+        prefetch(&self.rrpv, set * self.ways);
+        prefetch(&self.state, set * self.ways);
+    }
+
+    #[inline]
+    fn on_hit(&mut self, set: usize, way: usize, req: &Access) {
+        let i = set * self.ways + way;
+        let bank = set % self.banks;
+        let sample = is_sample(set);
+        let st = self.state[i];
+        let mut b = self.counters[bank];
+        let mut rrpv = 0;
+        match GraphicsClass::of(req) {
+            GraphicsClass::Z => {
+                if sample {
+                    b.inc(HIT_Z);
+                }
+            }
+            GraphicsClass::Rt => self.state[i] = RT,
+            GraphicsClass::Other => {}
+            GraphicsClass::Tex => {
+                if st == RT {
+                    // RT -> TEX hit: the line becomes an E0 texture line.
+                    self.state[i] = E0;
+                    if sample {
+                        b.inc(FILL_0);
+                        if LEVEL >= GSPC {
+                            b.inc(CONS);
+                        }
+                    } else if LEVEL >= GSPZTC_TSE {
+                        rrpv = self.tex_e0(&b);
+                    }
+                } else if LEVEL == GSPZTC {
+                    if sample {
+                        b.inc(HIT_0);
+                    }
+                } else if st == E0 {
+                    self.state[i] = E1;
+                    if sample {
+                        b.inc(HIT_0);
+                        b.inc(FILL_1);
+                    } else if b.low_reuse(FILL_1, HIT_1, self.t) {
+                        rrpv = RRPV_MAX;
+                    }
+                } else {
+                    if st == E1 && sample {
+                        b.inc(HIT_1);
+                    }
+                    self.state[i] = E2;
+                }
+            }
+        }
+        if sample {
+            b.access();
+        }
+        self.counters[bank] = b;
+        self.rrpv[i] = rrpv;
+    }
+
+    #[inline]
+    fn victim(&mut self, set: usize, _req: &Access, _view: &SetView<'_>) -> usize {
+        let base = set * self.ways;
+        rrip_victim(&mut self.rrpv[base..base + self.ways])
+    }
+
+    #[inline]
+    fn on_fill(&mut self, set: usize, way: usize, req: &Access) {
+        let i = set * self.ways + way;
+        let bank = set % self.banks;
+        let sample = is_sample(set);
+        let mut b = self.counters[bank];
+        let class = GraphicsClass::of(req);
+        self.state[i] = if class == GraphicsClass::Rt { RT } else { E0 };
+        let rrpv = if sample {
+            match class {
+                GraphicsClass::Z => b.inc(FILL_Z),
+                GraphicsClass::Tex => b.inc(FILL_0),
+                GraphicsClass::Rt if LEVEL >= GSPC => b.inc(PROD),
+                _ => {}
+            }
+            b.access();
+            RRPV_LONG
+        } else {
+            match class {
+                GraphicsClass::Z if b.low_reuse(FILL_Z, HIT_Z, self.t) => RRPV_MAX,
+                GraphicsClass::Z => RRPV_LONG,
+                GraphicsClass::Tex => self.tex_e0(&b),
+                GraphicsClass::Rt if LEVEL >= GSPC => {
+                    let (prod, cons) = (b.c[PROD] as u32, b.c[CONS] as u32);
+                    if prod > self.rt_low * cons {
+                        RRPV_MAX
+                    } else if prod > self.rt_high * cons {
+                        RRPV_LONG
+                    } else {
+                        0
+                    }
+                }
+                GraphicsClass::Rt => 0,
+                GraphicsClass::Other => RRPV_LONG,
+            }
+        };
+        self.counters[bank] = b;
+        self.rrpv[i] = rrpv;
+    }
+
+    fn stats(&self) -> Vec<PolicyStat> {
+        let mut s = Vec::new();
+        let mut sum = [0u64; 8];
+        let mut halvings = 0u64;
+        for b in &self.counters {
+            for (k, v) in b.c.iter().enumerate() {
+                sum[k] += *v as u64;
+            }
+            halvings += b.halvings as u64;
+        }
+        for (k, name) in COUNTER_NAMES.iter().enumerate() {
+            s.push((format!("{name}_sum"), sum[k] as f64));
+        }
+        s.push(("counter_halvings".into(), halvings as f64));
+        let rt_lines = self.state.iter().filter(|&&x| x == RT).count();
+        s.push(("rt_lines".into(), rt_lines as f64));
+        if self.banks <= 16 {
+            for (i, b) in self.counters.iter().enumerate() {
+                for (k, name) in COUNTER_NAMES.iter().enumerate() {
+                    s.push((format!("bank{i}_{name}"), b.c[k] as f64));
+                }
+            }
+        }
+        s
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::util::test_support::*;
+    use super::*;
+    use apusim_trace::{Agent, Op};
+
+    // 1024 sets x 2 ways, one bank unless said otherwise. Sample sets: 0, 33, 66, ...;
+    // set 5 is a non-sample.
+    const S: u64 = 33;
+    const N: u64 = 5;
+    fn l(set: u64, i: u64) -> u64 {
+        set + 1024 * i
+    }
+    fn tex(line: u64) -> Access {
+        gpu(Stream::StaticTexture, Op::Read, line)
+    }
+    fn dtex(line: u64) -> Access {
+        gpu(Stream::DynamicTexture, Op::Read, line)
+    }
+    fn z(line: u64) -> Access {
+        gpu(Stream::Depth, Op::Read, line)
+    }
+    fn rt(line: u64) -> Access {
+        gpu(Stream::Color, Op::Write, line)
+    }
+    fn other(line: u64) -> Access {
+        gpu(Stream::Vertex, Op::Read, line)
+    }
+    fn counters<const L: u8>(c: &crate::Cache<Gsp<L>>) -> ([u8; 8], u8) {
+        let b = c.policy().bank(0);
+        (b.c, b.acc)
+    }
+    fn cache_banks<const L: u8>(banks: usize, t: f64) -> crate::Cache<Gsp<L>> {
+        let mut x = ctx(1024, 2);
+        x.banks = banks;
+        x.params.insert("gspc_t".into(), t);
+        cache(1024, 2, Gsp::<L>::build(&x).unwrap())
+    }
+
+    #[test]
+    fn sixteen_samples_per_1024_sets_spread_over_banks() {
+        let samples: Vec<usize> = (0..4096).filter(|&s| is_sample(s)).collect();
+        assert_eq!(samples.len(), 64);
+        assert_eq!(&samples[..3], &[0, 33, 66]);
+        assert!(!is_sample(16 * 33));
+        for banks in [1usize, 2, 4, 8, 16] {
+            for bank in 0..banks {
+                let n = samples.iter().filter(|&&s| s % banks == bank).count();
+                assert_eq!(n, 64 / banks, "banks {banks} bank {bank}");
+            }
+        }
+        let classes = [
+            (Stream::Depth, Op::Read, GraphicsClass::Z),
+            (Stream::HiZ, Op::Read, GraphicsClass::Other),
+            (Stream::StaticTexture, Op::Read, GraphicsClass::Tex),
+            (Stream::DynamicTexture, Op::Read, GraphicsClass::Tex),
+            (Stream::Color, Op::Read, GraphicsClass::Rt),
+            (Stream::Color, Op::Writeback, GraphicsClass::Rt),
+            (Stream::Display, Op::Write, GraphicsClass::Rt),
+            (Stream::Display, Op::Read, GraphicsClass::Other),
+            (Stream::Stencil, Op::Write, GraphicsClass::Other),
+        ];
+        for (s, op, want) in classes {
+            assert_eq!(GraphicsClass::of(&gpu(s, op, 0)), want, "{s} {op}");
+        }
+    }
+
+    /// Table 3, sample rows, event by event (GSPZTC).
+    #[test]
+    fn gspztc_sample_set_actions() {
+        let mut c = cache_banks::<GSPZTC>(1, 8.0);
+        // Z fill: RRPV 2, FILL(Z)++, ACC++.
+        assert_eq!(run(&mut c, &z(l(S, 0))), Did::Fill(None));
+        assert_eq!(c.policy().rrpv(S as usize, 0), 2);
+        assert_eq!(counters(&c), ([1, 0, 0, 0, 0, 0, 0, 0], 1));
+        // Z hit: RRPV 0, HIT(Z)++.
+        assert_eq!(run(&mut c, &z(l(S, 0))), Did::Hit);
+        assert_eq!(c.policy().rrpv(S as usize, 0), 0);
+        assert_eq!(counters(&c), ([1, 1, 0, 0, 0, 0, 0, 0], 2));
+        // RT fill: RRPV 2 in a sample, state 11, no counter but ACC (GSPZTC has no PROD).
+        assert_eq!(run(&mut c, &rt(l(S, 1))), Did::Fill(None));
+        assert_eq!(
+            (
+                c.policy().rrpv(S as usize, 1),
+                c.policy().state(S as usize, 1)
+            ),
+            (2, RT)
+        );
+        assert_eq!(counters(&c), ([1, 1, 0, 0, 0, 0, 0, 0], 3));
+        // RT -> TEX hit: RRPV 0, FILL(TEX)++, RT bit reset.
+        assert_eq!(run(&mut c, &dtex(l(S, 1))), Did::Hit);
+        assert_eq!(
+            (
+                c.policy().rrpv(S as usize, 1),
+                c.policy().state(S as usize, 1)
+            ),
+            (0, E0)
+        );
+        assert_eq!(counters(&c), ([1, 1, 1, 0, 0, 0, 0, 0], 4));
+        // TEX hit (RT bit reset): HIT(TEX)++, and GSPZTC has no epochs: state stays.
+        assert_eq!(run(&mut c, &tex(l(S, 1))), Did::Hit);
+        assert_eq!(run(&mut c, &tex(l(S, 1))), Did::Hit);
+        assert_eq!(c.policy().state(S as usize, 1), E0);
+        assert_eq!(counters(&c), ([1, 1, 1, 2, 0, 0, 0, 0], 6));
+        // TEX fill (evicts after aging): RRPV 2, FILL(TEX)++.
+        assert!(matches!(run(&mut c, &tex(l(S, 2))), Did::Fill(Some(_))));
+        assert_eq!(counters(&c), ([1, 1, 2, 2, 0, 0, 0, 0], 7));
+        // Other fill / hit: ACC only.
+        assert!(matches!(run(&mut c, &other(l(S, 3))), Did::Fill(Some(_))));
+        assert_eq!(run(&mut c, &other(l(S, 3))), Did::Hit);
+        assert_eq!(counters(&c), ([1, 1, 2, 2, 0, 0, 0, 0], 9));
+        // Non-sample accesses touch no counter.
+        run(&mut c, &z(l(N, 0)));
+        run(&mut c, &tex(l(N, 1)));
+        assert_eq!(counters(&c), ([1, 1, 2, 2, 0, 0, 0, 0], 9));
+    }
+
+    /// Table 3, non-sample rows: thresholds FILL > t·HIT with t = 8.
+    #[test]
+    fn gspztc_non_sample_thresholds() {
+        let mut c = cache_banks::<GSPZTC>(1, 8.0);
+        // Empty counters: FILL(Z) = 0 > 8·0 is false -> Z fills at 2, TEX fills at 0.
+        run(&mut c, &z(l(N, 0)));
+        run(&mut c, &tex(l(N, 1)));
+        assert_eq!((c.policy().rrpv(5, 0), c.policy().rrpv(5, 1)), (2, 0));
+        // One Z fill in a sample: FILL(Z) = 1 > 0 -> Z fills at 3; likewise TEX.
+        run(&mut c, &z(l(S, 0)));
+        run(&mut c, &tex(l(S, 1)));
+        run(&mut c, &z(l(N + 1, 0)));
+        run(&mut c, &tex(l(N + 1, 1)));
+        assert_eq!((c.policy().rrpv(6, 0), c.policy().rrpv(6, 1)), (3, 3));
+        // One hit each: FILL = 1 > 8·1 false -> Z 2, TEX 0 again.
+        run(&mut c, &z(l(S, 0)));
+        run(&mut c, &tex(l(S, 1)));
+        run(&mut c, &z(l(N + 2, 0)));
+        run(&mut c, &tex(l(N + 2, 1)));
+        assert_eq!((c.policy().rrpv(7, 0), c.policy().rrpv(7, 1)), (2, 0));
+        // 8 more TEX fills into the sample: FILL(TEX) = 9 > 8·HIT = 8 -> 3; with 8 it is not.
+        for i in 0..7 {
+            run(&mut c, &tex(l(S, 10 + i)));
+        }
+        assert_eq!(c.policy().bank(0).c[FILL_0], 8);
+        run(&mut c, &tex(l(N + 3, 0)));
+        assert_eq!(c.policy().rrpv(8, 0), 0, "8 > 8 is false");
+        run(&mut c, &tex(l(S, 20)));
+        run(&mut c, &tex(l(N + 3, 1)));
+        assert_eq!(c.policy().rrpv(8, 1), 3, "9 > 8");
+        // RT fills at 0, other fills at 2, any hit to 0 (a distant TEX line hit).
+        run(&mut c, &rt(l(N + 4, 0)));
+        run(&mut c, &other(l(N + 4, 1)));
+        assert_eq!((c.policy().rrpv(9, 0), c.policy().rrpv(9, 1)), (0, 2));
+        assert_eq!(c.policy().state(9, 0), RT);
+        assert_eq!(run(&mut c, &tex(l(N + 3, 1))), Did::Hit);
+        assert_eq!(c.policy().rrpv(8, 1), 0);
+        // RT -> TEX hit in a non-sample: GSPZTC sets 0 and clears the RT bit.
+        assert_eq!(run(&mut c, &tex(l(N + 4, 0))), Did::Hit);
+        assert_eq!((c.policy().rrpv(9, 0), c.policy().state(9, 0)), (0, E0));
+        // t = 1: FILL(Z) 1 > 1·HIT(Z) 1 is false; one more fill makes it true.
+        let mut c = cache_banks::<GSPZTC>(1, 1.0);
+        run(&mut c, &z(l(S, 0)));
+        run(&mut c, &z(l(S, 0)));
+        run(&mut c, &z(l(N, 0)));
+        assert_eq!(c.policy().rrpv(5, 0), 2);
+        run(&mut c, &z(l(S, 1)));
+        run(&mut c, &z(l(N, 1)));
+        assert_eq!(c.policy().rrpv(5, 1), 3);
+    }
+
+    /// ACC(ALL) is 7 bits: the 127th sample access halves every counter and resets it.
+    #[test]
+    fn acc_all_saturation_halves_the_bank() {
+        let mut c = cache_banks::<GSPC>(1, 8.0);
+        // 63 Z fill + hit pairs = 126 accesses: FILL(Z) = HIT(Z) = 63.
+        for i in 0..63 {
+            run(&mut c, &z(l(S, i)));
+            run(&mut c, &z(l(S, i)));
+        }
+        assert_eq!(counters(&c), ([63, 63, 0, 0, 0, 0, 0, 0], 126));
+        // The 127th access (a Z fill: FILL(Z) 64) saturates ACC: 64/2 = 32, 63/2 = 31.
+        run(&mut c, &z(l(S, 100)));
+        assert_eq!(counters(&c), ([32, 31, 0, 0, 0, 0, 0, 0], 0));
+        assert_eq!(c.policy().bank(0).halvings, 1);
+        // 8-bit counters saturate at 255 between halvings? They cannot exceed 127 + 127/2..
+        // but a direct check: 255 stays 255.
+        let mut b = BankCounters {
+            c: [255; 8],
+            ..Default::default()
+        };
+        b.inc(0);
+        assert_eq!(b.c[0], 255);
+    }
+
+    /// Counters are per bank: a sample of bank 1 trains bank 1 only, and a non-sample of bank
+    /// 0 reads bank 0's counters.
+    #[test]
+    fn counters_are_per_bank() {
+        let mut c = cache_banks::<GSPZTC>(2, 8.0);
+        // Set 33 is in bank 1, set 66 in bank 0.
+        run(&mut c, &z(l(33, 0)));
+        assert_eq!(c.policy().bank(1).c[FILL_Z], 1);
+        assert_eq!(c.policy().bank(0).c[FILL_Z], 0);
+        run(&mut c, &z(l(4, 0))); // bank 0: FILL 0 > 0 false
+        run(&mut c, &z(l(5, 0))); // bank 1: FILL 1 > 0 true
+        assert_eq!((c.policy().rrpv(4, 0), c.policy().rrpv(5, 0)), (2, 3));
+    }
+
+    /// Table 4: the texture epochs, in a sample and in a non-sample set.
+    #[test]
+    fn tse_epoch_transitions() {
+        let mut c = cache_banks::<GSPZTC_TSE>(1, 8.0);
+        let s = S as usize;
+        // Sample: TEX fill -> state 00, FILL(0)++.
+        run(&mut c, &tex(l(S, 0)));
+        assert_eq!(c.policy().state(s, 0), E0);
+        assert_eq!(counters(&c).0, [0, 0, 1, 0, 0, 0, 0, 0]);
+        // TEX hit in 00 -> 01: HIT(0)++, FILL(1)++.
+        run(&mut c, &tex(l(S, 0)));
+        assert_eq!(c.policy().state(s, 0), E1);
+        assert_eq!(counters(&c).0, [0, 0, 1, 1, 1, 0, 0, 0]);
+        // TEX hit in 01 -> 10: HIT(1)++.
+        run(&mut c, &tex(l(S, 0)));
+        assert_eq!(c.policy().state(s, 0), E2);
+        assert_eq!(counters(&c).0, [0, 0, 1, 1, 1, 1, 0, 0]);
+        // TEX hit in 10 stays 10, no counter.
+        run(&mut c, &tex(l(S, 0)));
+        assert_eq!(c.policy().state(s, 0), E2);
+        assert_eq!(counters(&c), ([0, 0, 1, 1, 1, 1, 0, 0], 4));
+        // RT hit on a texture line: state 11; RT -> TEX hit: FILL(0)++, state 00.
+        run(&mut c, &rt(l(S, 0)));
+        assert_eq!(c.policy().state(s, 0), RT);
+        run(&mut c, &tex(l(S, 0)));
+        assert_eq!(c.policy().state(s, 0), E0);
+        assert_eq!(counters(&c), ([0, 0, 2, 1, 1, 1, 0, 0], 6));
+        assert_eq!(c.policy().rrpv(s, 0), 0, "samples promote every hit");
+
+        // Non-sample: FILL(0) 2 > 8·1 false -> TEX fill at 0, state 00.
+        let n = N as usize;
+        run(&mut c, &tex(l(N, 0)));
+        assert_eq!((c.policy().rrpv(n, 0), c.policy().state(n, 0)), (0, E0));
+        // TEX hit in 00: FILL(1) 1 > 8·HIT(1) 8 false -> 0, state 01.
+        run(&mut c, &tex(l(N, 0)));
+        assert_eq!((c.policy().rrpv(n, 0), c.policy().state(n, 0)), (0, E1));
+        // Make E1 dead in the samples: two more E0 -> E1 transitions, FILL(1) = 3, HIT(1) = 1.
+        run(&mut c, &tex(l(S, 0))); // 00 -> 01 (FILL(1) 2)
+        for i in 1..3 {
+            run(&mut c, &tex(l(S, i))); // fills, FILL(0)++
+            run(&mut c, &tex(l(S, i))); // 00 -> 01: FILL(1)++
+        }
+        assert_eq!(c.policy().bank(0).c[FILL_1], 4);
+        assert_eq!(c.policy().bank(0).c[HIT_1], 1);
+        // Still 4 > 8 false. Use a second line and t = 1 to flip: rebuild with t = 1.
+        let mut c = cache_banks::<GSPZTC_TSE>(1, 1.0);
+        run(&mut c, &tex(l(S, 0)));
+        run(&mut c, &tex(l(S, 0))); // FILL(0) 1, HIT(0) 1, FILL(1) 1
+        run(&mut c, &tex(l(N, 0))); // 1 > 1 false -> 0
+        assert_eq!(c.policy().rrpv(n, 0), 0);
+        run(&mut c, &tex(l(N, 0))); // E0 -> E1: FILL(1) 1 > HIT(1) 0 -> 3
+        assert_eq!((c.policy().rrpv(n, 0), c.policy().state(n, 0)), (3, E1));
+        run(&mut c, &tex(l(N, 0))); // E1 -> E2: RRPV 0
+        assert_eq!((c.policy().rrpv(n, 0), c.policy().state(n, 0)), (0, E2));
+        run(&mut c, &tex(l(N, 0)));
+        assert_eq!((c.policy().rrpv(n, 0), c.policy().state(n, 0)), (0, E2));
+        // FILL(0) 2 > HIT(0) 1: an RT -> TEX hit in a non-sample enters E0 at RRPV 3.
+        run(&mut c, &tex(l(S, 1)));
+        run(&mut c, &rt(l(N, 1)));
+        assert_eq!((c.policy().rrpv(n, 1), c.policy().state(n, 1)), (0, RT));
+        run(&mut c, &dtex(l(N, 1)));
+        assert_eq!((c.policy().rrpv(n, 1), c.policy().state(n, 1)), (3, E0));
+        // ... and a TEX fill too.
+        run(&mut c, &tex(l(N + 1, 0)));
+        assert_eq!(c.policy().rrpv(6, 0), 3);
+    }
+
+    /// Table 5: PROD/CONS in samples, the three-way RT insertion in non-samples.
+    #[test]
+    fn gspc_render_target_production_and_consumption() {
+        let mut c = cache_banks::<GSPC>(1, 8.0);
+        let s = S as usize;
+        // RT fill in a sample: state 11, PROD++; RT hit (blending): state 11, no counter.
+        run(&mut c, &rt(l(S, 0)));
+        run(&mut c, &rt(l(S, 0)));
+        assert_eq!(c.policy().state(s, 0), RT);
+        assert_eq!(counters(&c), ([0, 0, 0, 0, 0, 0, 1, 0], 2));
+        // RT -> TEX hit: state 00, CONS++ and FILL(0)++.
+        run(&mut c, &tex(l(S, 0)));
+        assert_eq!(c.policy().state(s, 0), E0);
+        assert_eq!(counters(&c), ([0, 0, 1, 0, 0, 0, 1, 1], 3));
+        // PROD 1, CONS 1: 1 > 16 false, 1 > 8 false -> RRPV 0.
+        run(&mut c, &rt(l(N, 0)));
+        assert_eq!(c.policy().rrpv(5, 0), 0);
+        // PROD 9, CONS 1: 9 > 16 false, 9 > 8 true -> RRPV 2.
+        for i in 1..9 {
+            run(&mut c, &rt(l(S, 10 + i)));
+        }
+        assert_eq!(c.policy().bank(0).c[PROD], 9);
+        run(&mut c, &rt(l(N + 1, 0)));
+        assert_eq!(c.policy().rrpv(6, 0), 2);
+        // PROD 16: 16 > 16 false -> still 2; PROD 17 -> 3.
+        for i in 0..7 {
+            run(&mut c, &rt(l(S, 30 + i)));
+        }
+        run(&mut c, &rt(l(N + 2, 0)));
+        assert_eq!(c.policy().rrpv(7, 0), 2);
+        run(&mut c, &rt(l(S, 50)));
+        run(&mut c, &rt(l(N + 3, 0)));
+        assert_eq!(c.policy().rrpv(8, 0), 3);
+        assert_eq!(c.policy().state(8, 0), RT);
+        // RT hit (blending) in a non-sample: RRPV 0.
+        assert_eq!(run(&mut c, &rt(l(N + 3, 0))), Did::Hit);
+        assert_eq!(c.policy().rrpv(8, 0), 0);
+        // GSPZTC+TSE ignores PROD/CONS: RT fills at 0 whatever the counters.
+        let mut t = cache_banks::<GSPZTC_TSE>(1, 8.0);
+        for i in 0..20 {
+            run(&mut t, &rt(l(S, i)));
+        }
+        assert_eq!(t.policy().bank(0).c[PROD], 0);
+        run(&mut t, &rt(l(N, 0)));
+        assert_eq!(t.policy().rrpv(5, 0), 0);
+    }
+
+    /// Victims: the lowest way at 3 after aging, in samples and non-samples alike.
+    #[test]
+    fn victims_are_srrip() {
+        let mut c = cache_banks::<GSPC>(1, 8.0);
+        run(&mut c, &other(l(N, 0))); // 2
+        run(&mut c, &rt(l(N, 1))); // 0
+        assert_eq!(run(&mut c, &other(l(N, 2))), Did::Fill(Some(l(N, 0))));
+        assert_eq!((c.policy().rrpv(5, 0), c.policy().rrpv(5, 1)), (2, 1));
+        let cpu = Access::new(Agent::cpu(0), Stream::CpuData, Op::Read, l(N, 3) * LINE, 8);
+        assert_eq!(run(&mut c, &cpu), Did::Fill(Some(l(N, 2))));
+        let st = c.policy().stats();
+        assert!(st.iter().any(|(k, v)| k == "rt_lines" && *v == 1.0));
+    }
+}
