@@ -32,6 +32,14 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
 pub struct TextTable {
     header: Vec<String>,
     rows: Vec<Vec<String>>,
+    /// Per column: right-align (every cell is a number); computed by `render`.
+    numeric: Vec<bool>,
+}
+
+fn is_numeric(c: &str) -> bool {
+    c == "-"
+        || c.chars()
+            .all(|ch| ch.is_ascii_digit() || ".,%-+e".contains(ch))
 }
 
 impl TextTable {
@@ -39,12 +47,28 @@ impl TextTable {
         TextTable {
             header: header.into_iter().map(Into::into).collect(),
             rows: Vec::new(),
+            numeric: Vec::new(),
         }
     }
     pub fn row(&mut self, cells: Vec<String>) {
         self.rows.push(cells);
     }
     pub fn render(&self) -> String {
+        let n = self.header.len();
+        let mut this = TextTable {
+            header: self.header.clone(),
+            rows: self.rows.clone(),
+            numeric: vec![true; n],
+        };
+        for r in &self.rows {
+            for (i, c) in r.iter().enumerate().take(n) {
+                this.numeric[i] &= i > 0 && is_numeric(c);
+            }
+        }
+        this.render_aligned()
+    }
+
+    fn render_aligned(&self) -> String {
         let n = self.header.len();
         let mut width = vec![0; n];
         for r in std::iter::once(&self.header).chain(&self.rows) {
@@ -56,10 +80,13 @@ impl TextTable {
         for (k, r) in std::iter::once(&self.header).chain(&self.rows).enumerate() {
             let mut line = String::new();
             for (i, c) in r.iter().enumerate().take(n) {
-                if i == 0 {
-                    let _ = write!(line, "{c:<w$}", w = width[i]);
+                let sep = if i == 0 { "" } else { "  " };
+                // Numbers right-aligned, text left-aligned (headers follow their column).
+                let numeric = self.numeric[i];
+                if numeric {
+                    let _ = write!(line, "{sep}{c:>w$}", w = width[i]);
                 } else {
-                    let _ = write!(line, "  {c:>w$}", w = width[i]);
+                    let _ = write!(line, "{sep}{c:<w$}", w = width[i]);
                 }
             }
             out.push_str(line.trim_end());

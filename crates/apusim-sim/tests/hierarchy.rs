@@ -430,7 +430,10 @@ fn ideal_streams_charge_non_compulsory_misses_as_hits() {
     h.access(&color(256)).unwrap(); // compulsory miss
     h.access(&color(512)).unwrap(); // compulsory miss, evicts line 0
     h.access(&color(0)).unwrap(); // a real miss, charged as a hit
-    assert!(h.llc().probe(0), "the policy still ran: line 0 was filled again");
+    assert!(
+        h.llc().probe(0),
+        "the policy still ran: line 0 was filled again"
+    );
     h.access(&gpu(256 * 4, Op::Read, Stream::Vertex)).unwrap(); // other streams: normal
     h.access(&gpu(256, Op::Read, Stream::Vertex)).unwrap(); // evicted by now? either way normal
     let s = h.stats();
