@@ -114,7 +114,8 @@ impl StudyArgs {
 
 #[derive(Args)]
 struct DemoArgs {
-    /// LLC policies to compare, comma-separated; the first is the baseline of the comparison.
+    /// LLC policies to compare, comma-separated (`all`: every policy; default: the preset's
+    /// policy and the baselines); the first is the reference of the comparison.
     #[arg(long, value_delimiter = ',')]
     policy: Option<Vec<String>>,
     /// Workload size multiplier (1 is about ten million accesses).
@@ -133,7 +134,8 @@ struct RunArgs {
     /// the next free core.
     #[arg(required = true)]
     traces: Vec<String>,
-    /// LLC policy, or a comma-separated list to compare (run in parallel).
+    /// LLC policy, or a comma-separated list to compare (run in parallel; `all` and
+    /// `baselines` expand).
     #[arg(long, value_delimiter = ',')]
     policy: Option<Vec<String>>,
     /// Stop after this many accesses.
@@ -224,16 +226,49 @@ fn presets(name: Option<String>, set: &[String]) -> Result<()> {
     Ok(())
 }
 
-/// The default comparison: the configured policy first, then every other registered one.
-fn default_policies(cfg: &SystemConfig) -> Vec<String> {
-    let mut v = vec![cfg.llc.policy.clone()];
-    v.extend(
-        apusim_cache::policies::REGISTRY
-            .iter()
-            .map(|p| p.name.to_string())
-            .filter(|n| *n != cfg.llc.policy),
-    );
-    v
+/// The baseline policies of the foundation (drp-reuse-probability-shared-llc.txt §4.1 and the
+/// classics), the demo's default comparison.
+const BASELINES: &[&str] = &[
+    "drp-baseline",
+    "lru",
+    "random",
+    "nru",
+    "srrip",
+    "brrip",
+    "drrip",
+    "ta-drrip",
+    "ship-pc",
+    "ship-mem",
+    "ship-hybrid",
+];
+
+/// Expand a `--policy` list: `all` is every registered policy, `baselines` the baselines; the
+/// configured policy comes first when the list is not given.
+fn policy_list(given: Option<&[String]>, cfg: &SystemConfig) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    let mut push = |n: &str| {
+        if !out.iter().any(|x| x == n) {
+            out.push(n.to_string());
+        }
+    };
+    match given {
+        None => {
+            push(&cfg.llc.policy);
+            BASELINES.iter().for_each(|n| push(n));
+        }
+        Some(list) => {
+            for n in list {
+                match n.as_str() {
+                    "all" => apusim_cache::policies::REGISTRY
+                        .iter()
+                        .for_each(|p| push(p.name)),
+                    "baselines" => BASELINES.iter().for_each(|n| push(n)),
+                    other => push(other),
+                }
+            }
+        }
+    }
+    out
 }
 
 fn demo(a: DemoArgs) -> Result<()> {
@@ -241,7 +276,7 @@ fn demo(a: DemoArgs) -> Result<()> {
         bail!("--scale must be at least 1");
     }
     let cfg = a.system.load()?;
-    let names = a.policy.clone().unwrap_or_else(|| default_policies(&cfg));
+    let names = policy_list(a.policy.as_deref(), &cfg);
     let inputs = inputs::DemoInputs {
         cpus: cfg.cpus.min(4) as u8,
         scale: a.scale,

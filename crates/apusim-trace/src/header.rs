@@ -32,7 +32,13 @@ pub struct TraceHeader {
 
 impl TraceHeader {
     /// A header for a single agent with the given streams.
-    pub fn single(agent: Agent, name: &str, clock_mhz: u32, streams: &[Stream], source: &str) -> Self {
+    pub fn single(
+        agent: Agent,
+        name: &str,
+        clock_mhz: u32,
+        streams: &[Stream],
+        source: &str,
+    ) -> Self {
         TraceHeader {
             version: 0,
             agents: vec![AgentInfo {

@@ -1,0 +1,273 @@
+//! Importers: other tools' traces turned into [`Access`](crate::Access) streams.
+//!
+//! | format | module | input |
+//! |---|---|---|
+//! | [`Format::Apt`] | [`crate::apt`] | the native format |
+//! | [`Format::Lackey`] | [`lackey`] | valgrind `--tool=lackey --trace-mem=yes` output (also live, see [`record_with_lackey`]) |
+//! | [`Format::ChampSim`] | [`champsim`] | ChampSim 64-byte `input_instr` records, raw, `.gz` or `.xz` |
+//! | [`Format::Csv`] | [`csv`] | one access per line: `op,address[,...]` |
+//!
+//! [`open`] picks the importer (or sniffs it with [`Format::detect`]) and returns a boxed
+//! [`AccessSource`]; [`convert`] drains any source into an `.apt` file. Imported CPU traces are
+//! attributed to [`ImportOptions::agent`] with `unit` = that core's number.
+
+pub mod champsim;
+pub mod csv;
+pub mod lackey;
+
+pub use champsim::ChampSimSource;
+pub use csv::CsvSource;
+pub use lackey::{record_with_lackey, LackeySource};
+
+use crate::apt::{AptReader, AptWriter};
+use crate::{AccessSource, Agent, Result, TraceError};
+use std::fmt;
+use std::fs::File;
+use std::io::Read;
+use std::path::Path;
+use std::str::FromStr;
+
+/// A trace file format apusim can read.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Format {
+    /// The native `.apt` container.
+    Apt,
+    /// valgrind lackey `--trace-mem=yes` text.
+    Lackey,
+    /// ChampSim binary instruction trace (raw, gzip or xz).
+    ChampSim,
+    /// Comma/whitespace separated text, one access per line.
+    Csv,
+}
+
+impl Format {
+    /// Every format.
+    pub const ALL: &'static [Format] =
+        &[Format::Apt, Format::Lackey, Format::ChampSim, Format::Csv];
+
+    /// The name used on the command line (`--from`).
+    pub const fn name(self) -> &'static str {
+        match self {
+            Format::Apt => "apt",
+            Format::Lackey => "lackey",
+            Format::ChampSim => "champsim",
+            Format::Csv => "csv",
+        }
+    }
+
+    /// Guess the format of the file at `path` from its first bytes and its name.
+    ///
+    /// In order: the `.apt` magic or an `.apt` extension → [`Format::Apt`]; gzip or xz magic, or
+    /// a name containing `.champsim` → [`Format::ChampSim`]; text starting with valgrind's
+    /// `==PID==`/`--PID--` lines or whose first line looks like a lackey record
+    /// (`I  0402d3f0,3`, ` L 1ffefff8,8`) → [`Format::Lackey`]; other binary data (a NUL byte in
+    /// the first 4 KiB) → raw [`Format::ChampSim`]; anything else → [`Format::Csv`].
+    pub fn detect(path: impl AsRef<Path>) -> Result<Format> {
+        let path = path.as_ref();
+        let mut f = File::open(path).map_err(|e| TraceError::io(path, e))?;
+        let mut head = vec![0u8; 4096];
+        let mut n = 0;
+        while n < head.len() {
+            match f.read(&mut head[n..]) {
+                Ok(0) => break,
+                Ok(k) => n += k,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(TraceError::io(path, e)),
+            }
+        }
+        head.truncate(n);
+        Ok(Format::detect_bytes(&head, path))
+    }
+
+    /// [`Format::detect`] on the first bytes of a file (ideally 4 KiB) and its name.
+    pub fn detect_bytes(head: &[u8], path: &Path) -> Format {
+        let name = path
+            .file_name()
+            .map(|n| n.to_string_lossy().to_ascii_lowercase())
+            .unwrap_or_default();
+        if head.starts_with(&crate::apt::MAGIC) || name.ends_with(".apt") {
+            return Format::Apt;
+        }
+        if head.starts_with(&[0x1f, 0x8b]) || head.starts_with(&[0xfd, b'7', b'z', b'X', b'Z', 0]) {
+            return Format::ChampSim;
+        }
+        if name.contains(".champsim") {
+            return Format::ChampSim;
+        }
+        if lackey::looks_like_lackey(head) {
+            return Format::Lackey;
+        }
+        if head.contains(&0) {
+            return Format::ChampSim;
+        }
+        Format::Csv
+    }
+}
+
+impl fmt::Display for Format {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl FromStr for Format {
+    type Err = String;
+    fn from_str(s: &str) -> std::result::Result<Format, String> {
+        match s.trim().to_ascii_lowercase().as_str() {
+            "apt" => Ok(Format::Apt),
+            "lackey" | "valgrind" => Ok(Format::Lackey),
+            "champsim" => Ok(Format::ChampSim),
+            "csv" | "text" | "txt" => Ok(Format::Csv),
+            _ => Err(format!(
+                "expected a trace format (apt, lackey, champsim, csv), found `{s}`"
+            )),
+        }
+    }
+}
+
+/// Options for importing traces that do not say who issued their accesses or at what clock.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ImportOptions {
+    /// Agent the imported accesses are attributed to (default `cpu0`); `unit` is its core
+    /// number (0 for the GPU).
+    pub agent: Agent,
+    /// Clock of the agent recorded in the header; 0 (default) means `time` counts retired
+    /// instructions.
+    pub clock_mhz: u32,
+}
+
+impl Default for ImportOptions {
+    fn default() -> Self {
+        ImportOptions {
+            agent: Agent::cpu(0),
+            clock_mhz: 0,
+        }
+    }
+}
+
+impl ImportOptions {
+    /// The `unit` field of imported accesses: the CPU core number, 0 for the GPU.
+    pub fn unit(&self) -> u16 {
+        self.agent.cpu_index().unwrap_or(0) as u16
+    }
+}
+
+/// Open `path` as a trace of `format` (sniffed with [`Format::detect`] when `None`).
+pub fn open(
+    path: impl AsRef<Path>,
+    format: Option<Format>,
+    opts: &ImportOptions,
+) -> Result<Box<dyn AccessSource>> {
+    let path = path.as_ref();
+    let format = match format {
+        Some(f) => f,
+        None => Format::detect(path)?,
+    };
+    Ok(match format {
+        Format::Apt => Box::new(AptReader::open(path)?),
+        Format::Lackey => Box::new(LackeySource::open(path, opts)?),
+        Format::ChampSim => Box::new(ChampSimSource::open(path, opts)?),
+        Format::Csv => Box::new(CsvSource::open(path, opts)?),
+    })
+}
+
+/// Read a trace of `format` from any reader (a pipe, stdin, a buffer); `name` is used in
+/// error messages and headers. Unlike [`open`] this cannot sniff the format, and CSV input is
+/// not pre-scanned for the agents and streams it names.
+pub fn open_reader(
+    reader: Box<dyn Read + Send>,
+    name: impl AsRef<Path>,
+    format: Format,
+    opts: &ImportOptions,
+) -> Result<Box<dyn AccessSource>> {
+    use std::io::BufReader;
+    let name = name.as_ref();
+    Ok(match format {
+        Format::Apt => Box::new(AptReader::with_name(
+            BufReader::with_capacity(1 << 18, reader),
+            name,
+        )?),
+        Format::Lackey => Box::new(LackeySource::new(
+            BufReader::with_capacity(1 << 20, reader),
+            name,
+            opts,
+        )),
+        Format::ChampSim => Box::new(ChampSimSource::new(
+            BufReader::with_capacity(1 << 18, reader),
+            name,
+            opts,
+        )?),
+        Format::Csv => Box::new(CsvSource::new(
+            BufReader::with_capacity(1 << 20, reader),
+            name,
+            opts,
+        )),
+    })
+}
+
+/// Parse `bytes` as `format` and count the accesses, reading at most `limit` of them: the
+/// harness of the fuzz targets and corpus tests (errors are fine, panics are bugs).
+pub fn check_bytes(bytes: &[u8], format: Format, limit: u64) -> Result<u64> {
+    let mut src = open_reader(
+        Box::new(std::io::Cursor::new(bytes.to_vec())),
+        "<fuzz>",
+        format,
+        &ImportOptions::default(),
+    )?;
+    let mut batch = Vec::with_capacity(crate::BATCH);
+    let mut n = 0u64;
+    while n < limit {
+        batch.clear();
+        if !src.next_batch(&mut batch)? {
+            break;
+        }
+        if batch.len() > crate::BATCH {
+            return Err(TraceError::Other(format!(
+                "batch of {} accesses exceeds BATCH",
+                batch.len()
+            )));
+        }
+        n += batch.len() as u64;
+    }
+    Ok(n)
+}
+
+/// Drain `src` into a new `.apt` file at `out` (written atomically); returns the record count.
+pub fn convert(src: &mut dyn AccessSource, out: &Path) -> Result<u64> {
+    let header = src.header().clone();
+    let mut w = AptWriter::create(out, &header)?;
+    let n = w.write_source(src)?;
+    w.finish()?;
+    Ok(n)
+}
+
+/// File stem of `path`, for agent names in headers.
+pub(crate) fn stem(path: &Path) -> String {
+    path.file_name()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_default()
+}
+
+/// Parse an unsigned integer: `0x`-prefixed hex or decimal.
+pub(crate) fn parse_u64(s: &str) -> Option<u64> {
+    let t = s.trim();
+    if let Some(h) = t.strip_prefix("0x").or_else(|| t.strip_prefix("0X")) {
+        if h.is_empty() || h.len() > 16 {
+            return None;
+        }
+        u64::from_str_radix(h, 16).ok()
+    } else {
+        t.parse::<u64>().ok()
+    }
+}
+
+/// A line shown in an error message: lossy UTF-8, at most 80 characters.
+pub(crate) fn show_line(line: &[u8]) -> String {
+    let s = String::from_utf8_lossy(line);
+    let s = s.trim_end_matches(['\n', '\r']);
+    let mut out: String = s.chars().take(80).collect();
+    if s.chars().count() > 80 {
+        out.push('…');
+    }
+    out
+}
