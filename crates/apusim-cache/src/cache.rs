@@ -172,21 +172,15 @@ impl<P: Policy> Cache<P> {
         }
     }
 
-    /// The way of `set` holding `line`. Compares 64 ways at a time into a bit mask (no
-    /// data-dependent branch per way, so the compiler vectorizes it).
+    /// The way of `set` holding `line`. An early-exit scan: measured with callgrind it costs
+    /// fewer instructions than a branch-free mask over the ways, which the compiler does not
+    /// vectorize.
     #[inline]
     fn find(&self, set: usize, line: u64) -> Option<usize> {
         let base = set * self.ways;
-        for (c, chunk) in self.tags[base..base + self.ways].chunks(64).enumerate() {
-            let mut mask = 0u64;
-            for (w, &t) in chunk.iter().enumerate() {
-                mask |= ((t & LINE_MASK == line) as u64) << w;
-            }
-            if mask != 0 {
-                return Some(c * 64 + mask.trailing_zeros() as usize);
-            }
-        }
-        None
+        self.tags[base..base + self.ways]
+            .iter()
+            .position(|&t| t & LINE_MASK == line)
     }
 
     /// Ask the host to bring the set that `addr` maps to into its caches (a hint for replaying
