@@ -3,6 +3,7 @@
 //! (configuration, functional runs, reports), `apusim-workloads` (generators) and
 //! `apusim-dram` (DRAM timing).
 
+mod cli_dram;
 mod inputs;
 
 use anyhow::{bail, Context, Result};
@@ -42,6 +43,8 @@ enum Command {
     /// Inspect, convert and record traces.
     #[command(subcommand)]
     Trace(TraceCommand),
+    /// Run a DRAM request trace through the DRAM timing model.
+    Dram(cli_dram::DramArgs),
 }
 
 #[derive(Args)]
@@ -201,6 +204,7 @@ fn dispatch(cli: Cli) -> Result<()> {
         }
         Command::Presets { name, set } => presets(name, &set),
         Command::Trace(t) => inputs::trace_command(t),
+        Command::Dram(a) => cli_dram::run(a),
     }
 }
 

@@ -199,3 +199,50 @@ fn trace_info_convert_round_trip() {
     let out = ok(&["run", apt.to_str().unwrap(), "--preset", "gspc"]);
     assert!(out.contains("policy drrip: 3 trace accesses"), "{out}");
 }
+
+#[test]
+fn dram_runs_traces_of_other_simulators_and_names_bad_lines() {
+    let dir = tempfile::tempdir().unwrap();
+    let ds3 = dir.path().join("t.trace");
+    let ram = dir.path().join("t.ram");
+    let mut a = String::new();
+    let mut b = String::new();
+    for i in 0..400u64 {
+        let addr = (i * 64) % 8192 + (i % 7) * (1 << 20);
+        let (op, ld) = if i % 3 == 0 {
+            ("WRITE", "ST")
+        } else {
+            ("READ", "LD")
+        };
+        a.push_str(&format!("{addr:#x} {op} {}\n", i * 4));
+        b.push_str(&format!("{ld} {addr:#x}\n"));
+    }
+    std::fs::write(&ds3, a).unwrap();
+    std::fs::write(&ram, b).unwrap();
+    let one = ok(&["dram", ds3.to_str().unwrap(), "--format", "dramsim3"]);
+    let two = ok(&[
+        "dram",
+        ram.to_str().unwrap(),
+        "--format",
+        "ramulator",
+        "--interval",
+        "4",
+    ]);
+    let summary = |s: &str| {
+        s.lines()
+            .find(|l| l.starts_with("requests"))
+            .unwrap()
+            .to_string()
+    };
+    assert_eq!(
+        summary(&one),
+        summary(&two),
+        "same requests, same arrival times"
+    );
+    assert!(summary(&one).contains("requests 400"), "{one}");
+    let bad = dir.path().join("bad.trace");
+    std::fs::write(&bad, "0x40 READ 0\n0x80 JUMP 1\n").unwrap();
+    let err = fails(&["dram", bad.to_str().unwrap(), "--format", "dramsim3"]);
+    assert!(err.contains("bad.trace") && err.contains('2'), "{err}");
+    assert!(fails(&["dram", ds3.to_str().unwrap(), "--set", "tRCD=0"]).contains("tRCD"));
+}

@@ -7,11 +7,11 @@ pub type Result<T> = std::result::Result<T, TraceError>;
 #[derive(Debug, thiserror::Error)]
 pub enum TraceError {
     /// The operating system refused a read or write.
-    #[error("{path}: {source}")]
+    #[error("{path}: {err}")]
     Io {
         path: PathBuf,
-        #[source]
-        source: std::io::Error,
+        /// Shown in the message itself, so not chained as a source (no doubled text).
+        err: std::io::Error,
     },
     /// A binary file is malformed at a byte offset.
     #[error("{path}: byte offset {offset}: {msg}")]
@@ -36,7 +36,7 @@ impl TraceError {
     pub fn io(path: impl Into<PathBuf>, source: std::io::Error) -> TraceError {
         TraceError::Io {
             path: path.into(),
-            source,
+            err: source,
         }
     }
     pub fn format(path: impl Into<PathBuf>, offset: u64, msg: impl Into<String>) -> TraceError {

@@ -1,0 +1,854 @@
+//! One channel's memory controller: read and write queues, write-drain mode, refresh, row
+//! policy, and the event-driven decision step that asks the scheduler what to issue.
+//!
+//! The controller is never ticked cycle by cycle. It keeps one [`BankView`] per bank for the
+//! queue it serves (open row, earliest ACT/PRE/column cycle, pending hits, oldest hit and
+//! oldest non-hit) and updates only what an issued command changed. After a change it asks
+//! the scheduler for a plan — the earliest cycle it could issue something and what — and
+//! sleeps until then, the next refresh deadline, or an arrival (which pulls `next_wake` back
+//! to the current cycle). The command bus carries one command per cycle, so after a command
+//! the next decision is at the following cycle at the earliest. Between those cycles nothing
+//! can happen, so the simulation jumps.
+
+use crate::config::{DramConfig, RowPolicy};
+use crate::device::{ChannelState, Command};
+use crate::mapping::DecodedAddr;
+use crate::request::{Completion, Request};
+use crate::scheduler::{
+    make_scheduler, BankView, Candidate, RowStatus, SchedContext, Scheduler, NO_CANDIDATE,
+};
+use crate::stats::{AccessStats, ChannelStats};
+use crate::DramError;
+use serde::Serialize;
+use std::hint::select_unpredictable;
+
+/// One issued command, as recorded by the optional command log.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct CommandRecord {
+    pub cycle: u64,
+    pub channel: u32,
+    pub rank: u32,
+    /// Flat bank index within the channel.
+    pub bank: u32,
+    pub command: Command,
+    /// Row for ACT/RD/WR/RDA/WRA/PRE (PRE: the row closed); 0 for PREA/REF.
+    pub row: u32,
+}
+
+/// Iterator of [`Controller::occupied_in`].
+struct OccupiedIter {
+    dense: bool,
+    next: usize,
+    hi: usize,
+    word: u64,
+}
+
+impl Iterator for OccupiedIter {
+    type Item = usize;
+    #[inline]
+    fn next(&mut self) -> Option<usize> {
+        if self.dense {
+            let b = self.next;
+            (b < self.hi).then(|| {
+                self.next += 1;
+                b
+            })
+        } else if self.word == 0 {
+            None
+        } else {
+            let b = self.word.trailing_zeros() as usize;
+            self.word &= self.word - 1;
+            Some(b)
+        }
+    }
+}
+
+/// What an issued command changed, for the incremental update of the bank views.
+#[derive(Clone, Copy, Debug)]
+enum Effect {
+    /// ACT or PRE on a bank: its row state changed.
+    RowChange { bank: usize },
+    /// Column command to `bank`; candidate `removed` left the served queue.
+    Column {
+        bank: usize,
+        removed: usize,
+        auto_pre: bool,
+    },
+}
+
+pub(crate) struct Controller {
+    id: u32,
+    dev: ChannelState,
+    cl: u64,
+    cwl: u64,
+    burst: u64,
+    refi: u64,
+    tx_bytes: u64,
+    tx_shift: u32,
+    banks_per_rank: u32,
+    rank_shift: u32,
+    rq: Vec<Candidate>,
+    wq: Vec<Candidate>,
+    /// Transaction numbers (addr >> tx_shift) of `wq`, for forwarding and merging.
+    wq_lines: Vec<u64>,
+    /// Count of `wq_lines` per low 6 bits: a zero rules a line out without scanning.
+    wq_filter: [u16; 64],
+    rq_cap: usize,
+    wq_cap: usize,
+    high: usize,
+    low: usize,
+    write_mode: bool,
+    policy: RowPolicy,
+    refresh: bool,
+    ref_due: Vec<u64>,
+    ref_pending: Vec<bool>,
+    sched: Box<dyn Scheduler>,
+    views: Vec<BankView>,
+    /// Banks with candidates in the served queue (bit set).
+    occupied: Vec<u64>,
+    /// `views` and `occupied` are stale.
+    dirty: bool,
+    /// The scheduler's plan made when going to sleep: pick `.1` at cycle `.0` (valid while
+    /// nothing changes; every change re-plans).
+    planned: Option<(u64, usize)>,
+    /// Something changed since `planned` was made.
+    needs_plan: bool,
+    pub(crate) next_wake: u64,
+    pub(crate) stats: ChannelStats,
+    pub(crate) sources: Vec<Option<Box<AccessStats>>>,
+    pub(crate) completions: Vec<Completion>,
+    pub(crate) report_completions: bool,
+    pub(crate) log: Option<Vec<CommandRecord>>,
+}
+
+impl Controller {
+    pub(crate) fn new(id: u32, cfg: &DramConfig) -> Result<Self, DramError> {
+        let org = &cfg.spec.org;
+        let t = &cfg.spec.timing;
+        let dev = ChannelState::new(org, t);
+        let n_banks = dev.num_banks();
+        let (high, low) = cfg.watermarks();
+        let ranks = org.ranks as usize;
+        let refi = u64::from(t.refi);
+        // Stagger the ranks' refresh deadlines evenly over one tREFI.
+        let ref_due: Vec<u64> = (0..ranks as u64)
+            .map(|r| refi - r * refi / ranks as u64)
+            .collect();
+        let first_due = ref_due.iter().copied().min().unwrap_or(u64::MAX);
+        Ok(Controller {
+            id,
+            dev,
+            cl: u64::from(t.cl),
+            cwl: u64::from(t.cwl),
+            burst: u64::from(t.burst),
+            refi,
+            tx_bytes: org.transaction_bytes(),
+            tx_shift: org.transaction_bytes().trailing_zeros(),
+            banks_per_rank: org.banks_per_rank(),
+            rank_shift: org.banks_per_rank().trailing_zeros(),
+            rq: Vec::with_capacity(cfg.read_queue),
+            wq: Vec::with_capacity(cfg.write_queue),
+            wq_lines: Vec::with_capacity(cfg.write_queue),
+            wq_filter: [0; 64],
+            rq_cap: cfg.read_queue,
+            wq_cap: cfg.write_queue,
+            high,
+            low,
+            write_mode: false,
+            policy: cfg.row_policy,
+            refresh: cfg.refresh,
+            ref_due,
+            ref_pending: vec![false; ranks],
+            sched: make_scheduler(&cfg.scheduler, cfg)?,
+            views: vec![BankView::IDLE; n_banks],
+            occupied: vec![0; n_banks.div_ceil(64)],
+            dirty: true,
+            planned: None,
+            needs_plan: true,
+            next_wake: if cfg.refresh { first_due } else { u64::MAX },
+            stats: ChannelStats::default(),
+            sources: (0..256).map(|_| None).collect(),
+            completions: Vec::new(),
+            report_completions: true,
+            log: None,
+        })
+    }
+
+    pub(crate) fn scheduler_name(&self) -> &'static str {
+        self.sched.name()
+    }
+
+    pub(crate) fn queued(&self) -> usize {
+        self.rq.len() + self.wq.len()
+    }
+
+    /// Would [`Controller::enqueue`] accept a request to `addr` now (room in its queue, or a
+    /// queued write to forward from / merge with)?
+    pub(crate) fn would_accept(&self, addr: u64, is_write: bool) -> bool {
+        let line = addr >> self.tx_shift;
+        self.has_room(is_write)
+            || (self.wq_filter[(line & 63) as usize] > 0 && self.wq_lines.contains(&line))
+    }
+
+    pub(crate) fn has_room(&self, is_write: bool) -> bool {
+        if is_write {
+            self.wq.len() < self.wq_cap
+        } else {
+            self.rq.len() < self.rq_cap
+        }
+    }
+
+    #[inline]
+    fn source_stats(sources: &mut [Option<Box<AccessStats>>], s: u8) -> &mut AccessStats {
+        sources[s as usize].get_or_insert_with(Default::default)
+    }
+
+    /// The write-drain decision for the current queue lengths (Ramulator 2's rule): enter
+    /// drain mode when the write queue reaches the high watermark or no read is waiting;
+    /// leave it when the write queue is empty, or at/below the low watermark with reads
+    /// waiting.
+    #[inline]
+    fn desired_mode(&self) -> bool {
+        let (rl, wl) = (self.rq.len(), self.wq.len());
+        if !self.write_mode {
+            wl >= self.high || (rl == 0 && wl > 0)
+        } else {
+            !(wl == 0 || (wl <= self.low && rl > 0))
+        }
+    }
+
+    /// Accept `req` at cycle `now`, or hand it back if its queue is full. Reads that find a
+    /// queued write to the same transaction are served from it (forwarded); writes to a
+    /// transaction already queued for writing merge with it.
+    pub(crate) fn enqueue(
+        &mut self,
+        req: Request,
+        d: &DecodedAddr,
+        now: u64,
+    ) -> Result<(), Request> {
+        let line = req.addr >> self.tx_shift;
+        let stall = now.saturating_sub(req.arrival);
+        let queued_write =
+            self.wq_filter[(line & 63) as usize] > 0 && self.wq_lines.contains(&line);
+        if req.is_write {
+            if queued_write {
+                self.finish_untimed(req, now, now, stall);
+                self.stats.access.merged_writes += 1;
+                Self::source_stats(&mut self.sources, req.source).merged_writes += 1;
+                return Ok(());
+            }
+            if self.wq.len() >= self.wq_cap {
+                return Err(req);
+            }
+        } else {
+            if queued_write {
+                self.finish_untimed(req, now, now + 1, stall);
+                self.stats.access.forwarded_reads += 1;
+                Self::source_stats(&mut self.sources, req.source).forwarded_reads += 1;
+                return Ok(());
+            }
+            if self.rq.len() >= self.rq_cap {
+                return Err(req);
+            }
+        }
+        let bank = self.dev.flat(d.rank, d.bank_group, d.bank) as u32;
+        let c = Candidate {
+            req,
+            enqueued: now,
+            bank,
+            row: d.row,
+            column: d.column,
+            rank: d.rank,
+            first_outcome: None,
+        };
+        self.stats.access.stall_cycles += stall;
+        Self::source_stats(&mut self.sources, req.source).stall_cycles += stall;
+        let served = req.is_write == self.write_mode;
+        if !self.dirty && served {
+            // Keep the bank view current without a rebuild (the new candidate is youngest).
+            let idx = if req.is_write {
+                self.wq.len()
+            } else {
+                self.rq.len()
+            } as u32;
+            self.note_new(bank as usize, d.row, idx);
+        }
+        if req.is_write {
+            self.wq.push(c);
+            self.wq_lines.push(line);
+            self.wq_filter[(line & 63) as usize] += 1;
+            self.stats.write_queue.update(now, self.wq.len());
+        } else {
+            self.rq.push(c);
+            self.stats.read_queue.update(now, self.rq.len());
+        }
+        if !self.dirty && self.desired_mode() != self.write_mode {
+            self.dirty = true;
+        }
+        #[cfg(debug_assertions)]
+        if !self.dirty {
+            self.check_views();
+        }
+        // Re-plan at this cycle's decision (all arrivals of a cycle share one plan).
+        self.needs_plan = true;
+        self.next_wake = self.next_wake.min(now);
+        Ok(())
+    }
+
+    /// Statistics and completion of a request served without a DRAM burst.
+    fn finish_untimed(&mut self, req: Request, now: u64, done: u64, stall: u64) {
+        let lat = done - now;
+        let src = Self::source_stats(&mut self.sources, req.source);
+        for s in [&mut self.stats.access, src] {
+            s.stall_cycles += stall;
+            if req.is_write {
+                s.writes += 1;
+                s.write_latency.record(lat);
+            } else {
+                s.reads += 1;
+                s.read_latency.record(lat);
+            }
+        }
+        self.stats.last_done = self.stats.last_done.max(done);
+        if self.report_completions {
+            self.completions.push(Completion {
+                id: req.id,
+                addr: req.addr,
+                is_write: req.is_write,
+                source: req.source,
+                stream: req.stream,
+                arrival: req.arrival,
+                enqueued: now,
+                done,
+            });
+        }
+    }
+
+    fn log(&mut self, cycle: u64, bank: usize, command: Command, row: u32) {
+        if let Some(log) = &mut self.log {
+            log.push(CommandRecord {
+                cycle,
+                channel: self.id,
+                rank: bank as u32 / self.banks_per_rank,
+                bank: bank as u32,
+                command,
+                row,
+            });
+        }
+    }
+
+    /// Refresh step at `now`: mark ranks whose deadline passed as pending (their other
+    /// commands stop), and issue PREA (if rows are open) or REF for one pending rank if legal.
+    /// Returns whether a command issued.
+    fn refresh_step(&mut self, now: u64) -> bool {
+        for r in 0..self.ref_pending.len() {
+            if !self.ref_pending[r] {
+                if now < self.ref_due[r] {
+                    continue;
+                }
+                self.ref_pending[r] = true;
+                self.dirty = true;
+            }
+            let flat0 = r * self.banks_per_rank as usize;
+            let cmd = if self.dev.open_banks(r) > 0 {
+                Command::PreA
+            } else {
+                Command::Ref
+            };
+            if self.dev.earliest(cmd, flat0) <= now {
+                self.dev.issue(cmd, flat0, 0, now);
+                self.log(now, flat0, cmd, 0);
+                if cmd == Command::PreA {
+                    self.stats.commands.prea += 1;
+                } else {
+                    self.stats.commands.refresh += 1;
+                    self.ref_pending[r] = false;
+                    self.ref_due[r] += self.refi;
+                }
+                return true;
+            }
+        }
+        false
+    }
+
+    /// Earliest refresh-related event: a deadline, or the cycle a pending rank's PREA/REF
+    /// becomes legal.
+    fn refresh_wake(&self) -> u64 {
+        if !self.refresh {
+            return u64::MAX;
+        }
+        let mut w = u64::MAX;
+        for r in 0..self.ref_pending.len() {
+            let t = if self.ref_pending[r] {
+                let flat0 = r * self.banks_per_rank as usize;
+                let cmd = if self.dev.open_banks(r) > 0 {
+                    Command::PreA
+                } else {
+                    Command::Ref
+                };
+                self.dev.earliest(cmd, flat0)
+            } else {
+                self.ref_due[r]
+            };
+            w = w.min(t);
+        }
+        w
+    }
+
+    /// Account candidate `idx` (row `row`) in its bank's view.
+    #[inline]
+    fn note(v: &mut BankView, row: u32, idx: u32) {
+        if v.open_row == Some(row) {
+            v.pending_hits += 1;
+            if v.oldest_hit == NO_CANDIDATE {
+                v.oldest_hit = idx;
+            }
+        } else if v.oldest_other == NO_CANDIDATE {
+            v.oldest_other = idx;
+        }
+    }
+
+    /// Fill the timing fields of bank `b`'s view from the device state.
+    #[inline]
+    fn time_view(&mut self, b: usize) {
+        let v = &mut self.views[b];
+        if self.ref_pending[b >> self.rank_shift] {
+            v.act_ready = u64::MAX;
+            v.pre_ready = u64::MAX;
+            v.col_ready = u64::MAX;
+        } else {
+            let col_cmd = if self.write_mode {
+                Command::Wr
+            } else {
+                Command::Rd
+            };
+            v.act_ready = self.dev.earliest(Command::Act, b);
+            v.pre_ready = self.dev.earliest(Command::Pre, b);
+            v.col_ready = self.dev.earliest(col_cmd, b);
+        }
+    }
+
+    /// Account a newly queued candidate of the served queue without a rebuild (the state has
+    /// not changed since the last one; only banks that had candidates carry timing).
+    fn note_new(&mut self, bank: usize, row: u32, idx: u32) {
+        let v = &self.views[bank];
+        if v.oldest_hit == NO_CANDIDATE && v.oldest_other == NO_CANDIDATE {
+            self.time_view(bank);
+        }
+        Self::note(&mut self.views[bank], row, idx);
+        self.occupied[bank / 64] |= 1 << (bank % 64);
+    }
+
+    /// Recompute the drain mode and the bank views (heads, pending hits, and the timing of
+    /// every bank that has candidates) of the served queue.
+    fn rebuild(&mut self) {
+        let m = self.desired_mode();
+        if m != self.write_mode {
+            self.write_mode = m;
+            if m {
+                self.stats.write_drains += 1;
+            }
+        }
+        for (b, v) in self.views.iter_mut().enumerate() {
+            v.open_row = self.dev.open_row(b);
+            v.pending_hits = 0;
+            v.oldest_hit = NO_CANDIDATE;
+            v.oldest_other = NO_CANDIDATE;
+        }
+        let q = if self.write_mode { &self.wq } else { &self.rq };
+        for (i, c) in q.iter().enumerate() {
+            Self::note(&mut self.views[c.bank as usize], c.row, i as u32);
+        }
+        self.occupied.iter_mut().for_each(|w| *w = 0);
+        for b in 0..self.views.len() {
+            let v = &self.views[b];
+            if v.oldest_hit != NO_CANDIDATE || v.oldest_other != NO_CANDIDATE {
+                self.occupied[b / 64] |= 1 << (b % 64);
+                self.time_view(b);
+            }
+        }
+        self.dirty = false;
+    }
+
+    /// Make the decision of cycle `now` (which must be `next_wake`).
+    ///
+    /// After any change (an issued command, an arrival) the controller re-plans at its next
+    /// decision: the scheduler names the earliest cycle it could issue something and what it
+    /// would issue then ([`Scheduler::plan`]); if that is later, the controller sleeps until
+    /// then (or an earlier refresh deadline, or an arrival) and issues the planned pick when
+    /// it wakes. So each issued command costs one plan, whatever the number of arrivals.
+    pub(crate) fn process(&mut self, now: u64) {
+        debug_assert!(now >= self.next_wake);
+        if self.refresh && self.refresh_step(now) {
+            self.rebuild();
+            self.needs_plan = true;
+            self.next_wake = now + 1;
+            return;
+        }
+        if self.dirty {
+            self.rebuild();
+            self.needs_plan = true;
+        }
+        let q = if self.write_mode { &self.wq } else { &self.rq };
+        let ctx = SchedContext {
+            now,
+            channel: self.id,
+            write_mode: self.write_mode,
+            read_queue_len: self.rq.len(),
+            write_queue_len: self.wq.len(),
+            banks: &self.views,
+            occupied: &self.occupied,
+        };
+        if q.is_empty() {
+            self.planned = None;
+            self.needs_plan = false;
+            self.next_wake = self.refresh_wake().max(now + 1);
+            return;
+        }
+        if self.needs_plan {
+            self.needs_plan = false;
+            let plan = self.sched.plan(&ctx, q);
+            self.planned = plan.and_then(|(t, pick)| pick.map(|i| (t, i)));
+            match plan {
+                Some((t, _)) if t <= now => {}
+                later => {
+                    // Sleep until the planned cycle (or a refresh event).
+                    let t = later.map_or(u64::MAX, |(t, _)| t);
+                    self.next_wake = t.min(self.refresh_wake()).max(now + 1);
+                    return;
+                }
+            }
+        }
+        let pick = match self.planned.take() {
+            Some((t, i)) if t == now => Some(i),
+            _ => self.sched.pick(&ctx, q),
+        };
+        if let Some(i) = pick.filter(|&i| i < q.len() && ctx.ready(&q[i])) {
+            let effect = self.issue(now, i);
+            self.update_after(effect);
+        }
+        // Whether or not something issued, re-plan from the next cycle (the command bus
+        // takes one command per cycle).
+        self.needs_plan = true;
+        self.next_wake = now + 1;
+    }
+
+    /// Recompute the heads and pending hits of bank `b` from the served queue (branch-free:
+    /// which candidates belong to the bank is data-dependent).
+    fn rescan_bank(&mut self, b: usize) {
+        let open = self.views[b].open_row;
+        let q = if self.write_mode { &self.wq } else { &self.rq };
+        let (mut hits, mut first_hit, mut first_other) = (0u32, NO_CANDIDATE, NO_CANDIDATE);
+        for (i, c) in q.iter().enumerate() {
+            let mine = c.bank as usize == b;
+            let hit = open == Some(c.row);
+            hits += (mine & hit) as u32;
+            first_hit = first_hit.min(select_unpredictable(mine & hit, i as u32, NO_CANDIDATE));
+            first_other =
+                first_other.min(select_unpredictable(mine & !hit, i as u32, NO_CANDIDATE));
+        }
+        let v = &mut self.views[b];
+        v.pending_hits = hits;
+        v.oldest_hit = first_hit;
+        v.oldest_other = first_other;
+        self.set_occupied(b);
+    }
+
+    /// The banks in `lo..hi` that have candidates (all of `lo..hi` when most banks do: one
+    /// predictable loop beats iterating set bits). Banks without candidates may carry stale
+    /// timing; they get fresh timing when their first candidate arrives.
+    fn occupied_in(&self, lo: usize, hi: usize) -> OccupiedIter {
+        let n: u32 = self.occupied.iter().map(|w| w.count_ones()).sum();
+        let dense = n as usize * 2 >= self.views.len() || self.occupied.len() > 1;
+        let word = if dense || self.occupied.is_empty() {
+            0
+        } else {
+            let mask = if hi - lo >= 64 {
+                u64::MAX
+            } else {
+                ((1u64 << (hi - lo)) - 1) << lo
+            };
+            self.occupied[0] & mask
+        };
+        OccupiedIter {
+            dense,
+            next: lo,
+            hi,
+            word,
+        }
+    }
+
+    /// Set or clear bank `b`'s bit in `occupied` from its heads.
+    #[inline]
+    fn set_occupied(&mut self, b: usize) {
+        let v = &self.views[b];
+        let has = (v.oldest_hit != NO_CANDIDATE) | (v.oldest_other != NO_CANDIDATE);
+        let w = &mut self.occupied[b / 64];
+        *w = (*w & !(1 << (b % 64))) | ((has as u64) << (b % 64));
+    }
+
+    /// Bring the bank views up to date after an issued command, touching only what the
+    /// command can have changed (falls back to a full rebuild if the drain mode flips).
+    /// Debug builds check the result against a full rebuild.
+    fn update_after(&mut self, effect: Effect) {
+        if self.desired_mode() != self.write_mode {
+            self.rebuild();
+            return;
+        }
+        let bpr = self.banks_per_rank as usize;
+        match effect {
+            Effect::RowChange { bank } => {
+                self.views[bank].open_row = self.dev.open_row(bank);
+                self.rescan_bank(bank);
+                // ACT constrains the ACTs of its rank (tRRD, tFAW); PRE only its bank.
+                let rank = bank / bpr;
+                if !self.ref_pending[rank] {
+                    let (lo, hi) = (rank * bpr, (rank + 1) * bpr);
+                    for b in self.occupied_in(lo, hi) {
+                        self.views[b].act_ready = self.dev.earliest(Command::Act, b);
+                    }
+                    self.time_view(bank);
+                }
+            }
+            Effect::Column {
+                bank,
+                removed,
+                auto_pre,
+            } => {
+                let r = removed as u32;
+                let lost_head = self.views[bank].oldest_hit == r;
+                self.views[bank].pending_hits -= 1;
+                for v in self.views.iter_mut() {
+                    // Heads behind the removed candidate move up one (NO_CANDIDATE stays).
+                    v.oldest_hit -= ((v.oldest_hit > r) & (v.oldest_hit != NO_CANDIDATE)) as u32;
+                    v.oldest_other -=
+                        ((v.oldest_other > r) & (v.oldest_other != NO_CANDIDATE)) as u32;
+                }
+                // Column commands constrain every rank's column commands.
+                let col_cmd = if self.write_mode {
+                    Command::Wr
+                } else {
+                    Command::Rd
+                };
+                for b in self.occupied_in(0, self.views.len()) {
+                    self.views[b].col_ready = if self.ref_pending[b >> self.rank_shift] {
+                        u64::MAX
+                    } else {
+                        self.dev.earliest(col_cmd, b)
+                    };
+                }
+                if auto_pre {
+                    self.views[bank].open_row = None;
+                    self.rescan_bank(bank);
+                } else if lost_head {
+                    // The next hit of the bank, if any, is younger than the removed one.
+                    let open = self.views[bank].open_row;
+                    let q = if self.write_mode { &self.wq } else { &self.rq };
+                    let mut next = NO_CANDIDATE;
+                    for (j, c) in q.iter().enumerate().skip(removed) {
+                        let hit = (c.bank as usize == bank) & (Some(c.row) == open);
+                        next = next.min(select_unpredictable(hit, j as u32, NO_CANDIDATE));
+                    }
+                    self.views[bank].oldest_hit = next;
+                    self.set_occupied(bank);
+                }
+                // ... and their own bank's precharge (with auto-precharge, its activate).
+                self.time_view(bank);
+            }
+        }
+        self.dirty = false;
+        #[cfg(debug_assertions)]
+        self.check_views();
+    }
+
+    /// Debug check: the incrementally maintained views equal a full recomputation.
+    #[cfg(debug_assertions)]
+    fn check_views(&self) {
+        let mut fresh = self.views.clone();
+        for (b, v) in fresh.iter_mut().enumerate() {
+            v.open_row = self.dev.open_row(b);
+            v.pending_hits = 0;
+            v.oldest_hit = NO_CANDIDATE;
+            v.oldest_other = NO_CANDIDATE;
+        }
+        let q = if self.write_mode { &self.wq } else { &self.rq };
+        for (i, c) in q.iter().enumerate() {
+            Self::note(&mut fresh[c.bank as usize], c.row, i as u32);
+        }
+        let col_cmd = if self.write_mode {
+            Command::Wr
+        } else {
+            Command::Rd
+        };
+        for (b, (f, v)) in fresh.iter().zip(&self.views).enumerate() {
+            assert_eq!(
+                (f.open_row, f.pending_hits, f.oldest_hit, f.oldest_other),
+                (v.open_row, v.pending_hits, v.oldest_hit, v.oldest_other),
+                "bank {b} heads"
+            );
+            if f.oldest_hit != NO_CANDIDATE || f.oldest_other != NO_CANDIDATE {
+                let expect = if self.ref_pending[b >> self.rank_shift] {
+                    (u64::MAX, u64::MAX, u64::MAX)
+                } else {
+                    (
+                        self.dev.earliest(Command::Act, b),
+                        self.dev.earliest(Command::Pre, b),
+                        self.dev.earliest(col_cmd, b),
+                    )
+                };
+                assert_eq!(
+                    expect,
+                    (v.act_ready, v.pre_ready, v.col_ready),
+                    "bank {b} timing"
+                );
+            }
+        }
+    }
+
+    /// Issue the command of candidate `i` of the served queue at `now`.
+    fn issue(&mut self, now: u64, i: usize) -> Effect {
+        let write_mode = self.write_mode;
+        {
+            let ctx = SchedContext {
+                now,
+                channel: self.id,
+                write_mode,
+                read_queue_len: self.rq.len(),
+                write_queue_len: self.wq.len(),
+                banks: &self.views,
+                occupied: &self.occupied,
+            };
+            let q = if write_mode { &self.wq } else { &self.rq };
+            self.sched.on_issue(&ctx, &q[i]);
+        }
+        self.dirty = true;
+        let q = if write_mode {
+            &mut self.wq
+        } else {
+            &mut self.rq
+        };
+        let c = &mut q[i];
+        let (status, command) = match self.views[c.bank as usize].open_row {
+            Some(r) if r == c.row => (
+                RowStatus::Hit,
+                if write_mode { Command::Wr } else { Command::Rd },
+            ),
+            Some(_) => (RowStatus::Conflict, Command::Pre),
+            None => (RowStatus::Miss, Command::Act),
+        };
+        if c.first_outcome.is_none() {
+            c.first_outcome = Some(status);
+            let src = self.sources[c.req.source as usize].get_or_insert_with(Default::default);
+            for s in [&mut self.stats.access, &mut **src] {
+                match status {
+                    RowStatus::Hit => s.row_hits += 1,
+                    RowStatus::Miss => s.row_misses += 1,
+                    RowStatus::Conflict => s.row_conflicts += 1,
+                }
+            }
+        }
+        let bank = c.bank as usize;
+        let row = c.row;
+        let is_write = c.req.is_write;
+        match command {
+            Command::Act => {
+                self.dev.issue(Command::Act, bank, row, now);
+                self.views[bank].hit_streak = 0;
+                self.stats.commands.act += 1;
+                self.log(now, bank, Command::Act, row);
+                Effect::RowChange { bank }
+            }
+            Command::Pre => {
+                let open = self.dev.open_row(bank).unwrap_or(0);
+                self.dev.issue(Command::Pre, bank, open, now);
+                self.stats.commands.pre += 1;
+                self.log(now, bank, Command::Pre, open);
+                Effect::RowChange { bank }
+            }
+            _ => {
+                let auto_pre = self.policy == RowPolicy::Closed && {
+                    let others = |q: &[Candidate], skip: Option<usize>| {
+                        q.iter().enumerate().any(|(j, o)| {
+                            Some(j) != skip && o.bank as usize == bank && o.row == row
+                        })
+                    };
+                    let (rq_skip, wq_skip) = if write_mode {
+                        (None, Some(i))
+                    } else {
+                        (Some(i), None)
+                    };
+                    !(others(&self.rq, rq_skip) || others(&self.wq, wq_skip))
+                };
+                let cmd = match (is_write, auto_pre) {
+                    (false, false) => Command::Rd,
+                    (false, true) => Command::Rda,
+                    (true, false) => Command::Wr,
+                    (true, true) => Command::Wra,
+                };
+                self.dev.issue(cmd, bank, row, now);
+                self.log(now, bank, cmd, row);
+                self.views[bank].hit_streak += 1;
+                let k = &mut self.stats.commands;
+                match cmd {
+                    Command::Rd => k.rd += 1,
+                    Command::Rda => k.rda += 1,
+                    Command::Wr => k.wr += 1,
+                    _ => k.wra += 1,
+                }
+                let c = if is_write {
+                    let line = self.wq_lines.remove(i);
+                    self.wq_filter[(line & 63) as usize] -= 1;
+                    let c = self.wq.remove(i);
+                    self.stats.write_queue.update(now, self.wq.len());
+                    c
+                } else {
+                    let c = self.rq.remove(i);
+                    self.stats.read_queue.update(now, self.rq.len());
+                    c
+                };
+                let done = now + if is_write { self.cwl } else { self.cl } + self.burst;
+                let lat = done - c.enqueued;
+                let src = self.sources[c.req.source as usize].get_or_insert_with(Default::default);
+                for s in [&mut self.stats.access, &mut **src] {
+                    s.bytes += self.tx_bytes;
+                    if is_write {
+                        s.writes += 1;
+                        s.write_latency.record(lat);
+                    } else {
+                        s.reads += 1;
+                        s.read_latency.record(lat);
+                    }
+                }
+                self.stats.last_done = self.stats.last_done.max(done);
+                if self.report_completions {
+                    self.completions.push(Completion {
+                        id: c.req.id,
+                        addr: c.req.addr,
+                        is_write,
+                        source: c.req.source,
+                        stream: c.req.stream,
+                        arrival: c.req.arrival,
+                        enqueued: c.enqueued,
+                        done,
+                    });
+                }
+                Effect::Column {
+                    bank,
+                    removed: i,
+                    auto_pre,
+                }
+            }
+        }
+    }
+
+    /// Close the queue-occupancy integrals at `now`.
+    pub(crate) fn settle(&mut self, now: u64) {
+        self.stats.read_queue.settle(now);
+        self.stats.write_queue.settle(now);
+    }
+
+    /// Read access to the timing state (tests, tools).
+    pub(crate) fn device(&self) -> &ChannelState {
+        &self.dev
+    }
+}

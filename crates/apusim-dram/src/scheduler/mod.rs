@@ -1,0 +1,353 @@
+//! Memory schedulers: the seam where request-ordering policies plug in.
+//!
+//! The controller keeps each channel's read and write queues in arrival order. Whenever the
+//! command bus is free it hands the [`Scheduler`] the queue the write-drain policy is serving
+//! as a slice of [`Candidate`]s (oldest first: the request with its source, stream, critical
+//! flag and arrival, plus where it goes) and a [`SchedContext`] holding one [`BankView`] per
+//! bank: the open row, the earliest cycle each command kind is legal there, how many queued
+//! requests hit the open row, and the oldest hit and oldest non-hit of the bank. From these
+//! the context derives each candidate's row-hit status, next command and ready cycle
+//! ([`SchedContext::status`], [`SchedContext::command`], [`SchedContext::ready_at`]). The
+//! scheduler picks one candidate; the controller issues its command if it is ready and
+//! otherwise waits (this is how strict FCFS stalls behind its oldest request). Refresh and the
+//! read/write-drain switch are the controller's business, not the scheduler's.
+//!
+//! A scheduler may look at every candidate (O(queue) per decision, like Ramulator 2's
+//! `get_best_request`) or, if it ranks only by row-hit status and age as the FR-FCFS family
+//! does, use the per-bank heads and decide in O(banks); both see the same information.
+//! [`Scheduler::next_decision`] tells the event-driven controller how long it may sleep.
+//!
+//! Implementations live one per file and are registered by name in [`make_scheduler`]:
+//! `fcfs` ([`fcfs::Fcfs`]), `frfcfs` ([`frfcfs::FrFcfs`]) and `frfcfs-cap`
+//! ([`frfcfs_cap::FrFcfsCap`]). A new scheduler (critical-GPU-access, SMS, DASH, …) is a new
+//! file plus one line in the registry.
+
+pub mod fcfs;
+pub mod frfcfs;
+pub mod frfcfs_cap;
+
+use crate::config::DramConfig;
+use crate::device::Command;
+use crate::error::DramError;
+use crate::request::Request;
+
+/// Row-buffer state a request finds in its bank.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize)]
+pub enum RowStatus {
+    /// Its row is open: the next command is RD/WR.
+    Hit,
+    /// The bank is closed: the next command is ACT.
+    Miss,
+    /// Another row is open: the next command is PRE.
+    Conflict,
+}
+
+/// No candidate (in [`BankView`] head fields).
+pub const NO_CANDIDATE: u32 = u32::MAX;
+
+/// One queued request as the scheduler sees it.
+#[derive(Clone, Debug)]
+pub struct Candidate {
+    /// The request as the caller sent it (id, address, source, stream, critical, arrival).
+    pub req: Request,
+    /// Cycle the request entered the queue.
+    pub enqueued: u64,
+    /// Flat bank index within the channel (`rank * banks_per_rank + group * per_group + bank`).
+    pub bank: u32,
+    pub row: u32,
+    pub column: u32,
+    pub rank: u32,
+    /// Row-buffer outcome recorded when the request got its first command (statistics).
+    pub(crate) first_outcome: Option<RowStatus>,
+}
+
+/// State of one bank as seen by the scheduler, for the queue being served.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct BankView {
+    /// Open row, if any.
+    pub open_row: Option<u32>,
+    /// Earliest cycle an ACT / PRE / column command (RD in read mode, WR in write mode) is
+    /// legal in this bank; `u64::MAX` while its rank waits for a refresh.
+    pub act_ready: u64,
+    pub pre_ready: u64,
+    pub col_ready: u64,
+    /// Candidates hitting the open row.
+    pub pending_hits: u32,
+    /// Column commands served from the open row since its ACT.
+    pub hit_streak: u32,
+    /// Index (into the candidate slice) of the oldest hit, or [`NO_CANDIDATE`].
+    pub oldest_hit: u32,
+    /// Index of the oldest candidate that is not a hit (all of a bank's non-hits need the
+    /// same command at the same cycle), or [`NO_CANDIDATE`].
+    pub oldest_other: u32,
+}
+
+impl BankView {
+    /// A closed bank with everything legal at cycle 0 and no candidates.
+    pub const IDLE: BankView = BankView {
+        open_row: None,
+        act_ready: 0,
+        pre_ready: 0,
+        col_ready: 0,
+        pending_hits: 0,
+        hit_streak: 0,
+        oldest_hit: NO_CANDIDATE,
+        oldest_other: NO_CANDIDATE,
+    };
+}
+
+/// Controller state visible to a scheduler at a decision.
+#[derive(Clone, Copy, Debug)]
+pub struct SchedContext<'a> {
+    pub now: u64,
+    pub channel: u32,
+    /// True while the controller drains writes (candidates are then write requests).
+    pub write_mode: bool,
+    pub read_queue_len: usize,
+    pub write_queue_len: usize,
+    /// One view per flat bank of the channel.
+    pub banks: &'a [BankView],
+    /// Bit set of the banks that have candidates (bit `b % 64` of word `b / 64`).
+    pub occupied: &'a [u64],
+}
+
+/// Iterator over the set bits of a bit set, ascending.
+pub struct Bits<'a> {
+    words: &'a [u64],
+    word: usize,
+    cur: u64,
+}
+
+impl Iterator for Bits<'_> {
+    type Item = usize;
+    #[inline]
+    fn next(&mut self) -> Option<usize> {
+        while self.cur == 0 {
+            self.word += 1;
+            self.cur = *self.words.get(self.word)?;
+        }
+        let b = self.cur.trailing_zeros() as usize;
+        self.cur &= self.cur - 1;
+        Some(self.word * 64 + b)
+    }
+}
+
+impl<'a> SchedContext<'a> {
+    /// Call `f` on the view of every bank that has candidates, and possibly on some that have
+    /// none (their heads are [`NO_CANDIDATE`]): when most banks are occupied it is cheaper to
+    /// visit all of them than to iterate over the set bits (whose loop exits mispredict).
+    #[inline]
+    pub fn for_candidate_banks(&self, mut f: impl FnMut(&BankView)) {
+        let occupied: u32 = self.occupied.iter().map(|w| w.count_ones()).sum();
+        if occupied as usize * 2 >= self.banks.len() {
+            self.banks.iter().for_each(f);
+        } else {
+            for b in self.occupied_banks() {
+                f(&self.banks[b]);
+            }
+        }
+    }
+
+    /// The banks that have candidates, ascending.
+    #[inline]
+    pub fn occupied_banks(&self) -> Bits<'a> {
+        Bits {
+            words: self.occupied,
+            word: 0,
+            cur: self.occupied.first().copied().unwrap_or(0),
+        }
+    }
+    /// The bank view of a candidate.
+    #[inline]
+    pub fn bank(&self, c: &Candidate) -> &BankView {
+        &self.banks[c.bank as usize]
+    }
+    /// Row-buffer status of a candidate.
+    #[inline]
+    pub fn status(&self, c: &Candidate) -> RowStatus {
+        match self.banks[c.bank as usize].open_row {
+            Some(r) if r == c.row => RowStatus::Hit,
+            Some(_) => RowStatus::Conflict,
+            None => RowStatus::Miss,
+        }
+    }
+    /// Next command a candidate needs.
+    #[inline]
+    pub fn command(&self, c: &Candidate) -> Command {
+        match self.status(c) {
+            RowStatus::Hit if self.write_mode => Command::Wr,
+            RowStatus::Hit => Command::Rd,
+            RowStatus::Miss => Command::Act,
+            RowStatus::Conflict => Command::Pre,
+        }
+    }
+    /// Earliest cycle the candidate's next command is legal.
+    #[inline]
+    pub fn ready_at(&self, c: &Candidate) -> u64 {
+        let v = &self.banks[c.bank as usize];
+        match v.open_row {
+            Some(r) if r == c.row => v.col_ready,
+            Some(_) => v.pre_ready,
+            None => v.act_ready,
+        }
+    }
+    /// Can the candidate's next command issue now?
+    #[inline]
+    pub fn ready(&self, c: &Candidate) -> bool {
+        self.ready_at(c) <= self.now
+    }
+    /// Queued requests (served queue) that hit the row open in `c`'s bank.
+    #[inline]
+    pub fn pending_hits(&self, c: &Candidate) -> u32 {
+        self.banks[c.bank as usize].pending_hits
+    }
+    /// Column commands served from the row open in `c`'s bank since its ACT.
+    #[inline]
+    pub fn hit_streak(&self, c: &Candidate) -> u32 {
+        self.banks[c.bank as usize].hit_streak
+    }
+    /// Would issuing `c`'s command close a row other queued requests still hit?
+    #[inline]
+    pub fn closes_useful_row(&self, c: &Candidate) -> bool {
+        self.status(c) == RowStatus::Conflict && self.pending_hits(c) > 0
+    }
+}
+
+/// A request-ordering policy (Ramulator-2 style interface).
+pub trait Scheduler: Send + std::fmt::Debug {
+    /// Registered name.
+    fn name(&self) -> &'static str;
+    /// Pick the candidate whose command should issue (index into `cands`, which is in arrival
+    /// order, oldest first), or `None` to issue nothing. The controller issues the command
+    /// only if it is ready ([`SchedContext::ready`]).
+    fn pick(&mut self, ctx: &SchedContext, cands: &[Candidate]) -> Option<usize>;
+    /// Called just before the controller issues `cand`'s command.
+    fn on_issue(&mut self, _ctx: &SchedContext, _cand: &Candidate) {}
+    /// The earliest cycle `>= ctx.now` at which [`Scheduler::pick`] could return a ready
+    /// candidate, assuming the candidates do not change before then (every change — an
+    /// arrival, an issued command, a refresh — triggers a new decision anyway); `None` if
+    /// never. The controller sleeps until then. The default is the earliest ready cycle of
+    /// any candidate; a scheduler may skip candidates it will certainly not pick, but must
+    /// never report a cycle later than its next possible pick.
+    fn next_decision(&self, ctx: &SchedContext, cands: &[Candidate]) -> Option<u64> {
+        cands.iter().map(|c| ctx.ready_at(c).max(ctx.now)).min()
+    }
+    /// [`Scheduler::next_decision`] and the pick at that cycle together: `(T, pick at T)`.
+    /// The controller calls this when it goes to sleep and, if nothing changes before `T`,
+    /// issues the planned pick at `T` without calling [`Scheduler::pick`] again. The default
+    /// composes the two methods; a scheduler may fuse them into one pass. `pick` may thus be
+    /// called speculatively: keep state changes in [`Scheduler::on_issue`].
+    fn plan(&mut self, ctx: &SchedContext, cands: &[Candidate]) -> Option<(u64, Option<usize>)> {
+        let t = self.next_decision(ctx, cands)?;
+        let at = SchedContext { now: t, ..*ctx };
+        Some((t, self.pick(&at, cands)))
+    }
+}
+
+/// Registered scheduler names.
+pub fn scheduler_names() -> &'static [&'static str] {
+    &["fcfs", "frfcfs", "frfcfs-cap"]
+}
+
+/// Build the scheduler called `name` (case-insensitive; `fr-fcfs`, `frfcfs_cap` spellings ok).
+pub fn make_scheduler(name: &str, cfg: &DramConfig) -> Result<Box<dyn Scheduler>, DramError> {
+    match name.to_ascii_lowercase().replace('_', "-").as_str() {
+        "fcfs" => Ok(Box::new(fcfs::Fcfs)),
+        "frfcfs" | "fr-fcfs" => Ok(Box::new(frfcfs::FrFcfs)),
+        "frfcfs-cap" | "fr-fcfs-cap" => Ok(Box::new(frfcfs_cap::FrFcfsCap::new(cfg.row_hit_cap))),
+        _ => Err(DramError::UnknownScheduler {
+            name: name.to_string(),
+            known: scheduler_names().join(", "),
+        }),
+    }
+}
+
+#[cfg(test)]
+pub(crate) mod test_util {
+    use super::*;
+
+    /// A scenario for scheduler tests: banks with given open rows and ready times, and
+    /// candidates (bank, row) in age order. Heads and pending hits are derived like the
+    /// controller derives them.
+    #[derive(Debug)]
+    pub struct Scene {
+        pub banks: Vec<BankView>,
+        pub cands: Vec<Candidate>,
+        pub occupied: Vec<u64>,
+    }
+
+    impl Scene {
+        pub fn new(n_banks: usize) -> Self {
+            Scene {
+                banks: vec![BankView::IDLE; n_banks],
+                cands: Vec::new(),
+                occupied: vec![0; n_banks.div_ceil(64)],
+            }
+        }
+        /// Open `row` in `bank`; ACT/PRE/column ready at the given cycles.
+        pub fn bank(
+            mut self,
+            bank: usize,
+            open_row: Option<u32>,
+            act: u64,
+            pre: u64,
+            col: u64,
+        ) -> Self {
+            let v = &mut self.banks[bank];
+            v.open_row = open_row;
+            v.act_ready = act;
+            v.pre_ready = pre;
+            v.col_ready = col;
+            self
+        }
+        pub fn streak(mut self, bank: usize, streak: u32) -> Self {
+            self.banks[bank].hit_streak = streak;
+            self
+        }
+        pub fn cand(mut self, bank: u32, row: u32) -> Self {
+            let id = self.cands.len() as u64;
+            self.cands.push(Candidate {
+                req: Request::read(id, id * 64, id),
+                enqueued: id,
+                bank,
+                row,
+                column: 0,
+                rank: 0,
+                first_outcome: None,
+            });
+            self.derive();
+            self
+        }
+        fn derive(&mut self) {
+            for v in &mut self.banks {
+                v.pending_hits = 0;
+                v.oldest_hit = NO_CANDIDATE;
+                v.oldest_other = NO_CANDIDATE;
+            }
+            self.occupied.iter_mut().for_each(|w| *w = 0);
+            for (i, c) in self.cands.iter().enumerate() {
+                self.occupied[c.bank as usize / 64] |= 1 << (c.bank % 64);
+                let v = &mut self.banks[c.bank as usize];
+                if v.open_row == Some(c.row) {
+                    v.pending_hits += 1;
+                    if v.oldest_hit == NO_CANDIDATE {
+                        v.oldest_hit = i as u32;
+                    }
+                } else if v.oldest_other == NO_CANDIDATE {
+                    v.oldest_other = i as u32;
+                }
+            }
+        }
+        pub fn ctx(&self, now: u64) -> SchedContext<'_> {
+            SchedContext {
+                now,
+                channel: 0,
+                write_mode: false,
+                read_queue_len: self.cands.len(),
+                write_queue_len: 0,
+                banks: &self.banks,
+                occupied: &self.occupied,
+            }
+        }
+    }
+}

@@ -1,0 +1,302 @@
+//! The memory system: an address mapper in front of one controller per channel, a common
+//! clock, and the completion queue through which finished requests flow back to the caller.
+
+use crate::config::DramConfig;
+use crate::controller::{CommandRecord, Controller};
+use crate::device::ChannelState;
+use crate::mapping::{make_mapper, AddressMapper, DecodedAddr};
+use crate::request::{Completion, Request};
+use crate::stats::{AccessStats, ChannelStats, DramReport};
+use crate::DramError;
+use std::cmp::{Ordering, Reverse};
+use std::collections::BinaryHeap;
+
+#[derive(Debug, PartialEq, Eq)]
+struct Pending(Completion);
+
+impl Ord for Pending {
+    fn cmp(&self, o: &Self) -> Ordering {
+        (self.0.done, self.0.id).cmp(&(o.0.done, o.0.id))
+    }
+}
+impl PartialOrd for Pending {
+    fn partial_cmp(&self, o: &Self) -> Option<Ordering> {
+        Some(self.cmp(o))
+    }
+}
+
+/// A complete DRAM memory system.
+///
+/// Usage from a timing model, all times in DRAM cycles:
+///
+/// ```
+/// use apusim_dram::{MemorySystem, Request, presets};
+/// let mut mem = MemorySystem::new(presets::preset("reference").unwrap()).unwrap();
+/// let mut done = Vec::new();
+/// mem.advance_to(100, &mut done);                 // simulate up to cycle 100
+/// mem.try_send(Request::read(1, 0x4000, 100)).unwrap(); // arrives at cycle 100
+/// while done.is_empty() {
+///     let next = mem.next_event().unwrap();
+///     mem.advance_to(next.max(mem.now() + 1), &mut done);
+/// }
+/// assert_eq!(done[0].id, 1);
+/// assert_eq!(done[0].latency(), 11 + 11 + 4); // tRCD + tCL + tBURST on an idle bank
+/// ```
+pub struct MemorySystem {
+    cfg: DramConfig,
+    mapper: Box<dyn AddressMapper>,
+    ctrls: Vec<Controller>,
+    now: u64,
+    heap: BinaryHeap<Reverse<Pending>>,
+    report_completions: bool,
+    accepted: u64,
+}
+
+impl MemorySystem {
+    /// Build from a configuration (validated here: impossible timing sets are refused).
+    pub fn new(cfg: DramConfig) -> Result<Self, DramError> {
+        cfg.validate()?;
+        let mapper = make_mapper(&cfg.mapping, &cfg.spec.org)?;
+        let ctrls = (0..cfg.spec.org.channels)
+            .map(|i| Controller::new(i, &cfg))
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok(MemorySystem {
+            cfg,
+            mapper,
+            ctrls,
+            now: 0,
+            heap: BinaryHeap::new(),
+            report_completions: true,
+            accepted: 0,
+        })
+    }
+
+    /// The configuration in use.
+    pub fn config(&self) -> &DramConfig {
+        &self.cfg
+    }
+
+    /// Current cycle: every decision before it has been made.
+    pub fn now(&self) -> u64 {
+        self.now
+    }
+
+    /// Where `addr` lives.
+    pub fn decode(&self, addr: u64) -> DecodedAddr {
+        self.mapper.map(addr)
+    }
+
+    /// The address mapper.
+    pub fn mapper(&self) -> &dyn AddressMapper {
+        self.mapper.as_ref()
+    }
+
+    /// Turn completion reporting off (statistics are still kept); trace runs use this.
+    pub fn set_report_completions(&mut self, on: bool) {
+        self.report_completions = on;
+        for c in &mut self.ctrls {
+            c.report_completions = on;
+        }
+    }
+
+    /// Record every issued command (for checking and debugging).
+    pub fn enable_command_log(&mut self) {
+        for c in &mut self.ctrls {
+            c.log.get_or_insert_with(Vec::new);
+        }
+    }
+
+    /// The command log of all channels, sorted by cycle then channel (empty unless enabled).
+    pub fn command_log(&self) -> Vec<CommandRecord> {
+        let mut v: Vec<CommandRecord> = self
+            .ctrls
+            .iter()
+            .flat_map(|c| c.log.iter().flatten().copied())
+            .collect();
+        v.sort_by_key(|r| (r.cycle, r.channel));
+        v
+    }
+
+    /// Timing state of a channel (read-only).
+    pub fn channel_state(&self, channel: usize) -> &ChannelState {
+        self.ctrls[channel].device()
+    }
+
+    /// Would a request to `addr` find room in its queue now?
+    pub fn can_accept(&self, addr: u64, is_write: bool) -> bool {
+        let d = self.mapper.map(addr);
+        self.ctrls[d.channel as usize].has_room(is_write)
+    }
+
+    /// Simulate until a request to `addr` would be accepted (its queue has room, or it can be
+    /// forwarded from / merged with a queued write); the clock ends just after the decision
+    /// that made room. Returns at once if it would be accepted now.
+    pub fn advance_until_accepts(&mut self, addr: u64, is_write: bool, out: &mut Vec<Completion>) {
+        let ch = self.mapper.map(addr).channel as usize;
+        if self.ctrls.len() == 1 && !self.report_completions {
+            // Fast path of trace runs: step the one controller directly.
+            let c = &mut self.ctrls[0];
+            while !c.would_accept(addr, is_write) {
+                let w = c.next_wake.max(self.now);
+                if w == u64::MAX {
+                    break;
+                }
+                c.process(w);
+                self.now = w + 1;
+            }
+            return;
+        }
+        while !self.ctrls[ch].would_accept(addr, is_write) {
+            let Some(next) = self.next_event() else { break };
+            let next = next.max(self.now);
+            self.advance_to(next + 1, out);
+        }
+    }
+
+    /// Requests waiting in the controllers' queues.
+    pub fn queued(&self) -> usize {
+        self.ctrls.iter().map(|c| c.queued()).sum()
+    }
+
+    /// Offer a request at the current cycle. Returns it back if its queue is full; the caller
+    /// retries later (e.g. after [`MemorySystem::next_event`]).
+    pub fn try_send(&mut self, req: Request) -> Result<(), Request> {
+        let d = self.mapper.map(req.addr);
+        self.ctrls[d.channel as usize].enqueue(req, &d, self.now)?;
+        self.accepted += 1;
+        Ok(())
+    }
+
+    /// The next cycle (>= now) at which a controller makes a decision or a completion is due;
+    /// `None` if nothing will ever happen (no refresh, no requests).
+    pub fn next_event(&self) -> Option<u64> {
+        let w = self
+            .ctrls
+            .iter()
+            .map(|c| c.next_wake)
+            .min()
+            .unwrap_or(u64::MAX);
+        let h = self.heap.peek().map(|p| p.0 .0.done).unwrap_or(u64::MAX);
+        let n = w.min(h);
+        (n != u64::MAX).then_some(n.max(self.now))
+    }
+
+    /// Simulate every cycle before `cycle` and set the clock to it. Completions whose data is
+    /// done by `cycle` are appended to `out` in (done, id) order.
+    pub fn advance_to(&mut self, cycle: u64, out: &mut Vec<Completion>) {
+        if cycle < self.now {
+            return;
+        }
+        if self.ctrls.len() == 1 {
+            let c = &mut self.ctrls[0];
+            while c.next_wake < cycle {
+                let w = c.next_wake;
+                c.process(w);
+            }
+        } else {
+            loop {
+                let mut best = (u64::MAX, 0);
+                for (i, c) in self.ctrls.iter().enumerate() {
+                    if c.next_wake < best.0 {
+                        best = (c.next_wake, i);
+                    }
+                }
+                if best.0 >= cycle {
+                    break;
+                }
+                self.ctrls[best.1].process(best.0);
+            }
+        }
+        self.now = cycle;
+        if self.report_completions {
+            for c in &mut self.ctrls {
+                for done in c.completions.drain(..) {
+                    self.heap.push(Reverse(Pending(done)));
+                }
+            }
+            while let Some(p) = self.heap.peek() {
+                if p.0 .0.done > cycle {
+                    break;
+                }
+                out.push(self.heap.pop().map(|p| p.0 .0).expect("peeked"));
+            }
+        }
+    }
+
+    /// Run until every queued request has completed; returns the cycle the last data burst
+    /// ended. Completions go to `out`.
+    pub fn drain(&mut self, out: &mut Vec<Completion>) -> u64 {
+        while self.queued() > 0 {
+            let w = self
+                .ctrls
+                .iter()
+                .filter(|c| c.queued() > 0)
+                .map(|c| c.next_wake)
+                .min()
+                .unwrap_or(self.now);
+            let t = w.max(self.now) + 1;
+            self.advance_to(t, out);
+        }
+        let last = self
+            .ctrls
+            .iter()
+            .map(|c| c.stats.last_done)
+            .max()
+            .unwrap_or(0);
+        let t = last.max(self.now);
+        self.advance_to(t, out);
+        last
+    }
+
+    /// Statistics so far. `cycles` in the report is the last data-done cycle (or the current
+    /// cycle if later and nothing is queued).
+    pub fn report(&mut self) -> DramReport {
+        let cycles = self
+            .ctrls
+            .iter()
+            .map(|c| c.stats.last_done)
+            .max()
+            .unwrap_or(0);
+        let settle_at = cycles.max(self.now);
+        for c in &mut self.ctrls {
+            c.settle(settle_at);
+        }
+        let mut total = ChannelStats::default();
+        let channels: Vec<ChannelStats> = self.ctrls.iter().map(|c| c.stats.clone()).collect();
+        for c in &channels {
+            total.merge(c);
+        }
+        let mut sources: Vec<(u8, AccessStats)> = Vec::new();
+        for s in 0..=255u8 {
+            let mut acc: Option<AccessStats> = None;
+            for c in &self.ctrls {
+                if let Some(a) = &c.sources[s as usize] {
+                    acc.get_or_insert_with(Default::default).merge(a);
+                }
+            }
+            if let Some(a) = acc {
+                sources.push((s, a));
+            }
+        }
+        let spec = &self.cfg.spec;
+        DramReport {
+            preset: self.cfg.preset.clone(),
+            spec: spec.name.clone(),
+            mapping: self.mapper.name().to_string(),
+            scheduler: self.ctrls[0].scheduler_name().to_string(),
+            row_policy: match self.cfg.row_policy {
+                crate::RowPolicy::Open => "open".into(),
+                crate::RowPolicy::Closed => "closed".into(),
+            },
+            tck_ps: spec.timing.tck_ps,
+            peak_gbps: spec.peak_bandwidth_gbps(),
+            trace: None,
+            format: None,
+            requests: self.accepted,
+            cycles,
+            total,
+            channels,
+            sources,
+        }
+    }
+}
