@@ -1,0 +1,351 @@
+//! Belady's MIN (OPT) replacement, with and without the oracle bypass of GPU lines
+//! (drp-reuse-probability-shared-llc.txt §4.1 "OPT, OPT+Bypass"; gspc-graphics-stream-llc.txt
+//! §2, Figs. 1 and 5–9 "Belady's optimal policy").
+//!
+//! Every line reference — read, write, writeback or prefetch — is a use of its line, and every
+//! miss allocates (write-allocate for writes and writebacks too), so OPT minimizes the misses of
+//! all references: that is the "MIN extended to handle both read and write misses" of drp §4.1.
+//! On a miss in a full set OPT evicts the resident line whose next use is farthest; lines never
+//! used again ([`crate::NEVER`]) are the farthest of all. With bypass, a GPU line whose next use
+//! is farther than that of every resident line of its (full) set is not allocated; CPU lines
+//! always allocate (the LLC keeps CPU data inclusive).
+//!
+//! Two implementations of the same decisions:
+//! - [`ScanOpt`], for sets of at most 64 ways: per set, the tag words and the next uses of its
+//!   ways side by side (one contiguous run of memory), a vectorizable tag compare for lookup and
+//!   a linear scan of the next uses for the victim;
+//! - [`HeapOpt`], for sets with hundreds of thousands of ways (fully-associative studies): per
+//!   set, a hash map line → (next use, tag word) and a max-heap of (next use, line) with lazy
+//!   deletion (an entry is live while it matches the map; the heap is rebuilt from the map when
+//!   stale entries outnumber live ones), O(log ways) per reference.
+//!
+//! Finite next uses are distinct reference indices, so two resident lines can only tie at
+//! [`crate::NEVER`]; evicting either of them costs nothing (neither is referenced again), so the
+//! miss count does not depend on the [`TieBreak`].
+
+use crate::nextuse::NEVER;
+use crate::sim::RefSim;
+use apusim_cache::{CacheError, Evicted, Geometry, LineMeta, Outcome, PolicyStat};
+use apusim_trace::Access;
+use rustc_hash::FxHashMap;
+use std::collections::BinaryHeap;
+
+/// Which of several equally-far (never used again) lines OPT evicts. The miss count is the same
+/// either way; the choice exists to show that.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
+pub enum TieBreak {
+    /// The lowest way (set-associative) or the lowest line address (heap-based).
+    #[default]
+    First,
+    /// The highest way or the highest line address.
+    Last,
+}
+
+const LINE_MASK: u64 = (1 << 48) - 1;
+const FLAG_SHIFT: u32 = 48;
+const STREAM_SHIFT: u32 = 52;
+const AGENT_SHIFT: u32 = 56;
+const INVALID: u64 = u64::MAX;
+
+/// Tag word: line address in the low 48 bits, flags, stream and filling agent above (the
+/// engine's layout, so a victim's metadata comes with its tag).
+#[inline]
+fn pack(line: u64, req: &Access) -> u64 {
+    line | (fill_flags(req) as u64) << FLAG_SHIFT
+        | (req.stream.to_byte() as u64 & 0xF) << STREAM_SHIFT
+        | (req.agent.to_byte() as u64) << AGENT_SHIFT
+}
+
+#[inline]
+fn fill_flags(req: &Access) -> u8 {
+    let mut f = 0;
+    if req.dirties() {
+        f |= LineMeta::DIRTY;
+    }
+    if req.agent.is_cpu() {
+        f |= LineMeta::CPU;
+    }
+    f
+}
+
+#[inline]
+fn hit_flags(req: &Access) -> u64 {
+    ((fill_flags(req) | LineMeta::REUSED) as u64) << FLAG_SHIFT
+}
+
+#[inline]
+fn unpack(word: u64) -> Evicted {
+    Evicted {
+        line: word & LINE_MASK,
+        meta: LineMeta {
+            agent: apusim_trace::Agent::from_byte((word >> AGENT_SHIFT) as u8).unwrap_or_default(),
+            stream: (word >> STREAM_SHIFT) as u8 & 0xF,
+            flags: (word >> FLAG_SHIFT) as u8 & 0xF,
+        },
+    }
+}
+
+const HIT: Outcome = Outcome::Hit {
+    write_through: false,
+};
+const BYPASS: Outcome = Outcome::Miss {
+    filled: false,
+    bypassed: true,
+    evicted: None,
+};
+
+#[derive(Clone, Copy)]
+struct SetIndex {
+    sets: u64,
+    mask: Option<u64>,
+}
+
+impl SetIndex {
+    fn new(g: &Geometry) -> SetIndex {
+        let sets = g.sets();
+        SetIndex {
+            sets,
+            mask: sets.is_power_of_two().then_some(sets - 1),
+        }
+    }
+    #[inline]
+    fn of(&self, line: u64) -> usize {
+        match self.mask {
+            Some(m) => (line & m) as usize,
+            None => (line % self.sets) as usize,
+        }
+    }
+}
+
+/// Set-associative OPT for sets of at most 64 ways (see the module doc).
+pub struct ScanOpt {
+    index: SetIndex,
+    ways: usize,
+    /// Per set: `ways` tag words, then `ways` next uses.
+    slots: Vec<u64>,
+    /// Valid ways per set (ways fill in order: nothing is ever invalidated).
+    filled: Vec<u8>,
+    bypass: bool,
+    tie: TieBreak,
+    bypasses: u64,
+}
+
+impl ScanOpt {
+    /// Largest associativity this implementation serves.
+    pub const MAX_WAYS: usize = 64;
+
+    pub fn new(g: &Geometry, bypass: bool, tie: TieBreak) -> Result<ScanOpt, CacheError> {
+        g.validate()?;
+        let ways = g.ways as usize;
+        if ways > Self::MAX_WAYS {
+            return Err(CacheError::Geometry(format!(
+                "{g}: the scanning OPT serves at most {} ways",
+                Self::MAX_WAYS
+            )));
+        }
+        let sets = g.sets() as usize;
+        Ok(ScanOpt {
+            index: SetIndex::new(g),
+            ways,
+            slots: (0..sets)
+                .flat_map(|_| {
+                    std::iter::repeat_n(INVALID, ways).chain(std::iter::repeat_n(NEVER, ways))
+                })
+                .collect(),
+            filled: vec![0; sets],
+            bypass,
+            tie,
+            bypasses: 0,
+        })
+    }
+}
+
+impl RefSim for ScanOpt {
+    #[inline]
+    fn access(&mut self, req: &Access, line: u64, next: u64) -> Result<Outcome, CacheError> {
+        let set = self.index.of(line);
+        let ways = self.ways;
+        let base = set * 2 * ways;
+        let (tags, nexts) = self.slots[base..base + 2 * ways].split_at_mut(ways);
+        let mut mask = 0u64;
+        for (w, &t) in tags.iter().enumerate() {
+            mask |= ((t & LINE_MASK == line) as u64) << w;
+        }
+        if mask != 0 {
+            let w = mask.trailing_zeros() as usize;
+            tags[w] |= hit_flags(req);
+            nexts[w] = next;
+            return Ok(HIT);
+        }
+        let n = self.filled[set] as usize;
+        let (way, evicted) = if n < ways {
+            self.filled[set] += 1;
+            (n, None)
+        } else {
+            let mut best = 0;
+            let mut far = nexts[0];
+            match self.tie {
+                TieBreak::First => {
+                    for (w, &v) in nexts.iter().enumerate().skip(1) {
+                        if v > far {
+                            far = v;
+                            best = w;
+                        }
+                    }
+                }
+                TieBreak::Last => {
+                    for (w, &v) in nexts.iter().enumerate().skip(1) {
+                        if v >= far {
+                            far = v;
+                            best = w;
+                        }
+                    }
+                }
+            }
+            if self.bypass && req.agent.is_gpu() && next > far {
+                self.bypasses += 1;
+                return Ok(BYPASS);
+            }
+            (best, Some(unpack(tags[best])))
+        };
+        tags[way] = pack(line, req);
+        nexts[way] = next;
+        Ok(Outcome::Miss {
+            filled: true,
+            bypassed: false,
+            evicted,
+        })
+    }
+
+    #[inline]
+    fn prefetch(&self, _req: &Access, line: u64) {
+        let base = self.index.of(line) * 2 * self.ways;
+        let p = self.slots.as_ptr().wrapping_add(base);
+        #[cfg(target_arch = "x86_64")]
+        // SAFETY: prefetch is a hint that never faults, whatever the address.
+        unsafe {
+            use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
+            let mut off = 0;
+            while off < 2 * self.ways {
+                _mm_prefetch(p.wrapping_add(off) as *const i8, _MM_HINT_T0);
+                off += 8;
+            }
+        }
+        #[cfg(not(target_arch = "x86_64"))]
+        let _ = p;
+    }
+
+    fn policy_stats(&self) -> Vec<PolicyStat> {
+        bypass_stats(self.bypass, self.bypasses)
+    }
+}
+
+fn bypass_stats(bypass: bool, n: u64) -> Vec<PolicyStat> {
+    if bypass {
+        vec![("oracle_bypasses".to_string(), n as f64)]
+    } else {
+        Vec::new()
+    }
+}
+
+/// One set of [`HeapOpt`].
+#[derive(Default)]
+struct HeapSet {
+    /// Resident line → (next use, tag word).
+    map: FxHashMap<u64, (u64, u64)>,
+    /// (next use, line key) for every resident line, plus stale entries.
+    heap: BinaryHeap<(u64, u64)>,
+}
+
+/// OPT for sets of any associativity, fully-associative included (see the module doc).
+pub struct HeapOpt {
+    index: SetIndex,
+    ways: usize,
+    sets: Vec<HeapSet>,
+    bypass: bool,
+    tie: TieBreak,
+    bypasses: u64,
+}
+
+impl HeapOpt {
+    pub fn new(g: &Geometry, bypass: bool, tie: TieBreak) -> Result<HeapOpt, CacheError> {
+        g.validate()?;
+        let sets = g.sets() as usize;
+        Ok(HeapOpt {
+            index: SetIndex::new(g),
+            ways: g.ways as usize,
+            sets: (0..sets).map(|_| HeapSet::default()).collect(),
+            bypass,
+            tie,
+            bypasses: 0,
+        })
+    }
+}
+
+/// Heap key of a line (its own inverse): among equal next uses the max-heap pops the highest
+/// key, i.e. the lowest line for [`TieBreak::First`] and the highest for [`TieBreak::Last`].
+#[inline]
+fn heap_key(tie: TieBreak, line: u64) -> u64 {
+    match tie {
+        TieBreak::First => !line,
+        TieBreak::Last => line,
+    }
+}
+
+impl RefSim for HeapOpt {
+    fn access(&mut self, req: &Access, line: u64, next: u64) -> Result<Outcome, CacheError> {
+        let set_i = self.index.of(line);
+        let tie = self.tie;
+        let key = heap_key(tie, line);
+        let ways = self.ways;
+        let set = &mut self.sets[set_i];
+        if let Some(e) = set.map.get_mut(&line) {
+            e.0 = next;
+            e.1 |= hit_flags(req);
+            set.heap.push((next, key));
+            if set.heap.len() > 2 * set.map.len() + 64 {
+                let rebuilt: Vec<(u64, u64)> = set
+                    .map
+                    .iter()
+                    .map(|(&l, &(n, _))| (n, heap_key(tie, l)))
+                    .collect();
+                set.heap = BinaryHeap::from(rebuilt);
+            }
+            return Ok(HIT);
+        }
+        let evicted = if set.map.len() < ways {
+            None
+        } else {
+            // The live entry with the farthest next use.
+            let (far, victim) = loop {
+                let &(n, k) = set
+                    .heap
+                    .peek()
+                    .expect("a full set has a live heap entry for every resident line");
+                let l = heap_key(tie, k);
+                if set.map.get(&l).is_some_and(|e| e.0 == n) {
+                    break (n, l);
+                }
+                set.heap.pop();
+            };
+            if self.bypass && req.agent.is_gpu() && next > far {
+                self.bypasses += 1;
+                return Ok(BYPASS);
+            }
+            set.heap.pop();
+            let (_, word) = set.map.remove(&victim).expect("the victim is resident");
+            Some(unpack(word))
+        };
+        set.map.insert(line, (next, pack(line, req)));
+        set.heap.push((next, key));
+        Ok(Outcome::Miss {
+            filled: true,
+            bypassed: false,
+            evicted,
+        })
+    }
+
+    fn policy_stats(&self) -> Vec<PolicyStat> {
+        bypass_stats(self.bypass, self.bypasses)
+    }
+}

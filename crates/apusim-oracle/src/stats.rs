@@ -1,0 +1,323 @@
+//! Counters of an oracle run: per (agent, stream) reads, writes, writebacks and prefetches with
+//! their misses, bypasses and evictions — the same breakdown the rest of apusim reports, here
+//! per *line reference* (an access that straddles a line boundary counts once per line).
+
+use apusim_cache::{Geometry, Outcome, PolicyStat};
+use apusim_trace::{Access, Agent, Op, Stream};
+use serde::Serialize;
+use std::fmt::Write as _;
+
+/// What one (agent, stream) saw at the simulated cache.
+#[derive(Clone, Copy, Default, Debug, PartialEq, Eq, Serialize)]
+pub struct Counts {
+    pub reads: u64,
+    pub read_misses: u64,
+    pub writes: u64,
+    pub write_misses: u64,
+    pub writebacks: u64,
+    pub writeback_misses: u64,
+    pub prefetches: u64,
+    pub prefetch_misses: u64,
+    /// Misses that were not allocated (oracle bypass, or the policy's own bypass).
+    pub bypasses: u64,
+    /// Lines filled by this (agent, stream) that were evicted.
+    pub evictions: u64,
+    /// ... of which dirty.
+    pub dirty_evictions: u64,
+}
+
+impl Counts {
+    pub fn accesses(&self) -> u64 {
+        self.reads + self.writes + self.writebacks + self.prefetches
+    }
+    pub fn misses(&self) -> u64 {
+        self.read_misses + self.write_misses + self.writeback_misses + self.prefetch_misses
+    }
+    pub fn hits(&self) -> u64 {
+        self.accesses() - self.misses()
+    }
+    /// Read hits over reads (prefetches count as reads here); `None` without reads.
+    pub fn read_hit_rate(&self) -> Option<f64> {
+        let r = self.reads + self.prefetches;
+        (r > 0).then(|| (r - self.read_misses - self.prefetch_misses) as f64 / r as f64)
+    }
+    /// Hits over accesses; `None` without accesses.
+    pub fn hit_rate(&self) -> Option<f64> {
+        let a = self.accesses();
+        (a > 0).then(|| self.hits() as f64 / a as f64)
+    }
+
+    #[inline]
+    pub fn record(&mut self, op: Op, miss: bool) {
+        let m = miss as u64;
+        match op {
+            Op::Read => {
+                self.reads += 1;
+                self.read_misses += m;
+            }
+            Op::Write => {
+                self.writes += 1;
+                self.write_misses += m;
+            }
+            Op::Writeback => {
+                self.writebacks += 1;
+                self.writeback_misses += m;
+            }
+            Op::Prefetch => {
+                self.prefetches += 1;
+                self.prefetch_misses += m;
+            }
+        }
+    }
+
+    pub fn add(&mut self, o: &Counts) {
+        self.reads += o.reads;
+        self.read_misses += o.read_misses;
+        self.writes += o.writes;
+        self.write_misses += o.write_misses;
+        self.writebacks += o.writebacks;
+        self.writeback_misses += o.writeback_misses;
+        self.prefetches += o.prefetches;
+        self.prefetch_misses += o.prefetch_misses;
+        self.bypasses += o.bypasses;
+        self.evictions += o.evictions;
+        self.dirty_evictions += o.dirty_evictions;
+    }
+}
+
+/// Number of agent slots: every agent byte (CPU cores 0..=127 and the GPU, 128).
+const AGENTS: usize = Agent::GPU_ID as usize + 1;
+
+/// Dense per (agent, stream) counters, filled in the hot loop.
+#[derive(Clone)]
+pub(crate) struct Table {
+    cells: Vec<Counts>,
+}
+
+impl Table {
+    pub(crate) fn new() -> Table {
+        Table {
+            cells: vec![Counts::default(); AGENTS * Stream::COUNT],
+        }
+    }
+    #[inline]
+    fn cell(&mut self, agent: Agent, stream: Stream) -> &mut Counts {
+        &mut self.cells[agent.to_byte() as usize * Stream::COUNT + stream as usize]
+    }
+    /// Count one line reference and what it did.
+    #[inline]
+    pub(crate) fn record(&mut self, req: &Access, o: &Outcome) {
+        match o {
+            Outcome::Hit { .. } => self.cell(req.agent, req.stream).record(req.op, false),
+            Outcome::Miss {
+                bypassed, evicted, ..
+            } => {
+                let c = self.cell(req.agent, req.stream);
+                c.record(req.op, true);
+                c.bypasses += *bypassed as u64;
+                if let Some(e) = evicted {
+                    let c = self.cell(e.meta.agent, e.meta.stream());
+                    c.evictions += 1;
+                    c.dirty_evictions += e.meta.dirty() as u64;
+                }
+            }
+        }
+    }
+    pub(crate) fn entries(&self) -> Vec<AgentStream> {
+        let mut v = Vec::new();
+        for (i, c) in self.cells.iter().enumerate() {
+            if c.accesses() == 0 && c.evictions == 0 {
+                continue;
+            }
+            let (a, s) = (i / Stream::COUNT, i % Stream::COUNT);
+            if let (Some(agent), Some(stream)) =
+                (Agent::from_byte(a as u8), Stream::from_byte(s as u8))
+            {
+                v.push(AgentStream {
+                    agent,
+                    stream,
+                    counts: *c,
+                });
+            }
+        }
+        v
+    }
+}
+
+/// Counters of one (agent, stream).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct AgentStream {
+    pub agent: Agent,
+    pub stream: Stream,
+    #[serde(flatten)]
+    pub counts: Counts,
+}
+
+/// The result of running one policy (OPT, OPT+Bypass, a registered policy with or without the
+/// oracle bypass) over a trace.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct OracleResult {
+    /// The policy's name as given (`opt`, `opt-bypass`, `srrip-bypass`, ...).
+    pub policy: String,
+    pub geometry: Geometry,
+    /// Accesses read from the trace.
+    pub accesses: u64,
+    /// Line references simulated (accesses split at line boundaries).
+    pub references: u64,
+    /// Per (agent, stream), in agent then stream order; only pairs that occur.
+    pub by_agent_stream: Vec<AgentStream>,
+    /// Sum over all CPU agents.
+    pub cpu: Counts,
+    /// The GPU's counters.
+    pub gpu: Counts,
+    pub total: Counts,
+    /// Statistics of the registered policy, plus `oracle_bypasses` for bypass variants.
+    pub policy_stats: Vec<PolicyStat>,
+}
+
+impl OracleResult {
+    pub(crate) fn from_table(
+        policy: &str,
+        geometry: Geometry,
+        accesses: u64,
+        references: u64,
+        table: &Table,
+        policy_stats: Vec<PolicyStat>,
+    ) -> OracleResult {
+        let by = table.entries();
+        let (mut cpu, mut gpu, mut total) =
+            (Counts::default(), Counts::default(), Counts::default());
+        for e in &by {
+            if e.agent.is_gpu() {
+                gpu.add(&e.counts);
+            } else {
+                cpu.add(&e.counts);
+            }
+            total.add(&e.counts);
+        }
+        OracleResult {
+            policy: policy.to_string(),
+            geometry,
+            accesses,
+            references,
+            by_agent_stream: by,
+            cpu,
+            gpu,
+            total,
+            policy_stats,
+        }
+    }
+
+    /// Counters summed over agents for one stream.
+    pub fn stream(&self, stream: Stream) -> Counts {
+        let mut c = Counts::default();
+        for e in self.by_agent_stream.iter().filter(|e| e.stream == stream) {
+            c.add(&e.counts);
+        }
+        c
+    }
+
+    /// Aligned text table: one row per (agent, stream), then CPU, GPU and total rows.
+    pub fn to_table(&self) -> String {
+        let mut s = String::new();
+        let _ = writeln!(
+            s,
+            "policy {}  LLC {}  ({} accesses, {} line references)",
+            self.policy, self.geometry, self.accesses, self.references
+        );
+        let _ = writeln!(
+            s,
+            "{:<6} {:<16} {:>12} {:>12} {:>12} {:>12} {:>12} {:>12} {:>10} {:>10} {:>8}",
+            "agent",
+            "stream",
+            "reads",
+            "read_miss",
+            "writes",
+            "write_miss",
+            "wbacks",
+            "wback_miss",
+            "bypasses",
+            "evictions",
+            "rd_hit%"
+        );
+        let row = |s: &mut String, agent: &str, stream: &str, c: &Counts| {
+            let rate = c
+                .read_hit_rate()
+                .map_or_else(|| "-".to_string(), |r| format!("{:.2}", 100.0 * r));
+            let _ = writeln!(
+                s,
+                "{:<6} {:<16} {:>12} {:>12} {:>12} {:>12} {:>12} {:>12} {:>10} {:>10} {:>8}",
+                agent,
+                stream,
+                c.reads + c.prefetches,
+                c.read_misses + c.prefetch_misses,
+                c.writes,
+                c.write_misses,
+                c.writebacks,
+                c.writeback_misses,
+                c.bypasses,
+                c.evictions,
+                rate
+            );
+        };
+        for e in &self.by_agent_stream {
+            row(&mut s, &e.agent.to_string(), e.stream.name(), &e.counts);
+        }
+        row(&mut s, "cpu", "*", &self.cpu);
+        row(&mut s, "gpu", "*", &self.gpu);
+        row(&mut s, "all", "*", &self.total);
+        for (k, v) in &self.policy_stats {
+            let _ = writeln!(s, "  {k} = {v}");
+        }
+        s
+    }
+
+    /// CSV with a header row: one row per (agent, stream) plus `cpu`, `gpu`, `all` rows.
+    pub fn to_csv(&self) -> String {
+        let mut s = String::from(
+            "policy,agent,stream,reads,read_misses,writes,write_misses,writebacks,\
+             writeback_misses,prefetches,prefetch_misses,bypasses,evictions,dirty_evictions\n",
+        );
+        let row = |s: &mut String, agent: &str, stream: &str, c: &Counts| {
+            let _ = writeln!(
+                s,
+                "{},{},{},{},{},{},{},{},{},{},{},{},{},{}",
+                csv_field(&self.policy),
+                agent,
+                stream,
+                c.reads,
+                c.read_misses,
+                c.writes,
+                c.write_misses,
+                c.writebacks,
+                c.writeback_misses,
+                c.prefetches,
+                c.prefetch_misses,
+                c.bypasses,
+                c.evictions,
+                c.dirty_evictions
+            );
+        };
+        for e in &self.by_agent_stream {
+            row(&mut s, &e.agent.to_string(), e.stream.name(), &e.counts);
+        }
+        row(&mut s, "cpu", "*", &self.cpu);
+        row(&mut s, "gpu", "*", &self.gpu);
+        row(&mut s, "all", "*", &self.total);
+        s
+    }
+
+    /// JSON (pretty-printed).
+    pub fn to_json(&self) -> String {
+        serde_json::to_string_pretty(self).unwrap_or_else(|e| format!("{{\"error\":\"{e}\"}}"))
+    }
+}
+
+/// Quote a CSV field if it needs it.
+pub(crate) fn csv_field(s: &str) -> String {
+    if s.contains([',', '"', '\n']) {
+        format!("\"{}\"", s.replace('"', "\"\""))
+    } else {
+        s.to_string()
+    }
+}
