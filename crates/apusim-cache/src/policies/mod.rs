@@ -5,21 +5,30 @@
 //! the CLI's `apusim policies`, `--policy NAME` and the simulation loop all go through here.
 
 pub mod brrip;
+pub mod core_sampling;
 pub mod drp;
 pub mod drp_baseline;
 pub mod drrip;
 pub mod gs_drrip;
 pub mod gspc;
+pub mod helm;
 pub mod lru;
 pub mod nru;
+pub mod pipp;
 pub mod random;
 pub mod ship;
 pub mod ship_hybrid;
 pub mod ship_mem;
 pub mod ship_pc;
 pub mod srrip;
+pub mod static_part;
 pub mod ta_drrip;
+pub mod tadip;
+pub mod tap_rrip;
+pub mod thrasher_caging;
 pub mod ucd;
+pub mod ucp;
+pub mod umon;
 pub mod util;
 
 use crate::{CacheError, Policy, PolicyContext};
@@ -111,6 +120,17 @@ registry! {
     "gspztc-tse" => gspc::GspztcTse, "GSPZTC with texture sampler epochs (two state bits per line)", "gspc-graphics-stream-llc.txt §3, Tables 2-4, Figure 10";
     "gspc" => gspc::Gspc, "graphics stream-aware probabilistic caching: GSPZTC+TSE plus render-target PROD/CONS insertion", "gspc-graphics-stream-llc.txt §3, Tables 2-5";
     "gspc-ucd" => ucd::Ucd<gspc::Gspc>, "GSPC with uncached displayable color", "gspc-graphics-stream-llc.txt §5.1 (Table 6, GSPC+UCD)";
+    "nru-ucd" => ucd::Ucd<nru::Nru>, "NRU with uncached displayable color", "gspc-graphics-stream-llc.txt §5.1 (UCD), drp-reuse-probability-shared-llc.txt §4.1 (NRU)";
+    "ucp" => ucp::PlainUcp, "utility-based cache partitioning: per-agent UMONs on 32 sets per 1K, look-ahead way targets per period", "tap-tlp-aware-llc.txt §2.3.1, Appendix A (UCP, Qureshi and Patt MICRO 2006)";
+    "static-part" => static_part::StaticPartition, "static CPU/GPU way partitioning (half the ways each by default), LRU within", "tap-tlp-aware-llc.txt §5.5";
+    "tap-ucp" => ucp::TapUcp, "TLP-aware UCP: core sampling (POL1 bypasses), UCP-Mask, XSRATIO-normalized GPU utility", "tap-tlp-aware-llc.txt §3.1, §3.2, §3.3, Algorithm 1";
+    "tap-rrip" => tap_rrip::TapRripBase, "TLP-aware RRIP: TA-DRRIP plus core sampling (POL1 LRU / POL2 MRU insertion), RRIP-Mask forcing GPU BRRIP, GPU-first victims", "tap-tlp-aware-llc.txt §3.1, §3.2, §3.4, Table 3";
+    "tap-rrip-s" => tap_rrip::TapRripS, "TAP-RRIP plus streaming-CPU detection: a streaming core resets RRIP-Mask", "tap-tlp-aware-llc.txt §5.3 (TAP-S)";
+    "tadip" => tadip::Tadip, "thread-aware DIP: per-agent duel of MRU insertion vs BIP (LRU position, 1/32 MRU), true LRU", "tap-tlp-aware-llc.txt §5.7 (TADIP, Jaleel et al. PACT 2008)";
+    "pipp" => pipp::Pipp, "promotion/insertion pseudo-partitioning: insert at the UCP allocation, promote one step (p 3/4, streaming 1/128)", "tap-tlp-aware-llc.txt §2.3.2, §5.7 (PIPP, Xie and Loh ISCA 2009)";
+    "tc" => thrasher_caging::ThrasherCaging, "thrasher caging: streaming/thrashing agents share a cage of one way per thrasher, LRU", "tap-tlp-aware-llc.txt §2.3.1, §5.7 (TC, Xie and Loh HiPEAC 2010)";
+    "helm" => helm::Helm, "HeLM: GPU read misses bypass when the CPU is LLC-sensitive and the GPU latency-tolerant (ready warps), two sampled cores at low/high bypass rates; SRRIP", "drp-reuse-probability-shared-llc.txt §2.2, §6.1 (HeLM, Mekkat et al. PACT 2013)";
+    "tap-ucp-s" => ucp::TapUcpS, "TAP-UCP plus streaming-CPU detection: a streaming core gets one way", "tap-tlp-aware-llc.txt §5.3 (TAP-S)";
 }
 
 #[cfg(test)]
@@ -210,8 +230,35 @@ mod tests {
             "gspztc-tse",
             "gspc",
             "gspc-ucd",
+            "nru-ucd",
+            "ucp",
+            "static-part",
+            "tap-ucp",
+            "tap-rrip",
+            "tap-rrip-s",
+            "tadip",
+            "pipp",
+            "tc",
+            "helm",
+            "tap-ucp-s",
         ] {
             assert!(super::info(n).is_some(), "{n} not registered");
+        }
+    }
+
+    /// The TAP paper's LLC (Table 4: 8 MB, 32 ways, 64-byte lines) with four CPU cores.
+    #[test]
+    fn every_policy_builds_for_the_tap_8mb_32way_llc_with_4_cpus() {
+        let g = Geometry::new(8 << 20, 32, 64);
+        for rules in [false, true] {
+            let mut c = PolicyContext::for_geometry(&g);
+            c.n_cpus = 4;
+            c.gpu_write_rules = rules;
+            assert_eq!(c.sets, 4096);
+            for info in REGISTRY {
+                let r = build(info.name, &c, Describe);
+                assert!(r.is_ok(), "{} (rules {rules}): {:?}", info.name, r.err());
+            }
         }
     }
 

@@ -1,0 +1,424 @@
+//! Period-driven controllers shared by the TLP-aware policies (tap-tlp-aware-llc.txt §3.1,
+//! §3.2, §5.3) and HeLM: the period clock, TAP's core-sampling controller (CSC), cache-block
+//! lifetime normalization (XSRATIO) and a streaming/thrashing detector.
+//!
+//! # Periods
+//!
+//! The papers say "periodically" without a length. [`Epoch`] ends a period every
+//! `period_cycles` cycles (default 5,000,000, UCP's repartitioning interval) of the global
+//! clock, as reported by [`Feedback::Tick`]. A functional run has no clock, so until the first
+//! `Tick` arrives a period is instead `period_accesses` LLC accesses (default 1,048,576, the
+//! same order as 5 M cycles at the access rates of tap §3.2's Figure 5); once ticks arrive the
+//! access count no longer ends periods.
+//!
+//! # Core sampling (§3.1)
+//!
+//! [`CoreSampler`]: GPU core `pol1_core` (default 0, "Core-POL1") and `pol2_core` (default 1,
+//! "Core-POL2") run the two sampled policies; a GPU access's core is its `unit`. The CSC adds
+//! up each sampled core's retired instructions from [`Feedback::GpuCoreInstructions`] over a
+//! period. At the period's end, with `I1`, `I2` the two counts, the CPI delta over the period is
+//! `|CPI1 − CPI2| / min(CPI1, CPI2) = max(I1, I2) / min(I1, I2) − 1`; if it exceeds
+//! `threshold_alpha` (default 0.05, §3.1.2) the application is cache-friendly (the UCP/RRIP
+//! masks clear), otherwise caching is not beneficial (the masks are set). Choices: a period in
+//! which either sampled core reported no instructions decides nothing (the previous decision
+//! stays); before the first decision the application counts as cache-friendly, i.e. TAP starts
+//! as its base policy; the sampled cores are fixed (the rotation of §3.1.4 is not modelled).
+//!
+//! # XSRATIO (§3.2)
+//!
+//! [`XsRatio`] counts demand LLC accesses per agent over a period; at its end the ratio is the
+//! GPU's count over the count of the CPU core with the most accesses (integer division, as a
+//! hardware divider would). If the ratio exceeds `t_xs` (default 10) it is stored, saturated to
+//! the 10-bit register (1023); otherwise XSRATIO is 1. A period with GPU accesses but no CPU
+//! accesses stores 1023; one without GPU accesses stores 1.
+//!
+//! # Streaming detection (§5.3, after PIPP [27] and Thrasher Caging [28])
+//!
+//! [`StreamDetector`] counts each agent's demand LLC accesses and misses over a period; an
+//! agent is streaming (thrashing) for the next period if it missed at least
+//! `stream_min_misses` times (default 4095) with a miss rate of at least `stream_miss_rate`
+//! (default 0.125), PIPP's θm and θmr. Choice: the counts are those of the shared LLC itself
+//! (the "few counters" of §5.3), not of shadow tags.
+
+use super::util::agent_slot;
+use crate::{CacheError, Feedback, PolicyContext};
+use apusim_trace::{Access, Agent};
+
+/// Period boundaries from the clock, or from LLC accesses while no clock is reported.
+#[derive(Clone, Debug)]
+pub struct Epoch {
+    period_cycles: u64,
+    period_accesses: u64,
+    accesses: u64,
+    next_cycle: Option<u64>,
+    /// Periods ended so far.
+    pub periods: u64,
+}
+
+impl Epoch {
+    pub fn from_ctx(ctx: &PolicyContext) -> Result<Epoch, CacheError> {
+        Ok(Epoch {
+            period_cycles: ctx.int_param("period_cycles", 5_000_000, 1..=u32::MAX as u64)?,
+            period_accesses: ctx.int_param("period_accesses", 1 << 20, 1..=u32::MAX as u64)?,
+            accesses: 0,
+            next_cycle: None,
+            periods: 0,
+        })
+    }
+    /// One LLC access; true if it ends a period.
+    #[inline]
+    pub fn on_access(&mut self) -> bool {
+        if self.next_cycle.is_some() {
+            return false;
+        }
+        self.accesses += 1;
+        if self.accesses >= self.period_accesses {
+            self.accesses = 0;
+            self.periods += 1;
+            true
+        } else {
+            false
+        }
+    }
+    /// The clock reached `cycle`; true if that ends a period.
+    pub fn on_tick(&mut self, cycle: u64) -> bool {
+        match self.next_cycle {
+            None => {
+                self.next_cycle = Some(cycle.saturating_add(self.period_cycles));
+                false
+            }
+            Some(n) if cycle >= n => {
+                self.next_cycle = Some(cycle.saturating_add(self.period_cycles));
+                self.periods += 1;
+                true
+            }
+            Some(_) => false,
+        }
+    }
+    /// Convenience for `on_feedback`: true if `fb` is a tick that ends a period.
+    pub fn on_feedback(&mut self, fb: &Feedback) -> bool {
+        match *fb {
+            Feedback::Tick { cycle } => self.on_tick(cycle),
+            _ => false,
+        }
+    }
+}
+
+/// What core sampling makes a GPU core do.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Role {
+    /// Core-POL1: LRU insertion (TAP-RRIP) or LLC bypass (TAP-UCP).
+    Pol1,
+    /// Core-POL2: MRU insertion.
+    Pol2,
+    /// Follows the CSC's decision.
+    Follower,
+}
+
+/// The core-sampling controller of §3.1.
+#[derive(Clone, Debug)]
+pub struct CoreSampler {
+    pol1: u32,
+    pol2: u32,
+    alpha: f64,
+    inst: [u64; 2],
+    friendly: bool,
+    /// Periods that produced a decision.
+    pub decisions: u64,
+}
+
+impl CoreSampler {
+    pub fn from_ctx(ctx: &PolicyContext) -> Result<CoreSampler, CacheError> {
+        let pol1 = ctx.int_param("pol1_core", 0, 0..=u16::MAX as u64)? as u32;
+        let pol2 = ctx.int_param("pol2_core", 1, 0..=u16::MAX as u64)? as u32;
+        if pol1 == pol2 {
+            return Err(CacheError::Config(
+                "policy parameters `pol1_core` and `pol2_core` must differ".into(),
+            ));
+        }
+        let alpha = ctx.param("threshold_alpha", 0.05);
+        if !(0.0..=10.0).contains(&alpha) {
+            return Err(CacheError::Config(format!(
+                "policy parameter `threshold_alpha` = {alpha} must lie in 0..=10"
+            )));
+        }
+        Ok(CoreSampler {
+            pol1,
+            pol2,
+            alpha,
+            inst: [0; 2],
+            friendly: true,
+            decisions: 0,
+        })
+    }
+    /// The role of the GPU core that issued `req` (CPU accesses are followers).
+    #[inline]
+    pub fn role(&self, req: &Access) -> Role {
+        if !req.agent.is_gpu() {
+            Role::Follower
+        } else if req.unit as u32 == self.pol1 {
+            Role::Pol1
+        } else if req.unit as u32 == self.pol2 {
+            Role::Pol2
+        } else {
+            Role::Follower
+        }
+    }
+    /// Accumulate retired instructions of the sampled cores.
+    pub fn on_feedback(&mut self, fb: &Feedback) {
+        if let Feedback::GpuCoreInstructions { core, count } = *fb {
+            if core == self.pol1 {
+                self.inst[0] += count;
+            } else if core == self.pol2 {
+                self.inst[1] += count;
+            }
+        }
+    }
+    /// End of a period: decide and restart the counts. Returns the decision, if one was made.
+    pub fn end_period(&mut self) -> Option<bool> {
+        let [a, b] = std::mem::take(&mut self.inst);
+        if a == 0 || b == 0 {
+            return None;
+        }
+        // max / min - 1 > alpha, without the rounding of the division.
+        let (hi, lo) = (a.max(b), a.min(b));
+        self.friendly = (hi - lo) as f64 > self.alpha * lo as f64;
+        self.decisions += 1;
+        Some(self.friendly)
+    }
+    /// The CSC's current verdict: more caching helps the GPU application.
+    pub fn cache_friendly(&self) -> bool {
+        self.friendly
+    }
+    /// Instructions counted so far this period for Core-POL1 and Core-POL2.
+    pub fn counts(&self) -> [u64; 2] {
+        self.inst
+    }
+}
+
+/// Cache-block lifetime normalization (§3.2).
+#[derive(Clone, Debug)]
+pub struct XsRatio {
+    t_xs: u64,
+    n_cpus: usize,
+    counts: Vec<u64>,
+    value: u32,
+}
+
+impl XsRatio {
+    /// Largest value of the 10-bit XSRATIO register.
+    pub const MAX: u32 = 1023;
+
+    pub fn from_ctx(ctx: &PolicyContext) -> Result<XsRatio, CacheError> {
+        Ok(XsRatio {
+            t_xs: ctx.int_param("t_xs", 10, 1..=Self::MAX as u64)?,
+            n_cpus: ctx.n_cpus,
+            counts: vec![0; ctx.agents()],
+            value: 1,
+        })
+    }
+    #[inline]
+    pub fn count(&mut self, agent: Agent) {
+        self.counts[agent_slot(agent, self.n_cpus)] += 1;
+    }
+    pub fn end_period(&mut self) -> u32 {
+        let gpu = self.counts[self.n_cpus];
+        let cpu = self.counts[..self.n_cpus]
+            .iter()
+            .copied()
+            .max()
+            .unwrap_or(0);
+        let ratio = match (gpu, cpu) {
+            (0, _) => 0,
+            (_, 0) => u64::MAX,
+            (g, c) => g / c,
+        };
+        self.value = if ratio > self.t_xs {
+            ratio.min(Self::MAX as u64) as u32
+        } else {
+            1
+        };
+        self.counts.fill(0);
+        self.value
+    }
+    /// The XSRATIO register (1 when the access rates are comparable).
+    pub fn value(&self) -> u32 {
+        self.value
+    }
+}
+
+/// Per-agent streaming detection (§5.3, PIPP's θm and θmr).
+#[derive(Clone, Debug)]
+pub struct StreamDetector {
+    n_cpus: usize,
+    min_misses: u64,
+    min_rate: f64,
+    accesses: Vec<u64>,
+    misses: Vec<u64>,
+    streaming: Vec<bool>,
+}
+
+impl StreamDetector {
+    pub fn from_ctx(ctx: &PolicyContext) -> Result<StreamDetector, CacheError> {
+        let min_rate = ctx.param("stream_miss_rate", 0.125);
+        if !(0.0..=1.0).contains(&min_rate) {
+            return Err(CacheError::Config(format!(
+                "policy parameter `stream_miss_rate` = {min_rate} must lie in 0..=1"
+            )));
+        }
+        Ok(StreamDetector {
+            n_cpus: ctx.n_cpus,
+            min_misses: ctx.int_param("stream_min_misses", 4095, 1..=u32::MAX as u64)?,
+            min_rate,
+            accesses: vec![0; ctx.agents()],
+            misses: vec![0; ctx.agents()],
+            streaming: vec![false; ctx.agents()],
+        })
+    }
+    /// A demand access of `agent` that hit (`hit`) or missed.
+    #[inline]
+    pub fn record(&mut self, agent: Agent, hit: bool) {
+        let s = agent_slot(agent, self.n_cpus);
+        self.accesses[s] += 1;
+        self.misses[s] += u64::from(!hit);
+    }
+    pub fn end_period(&mut self) {
+        for i in 0..self.streaming.len() {
+            let (a, m) = (self.accesses[i], self.misses[i]);
+            self.streaming[i] = m >= self.min_misses && m as f64 >= self.min_rate * a as f64;
+        }
+        self.accesses.fill(0);
+        self.misses.fill(0);
+    }
+    /// True if agent slot `slot` streamed in the last period.
+    #[inline]
+    pub fn streaming(&self, slot: usize) -> bool {
+        self.streaming[slot]
+    }
+    /// True if any CPU core streamed in the last period.
+    pub fn any_cpu_streaming(&self) -> bool {
+        self.streaming[..self.n_cpus].iter().any(|&s| s)
+    }
+    pub fn count_streaming(&self) -> usize {
+        self.streaming.iter().filter(|&&s| s).count()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::util::test_support::ctx;
+    use super::*;
+    use apusim_trace::{Op, Stream};
+
+    fn gpu_unit(unit: u16) -> Access {
+        Access::new(Agent::GPU, Stream::ShaderData, Op::Read, 0, 64).with_unit(unit)
+    }
+
+    #[test]
+    fn csc_compares_retired_instructions_against_alpha() {
+        let mut s = CoreSampler::from_ctx(&ctx(4, 4)).unwrap();
+        assert_eq!(s.role(&gpu_unit(0)), Role::Pol1);
+        assert_eq!(s.role(&gpu_unit(1)), Role::Pol2);
+        assert_eq!(s.role(&gpu_unit(2)), Role::Follower);
+        let cpu = Access::new(Agent::cpu(0), Stream::CpuData, Op::Read, 0, 8);
+        assert_eq!(s.role(&cpu), Role::Follower);
+        assert!(s.cache_friendly(), "starts as the base policy");
+        let fb = |core, count| Feedback::GpuCoreInstructions { core, count };
+        // 1000 vs 1040 instructions: delta 4% < 5%: caching not beneficial.
+        for f in [fb(0, 600), fb(1, 1040), fb(0, 400), fb(2, 99_999)] {
+            s.on_feedback(&f);
+        }
+        assert_eq!(s.counts(), [1000, 1040]);
+        assert_eq!(s.end_period(), Some(false));
+        assert!(!s.cache_friendly());
+        assert_eq!(s.counts(), [0, 0], "a new period starts from zero");
+        // 1000 vs 1060: 6% > 5%: cache-friendly (either direction).
+        s.on_feedback(&fb(0, 1060));
+        s.on_feedback(&fb(1, 1000));
+        assert_eq!(s.end_period(), Some(true));
+        // Exactly 5% is not "higher than" alpha.
+        s.on_feedback(&fb(0, 1000));
+        s.on_feedback(&fb(1, 1050));
+        assert_eq!(s.end_period(), Some(false));
+        // A silent sampled core decides nothing.
+        s.on_feedback(&fb(0, 5000));
+        assert_eq!(s.end_period(), None);
+        assert!(!s.cache_friendly());
+        assert_eq!(s.decisions, 3);
+        let mut c = ctx(4, 4);
+        c.params.insert("pol2_core".into(), 0.0);
+        assert!(CoreSampler::from_ctx(&c).is_err());
+    }
+
+    #[test]
+    fn xsratio_normalizes_only_beyond_t_xs() {
+        let mut c = ctx(4, 4);
+        c.n_cpus = 2;
+        let mut x = XsRatio::from_ctx(&c).unwrap();
+        let run = |x: &mut XsRatio, c0: u64, c1: u64, g: u64| {
+            for _ in 0..c0 {
+                x.count(Agent::cpu(0));
+            }
+            for _ in 0..c1 {
+                x.count(Agent::cpu(1));
+            }
+            for _ in 0..g {
+                x.count(Agent::GPU);
+            }
+            x.end_period()
+        };
+        // The busiest CPU (30) against the GPU (300): ratio 10, not above T_xs.
+        assert_eq!(run(&mut x, 30, 5, 300), 1);
+        // 331 / 30 = 11 > 10: stored.
+        assert_eq!(run(&mut x, 30, 5, 331), 11);
+        assert_eq!(x.value(), 11);
+        // Saturates at the 10-bit maximum; no CPU accesses at all also saturates.
+        assert_eq!(run(&mut x, 1, 0, 5000), 1023);
+        assert_eq!(run(&mut x, 0, 0, 1), 1023);
+        assert_eq!(run(&mut x, 3, 0, 0), 1);
+    }
+
+    #[test]
+    fn epochs_count_accesses_until_the_clock_ticks() {
+        let mut c = ctx(4, 4);
+        c.params.insert("period_accesses".into(), 3.0);
+        c.params.insert("period_cycles".into(), 100.0);
+        let mut e = Epoch::from_ctx(&c).unwrap();
+        let ends: Vec<bool> = (0..7).map(|_| e.on_access()).collect();
+        assert_eq!(
+            ends,
+            [false, false, true, false, false, true, false].to_vec()
+        );
+        assert!(!e.on_tick(50), "the first tick starts a cycle period");
+        assert!(!e.on_access() && !e.on_access() && !e.on_access());
+        assert!(!e.on_tick(149));
+        assert!(e.on_tick(150));
+        assert!(!e.on_tick(200));
+        assert!(e.on_feedback(&Feedback::Tick { cycle: 400 }));
+        assert_eq!(e.periods, 4);
+    }
+
+    #[test]
+    fn streaming_needs_both_misses_and_miss_rate() {
+        let mut c = ctx(4, 4);
+        c.n_cpus = 2;
+        c.params.insert("stream_min_misses".into(), 10.0);
+        let mut d = StreamDetector::from_ctx(&c).unwrap();
+        // cpu0: 10 misses in 80 accesses (12.5%): streaming. cpu1: 10 in 81: not.
+        // GPU: 9 misses out of 9: too few misses.
+        for i in 0..80 {
+            d.record(Agent::cpu(0), i >= 10);
+        }
+        for i in 0..81 {
+            d.record(Agent::cpu(1), i >= 10);
+        }
+        for _ in 0..9 {
+            d.record(Agent::GPU, false);
+        }
+        d.end_period();
+        assert!(d.streaming(0) && !d.streaming(1) && !d.streaming(2));
+        assert!(d.any_cpu_streaming());
+        d.end_period();
+        assert_eq!(d.count_streaming(), 0, "a quiet period clears it");
+    }
+}

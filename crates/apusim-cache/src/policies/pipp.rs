@@ -1,0 +1,296 @@
+//! Promotion/insertion pseudo-partitioning (PIPP, Xie and Loh, ISCA 2009), the comparator of
+//! tap-tlp-aware-llc.txt §2.3.2 and §5.7: "PIPP pseudo partitions cache space to each
+//! application by having a different insert position for each application, which is
+//! determined using a utility monitor as in UCP. Upon hits, each block is promoted toward the
+//! MRU by one position. ... When an application shows streaming behavior, PIPP assigns only
+//! one way and allows promotion with a very small probability (1/128)."
+//!
+//! - Allocation: per-agent UMONs and the look-ahead algorithm of [`super::umon`] give each
+//!   agent `π_i` ways at the end of every period; streaming agents
+//!   ([`super::core_sampling::StreamDetector`], PIPP's θm = 4095 misses and θmr = 1/8) are
+//!   left out of the look-ahead and keep one way.
+//! - Insertion: a fill of agent `i` goes to priority `π_i`, counting priorities from the LRU
+//!   end (priority 0 is the LRU position, `ways − 1` the MRU): LRU stack position
+//!   `ways − 1 − min(π_i, ways − 1)`.
+//! - Promotion: a hit moves the line up by one position with probability `pipp_prom`
+//!   (default 3/4, PIPP's p_prom) — 1/128 (`pipp_stream_prom`) when the hitting agent is
+//!   streaming — using a SplitMix64 stream seeded from the run's seed.
+//! - Victim: the LRU line (priority 0), whoever owns it.
+//!
+//! Choices where the papers are silent: before the first period ends every agent has
+//! `max(1, ways / agents)` ways; the promotion probability is that of the agent that hits, not
+//! of the line's filler; the UMON and stream detector count demand accesses only.
+
+use super::core_sampling::{Epoch, StreamDetector};
+use super::umon::{lookahead, LruStack, Umon};
+use super::util::{agent_slot, is_demand, SplitMix64};
+use crate::{CacheError, Feedback, MissAction, Policy, PolicyContext, PolicyStat, SetView};
+use apusim_trace::Access;
+
+pub struct Pipp {
+    ways: usize,
+    n_cpus: usize,
+    line_bits: u32,
+    stack: LruStack,
+    umon: Umon,
+    epoch: Epoch,
+    stream: StreamDetector,
+    alloc: Vec<usize>,
+    rng: SplitMix64,
+    prom: f64,
+    stream_prom: f64,
+    promotions: u64,
+}
+
+impl Pipp {
+    pub fn stack_pos(&self, set: usize, way: usize) -> usize {
+        self.stack.pos(set, way)
+    }
+    /// Ways `π_i` per agent (CPU cores, then the GPU).
+    pub fn allocation(&self) -> &[usize] {
+        &self.alloc
+    }
+    pub fn umon(&self) -> &Umon {
+        &self.umon
+    }
+    pub fn promotions(&self) -> u64 {
+        self.promotions
+    }
+    pub fn end_period(&mut self) {
+        self.stream.end_period();
+        let agents = self.n_cpus + 1;
+        let hits: Vec<Vec<u64>> = (0..agents).map(|i| self.umon.hits(i).to_vec()).collect();
+        let eligible: Vec<bool> = (0..agents).map(|i| !self.stream.streaming(i)).collect();
+        self.alloc = lookahead(&hits, &eligible, self.ways);
+        self.umon.halve();
+    }
+    #[inline]
+    fn observe(&mut self, set: usize, req: &Access, hit: bool) {
+        if is_demand(req.op) {
+            let slot = agent_slot(req.agent, self.n_cpus);
+            self.umon.access(set, slot, req.addr >> self.line_bits);
+            self.stream.record(req.agent, hit);
+        }
+        if self.epoch.on_access() {
+            self.end_period();
+        }
+    }
+    #[inline]
+    fn chance(&mut self, p: f64) -> bool {
+        ((self.rng.next_u64() >> 11) as f64) * (1.0 / (1u64 << 53) as f64) < p
+    }
+}
+
+fn probability(ctx: &PolicyContext, key: &str, default: f64) -> Result<f64, CacheError> {
+    let p = ctx.param(key, default);
+    if (0.0..=1.0).contains(&p) {
+        Ok(p)
+    } else {
+        Err(CacheError::Config(format!(
+            "policy parameter `{key}` = {p} must lie in 0..=1"
+        )))
+    }
+}
+
+impl Policy for Pipp {
+    fn build(ctx: &PolicyContext) -> Result<Self, CacheError> {
+        if ctx.ways > LruStack::MAX_WAYS {
+            return Err(CacheError::Config(format!(
+                "PIPP serves at most {} ways",
+                LruStack::MAX_WAYS
+            )));
+        }
+        Ok(Pipp {
+            ways: ctx.ways,
+            n_cpus: ctx.n_cpus,
+            line_bits: ctx.line_bytes.trailing_zeros(),
+            stack: LruStack::new(ctx.sets, ctx.ways),
+            umon: Umon::new(ctx.sets, ctx.ways, ctx.agents()),
+            epoch: Epoch::from_ctx(ctx)?,
+            stream: StreamDetector::from_ctx(ctx)?,
+            alloc: vec![(ctx.ways / ctx.agents()).max(1); ctx.agents()],
+            rng: SplitMix64::from_ctx(ctx),
+            prom: probability(ctx, "pipp_prom", 0.75)?,
+            stream_prom: probability(ctx, "pipp_stream_prom", 1.0 / 128.0)?,
+            promotions: 0,
+        })
+    }
+    #[inline]
+    fn prefetch_set(&self, set: usize) {
+        self.stack.prefetch(set);
+    }
+    #[inline]
+    fn on_hit(&mut self, set: usize, way: usize, req: &Access) {
+        let slot = agent_slot(req.agent, self.n_cpus);
+        let p = if self.stream.streaming(slot) {
+            self.stream_prom
+        } else {
+            self.prom
+        };
+        let pos = self.stack.pos(set, way);
+        if pos > 0 && self.chance(p) {
+            self.stack.move_to(set, way, pos - 1);
+            self.promotions += 1;
+        }
+        self.observe(set, req, true);
+    }
+    #[inline]
+    fn on_miss(&mut self, set: usize, req: &Access) -> MissAction {
+        self.observe(set, req, false);
+        MissAction::Allocate
+    }
+    #[inline]
+    fn victim(&mut self, set: usize, _req: &Access, _view: &SetView<'_>) -> usize {
+        self.stack.lru(set)
+    }
+    #[inline]
+    fn on_fill(&mut self, set: usize, way: usize, req: &Access) {
+        let pi = self.alloc[agent_slot(req.agent, self.n_cpus)];
+        self.stack
+            .move_to(set, way, self.ways - 1 - pi.min(self.ways - 1));
+    }
+    fn on_feedback(&mut self, fb: &Feedback) {
+        if self.epoch.on_feedback(fb) {
+            self.end_period();
+        }
+    }
+    fn stats(&self) -> Vec<PolicyStat> {
+        let mut s = Vec::new();
+        for (i, a) in self.alloc.iter().enumerate() {
+            let name = if i == self.n_cpus {
+                "gpu".to_string()
+            } else {
+                format!("cpu{i}")
+            };
+            s.push((format!("ways.{name}"), *a as f64));
+        }
+        s.push(("promotions".into(), self.promotions as f64));
+        s.push((
+            "streaming_agents".into(),
+            self.stream.count_streaming() as f64,
+        ));
+        s
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::util::test_support::*;
+    use super::*;
+    use apusim_trace::{Op, Stream};
+
+    fn gpu_read(l: u64) -> Access {
+        gpu(Stream::ShaderData, Op::Read, l)
+    }
+    fn pipp(ways: usize, params: &[(&str, f64)]) -> crate::Cache<Pipp> {
+        let mut c = ctx(1, ways);
+        c.params.insert("period_accesses".into(), 1e9);
+        for (k, v) in params {
+            c.params.insert(k.to_string(), *v);
+        }
+        cache(1, ways, Pipp::build(&c).unwrap())
+    }
+    fn positions(c: &crate::Cache<Pipp>, ways: usize) -> Vec<usize> {
+        (0..ways).map(|w| c.policy().stack_pos(0, w)).collect()
+    }
+
+    /// 8 ways, one CPU and the GPU. The CPU re-reads 6 lines (UMON hits at position 5); the
+    /// GPU re-reads 2 (hits at position 1). Look-ahead: one way each, balance 6; CPU mu
+    /// 4/5 (+5 ways, 4 hits) vs GPU 4/1 (+1 way): GPU +1 (2 ways); then CPU +5 -> [6, 2].
+    /// A CPU fill then inserts at priority 6 = stack position 1, a GPU fill at priority 2 =
+    /// stack position 5, and (p_prom = 1) each hit moves a line up exactly one position.
+    #[test]
+    fn inserts_at_the_partition_position_and_promotes_one_step() {
+        let mut c = pipp(8, &[("pipp_prom", 1.0)]);
+        assert_eq!(c.policy().allocation(), &[4, 4]);
+        for l in [0, 1, 2, 3, 4, 5, 0, 1, 2, 3] {
+            run(&mut c, &cpu_read(l));
+        }
+        for l in [10, 11, 10, 11, 10, 11] {
+            run(&mut c, &gpu_read(l));
+        }
+        assert_eq!(c.policy().umon().hits(0)[5], 4);
+        assert_eq!(c.policy().umon().hits(1)[1], 4);
+        c.policy_mut().end_period();
+        assert_eq!(c.policy().allocation(), &[6, 2]);
+        // Fresh cache state with the learnt allocation: fill 8 lines.
+        let mut d = pipp(8, &[("pipp_prom", 1.0)]);
+        d.policy_mut().alloc = vec![6, 2];
+        run(&mut d, &cpu_read(0)); // way 0 -> position 1
+        assert_eq!(d.policy().stack_pos(0, 0), 1);
+        run(&mut d, &gpu_read(10)); // way 1 -> position 5
+        assert_eq!(d.policy().stack_pos(0, 1), 5);
+        let before = positions(&d, 8);
+        assert_eq!(run(&mut d, &gpu_read(10)), Did::Hit);
+        assert_eq!(d.policy().stack_pos(0, 1), 4, "one step up");
+        // The line that was at 4 moved down to 5; nothing else changed.
+        let after = positions(&d, 8);
+        for w in 0..8 {
+            let want = match (w, before[w]) {
+                (1, _) => 4,
+                (_, 4) => 5,
+                (_, p) => p,
+            };
+            assert_eq!(after[w], want, "way {w}");
+        }
+        // A hit at the MRU position stays there.
+        d.policy_mut().stack.move_to(0, 0, 0);
+        run(&mut d, &cpu_read(0));
+        assert_eq!(d.policy().stack_pos(0, 0), 0);
+        // The victim is the LRU line: fill the remaining ways, then one more miss.
+        for l in 20..26 {
+            run(&mut d, &cpu_read(l));
+        }
+        let lru_way = (0..8).find(|&w| d.policy().stack_pos(0, w) == 7).unwrap();
+        match run(&mut d, &cpu_read(30)) {
+            Did::Fill(Some(_)) => assert_eq!(d.policy().stack_pos(0, lru_way), 1),
+            o => panic!("{o:?}"),
+        }
+    }
+
+    #[test]
+    fn promotion_probability_is_three_quarters() {
+        let mut c = pipp(4, &[]);
+        run(&mut c, &cpu_read(0));
+        let mut moved = 0;
+        for _ in 0..4000 {
+            // Put the line back at the bottom so every hit can promote.
+            c.policy_mut().stack.move_to(0, 0, 3);
+            let before = c.policy().promotions();
+            assert_eq!(run(&mut c, &cpu_read(0)), Did::Hit);
+            moved += (c.policy().promotions() - before) as usize;
+        }
+        assert!((2850..3150).contains(&moved), "{moved} of 4000");
+    }
+
+    /// A streaming agent (here the GPU, 4+ misses at a high miss rate) gets one way: it
+    /// inserts at priority 1 (stack position ways - 2), and its hits promote with
+    /// probability 1/128.
+    #[test]
+    fn streaming_agents_get_one_way_and_promote_rarely() {
+        let mut c = pipp(8, &[("stream_min_misses", 4.0)]);
+        for l in 100..120 {
+            run(&mut c, &gpu_read(l));
+        }
+        for l in [0, 1, 0, 1] {
+            run(&mut c, &cpu_read(l));
+        }
+        c.policy_mut().end_period();
+        assert_eq!(c.policy().allocation(), &[7, 1]);
+        run(&mut c, &gpu_read(500));
+        let way = (0..8).find(|&w| c.policy().stack_pos(0, w) == 6).unwrap();
+        let mut moved = 0;
+        for _ in 0..12_800 {
+            c.policy_mut().stack.move_to(0, way, 6);
+            let before = c.policy().promotions();
+            assert_eq!(run(&mut c, &gpu_read(500)), Did::Hit);
+            moved += c.policy().promotions() - before;
+        }
+        // Expected 100; the GPU would promote ~9600 times at 3/4.
+        assert!((60..140).contains(&moved), "{moved} promotions");
+        assert!(c
+            .policy()
+            .stats()
+            .contains(&("streaming_agents".to_string(), 1.0)));
+    }
+}

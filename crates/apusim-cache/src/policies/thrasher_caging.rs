@@ -1,0 +1,209 @@
+//! Thrasher Caging (TC, Xie and Loh, HiPEAC 2010), the comparator of tap-tlp-aware-llc.txt
+//! §2.3.1 and §5.7: "TC identifies thrashing applications by monitoring cache access frequency
+//! and the number of misses and then enforces streaming/thrashing applications to use a
+//! limited number of cache ways, called the cage."
+//!
+//! Every period ([`super::core_sampling::Epoch`]) the stream detector
+//! ([`super::core_sampling::StreamDetector`]: at least `stream_min_misses` = 4095 misses at a
+//! miss rate of at least `stream_miss_rate` = 1/8) classifies each agent. The thrashers of the
+//! last period share a cage of `cage_ways` (default 1) ways per thrasher, at most `ways − 1`;
+//! everyone else shares the rest. Replacement enforces the two classes as
+//! [`super::umon::quota_victim`] does (a class below its share evicts the other class's LRU
+//! line, otherwise its own LRU line); lines are ordered by true LRU, fills and hits at MRU.
+//!
+//! Choices where the papers are silent: the cage grows by `cage_ways` per thrasher; with no
+//! thrasher, or when every agent thrashes, nothing is caged (plain LRU); a line's class is
+//! that of its filling agent now (a reclassified agent's old lines move with it).
+
+use super::core_sampling::{Epoch, StreamDetector};
+use super::umon::{quota_victim, LruStack, QuotaScratch};
+use super::util::{agent_slot, is_demand};
+use crate::{CacheError, Feedback, MissAction, Policy, PolicyContext, PolicyStat, SetView};
+use apusim_trace::{Access, Agent};
+
+pub struct ThrasherCaging {
+    ways: usize,
+    n_cpus: usize,
+    stack: LruStack,
+    epoch: Epoch,
+    stream: StreamDetector,
+    cage_per: usize,
+    /// Ways of the cage (0: nothing caged); targets are `[ways - cage, cage]`.
+    targets: [usize; 2],
+    scratch: QuotaScratch,
+}
+
+impl ThrasherCaging {
+    /// Ways of the cage now (0 when nothing is caged).
+    pub fn cage(&self) -> usize {
+        self.targets[1]
+    }
+    pub fn end_period(&mut self) {
+        self.stream.end_period();
+        let n = self.stream.count_streaming();
+        let cage = if n == 0 || n == self.n_cpus + 1 {
+            0
+        } else {
+            (n * self.cage_per).min(self.ways - 1)
+        };
+        self.targets = [self.ways - cage, cage];
+        for b in 0..=Agent::GPU_ID {
+            let a = Agent::from_byte(b).unwrap_or_default();
+            let thrasher = self.stream.streaming(agent_slot(a, self.n_cpus));
+            self.scratch.set_class(a, thrasher as usize);
+        }
+    }
+    #[inline]
+    fn observe(&mut self, req: &Access, hit: bool) {
+        if is_demand(req.op) {
+            self.stream.record(req.agent, hit);
+        }
+        if self.epoch.on_access() {
+            self.end_period();
+        }
+    }
+}
+
+impl Policy for ThrasherCaging {
+    fn build(ctx: &PolicyContext) -> Result<Self, CacheError> {
+        if ctx.ways > LruStack::MAX_WAYS {
+            return Err(CacheError::Config(format!(
+                "thrasher caging serves at most {} ways",
+                LruStack::MAX_WAYS
+            )));
+        }
+        Ok(ThrasherCaging {
+            ways: ctx.ways,
+            n_cpus: ctx.n_cpus,
+            stack: LruStack::new(ctx.sets, ctx.ways),
+            epoch: Epoch::from_ctx(ctx)?,
+            stream: StreamDetector::from_ctx(ctx)?,
+            cage_per: ctx.int_param("cage_ways", 1, 1..=LruStack::MAX_WAYS as u64)? as usize,
+            targets: [ctx.ways, 0],
+            scratch: QuotaScratch::new(2, ctx.ways),
+        })
+    }
+    #[inline]
+    fn prefetch_set(&self, set: usize) {
+        self.stack.prefetch(set);
+    }
+    #[inline]
+    fn on_hit(&mut self, set: usize, way: usize, req: &Access) {
+        self.stack.move_to(set, way, 0);
+        self.observe(req, true);
+    }
+    #[inline]
+    fn on_miss(&mut self, _set: usize, req: &Access) -> MissAction {
+        self.observe(req, false);
+        MissAction::Allocate
+    }
+    #[inline]
+    fn victim(&mut self, set: usize, req: &Access, view: &SetView<'_>) -> usize {
+        if self.targets[1] == 0 {
+            return self.stack.lru(set);
+        }
+        let own = self.scratch.class(req.agent);
+        quota_victim(
+            &self.stack,
+            set,
+            view,
+            &self.targets,
+            own,
+            &mut self.scratch,
+        )
+    }
+    #[inline]
+    fn on_fill(&mut self, set: usize, way: usize, _req: &Access) {
+        self.stack.move_to(set, way, 0);
+    }
+    fn on_feedback(&mut self, fb: &Feedback) {
+        if self.epoch.on_feedback(fb) {
+            self.end_period();
+        }
+    }
+    fn stats(&self) -> Vec<PolicyStat> {
+        vec![
+            ("cage_ways".into(), self.targets[1] as f64),
+            (
+                "thrashing_agents".into(),
+                self.stream.count_streaming() as f64,
+            ),
+            ("periods".into(), self.epoch.periods as f64),
+        ]
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::util::test_support::*;
+    use super::*;
+    use apusim_trace::{Op, Stream};
+
+    fn gpu_read(l: u64) -> Access {
+        gpu(Stream::ShaderData, Op::Read, l)
+    }
+
+    /// 4 ways, one CPU and the GPU. The GPU streams (8 misses) while the CPU reuses 2 lines:
+    /// the GPU is caged in one way. Afterwards GPU misses replace GPU lines only, and CPU
+    /// misses take GPU lines until the CPU holds 3.
+    #[test]
+    fn a_thrashing_gpu_is_caged_in_one_way() {
+        let mut cx = ctx(1, 4);
+        cx.params.insert("period_accesses".into(), 1e9);
+        cx.params.insert("stream_min_misses".into(), 8.0);
+        let mut c = cache(1, 4, ThrasherCaging::build(&cx).unwrap());
+        for l in [0, 1, 0, 1] {
+            run(&mut c, &cpu_read(l));
+        }
+        for l in 100..108 {
+            run(&mut c, &gpu_read(l));
+        }
+        assert_eq!(c.policy().cage(), 0, "no period yet: plain LRU");
+        c.policy_mut().end_period();
+        assert_eq!(c.policy().cage(), 1);
+        // The set holds GPU 104..107. A CPU miss evicts the GPU's LRU (104), and so on.
+        assert_eq!(run(&mut c, &cpu_read(0)), Did::Fill(Some(104)));
+        assert_eq!(run(&mut c, &cpu_read(1)), Did::Fill(Some(105)));
+        assert_eq!(run(&mut c, &cpu_read(2)), Did::Fill(Some(106)));
+        // The GPU is at its cage: its misses cycle through its one way.
+        assert_eq!(run(&mut c, &gpu_read(200)), Did::Fill(Some(107)));
+        assert_eq!(run(&mut c, &gpu_read(201)), Did::Fill(Some(200)));
+        // The CPU at its share (3) replaces its own LRU line, not the newer GPU line.
+        assert_eq!(run(&mut c, &cpu_read(3)), Did::Fill(Some(0)));
+        // A quiet period releases the cage.
+        c.policy_mut().end_period();
+        assert_eq!(c.policy().cage(), 0);
+    }
+
+    #[test]
+    fn cage_grows_per_thrasher_and_everyone_thrashing_cages_nobody() {
+        let mut cx = ctx(1, 8);
+        cx.n_cpus = 2;
+        cx.params.insert("period_accesses".into(), 1e9);
+        cx.params.insert("stream_min_misses".into(), 2.0);
+        cx.params.insert("cage_ways".into(), 2.0);
+        let mut c = cache(1, 8, ThrasherCaging::build(&cx).unwrap());
+        let core1 = |l: u64| {
+            Access::new(
+                apusim_trace::Agent::cpu(1),
+                Stream::CpuData,
+                Op::Read,
+                l * LINE,
+                8,
+            )
+        };
+        for l in 0..2 {
+            run(&mut c, &gpu_read(100 + l));
+            run(&mut c, &core1(200 + l));
+        }
+        c.policy_mut().end_period();
+        assert_eq!(c.policy().cage(), 4, "two thrashers, two ways each");
+        for l in 0..2 {
+            run(&mut c, &gpu_read(300 + l));
+            run(&mut c, &core1(400 + l));
+            run(&mut c, &cpu_read(500 + l));
+        }
+        c.policy_mut().end_period();
+        assert_eq!(c.policy().cage(), 0, "all three thrash");
+    }
+}
