@@ -4,6 +4,7 @@
 //! `apusim-dram` (DRAM timing).
 
 mod cli_dram;
+mod cli_oracle;
 mod inputs;
 
 use anyhow::{bail, Context, Result};
@@ -45,6 +46,40 @@ enum Command {
     Trace(TraceCommand),
     /// Run a DRAM request trace through the DRAM timing model.
     Dram(cli_dram::DramArgs),
+    /// Replay policies and oracles (opt, opt-bypass, POLICY-bypass) on an LLC access stream.
+    Oracle(OracleArgs),
+    /// Reuse characterization of an LLC access stream under one policy (OPT included).
+    Reuse(ReuseArgs),
+}
+
+#[derive(Args)]
+struct OracleArgs {
+    /// An LLC access stream (.apt), e.g. from `apusim run --dump-llc-trace`.
+    llc_trace: PathBuf,
+    /// Policies, comma-separated: `opt`, `opt-bypass`, `POLICY-bypass`, or any LLC policy.
+    #[arg(
+        long,
+        value_delimiter = ',',
+        default_value = "drp-baseline,opt,opt-bypass,drp-baseline-bypass"
+    )]
+    policy: Vec<String>,
+    #[command(flatten)]
+    system: SystemArgs,
+    #[command(flatten)]
+    output: OutputArgs,
+}
+
+#[derive(Args)]
+struct ReuseArgs {
+    /// An LLC access stream (.apt), e.g. from `apusim run --dump-llc-trace`.
+    llc_trace: PathBuf,
+    /// The replacement policy: `opt` or any LLC policy.
+    #[arg(long, default_value = "opt")]
+    policy: String,
+    #[command(flatten)]
+    system: SystemArgs,
+    #[command(flatten)]
+    output: OutputArgs,
 }
 
 #[derive(Args)]
@@ -205,6 +240,17 @@ fn dispatch(cli: Cli) -> Result<()> {
         Command::Presets { name, set } => presets(name, &set),
         Command::Trace(t) => inputs::trace_command(t),
         Command::Dram(a) => cli_dram::run(a),
+        Command::Oracle(a) => {
+            let cfg = a.system.load()?;
+            let results = cli_oracle::offline(&cfg, &a.llc_trace, &a.policy)?;
+            print_oracle(&results, &a.output)
+        }
+        Command::Reuse(a) => {
+            let cfg = a.system.load()?;
+            let r = cli_oracle::reuse(&cfg, &a.llc_trace, &a.policy)?;
+            print!("{}", r.to_table());
+            write_outputs(&a.output, || Ok(r.to_json()), || r.to_csv())
+        }
     }
 }
 
@@ -317,6 +363,10 @@ fn run(a: RunArgs) -> Result<()> {
         limit: a.limit,
         study: a.study.options()?,
     };
+    if names.iter().any(|n| cli_oracle::is_oracle_name(n)) {
+        let results = cli_oracle::run_with_oracles(&cfg, &inputs, &names, &opts)?;
+        return print_oracle(&results, &a.output);
+    }
     let results = match a.threads {
         Some(n) => rayon::ThreadPoolBuilder::new()
             .num_threads(n.max(1))
@@ -326,6 +376,42 @@ fn run(a: RunArgs) -> Result<()> {
         None => run_policies(&cfg, &names, &inputs, &opts)?,
     };
     print_results(&cfg, &inputs, &results, &a.output, a.cachegrind)
+}
+
+fn print_oracle(results: &[apusim_oracle::OracleResult], out: &OutputArgs) -> Result<()> {
+    print!("{}", cli_oracle::normalized_table(results));
+    write_outputs(
+        out,
+        || Ok(serde_json::to_string_pretty(results)?),
+        || {
+            let mut csv = String::new();
+            for (i, r) in results.iter().enumerate() {
+                // One header line for all policies.
+                for l in r.to_csv().lines().skip(if i == 0 { 0 } else { 1 }) {
+                    csv.push_str(l);
+                    csv.push('\n');
+                }
+            }
+            csv
+        },
+    )
+}
+
+/// Write `--json` and `--csv` files (atomically) when asked for.
+fn write_outputs(
+    out: &OutputArgs,
+    json: impl FnOnce() -> Result<String>,
+    csv: impl FnOnce() -> String,
+) -> Result<()> {
+    if let Some(p) = &out.json {
+        report::write_atomic(p, json()?.as_bytes())?;
+        eprintln!("wrote {}", p.display());
+    }
+    if let Some(p) = &out.csv {
+        report::write_atomic(p, csv().as_bytes())?;
+        eprintln!("wrote {}", p.display());
+    }
+    Ok(())
 }
 
 fn print_results(
@@ -344,17 +430,11 @@ fn print_results(
     } else {
         print!("{}", report::comparison_table(results));
     }
-    if let Some(p) = &out.json {
-        report::write_atomic(
-            p,
-            report::to_json(cfg, &inputs.describe(), results)?.as_bytes(),
-        )?;
-        eprintln!("wrote {}", p.display());
-    }
-    if let Some(p) = &out.csv {
-        report::write_atomic(p, report::to_csv(results).as_bytes())?;
-        eprintln!("wrote {}", p.display());
-    }
+    write_outputs(
+        out,
+        || report::to_json(cfg, &inputs.describe(), results),
+        || report::to_csv(results),
+    )?;
     let secs: f64 = results.iter().map(|r| r.seconds).sum();
     let accesses: u64 = results.iter().map(|r| r.stats.trace_accesses).sum();
     if secs > 0.0 {

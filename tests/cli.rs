@@ -246,3 +246,64 @@ fn dram_runs_traces_of_other_simulators_and_names_bad_lines() {
     assert!(err.contains("bad.trace") && err.contains('2'), "{err}");
     assert!(fails(&["dram", ds3.to_str().unwrap(), "--set", "tRCD=0"]).contains("tRCD"));
 }
+
+/// The "total norm" column of a policy's row in a normalized table.
+fn total_norm(table: &str, policy: &str) -> f64 {
+    let row = table
+        .lines()
+        .find(|l| l.split_whitespace().next() == Some(policy))
+        .unwrap_or_else(|| panic!("no row for {policy}:\n{table}"));
+    let cells: Vec<&str> = row.split_whitespace().collect();
+    cells[7].parse().unwrap()
+}
+
+#[test]
+fn oracles_replay_the_recorded_llc_stream_and_reuse_characterizes_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let traces = small_traces(dir.path());
+    let mut args: Vec<&str> = vec!["run"];
+    args.extend(traces.iter().map(|p| p.to_str().unwrap()));
+    args.extend([
+        "--set",
+        "cpus=2",
+        "--set",
+        "llc=256K,16,64",
+        "--policy",
+        "srrip,opt,opt-bypass,srrip-bypass,lru",
+    ]);
+    let out = ok(&args);
+    assert_eq!(total_norm(&out, "srrip"), 1.0);
+    assert!(total_norm(&out, "opt") <= 1.0, "{out}");
+    assert!(total_norm(&out, "opt") <= total_norm(&out, "lru"), "{out}");
+    // The same through a dumped stream and `apusim oracle` / `apusim reuse`.
+    let llc = dir.path().join("llc.apt");
+    let mut dump: Vec<&str> = vec!["run"];
+    dump.extend(traces.iter().map(|p| p.to_str().unwrap()));
+    dump.extend([
+        "--set",
+        "cpus=2",
+        "--set",
+        "llc=256K,16,64",
+        "--dump-llc-trace",
+        llc.to_str().unwrap(),
+    ]);
+    ok(&dump);
+    let offline = ok(&[
+        "oracle",
+        llc.to_str().unwrap(),
+        "--set",
+        "llc=256K,16,64",
+        "--policy",
+        "srrip,opt,opt-bypass,srrip-bypass,lru",
+    ]);
+    for p in ["srrip", "opt", "opt-bypass", "srrip-bypass", "lru"] {
+        assert_eq!(
+            total_norm(&out, p),
+            total_norm(&offline, p),
+            "{p}: run vs oracle"
+        );
+    }
+    let reuse = ok(&["reuse", llc.to_str().unwrap(), "--set", "llc=256K,16,64"]);
+    assert!(reuse.to_lowercase().contains("texture"), "{reuse}");
+    assert!(fails(&["oracle", llc.to_str().unwrap(), "--policy", "optt"]).contains("optt"));
+}

@@ -108,7 +108,8 @@ impl TextTable {
     }
 }
 
-fn pct(num: u64, den: u64) -> String {
+/// `num / den` as a percentage with two decimals, `-` when `den` is 0.
+pub fn pct(num: u64, den: u64) -> String {
     if den == 0 {
         "-".into()
     } else {
