@@ -19,6 +19,7 @@
 //! [`Feedback`] carries run-time signals from a timing model into a running policy.
 
 pub mod cache;
+mod counts;
 mod error;
 pub mod falru;
 mod geometry;
@@ -26,6 +27,7 @@ pub mod policies;
 pub mod policy;
 
 pub use cache::{Cache, CacheCounters, Outcome, WritePolicy};
+pub use counts::Counts;
 pub use error::CacheError;
 pub use falru::FaLru;
 pub use geometry::{parse_size, Geometry};

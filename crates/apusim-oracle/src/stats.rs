@@ -3,87 +3,11 @@
 //! per *line reference* (an access that straddles a line boundary counts once per line).
 
 use apusim_cache::{Geometry, Outcome, PolicyStat};
-use apusim_trace::{Access, Agent, Op, Stream};
+use apusim_trace::{Access, Agent, Stream};
 use serde::Serialize;
 use std::fmt::Write as _;
 
-/// What one (agent, stream) saw at the simulated cache.
-#[derive(Clone, Copy, Default, Debug, PartialEq, Eq, Serialize)]
-pub struct Counts {
-    pub reads: u64,
-    pub read_misses: u64,
-    pub writes: u64,
-    pub write_misses: u64,
-    pub writebacks: u64,
-    pub writeback_misses: u64,
-    pub prefetches: u64,
-    pub prefetch_misses: u64,
-    /// Misses that were not allocated (oracle bypass, or the policy's own bypass).
-    pub bypasses: u64,
-    /// Lines filled by this (agent, stream) that were evicted.
-    pub evictions: u64,
-    /// ... of which dirty.
-    pub dirty_evictions: u64,
-}
-
-impl Counts {
-    pub fn accesses(&self) -> u64 {
-        self.reads + self.writes + self.writebacks + self.prefetches
-    }
-    pub fn misses(&self) -> u64 {
-        self.read_misses + self.write_misses + self.writeback_misses + self.prefetch_misses
-    }
-    pub fn hits(&self) -> u64 {
-        self.accesses() - self.misses()
-    }
-    /// Read hits over reads (prefetches count as reads here); `None` without reads.
-    pub fn read_hit_rate(&self) -> Option<f64> {
-        let r = self.reads + self.prefetches;
-        (r > 0).then(|| (r - self.read_misses - self.prefetch_misses) as f64 / r as f64)
-    }
-    /// Hits over accesses; `None` without accesses.
-    pub fn hit_rate(&self) -> Option<f64> {
-        let a = self.accesses();
-        (a > 0).then(|| self.hits() as f64 / a as f64)
-    }
-
-    #[inline]
-    pub fn record(&mut self, op: Op, miss: bool) {
-        let m = miss as u64;
-        match op {
-            Op::Read => {
-                self.reads += 1;
-                self.read_misses += m;
-            }
-            Op::Write => {
-                self.writes += 1;
-                self.write_misses += m;
-            }
-            Op::Writeback => {
-                self.writebacks += 1;
-                self.writeback_misses += m;
-            }
-            Op::Prefetch => {
-                self.prefetches += 1;
-                self.prefetch_misses += m;
-            }
-        }
-    }
-
-    pub fn add(&mut self, o: &Counts) {
-        self.reads += o.reads;
-        self.read_misses += o.read_misses;
-        self.writes += o.writes;
-        self.write_misses += o.write_misses;
-        self.writebacks += o.writebacks;
-        self.writeback_misses += o.writeback_misses;
-        self.prefetches += o.prefetches;
-        self.prefetch_misses += o.prefetch_misses;
-        self.bypasses += o.bypasses;
-        self.evictions += o.evictions;
-        self.dirty_evictions += o.dirty_evictions;
-    }
-}
+pub use apusim_cache::Counts;
 
 /// Number of agent slots: every agent byte (CPU cores 0..=127 and the GPU, 128).
 const AGENTS: usize = Agent::GPU_ID as usize + 1;

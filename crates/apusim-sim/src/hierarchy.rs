@@ -324,17 +324,7 @@ impl<P: Policy> Hierarchy<P> {
                         // Bypass or write-no-allocate: the request continues as it is.
                         self.send(next, &sub)?;
                     } else if self.fetches(t, req) {
-                        let fetch = Access {
-                            addr: line << bits,
-                            size: line_bytes(bits),
-                            op: if req.op == Op::Prefetch {
-                                Op::Prefetch
-                            } else {
-                                Op::Read
-                            },
-                            flags: req.flags & !Access::MODIFY,
-                            ..*req
-                        };
+                        let fetch = fetch_of(req, line, bits);
                         self.send(next, &fetch)?;
                     }
                 }
@@ -387,17 +377,7 @@ impl<P: Policy> Hierarchy<P> {
                         if !filled {
                             self.send(next, &sub)?;
                         } else if self.fetches(t, req) {
-                            let fetch = Access {
-                                addr: line << bits,
-                                size: line_bytes(bits),
-                                op: if req.op == Op::Prefetch {
-                                    Op::Prefetch
-                                } else {
-                                    Op::Read
-                                },
-                                flags: req.flags & !Access::MODIFY,
-                                ..*req
-                            };
+                            let fetch = fetch_of(req, line, bits);
                             self.send(next, &fetch)?;
                         }
                     }
@@ -545,6 +525,22 @@ fn lines(req: &Access, bits: u32) -> std::ops::RangeInclusive<u64> {
     let first = req.addr >> bits;
     let last = req.addr.saturating_add(req.size.max(1) as u64 - 1) >> bits;
     first..=last
+}
+
+/// The read that fills line `line` (of `bits` line bits) from below for `req`'s miss.
+#[inline]
+fn fetch_of(req: &Access, line: u64, bits: u32) -> Access {
+    Access {
+        addr: line << bits,
+        size: line_bytes(bits),
+        op: if req.op == Op::Prefetch {
+            Op::Prefetch
+        } else {
+            Op::Read
+        },
+        flags: req.flags & !Access::MODIFY,
+        ..*req
+    }
 }
 
 /// The part of `req` that falls in line `line`.

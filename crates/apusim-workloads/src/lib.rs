@@ -1,14 +1,58 @@
 //! Built-in workload generators.
 //!
 //! Every generator is an [`apusim_trace::AccessSource`] for one agent that produces its
-//! accesses lazily and deterministically from a seed, so a workload costs no disk and no
-//! memory and two runs with the same seed see the same accesses. [`synthetic`] holds the
-//! simple generators behind `apusim demo`: CPU cores with the memory behaviour of a few
-//! characteristic program kinds, and a GPU that renders frames in passes with render-to-texture
-//! reuse. (Generators that execute real algorithms and a real render pipeline live beside them
-//! as they are added.)
+//! accesses lazily and deterministically from a seed, so a workload costs no disk and little
+//! memory and two runs with the same seed see the same accesses.
+//!
+//! - [`synthetic`] holds the simple generators behind `apusim demo`: CPU cores with the memory
+//!   behaviour of a few characteristic program kinds, and a GPU that renders frames in passes
+//!   with render-to-texture reuse.
+//! - [`simt`] is a small SIMT execution layer: GPGPU kernels written in Rust over their thread
+//!   index run as grids of thread blocks of 32-thread warps in lock step; each warp memory
+//!   instruction becomes the coalesced 64/128-byte transactions a GPU coalescer forms.
+//! - [`gpgpu`] holds the GPGPU kernels of the papers' CUDA/OpenCL workloads (matrixmul, spmv,
+//!   bfs, cfd, blackscholes, ...), real algorithms on generated inputs ([`gpgpu::KERNELS`],
+//!   [`gpgpu::generate`]).
+//! - [`cpu`] holds CPU kernels that execute real algorithms with the memory behaviour of the
+//!   SPEC CPU 2006 programs the papers mix (mcf, omnetpp, libquantum, lbm, ...), traced at
+//!   instruction level ([`cpu::KERNELS`], [`cpu::generate`]).
+//! - [`mixes`] names the papers' heterogeneous mixes (drp Table 3 S/D/Q1–18, the TAP sets, the
+//!   criticality paper's H/L/HL mixes) built from these workloads ([`mixes::MIXES`],
+//!   [`mixes::sources`]).
+//!
+//! See `docs/workloads.md` for footprints, miss rates and generation speed.
 
+pub mod cpu;
+pub mod gpgpu;
+pub mod mixes;
 pub mod rng;
+pub mod simt;
 pub mod synthetic;
 
 pub use synthetic::{demo_mix, CpuKind, CpuSynth, RenderSynth};
+
+/// Errors of the workload registries.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum WorkloadError {
+    /// No workload of this kind has that name.
+    Unknown {
+        kind: &'static str,
+        name: String,
+        known: String,
+    },
+    /// A parameter is out of range.
+    InvalidParam(String),
+}
+
+impl std::fmt::Display for WorkloadError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            WorkloadError::Unknown { kind, name, known } => {
+                write!(f, "unknown {kind} `{name}` (known: {known})")
+            }
+            WorkloadError::InvalidParam(m) => write!(f, "invalid workload parameter: {m}"),
+        }
+    }
+}
+
+impl std::error::Error for WorkloadError {}

@@ -1,0 +1,193 @@
+//! Level-synchronous breadth-first search on a power-law graph, as Rodinia `bfs` (two kernels
+//! per level: expand the frontier through the CSR edge list, then commit the next frontier):
+//! adaptive-gpu-l1-bypassing.txt Table 2 *bfs*, gpu-access-criticality Table 3 *BFS* (512
+//! threads per block), tap-tlp-aware-llc.txt Table 6 type E. The graph is an R-MAT-style
+//! power-law graph (a few hubs with huge degree, a long tail), so neighbour gathers scatter.
+
+use super::{GpgpuParams, Input, Step};
+use crate::simt::{Alloc, Block, Buf, Kernel, Launch};
+
+const THREADS: usize = 512;
+const DEGREE: usize = 8;
+
+pub struct Bfs {
+    pub row: Buf<u32>,
+    pub col: Buf<u32>,
+    pub mask: Buf<u8>,
+    pub updating: Buf<u8>,
+    pub visited: Buf<u8>,
+    pub cost: Buf<i32>,
+    step: Step,
+    stop: bool,
+    mem: u64,
+}
+
+/// An R-MAT power-law graph with `n` nodes (rounded to a power of two) and `n·DEGREE`
+/// directed edges, as CSR (row offsets, columns).
+pub fn power_law_graph(n: usize, seed: u64) -> (Vec<u32>, Vec<u32>) {
+    let bits = n.next_power_of_two().trailing_zeros();
+    let mut inp = Input::new(seed, 6);
+    let mut edges: Vec<(u32, u32)> = (0..n * DEGREE)
+        .map(|_| {
+            let (mut u, mut v) = (0u32, 0u32);
+            for _ in 0..bits {
+                // R-MAT quadrant probabilities a=0.57, b=0.19, c=0.19, d=0.05.
+                let r = inp.below(100);
+                let (bu, bv) = if r < 57 {
+                    (0, 0)
+                } else if r < 76 {
+                    (0, 1)
+                } else if r < 95 {
+                    (1, 0)
+                } else {
+                    (1, 1)
+                };
+                u = u << 1 | bu;
+                v = v << 1 | bv;
+            }
+            // Scramble ids so hubs are spread over the arrays.
+            let mix = |x: u32| (x.wrapping_mul(0x9E37_79B1) >> (32 - bits.max(1))) % n as u32;
+            (mix(u), mix(v))
+        })
+        .collect();
+    edges.sort_unstable();
+    let mut row = vec![0u32; n + 1];
+    for &(u, _) in &edges {
+        row[u as usize + 1] += 1;
+    }
+    for i in 0..n {
+        row[i + 1] += row[i];
+    }
+    (row, edges.into_iter().map(|(_, v)| v).collect())
+}
+
+pub fn new(p: &GpgpuParams) -> Bfs {
+    let n = p.size_or(65536).max(2).next_power_of_two();
+    let (row, col) = power_law_graph(n, p.seed);
+    let mut al = Alloc::default();
+    let row = al.buf(row);
+    let col = al.buf(col);
+    let mut m = vec![0u8; n];
+    m[0] = 1;
+    let mask = al.buf(m.clone());
+    let updating = al.buf(vec![0u8; n]);
+    let visited = al.buf(m);
+    let mut c = vec![-1i32; n];
+    c[0] = 0;
+    let cost = al.buf(c);
+    Bfs {
+        row,
+        col,
+        mask,
+        updating,
+        visited,
+        cost,
+        step: Step::default(),
+        stop: false,
+        mem: al.allocated(),
+    }
+}
+
+impl Kernel for Bfs {
+    fn next_launch(&mut self) -> Option<Launch> {
+        let n = self.cost.len();
+        let i = self.step.next();
+        if i.is_multiple_of(2) {
+            // Host: stop when the previous level added nothing.
+            if i > 0 && self.stop {
+                return None;
+            }
+            self.stop = true;
+        }
+        Some(Launch {
+            blocks: n.div_ceil(THREADS),
+            threads: THREADS,
+        })
+    }
+    fn block(&mut self, blk: &mut Block<'_>) {
+        let n = self.cost.len();
+        let b = blk.idx;
+        let node = |t: crate::simt::Tid| {
+            let v = b * THREADS + t.local;
+            (v < n).then_some(v)
+        };
+        let s = &mut *self;
+        if s.step.cur().is_multiple_of(2) {
+            blk.phase(|w| {
+                let m = w.load(0x00, &s.mask, node);
+                let act = |t: crate::simt::Tid| node(t).filter(|_| m[t.lane] != 0);
+                w.compute(2);
+                w.store(0x08, &mut s.mask, |t| act(t).map(|v| (v, 0)));
+                let start = w.load(0x10, &s.row, act);
+                let end = w.load(0x18, &s.row, |t| act(t).map(|v| v + 1));
+                let my = w.load(0x20, &s.cost, act);
+                let longest = w
+                    .tids()
+                    .map(|t| (end[t.lane] - start[t.lane]) as usize)
+                    .max();
+                for e in 0..longest.unwrap_or(0) {
+                    let has = |t: crate::simt::Tid| {
+                        act(t)
+                            .filter(|_| (start[t.lane] as usize + e) < end[t.lane] as usize)
+                            .map(|_| start[t.lane] as usize + e)
+                    };
+                    let nb = w.load(0x28, &s.col, &has);
+                    let live = |t: crate::simt::Tid| has(t).map(|_| nb[t.lane] as usize);
+                    let vis = w.load(0x30, &s.visited, live);
+                    let fresh = |t: crate::simt::Tid| live(t).filter(|_| vis[t.lane] == 0);
+                    w.compute(4);
+                    w.store(0x38, &mut s.cost, |t| fresh(t).map(|u| (u, my[t.lane] + 1)));
+                    w.store(0x40, &mut s.updating, |t| fresh(t).map(|u| (u, 1)));
+                }
+            });
+        } else {
+            let mut any = false;
+            blk.phase(|w| {
+                let up = w.load(0x48, &s.updating, node);
+                let act = |t: crate::simt::Tid| node(t).filter(|_| up[t.lane] != 0);
+                any |= w.tids().any(|t| act(t).is_some());
+                w.compute(2);
+                w.store(0x50, &mut s.mask, |t| act(t).map(|v| (v, 1)));
+                w.store(0x58, &mut s.visited, |t| act(t).map(|v| (v, 1)));
+                w.store(0x60, &mut s.updating, |t| act(t).map(|v| (v, 0)));
+            });
+            if any {
+                s.stop = false;
+            }
+        }
+    }
+    fn footprint(&self) -> u64 {
+        self.mem
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::test_util::*;
+
+    #[test]
+    fn levels_match_a_sequential_bfs() {
+        let (k, _) = run(super::new(&params(4096)));
+        let n = k.cost.len();
+        let mut lvl = vec![-1i32; n];
+        lvl[0] = 0;
+        let mut q = std::collections::VecDeque::from([0usize]);
+        while let Some(u) = q.pop_front() {
+            for e in k.row.data[u]..k.row.data[u + 1] {
+                let v = k.col.data[e as usize] as usize;
+                if lvl[v] < 0 {
+                    lvl[v] = lvl[u] + 1;
+                    q.push_back(v);
+                }
+            }
+        }
+        assert_eq!(k.cost.data, lvl);
+        assert!(lvl.iter().filter(|&&l| l >= 0).count() > n / 4);
+        // Power law: the largest out-degree is far above the mean.
+        let max = (0..n)
+            .map(|u| k.row.data[u + 1] - k.row.data[u])
+            .max()
+            .unwrap();
+        assert!(max as usize > 10 * super::DEGREE);
+    }
+}

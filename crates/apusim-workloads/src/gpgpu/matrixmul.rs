@@ -1,0 +1,112 @@
+//! Dense matrix multiplication with 16×16 scratchpad tiles, as the CUDA SDK `matrixMul`
+//! kernel: the stand-in for adaptive-gpu-l1-bypassing.txt Table 2 *matrixmul* (512×512, the
+//! most memory-intensive benchmark there) and tap-tlp-aware-llc.txt Table 6 *mm* (type B).
+
+use super::{GpgpuParams, Input, Step};
+use crate::simt::{Alloc, Block, Buf, Kernel, Launch};
+
+const T: usize = 16;
+
+/// C = A·B for n×n row-major matrices.
+pub struct MatrixMul {
+    pub n: usize,
+    pub a: Buf<f32>,
+    pub b: Buf<f32>,
+    pub c: Buf<f32>,
+    step: Step,
+    mem: u64,
+}
+
+pub fn new(p: &GpgpuParams) -> MatrixMul {
+    let n = p.size_or(512).div_ceil(T).max(1) * T;
+    let mut inp = Input::new(p.seed, 1);
+    let mut al = Alloc::default();
+    let a = al.buf((0..n * n).map(|_| inp.range(-1.0, 1.0)).collect());
+    let b = al.buf((0..n * n).map(|_| inp.range(-1.0, 1.0)).collect());
+    let c = al.buf(vec![0.0; n * n]);
+    MatrixMul {
+        n,
+        a,
+        b,
+        c,
+        step: Step::default(),
+        mem: al.allocated(),
+    }
+}
+
+impl Kernel for MatrixMul {
+    fn next_launch(&mut self) -> Option<Launch> {
+        (self.step.next() == 0).then_some(Launch {
+            blocks: (self.n / T) * (self.n / T),
+            threads: T * T,
+        })
+    }
+    fn block(&mut self, blk: &mut Block<'_>) {
+        let n = self.n;
+        let (bx, by) = (blk.idx % (n / T), blk.idx / (n / T));
+        let mut sa = [0f32; T * T];
+        let mut sb = [0f32; T * T];
+        let mut acc = [0f32; T * T];
+        let (a, b) = (&self.a, &self.b);
+        for m in 0..n / T {
+            blk.phase(|w| {
+                let va = w.load(0x00, a, |t| {
+                    Some((by * T + t.local / T) * n + m * T + t.local % T)
+                });
+                let vb = w.load(0x08, b, |t| {
+                    Some((m * T + t.local / T) * n + bx * T + t.local % T)
+                });
+                for t in w.tids() {
+                    sa[t.local] = va[t.lane];
+                    sb[t.local] = vb[t.lane];
+                }
+                w.shared(2);
+                w.compute(4);
+            });
+            blk.phase(|w| {
+                for t in w.tids() {
+                    let (ty, tx) = (t.local / T, t.local % T);
+                    for k in 0..T {
+                        acc[t.local] += sa[ty * T + k] * sb[k * T + tx];
+                    }
+                }
+                w.shared(2 * T as u64);
+                w.compute(T as u64 + 2);
+            });
+        }
+        let c = &mut self.c;
+        blk.phase(|w| {
+            w.store(0x10, c, |t| {
+                Some((
+                    (by * T + t.local / T) * n + bx * T + t.local % T,
+                    acc[t.local],
+                ))
+            });
+        });
+    }
+    fn footprint(&self) -> u64 {
+        self.mem
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::test_util::*;
+
+    #[test]
+    fn computes_the_product() {
+        let (k, recs) = run(super::new(&params(48)));
+        let n = k.n;
+        for i in 0..n {
+            for j in 0..n {
+                let r: f32 = (0..n)
+                    .map(|l| k.a.data[i * n + l] * k.b.data[l * n + j])
+                    .sum();
+                assert!(close(k.c.data[i * n + j], r, 1e-4));
+            }
+        }
+        // Each 16-wide row segment of a tile is one 64-byte transaction.
+        assert!(recs.iter().all(|a| a.size == 64));
+        assert_eq!(recs.len(), (n / 16) * (n / 16) * 8 * ((n / 16) * 2 * 2 + 2));
+    }
+}

@@ -1,0 +1,347 @@
+//! GPGPU kernels: real algorithms on deterministic generated inputs, executed by the
+//! [`crate::simt`] layer into coalesced shader-data transactions.
+//!
+//! The set covers every CUDA/OpenCL kernel the papers evaluate with: drp-reuse-probability-
+//! shared-llc.txt Table 2 (cfd, blackscholes, fastwalsh, reduction), adaptive-gpu-l1-
+//! bypassing.txt Table 2 (matrixmul, spmv, bfs, nn, kmeans, bitonic, srad, backprop, dct, sort,
+//! histogram, nw, lud; nw also without scratchpad, §5.3.1), gpu-access-criticality-dram-
+//! scheduling.txt Table 3 (lbm, cfd, bfs, fastwalsh, blackscholes, reduction) and one kernel of
+//! each cache-behaviour type A–E of tap-tlp-aware-llc.txt §2.2 / Table 6 (see
+//! [`KernelInfo::behaviour`]). [`KERNELS`] lists them; [`generate`] builds one as a streaming
+//! [`AccessSource`].
+
+use crate::rng::SplitMix64;
+use crate::simt::{Kernel, SimtConfig, SimtSource};
+use crate::WorkloadError;
+use apusim_trace::AccessSource;
+
+pub mod backprop;
+pub mod bfs;
+pub mod bitonic;
+pub mod blackscholes;
+pub mod cfd;
+pub mod fastwalsh;
+pub mod histogram;
+pub mod hotspot;
+pub mod kmeans;
+pub mod lbm;
+pub mod matrixmul;
+pub mod nw;
+pub mod reduction;
+pub mod sobol;
+pub mod sort;
+pub mod spmv;
+
+/// Cache-behaviour type of tap-tlp-aware-llc.txt §2.2.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Behaviour {
+    /// Compute bound: few memory instructions, MPKI and CPI near ideal.
+    A,
+    /// Thrashing / working set far beyond the cache: high MPKI and CPI.
+    B,
+    /// Cache friendly: more cache lowers MPKI and CPI.
+    C,
+    /// Cache sensitive but latency tolerant: MPKI falls with cache size, CPI does not.
+    D,
+    /// Thrashing but latency tolerant: high MPKI, CPI near ideal.
+    E,
+}
+
+impl Behaviour {
+    pub const ALL: [Behaviour; 5] = [
+        Behaviour::A,
+        Behaviour::B,
+        Behaviour::C,
+        Behaviour::D,
+        Behaviour::E,
+    ];
+    pub fn letter(self) -> char {
+        match self {
+            Behaviour::A => 'A',
+            Behaviour::B => 'B',
+            Behaviour::C => 'C',
+            Behaviour::D => 'D',
+            Behaviour::E => 'E',
+        }
+    }
+}
+
+/// Parameters of a GPGPU workload.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct GpgpuParams {
+    /// Problem size in the kernel's own unit ([`KernelInfo::size_unit`]); 0 = the kernel's
+    /// default ([`KernelInfo::default_size`]).
+    pub size: usize,
+    /// Seed of the generated input.
+    pub seed: u64,
+    /// The GPU the kernel runs on.
+    pub gpu: SimtConfig,
+}
+
+impl Default for GpgpuParams {
+    fn default() -> Self {
+        GpgpuParams {
+            size: 0,
+            seed: 1,
+            gpu: SimtConfig::default(),
+        }
+    }
+}
+
+impl GpgpuParams {
+    /// The size to use: `size`, or `default` when `size` is 0.
+    pub fn size_or(&self, default: usize) -> usize {
+        if self.size == 0 {
+            default
+        } else {
+            self.size
+        }
+    }
+}
+
+/// One GPGPU kernel of the registry.
+#[derive(Clone, Copy)]
+pub struct KernelInfo {
+    /// Name on the command line.
+    pub name: &'static str,
+    /// What it computes.
+    pub description: &'static str,
+    /// The benchmark and paper table it stands in for.
+    pub paper_source: &'static str,
+    /// Cache-behaviour type (tap-tlp-aware-llc.txt Table 6, or by its measured behaviour).
+    pub behaviour: Behaviour,
+    /// Meaning of [`GpgpuParams::size`].
+    pub size_unit: &'static str,
+    /// Size used when [`GpgpuParams::size`] is 0.
+    pub default_size: usize,
+    build: fn(&GpgpuParams) -> Box<dyn AccessSource>,
+}
+
+impl std::fmt::Debug for KernelInfo {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("KernelInfo")
+            .field("name", &self.name)
+            .field("behaviour", &self.behaviour)
+            .finish()
+    }
+}
+
+/// Box a kernel as the source of the workload `name`.
+fn boxed<K: Kernel + 'static>(k: K, name: &str, p: &GpgpuParams) -> Box<dyn AccessSource> {
+    let prov = format!("kernel={name} size={} seed={}", p.size, p.seed);
+    Box::new(SimtSource::new(k, name, &prov, p.gpu))
+}
+
+macro_rules! info {
+    ($ctor:path, $name:literal, $ty:ident, $default:expr, $unit:literal, $desc:literal, $src:literal) => {
+        KernelInfo {
+            name: $name,
+            description: $desc,
+            paper_source: $src,
+            behaviour: Behaviour::$ty,
+            size_unit: $unit,
+            default_size: $default,
+            build: |p| boxed($ctor(p), $name, p),
+        }
+    };
+}
+
+/// Every GPGPU kernel.
+pub const KERNELS: &[KernelInfo] = &[
+    info!(matrixmul::new, "matrixmul", B, 512, "matrix side n (multiple of 16)",
+        "dense C = A·B with 16×16 scratchpad tiles (CUDA SDK matrixMul)",
+        "adaptive-gpu-l1-bypassing Table 2 matrixmul 512×512; TAP Table 6 type B mm"),
+    info!(spmv::new, "spmv", E, 4096, "matrix rows (CSR, ~12 non-zeros per row)",
+        "CSR sparse matrix-vector product, one thread per row (scalar kernel)",
+        "adaptive-gpu-l1-bypassing Table 2 spmv"),
+    info!(bfs::new, "bfs", E, 65536, "graph nodes (power-law, ~8 edges per node)",
+        "level-synchronous breadth-first search (Rodinia bfs: two kernels per level)",
+        "adaptive-gpu-l1-bypassing Table 2 bfs; TAP Table 6 type E; criticality Table 3 BFS"),
+    info!(kmeans::new, "kmeans", D, 16384, "points (34 features, 5 clusters)",
+        "k-means clustering: nearest-centroid assignment on the GPU, centroid update on the host",
+        "adaptive-gpu-l1-bypassing Table 2 kmeans (Rodinia)"),
+    info!(backprop::new, "backprop", E, 8192, "input-layer units (16 hidden units)",
+        "one training step of a two-layer perceptron: forward layer and weight adjustment",
+        "adaptive-gpu-l1-bypassing Table 2 backprop 8192×16; TAP Table 6 type E"),
+    info!(hotspot::new, "hotspot", B, 512, "grid side (multiple of 16)",
+        "thermal simulation: 5-point stencil over temperature and power grids, 4 iterations",
+        "TAP Table 6 type B hotspot (Rodinia)"),
+    info!(nw::new, "nw", B, 512, "sequence length (multiple of 16)",
+        "Needleman-Wunsch alignment, anti-diagonal 16×16 tiles in scratchpad (Rodinia nw)",
+        "adaptive-gpu-l1-bypassing Table 2 nw 512×512 and §5.3.1; TAP Table 6 type B needle"),
+    info!(nw::new_nospm, "nw-nospm", B, 512, "sequence length (multiple of 16)",
+        "Needleman-Wunsch rewritten without scratchpad: every cell reads its neighbours from global memory",
+        "adaptive-gpu-l1-bypassing §5.3.1 nw-noSPM"),
+    info!(lbm::new, "lbm", E, 64, "lattice side (D3Q19 lattice side³ cells)",
+        "lattice-Boltzmann D3Q19 stream-and-collide (BGK), two time steps",
+        "criticality Table 3 LBM; TAP Table 6 type E lbm (Parboil)"),
+    info!(cfd::new, "cfd", E, 97152, "unstructured-mesh cells (4 neighbours each)",
+        "Euler-equation flux computation over an unstructured mesh (Rodinia euler3d compute_flux + time_step)",
+        "drp Table 2 cfd (759 blocks × 128); criticality Table 3 CFD; TAP Table 6 type E"),
+    info!(reduction::new, "reduction", D, 1 << 20, "elements",
+        "parallel sum reduction with scratchpad tree (CUDA SDK reduction kernel 6)",
+        "drp Table 2 reduction (64 × 256); criticality Table 3; TAP Table 6 type D"),
+    info!(blackscholes::new, "blackscholes", D, 1 << 20, "options",
+        "Black-Scholes European call/put pricing (CUDA SDK BlackScholes, grid-stride loop)",
+        "drp Table 2 blackscholes (480 × 128); criticality Table 3; TAP Table 6 type D"),
+    info!(fastwalsh::new, "fastwalsh", A, 1 << 20, "elements (power of two)",
+        "fast Walsh-Hadamard transform, radix-4 global stages (CUDA SDK fastWalshTransform)",
+        "drp Table 2 fastwalsh; criticality Table 3; TAP Table 6 type A"),
+    info!(histogram::new, "histogram", D, 1 << 22, "input bytes",
+        "256-bin byte histogram: per-block scratchpad sub-histograms merged with global atomics",
+        "adaptive-gpu-l1-bypassing Table 2 histogram; TAP Table 6 type D"),
+    info!(sort::new, "sort", C, 65536, "keys (32-bit)",
+        "LSD radix sort, 4 bits per pass: block histograms, host scan, stable scatter",
+        "adaptive-gpu-l1-bypassing Table 2 sort 65536 (radix sort with high reuse)"),
+    info!(bitonic::new, "bitonic", C, 131072, "keys (power of two)",
+        "bitonic sorting network, one global compare-exchange kernel per stage",
+        "adaptive-gpu-l1-bypassing Table 2 bitonic 131072"),
+    info!(sobol::new, "sobolqrng", C, 1 << 20, "points per dimension (100 dimensions)",
+        "Sobol quasi-random sequence from direction numbers (CUDA SDK SobolQRNG)",
+        "TAP Table 6 type C sobolqrng"),
+];
+
+/// The kernel named `name` (case-insensitive).
+pub fn info(name: &str) -> Option<&'static KernelInfo> {
+    KERNELS.iter().find(|k| k.name.eq_ignore_ascii_case(name))
+}
+
+/// Build the GPGPU workload `name` as a streaming source.
+pub fn generate(name: &str, p: &GpgpuParams) -> Result<Box<dyn AccessSource>, WorkloadError> {
+    let k = info(name).ok_or_else(|| WorkloadError::Unknown {
+        kind: "gpgpu kernel",
+        name: name.to_string(),
+        known: KERNELS
+            .iter()
+            .map(|k| k.name)
+            .collect::<Vec<_>>()
+            .join(", "),
+    })?;
+    Ok((k.build)(p))
+}
+
+/// Deterministic input values.
+pub(crate) struct Input(SplitMix64);
+
+impl Input {
+    pub fn new(seed: u64, salt: u64) -> Input {
+        Input(SplitMix64::new(
+            seed ^ salt.wrapping_mul(0x9E37_79B9_7F4A_7C15),
+        ))
+    }
+    /// Uniform in [0, 1).
+    pub fn f32(&mut self) -> f32 {
+        (self.0.next_u64() >> 40) as f32 / (1u64 << 24) as f32
+    }
+    /// Uniform in `lo..hi`.
+    pub fn range(&mut self, lo: f32, hi: f32) -> f32 {
+        lo + (hi - lo) * self.f32()
+    }
+    pub fn below(&mut self, n: u64) -> u64 {
+        self.0.below(n)
+    }
+    pub fn u32(&mut self) -> u32 {
+        self.0.next_u64() as u32
+    }
+}
+
+/// A launch counter for kernels with a fixed sequence of launches.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct Step(pub usize);
+
+impl Step {
+    /// Advance and return the index of the launch to run now.
+    pub fn next(&mut self) -> usize {
+        self.0 += 1;
+        self.0 - 1
+    }
+    /// The launch being executed.
+    pub fn cur(&self) -> usize {
+        self.0 - 1
+    }
+}
+
+#[cfg(test)]
+pub(crate) mod test_util {
+    use super::*;
+    /// Small GPU parameters for tests.
+    pub fn params(size: usize) -> GpgpuParams {
+        GpgpuParams {
+            size,
+            seed: 7,
+            gpu: SimtConfig::default(),
+        }
+    }
+    /// Run `k` to completion and hand it back with its records.
+    pub fn run<K: Kernel>(k: K) -> (K, Vec<apusim_trace::Access>) {
+        let mut s = SimtSource::new(k, "t", "test", SimtConfig::default());
+        let v = apusim_trace::collect(&mut s).unwrap();
+        (s.into_kernel(), v)
+    }
+    pub fn close(a: f32, b: f32, tol: f32) -> bool {
+        (a - b).abs() <= tol * (1.0 + a.abs().max(b.abs()))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn registry_is_complete_and_deterministic() {
+        for b in Behaviour::ALL {
+            assert!(KERNELS.iter().any(|k| k.behaviour == b), "no type {b:?}");
+        }
+        for name in [
+            "cfd",
+            "blackscholes",
+            "fastwalsh",
+            "reduction",
+            "matrixmul",
+            "spmv",
+            "bfs",
+            "kmeans",
+            "backprop",
+            "sort",
+            "histogram",
+            "nw",
+            "lbm",
+            "hotspot",
+            "nw-nospm",
+            "bitonic",
+        ] {
+            assert!(info(name).is_some(), "{name} missing");
+        }
+        assert!(generate("nope", &GpgpuParams::default()).is_err());
+        for k in KERNELS {
+            let p = GpgpuParams {
+                size: small(k.name),
+                ..GpgpuParams::default()
+            };
+            let run = |p: &GpgpuParams| {
+                let mut s = generate(k.name, p).unwrap();
+                apusim_trace::collect(&mut s).unwrap()
+            };
+            let a = run(&p);
+            assert!(!a.is_empty(), "{} produced nothing", k.name);
+            assert_eq!(a, run(&p), "{} not deterministic", k.name);
+            assert!(
+                a.windows(2).all(|w| w[0].time <= w[1].time),
+                "{} unordered",
+                k.name
+            );
+        }
+    }
+
+    /// A small size for each kernel, for quick tests.
+    pub(crate) fn small(name: &str) -> usize {
+        match name {
+            "matrixmul" | "hotspot" | "nw" | "nw-nospm" => 64,
+            "lbm" => 16,
+            "kmeans" | "backprop" | "spmv" => 1024,
+            "bfs" => 2048,
+            "cfd" => 4096,
+            _ => 1 << 14,
+        }
+    }
+}

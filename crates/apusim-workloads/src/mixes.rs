@@ -1,0 +1,478 @@
+//! Named heterogeneous mixes reproducing the papers' experimental designs with apusim's
+//! workloads:
+//!
+//! - `S1`–`S18`, `D1`–`D18`, `Q1`–`Q18`: the 1C1G/2C1G/4C1G mixes of
+//!   drp-reuse-probability-shared-llc.txt Table 3 (GPU job `n` is the same in Sn, Dn and Qn;
+//!   the CPU jobs are the table's memory-sensitive SPEC programs, played by [`crate::cpu`]
+//!   kernels). The fourteen 3D-rendering GPU jobs (n = 1–14, Table 1) are played by
+//!   [`crate::synthetic::RenderSynth`] at the game's resolution until the render pipeline
+//!   lands; n = 15–18 are the CUDA jobs of Table 2 (cfd, blackscholes, fastwalsh, reduction).
+//! - `TAP-<k>C-<T>` for k ∈ {1, 2, 4} and T ∈ {A, …, E}: the TAP workload sets of
+//!   tap-tlp-aware-llc.txt Table 7, one GPGPU job of type T (Table 6) with k CPU jobs drawn
+//!   from the cache-friendly group of Table 5 (deterministic rotation through the group);
+//!   `TAP-S-<T>` pairs it with a streaming CPU job (the Stream-CPU set).
+//! - `H1`–`H20`, `L1`–`L20`, `HL1`–`HL20`: the four-core mixes of gpu-access-criticality-
+//!   dram-scheduling.txt §5, the twenty GPU workloads (fourteen rendering, then LBM, CFD, BFS,
+//!   FASTWALSH, BLACKSCHOLES, REDUCTION of its Table 3) each with four CPU jobs of the H group
+//!   (bwaves, lbm, leslie3d, libquantum, mcf, milc, soplex), the L group (bzip2, gcc,
+//!   omnetpp, sphinx3, wrf, zeusmp) or two of each. The paper does not list its mixes'
+//!   members; ours rotate deterministically through the groups.
+
+use crate::cpu::{self, CpuParams};
+use crate::gpgpu::{self, GpgpuParams};
+use crate::synthetic::RenderSynth;
+use crate::WorkloadError;
+use apusim_trace::AccessSource;
+use std::sync::LazyLock;
+
+/// The GPU job of a mix.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum GpuJob {
+    /// A 3D rendering job, played by [`RenderSynth`] at the title's resolution.
+    Render {
+        title: &'static str,
+        width: u32,
+        height: u32,
+    },
+    /// A GPGPU kernel of [`gpgpu::KERNELS`].
+    Gpgpu(&'static str),
+}
+
+impl GpuJob {
+    pub fn name(&self) -> String {
+        match self {
+            GpuJob::Render {
+                title,
+                width,
+                height,
+            } => format!("{title} (render {width}x{height})"),
+            GpuJob::Gpgpu(k) => k.to_string(),
+        }
+    }
+}
+
+/// One named mix.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Mix {
+    pub name: String,
+    /// Paper and table it reproduces.
+    pub source: &'static str,
+    pub gpu: GpuJob,
+    /// CPU kernels, on cores 0, 1, ...
+    pub cpus: Vec<&'static str>,
+}
+
+const fn render(title: &'static str, width: u32, height: u32) -> GpuJob {
+    GpuJob::Render {
+        title,
+        width,
+        height,
+    }
+}
+
+/// drp Table 1 / Table 2: GPU job n (1-based) of the S/D/Q series.
+const DRP_GPU: [GpuJob; 18] = [
+    render("3DMark06 GT1", 1280, 1024),
+    render("3DMark06 GT2", 1280, 1024),
+    render("3DMark06 HDR1", 1280, 1024),
+    render("3DMark06 HDR2", 1280, 1024),
+    render("COD2", 1920, 1200),
+    render("Crysis", 1920, 1200),
+    render("DOOM3", 1600, 1200),
+    render("HL2", 1600, 1200),
+    render("L4D", 1280, 1024),
+    render("NFS", 1280, 1024),
+    render("Quake4", 1600, 1200),
+    render("COR", 1280, 1024),
+    render("UT2004", 1600, 1200),
+    render("UT3", 1280, 1024),
+    GpuJob::Gpgpu("cfd"),
+    GpuJob::Gpgpu("blackscholes"),
+    GpuJob::Gpgpu("fastwalsh"),
+    GpuJob::Gpgpu("reduction"),
+];
+
+/// drp Table 3: (Sn, Dn, Qn) CPU jobs.
+const DRP_CPU: [(&[&str], &[&str], &[&str]); 18] = [
+    (
+        &["wrf"],
+        &["mcf", "milc"],
+        &["gcc", "soplex", "sphinx3", "wrf"],
+    ),
+    (
+        &["omnetpp"],
+        &["bwaves", "milc"],
+        &["gcc", "mcf", "sphinx3", "zeusmp"],
+    ),
+    (
+        &["lbm"],
+        &["bzip2", "lbm"],
+        &["bzip2", "lbm", "leslie3d", "soplex"],
+    ),
+    (
+        &["sphinx3"],
+        &["lbm", "libquantum"],
+        &["bzip2", "lbm", "libquantum", "omnetpp"],
+    ),
+    (
+        &["lbm"],
+        &["bzip2", "lbm"],
+        &["bzip2", "lbm", "leslie3d", "soplex"],
+    ),
+    (
+        &["mcf"],
+        &["soplex", "wrf"],
+        &["mcf", "milc", "sphinx3", "zeusmp"],
+    ),
+    (
+        &["libquantum"],
+        &["libquantum", "omnetpp"],
+        &["bwaves", "libquantum", "milc", "omnetpp"],
+    ),
+    (
+        &["gcc"],
+        &["bwaves", "omnetpp"],
+        &["bwaves", "mcf", "milc", "zeusmp"],
+    ),
+    (
+        &["libquantum"],
+        &["libquantum", "omnetpp"],
+        &["bwaves", "libquantum", "milc", "omnetpp"],
+    ),
+    (
+        &["leslie3d"],
+        &["gcc", "wrf"],
+        &["bwaves", "mcf", "milc", "omnetpp"],
+    ),
+    (
+        &["bwaves"],
+        &["mcf", "zeusmp"],
+        &["bzip2", "leslie3d", "soplex", "wrf"],
+    ),
+    (
+        &["zeusmp"],
+        &["bzip2", "leslie3d"],
+        &["gcc", "leslie3d", "soplex", "wrf"],
+    ),
+    (
+        &["soplex"],
+        &["sphinx3", "zeusmp"],
+        &["bzip2", "lbm", "leslie3d", "libquantum"],
+    ),
+    (
+        &["zeusmp"],
+        &["bzip2", "leslie3d"],
+        &["gcc", "leslie3d", "soplex", "wrf"],
+    ),
+    (
+        &["sphinx3"],
+        &["lbm", "libquantum"],
+        &["bzip2", "lbm", "libquantum", "omnetpp"],
+    ),
+    (
+        &["gcc"],
+        &["libquantum", "omnetpp"],
+        &["bwaves", "libquantum", "milc", "omnetpp"],
+    ),
+    (
+        &["mcf"],
+        &["libquantum", "omnetpp"],
+        &["bwaves", "libquantum", "milc", "omnetpp"],
+    ),
+    (
+        &["libquantum"],
+        &["gcc", "wrf"],
+        &["bwaves", "mcf", "milc", "omnetpp"],
+    ),
+];
+
+/// TAP Table 5's cache-friendly group (the members we model).
+const TAP_FRIENDLY: [&str; 9] = [
+    "bzip2", "gcc", "mcf", "omnetpp", "leslie3d", "soplex", "lbm", "wrf", "sphinx3",
+];
+/// TAP Table 5's streaming group (the members we model).
+const TAP_STREAM: [&str; 4] = ["libquantum", "bwaves", "milc", "zeusmp"];
+/// One GPGPU kernel per TAP type A–E.
+const TAP_GPU: [(char, &str); 5] = [
+    ('A', "fastwalsh"),
+    ('B', "matrixmul"),
+    ('C', "sobolqrng"),
+    ('D', "blackscholes"),
+    ('E', "bfs"),
+];
+
+const CRIT_H: [&str; 7] = [
+    "bwaves",
+    "lbm",
+    "leslie3d",
+    "libquantum",
+    "mcf",
+    "milc",
+    "soplex",
+];
+const CRIT_L: [&str; 6] = ["bzip2", "gcc", "omnetpp", "sphinx3", "wrf", "zeusmp"];
+const CRIT_GPGPU: [&str; 6] = [
+    "lbm",
+    "cfd",
+    "bfs",
+    "fastwalsh",
+    "blackscholes",
+    "reduction",
+];
+
+fn all_mixes() -> Vec<Mix> {
+    let mut v = Vec::new();
+    for (i, gpu) in DRP_GPU.iter().enumerate() {
+        let (s, d, q) = DRP_CPU[i];
+        for (prefix, cpus) in [("S", s), ("D", d), ("Q", q)] {
+            v.push(Mix {
+                name: format!("{prefix}{}", i + 1),
+                source: "drp-reuse-probability-shared-llc Table 3",
+                gpu: gpu.clone(),
+                cpus: cpus.to_vec(),
+            });
+        }
+    }
+    for k in [1usize, 2, 4] {
+        for (ti, (ty, kernel)) in TAP_GPU.iter().enumerate() {
+            let cpus = (0..k)
+                .map(|j| TAP_FRIENDLY[(ti * 4 + k + j * 2) % TAP_FRIENDLY.len()])
+                .collect();
+            v.push(Mix {
+                name: format!("TAP-{k}C-{ty}"),
+                source: "tap-tlp-aware-llc Table 7",
+                gpu: GpuJob::Gpgpu(kernel),
+                cpus,
+            });
+        }
+    }
+    for (ti, (ty, kernel)) in TAP_GPU.iter().enumerate() {
+        v.push(Mix {
+            name: format!("TAP-S-{ty}"),
+            source: "tap-tlp-aware-llc Table 7 (Stream-CPU)",
+            gpu: GpuJob::Gpgpu(kernel),
+            cpus: vec![TAP_STREAM[ti % TAP_STREAM.len()]],
+        });
+    }
+    let gpus: Vec<GpuJob> = DRP_GPU[..14]
+        .iter()
+        .cloned()
+        .chain(CRIT_GPGPU.iter().map(|k| GpuJob::Gpgpu(k)))
+        .collect();
+    for (i, gpu) in gpus.iter().enumerate() {
+        let h = |j: usize| CRIT_H[(i + j * 2) % CRIT_H.len()];
+        let l = |j: usize| CRIT_L[(i + j * 2) % CRIT_L.len()];
+        for (prefix, cpus) in [
+            ("H", vec![h(0), h(1), h(2), h(3)]),
+            ("L", vec![l(0), l(1), l(2), l(3)]),
+            ("HL", vec![h(0), h(1), l(0), l(1)]),
+        ] {
+            v.push(Mix {
+                name: format!("{prefix}{}", i + 1),
+                source: "gpu-access-criticality-dram-scheduling §5",
+                gpu: gpu.clone(),
+                cpus,
+            });
+        }
+    }
+    v
+}
+
+/// Every named mix.
+pub static MIXES: LazyLock<Vec<Mix>> = LazyLock::new(all_mixes);
+
+/// The mix named `name` (case-insensitive).
+pub fn mix(name: &str) -> Option<&'static Mix> {
+    MIXES.iter().find(|m| m.name.eq_ignore_ascii_case(name))
+}
+
+/// Instructions per CPU job at scale 1.
+pub const CPU_INSTRUCTIONS: u64 = 5_000_000;
+
+/// Named sources of one mix, as the simulator takes them.
+pub type MixSources = Vec<(String, Box<dyn AccessSource>)>;
+
+/// The sources of mix `name`: CPU job `i` on core `i` retiring `scale ×` [`CPU_INSTRUCTIONS`]
+/// instructions, then the GPU job (GPGPU kernels at their default size, repeated `scale`
+/// times is not modelled: the kernel runs once; render jobs render `scale` frames).
+pub fn sources(name: &str, scale: u64, seed: u64) -> Result<MixSources, WorkloadError> {
+    let m = mix(name).ok_or_else(|| WorkloadError::Unknown {
+        kind: "mix",
+        name: name.to_string(),
+        known:
+            "S1-S18, D1-D18, Q1-Q18, TAP-{1,2,4}C-{A..E}, TAP-S-{A..E}, H1-H20, L1-L20, HL1-HL20"
+                .to_string(),
+    })?;
+    let scale = scale.max(1);
+    let mut v: Vec<(String, Box<dyn AccessSource>)> = Vec::new();
+    for (i, c) in m.cpus.iter().enumerate() {
+        let p = CpuParams {
+            core: i as u8,
+            instructions: CPU_INSTRUCTIONS * scale,
+            size: 0,
+            seed: seed.wrapping_add(i as u64),
+        };
+        v.push((format!("cpu{i} {c}"), cpu::generate(c, &p)?));
+    }
+    let gpu: Box<dyn AccessSource> = match &m.gpu {
+        GpuJob::Render { width, height, .. } => {
+            Box::new(RenderSynth::new(*width, *height, scale as u32, seed))
+        }
+        GpuJob::Gpgpu(k) => gpgpu::generate(
+            k,
+            &GpgpuParams {
+                seed,
+                ..GpgpuParams::default()
+            },
+        )?,
+    };
+    v.push((format!("gpu {}", m.gpu.name()), gpu));
+    Ok(v)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn mixes_follow_the_papers() {
+        assert_eq!(MIXES.len(), 54 + 15 + 5 + 60);
+        let q15 = mix("q15").unwrap();
+        assert_eq!(q15.gpu, GpuJob::Gpgpu("cfd"));
+        assert_eq!(q15.cpus, ["bzip2", "lbm", "libquantum", "omnetpp"]);
+        for n in 1..=18 {
+            let g = |p: &str| mix(&format!("{p}{n}")).unwrap().gpu.clone();
+            assert!(g("S") == g("D") && g("D") == g("Q"));
+        }
+        for m in MIXES.iter() {
+            for c in &m.cpus {
+                assert!(cpu::info(c).is_some(), "{}: {c}", m.name);
+            }
+            if let GpuJob::Gpgpu(k) = m.gpu {
+                assert!(gpgpu::info(k).is_some(), "{}: {k}", m.name);
+            }
+            if m.name.starts_with("H") && !m.name.starts_with("HL") {
+                assert!(m
+                    .cpus
+                    .iter()
+                    .all(|c| cpu::info(c).unwrap().mpki_group == 'H'));
+            }
+        }
+        assert_eq!(mix("TAP-4C-E").unwrap().cpus.len(), 4);
+        let s = sources("S16", 1, 1).unwrap();
+        assert_eq!(s.len(), 2);
+        assert!(sources("Z9", 1, 1).is_err());
+    }
+}
+
+#[cfg(test)]
+mod measure_tmp {
+    use super::*;
+    use std::time::Instant;
+
+    /// 16 MB 16-way LRU over 64-byte lines: misses.
+    struct Llc {
+        tags: Vec<u64>,
+        stamp: Vec<u64>,
+        now: u64,
+        misses: u64,
+    }
+    impl Llc {
+        fn new() -> Llc {
+            Llc {
+                tags: vec![u64::MAX; 16384 * 16],
+                stamp: vec![0; 16384 * 16],
+                now: 0,
+                misses: 0,
+            }
+        }
+        fn access(&mut self, addr: u64) {
+            let line = addr >> 6;
+            let set = (line % 16384) as usize * 16;
+            self.now += 1;
+            for w in 0..16 {
+                if self.tags[set + w] == line {
+                    self.stamp[set + w] = self.now;
+                    return;
+                }
+            }
+            self.misses += 1;
+            let v = (0..16).min_by_key(|&w| self.stamp[set + w]).unwrap();
+            self.tags[set + v] = line;
+            self.stamp[set + v] = self.now;
+        }
+    }
+
+    #[test]
+    #[ignore]
+    fn measure() {
+        for k in gpgpu::KERNELS {
+            let p = GpgpuParams::default();
+            let mut s = gpgpu::generate(k.name, &p).unwrap();
+            let t0 = Instant::now();
+            let mut v = Vec::new();
+            let (mut n, mut bytes) = (0u64, std::collections::HashSet::new());
+            let mut llc = Llc::new();
+            let mut gen = 0f64;
+            loop {
+                v.clear();
+                let t = Instant::now();
+                if !s.next_batch(&mut v).unwrap() {
+                    break;
+                }
+                gen += t.elapsed().as_secs_f64();
+                n += v.len() as u64;
+                for a in &v {
+                    bytes.insert(a.addr >> 6);
+                    llc.access(a.addr);
+                    if a.size == 128 {
+                        llc.access(a.addr + 64);
+                        bytes.insert((a.addr >> 6) + 1);
+                    }
+                }
+                if n > 40_000_000 {
+                    break;
+                }
+            }
+            let _ = t0;
+            println!(
+                "GPU {:14} recs {:>10} touched {:>8.1} MB  misses/krec {:>7.1}  {:>6.1} Mrec/s",
+                k.name,
+                n,
+                bytes.len() as f64 * 64.0 / 1e6,
+                llc.misses as f64 * 1000.0 / n as f64,
+                n as f64 / gen / 1e6
+            );
+        }
+        for k in cpu::KERNELS {
+            let p = CpuParams {
+                instructions: 50_000_000,
+                ..CpuParams::default()
+            };
+            let mut s = cpu::generate(k.name, &p).unwrap();
+            let mut v = Vec::new();
+            let (mut n, mut bytes) = (0u64, std::collections::HashSet::new());
+            let mut llc = Llc::new();
+            let t0 = Instant::now();
+            let mut work = 0f64;
+            loop {
+                v.clear();
+                if !s.next_batch(&mut v).unwrap() {
+                    break;
+                }
+                n += v.len() as u64;
+                let t = Instant::now();
+                for a in &v {
+                    if a.stream == apusim_trace::Stream::CpuData {
+                        bytes.insert(a.addr >> 6);
+                        llc.access(a.addr);
+                    }
+                }
+                work += t.elapsed().as_secs_f64();
+            }
+            let total = t0.elapsed().as_secs_f64();
+            println!("CPU {:10} recs {:>10} touched {:>8.1} MB  MPKI(16MB LRU, data only, no L1/L2 filter) {:>7.2}  {:>6.1} Mrec/s (producer thread, wall {:.2}s consumer {:.2}s)",
+                k.name, n, bytes.len() as f64 * 64.0 / 1e6, llc.misses as f64 * 1000.0 / 50_000_000.0, n as f64 / (total - work).max(1e-9) / 1e6, total, work);
+        }
+    }
+}

@@ -1,0 +1,695 @@
+//! A small SIMT execution layer: GPGPU kernels written as Rust code over their thread index,
+//! executed grid → thread blocks → warps of 32 threads in lock step, streamed out as the
+//! coalesced global-memory transactions a GPU's shader cores would issue.
+//!
+//! The model follows the CUDA/OpenCL GPUs of the papers' GPGPU studies (MacSim's shader cores in
+//! drp-reuse-probability-shared-llc.txt §3 and tap-tlp-aware-llc.txt §4; the OpenCL GPU of
+//! adaptive-gpu-l1-bypassing.txt §4).
+//!
+//! # Writing a kernel
+//!
+//! A [`Kernel`] is a program of one or more launches ([`Kernel::next_launch`] runs the host
+//! code between launches and returns the next grid). [`Kernel::block`] runs one thread block:
+//! the code between two `__syncthreads()` barriers is one [`Block::phase`], whose closure is
+//! called once per warp of the block. Inside, every warp-level instruction is a method of
+//! [`Warp`] taking a closure over the thread index ([`Tid`]): [`Warp::load`] /
+//! [`Warp::store`] / [`Warp::atomic`] perform a global memory instruction (the closure returns
+//! the element index a lane touches, or `None` for an inactive lane), [`Warp::shared`] counts
+//! scratchpad (shared-memory) instructions, [`Warp::compute`] counts ALU instructions. The
+//! kernel really computes: loads return the lanes' values from the [`Buf`], stores write them.
+//! Scratchpad contents are plain Rust arrays of the kernel; barrier semantics come from
+//! running phases in order.
+//!
+//! # Coalescing
+//!
+//! [`coalesce`] forms the transactions of one warp instruction as a Fermi-class coalescer does:
+//! the active lanes' bytes are grouped by 128-byte aligned segment, in order of the lowest lane
+//! touching each segment; a segment whose touched bytes all lie in one 64-byte half is
+//! reduced to a 64-byte transaction. Each transaction is one [`Access`] (size 64 or 128).
+//!
+//! # Scheduling and timing convention
+//!
+//! Blocks are distributed in waves: a wave holds `sms × R` blocks, block `j` of the wave runs on
+//! SM `j % sms` in residency slot `j / sms`, where `R = clamp(max_warps_per_sm /
+//! warps_per_block, 1, 8)` blocks are resident per SM. The `W = R × warps_per_block` resident
+//! warps of an SM issue in loose round robin, one warp instruction per cycle: instruction `k`
+//! (counting memory, shared-memory and compute instructions since the warp's current phase
+//! began) of the warp in slot `s` issues at cycle `phase_start + k·W + s`. A barrier ends the
+//! phase for the whole block at the slowest warp's end. A wave starts when the previous wave's
+//! last block finished; launches follow each other. So `time` is the SM cycle (header clock
+//! [`SimtConfig::clock_mhz`]), each warp's compute instructions between two memory instructions
+//! are `Δtime / W − 1` within a phase, and the records of a wave are merged into time order
+//! before they are handed out (memory stays bounded by one wave).
+//!
+//! Records: agent GPU, stream `ShaderData`, op `Read` (loads), `Write` (stores) or `Read` with
+//! [`Access::MODIFY`] (atomics), `unit` = SM id, `warp` = global warp id (unique over the whole
+//! program), `pc` = the kernel's memory-instruction PC (distinct per load/store site).
+//! Instruction fetches (`ShaderInstr`) are not emitted: the shader instruction caches of these
+//! kernels' small code hold them (drp §3's 4 KB per-core I-cache).
+
+use apusim_trace::{Access, AccessSource, Agent, Op, Result, Stream, TraceHeader, BATCH};
+
+/// Lanes per warp.
+pub const WARP: usize = 32;
+/// First byte of the GPGPU global memory region (distinct from the render GPU's surfaces).
+pub const GLOBAL_BASE: u64 = 0x200_0000_0000;
+/// Code address of kernel memory-instruction PCs.
+pub const CODE_BASE: u64 = 0x7000_0000;
+
+/// Append the transactions of one warp memory instruction to `emit` as (address, size):
+/// `addrs[lane]` is the lane's byte address, used only where bit `lane` of `mask` is set; every
+/// lane touches `size` bytes.
+pub fn coalesce(addrs: &[u64; WARP], mask: u32, size: u64, mut emit: impl FnMut(u64, u16)) {
+    let mut segs = [0u64; WARP * 2];
+    let mut halves = [0u8; WARP * 2];
+    let mut n = 0usize;
+    let mut m = mask;
+    while m != 0 {
+        let lane = m.trailing_zeros() as usize;
+        m &= m - 1;
+        let first = addrs[lane];
+        let last = first + size.max(1) - 1;
+        let mut a = first;
+        loop {
+            let seg = a >> 7;
+            let lo = if seg == first >> 7 { first & 127 } else { 0 };
+            let hi = if seg == last >> 7 { last & 127 } else { 127 };
+            let half = (if lo < 64 { 1 } else { 0 }) | (if hi >= 64 { 2 } else { 0 });
+            match segs[..n].iter().position(|&s| s == seg) {
+                Some(i) => halves[i] |= half,
+                None if n < segs.len() => {
+                    segs[n] = seg;
+                    halves[n] = half;
+                    n += 1;
+                }
+                None => {}
+            }
+            if seg == last >> 7 {
+                break;
+            }
+            a = (seg + 1) << 7;
+        }
+    }
+    for i in 0..n {
+        let base = segs[i] << 7;
+        match halves[i] {
+            1 => emit(base, 64),
+            2 => emit(base + 64, 64),
+            _ => emit(base, 128),
+        }
+    }
+}
+
+/// A bump allocator of GPU global memory (4 KiB aligned buffers).
+#[derive(Clone, Debug)]
+pub struct Alloc {
+    next: u64,
+}
+
+impl Default for Alloc {
+    fn default() -> Self {
+        Alloc { next: GLOBAL_BASE }
+    }
+}
+
+impl Alloc {
+    /// Place `data` in global memory.
+    pub fn buf<T: Copy>(&mut self, data: Vec<T>) -> Buf<T> {
+        let base = self.next;
+        let bytes = (data.len() * std::mem::size_of::<T>()) as u64;
+        self.next = (base + bytes + 4095) & !4095;
+        Buf { base, data }
+    }
+    /// Bytes allocated so far (the kernel's global-memory footprint).
+    pub fn allocated(&self) -> u64 {
+        self.next - GLOBAL_BASE
+    }
+}
+
+/// An array in GPU global memory: its base address and its contents.
+#[derive(Clone, Debug)]
+pub struct Buf<T> {
+    pub base: u64,
+    pub data: Vec<T>,
+}
+
+impl<T: Copy> Buf<T> {
+    /// Byte address of element `i`.
+    #[inline]
+    pub fn addr(&self, i: usize) -> u64 {
+        self.base + (i * std::mem::size_of::<T>()) as u64
+    }
+    pub fn len(&self) -> usize {
+        self.data.len()
+    }
+    pub fn is_empty(&self) -> bool {
+        self.data.is_empty()
+    }
+}
+
+/// The thread executing a lane: its index within the block and within the grid.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Tid {
+    /// `threadIdx.x` (linearized).
+    pub local: usize,
+    /// `blockIdx.x * blockDim.x + threadIdx.x`.
+    pub global: usize,
+    /// The lane within the warp.
+    pub lane: usize,
+}
+
+/// One kernel launch: a 1-D grid of `blocks` blocks of `threads` threads (2-D and 3-D grids
+/// are linearized by the kernels).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Launch {
+    pub blocks: usize,
+    pub threads: usize,
+}
+
+/// A GPGPU program: a sequence of launches of block code.
+pub trait Kernel: Send {
+    /// Run the host code up to the next launch and return it; `None` when the program is done.
+    fn next_launch(&mut self) -> Option<Launch>;
+    /// Execute thread block `blk.idx` of the current launch.
+    fn block(&mut self, blk: &mut Block<'_>);
+    /// Bytes of global memory the program allocated.
+    fn footprint(&self) -> u64;
+}
+
+/// Instruction counts of a SIMT run.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct SimtStats {
+    /// Warp-level global memory instructions issued.
+    pub global_instrs: u64,
+    /// Memory transactions they produced (records emitted).
+    pub transactions: u64,
+    /// Warp-level shared-memory (scratchpad) instructions, kept out of the trace.
+    pub shared_instrs: u64,
+    /// Warp-level compute instructions.
+    pub compute_instrs: u64,
+    /// Warps executed.
+    pub warps: u64,
+    /// Kernel launches.
+    pub launches: u64,
+}
+
+impl SimtStats {
+    /// Warp instructions of all kinds.
+    pub fn instructions(&self) -> u64 {
+        self.global_instrs + self.shared_instrs + self.compute_instrs
+    }
+}
+
+/// Configuration of the simulated GPU for trace generation.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SimtConfig {
+    /// Streaming multiprocessors (shader cores).
+    pub sms: u16,
+    /// Warp contexts per SM (bounds the resident blocks).
+    pub max_warps_per_sm: u16,
+    /// Shader clock, written to the header.
+    pub clock_mhz: u32,
+}
+
+impl Default for SimtConfig {
+    /// drp §3's CUDA GPU: six shader cores at 1.5 GHz; 48 resident warps per core (of its 80
+    /// warp contexts, a typical occupancy).
+    fn default() -> Self {
+        SimtConfig {
+            sms: 6,
+            max_warps_per_sm: 48,
+            clock_mhz: 1500,
+        }
+    }
+}
+
+struct Emit<'a> {
+    out: &'a mut Vec<Access>,
+    stats: &'a mut SimtStats,
+    sm: u16,
+    stride: u64,
+}
+
+/// One thread block being executed.
+pub struct Block<'a> {
+    /// `blockIdx.x`.
+    pub idx: usize,
+    /// `blockDim.x`.
+    pub dim: usize,
+    /// `gridDim.x`.
+    pub grid: usize,
+    emit: Emit<'a>,
+    slot0: u64,
+    warp_base: u32,
+    phase_start: u64,
+}
+
+impl Block<'_> {
+    /// Warps in this block.
+    pub fn warps(&self) -> usize {
+        self.dim.div_ceil(WARP)
+    }
+    /// Run the code up to the next barrier: `f` is called once per warp of the block.
+    pub fn phase(&mut self, mut f: impl FnMut(&mut Warp<'_, '_>)) {
+        let mut longest = 0;
+        for wi in 0..self.warps() {
+            let first = wi * WARP;
+            let lanes = (self.dim - first).min(WARP);
+            let mask = if lanes == WARP {
+                u32::MAX
+            } else {
+                (1u32 << lanes) - 1
+            };
+            let mut w = Warp {
+                emit: &mut self.emit,
+                first_local: first,
+                block_first: self.idx * self.dim,
+                mask,
+                k: 0,
+                start: self.phase_start + self.slot0 + wi as u64,
+                warp_id: self.warp_base + wi as u32,
+            };
+            f(&mut w);
+            longest = longest.max(w.k);
+        }
+        // The barrier itself is one instruction.
+        self.phase_start += (longest + 1) * self.emit.stride;
+    }
+}
+
+/// One warp executing one phase of a block.
+pub struct Warp<'e, 'a> {
+    emit: &'e mut Emit<'a>,
+    first_local: usize,
+    block_first: usize,
+    mask: u32,
+    k: u64,
+    start: u64,
+    warp_id: u32,
+}
+
+impl Warp<'_, '_> {
+    /// The warp's lanes that map to threads of the block.
+    #[inline]
+    pub fn tids(&self) -> impl Iterator<Item = Tid> {
+        let (first, bf, mask) = (self.first_local, self.block_first, self.mask);
+        (0..WARP)
+            .filter(move |l| mask >> l & 1 != 0)
+            .map(move |lane| Tid {
+                local: first + lane,
+                global: bf + first + lane,
+                lane,
+            })
+    }
+    /// Count `n` ALU instructions.
+    #[inline]
+    pub fn compute(&mut self, n: u64) {
+        self.k += n;
+        self.emit.stats.compute_instrs += n;
+    }
+    /// Count `n` shared-memory (scratchpad) instructions: they cost issue slots but stay out
+    /// of the global stream.
+    #[inline]
+    pub fn shared(&mut self, n: u64) {
+        self.k += n;
+        self.emit.stats.shared_instrs += n;
+    }
+
+    fn issue(&mut self, pc: u64, op: Op, flags: u8, addrs: &[u64; WARP], mask: u32, size: u64) {
+        if mask == 0 {
+            return;
+        }
+        let time = self.start + self.k * self.emit.stride;
+        self.k += 1;
+        let e = &mut *self.emit;
+        e.stats.global_instrs += 1;
+        let before = e.out.len();
+        let (sm, warp) = (e.sm, self.warp_id);
+        let out = &mut *e.out;
+        coalesce(addrs, mask, size, |addr, sz| {
+            let mut a = Access::new(Agent::GPU, Stream::ShaderData, op, addr, sz)
+                .with_pc(CODE_BASE + pc)
+                .with_time(time)
+                .with_unit(sm)
+                .with_warp(warp);
+            a.flags = flags;
+            out.push(a);
+        });
+        e.stats.transactions += (e.out.len() - before) as u64;
+    }
+
+    /// A global load at site `pc`: lane `t` reads element `idx(t)` of `buf` (`None`: lane
+    /// inactive). Returns the values read (default for inactive lanes).
+    #[inline]
+    pub fn load<T: Copy + Default>(
+        &mut self,
+        pc: u64,
+        buf: &Buf<T>,
+        mut idx: impl FnMut(Tid) -> Option<usize>,
+    ) -> [T; WARP] {
+        let mut vals = [T::default(); WARP];
+        let mut addrs = [0u64; WARP];
+        let mut mask = 0u32;
+        for t in self.tids() {
+            if let Some(i) = idx(t) {
+                vals[t.lane] = buf.data[i];
+                addrs[t.lane] = buf.addr(i);
+                mask |= 1 << t.lane;
+            }
+        }
+        self.issue(
+            pc,
+            Op::Read,
+            0,
+            &addrs,
+            mask,
+            std::mem::size_of::<T>() as u64,
+        );
+        vals
+    }
+
+    /// A global store at site `pc`: lane `t` writes `(index, value)` = `f(t)` (`None`:
+    /// inactive). Lanes store in lane order (the highest lane wins a conflict, as on hardware
+    /// the winner is one of them).
+    #[inline]
+    pub fn store<T: Copy>(
+        &mut self,
+        pc: u64,
+        buf: &mut Buf<T>,
+        mut f: impl FnMut(Tid) -> Option<(usize, T)>,
+    ) {
+        let mut addrs = [0u64; WARP];
+        let mut mask = 0u32;
+        for t in self.tids() {
+            if let Some((i, v)) = f(t) {
+                buf.data[i] = v;
+                addrs[t.lane] = buf.addr(i);
+                mask |= 1 << t.lane;
+            }
+        }
+        self.issue(
+            pc,
+            Op::Write,
+            0,
+            &addrs,
+            mask,
+            std::mem::size_of::<T>() as u64,
+        );
+    }
+
+    /// A global atomic read-modify-write at site `pc`: lane `t` applies `update` to element
+    /// `idx(t)`; returns the old values. Recorded as reads with [`Access::MODIFY`].
+    #[inline]
+    pub fn atomic<T: Copy + Default>(
+        &mut self,
+        pc: u64,
+        buf: &mut Buf<T>,
+        mut idx: impl FnMut(Tid) -> Option<usize>,
+        mut update: impl FnMut(Tid, T) -> T,
+    ) -> [T; WARP] {
+        let mut vals = [T::default(); WARP];
+        let mut addrs = [0u64; WARP];
+        let mut mask = 0u32;
+        for t in self.tids() {
+            if let Some(i) = idx(t) {
+                vals[t.lane] = buf.data[i];
+                buf.data[i] = update(t, buf.data[i]);
+                addrs[t.lane] = buf.addr(i);
+                mask |= 1 << t.lane;
+            }
+        }
+        let size = std::mem::size_of::<T>() as u64;
+        self.issue(pc, Op::Read, Access::MODIFY, &addrs, mask, size);
+        vals
+    }
+}
+
+/// Runs a [`Kernel`] and hands out its transactions: the [`AccessSource`] of every GPGPU
+/// workload.
+pub struct SimtSource<K: Kernel> {
+    kernel: K,
+    cfg: SimtConfig,
+    header: TraceHeader,
+    launch: Option<Launch>,
+    next_block: usize,
+    warp_base: u32,
+    wave: Vec<Access>,
+    pos: usize,
+    time: u64,
+    stats: SimtStats,
+    done: bool,
+}
+
+impl<K: Kernel> SimtSource<K> {
+    /// A source running `kernel` (named `name` in the header) on the GPU `cfg`.
+    pub fn new(kernel: K, name: &str, provenance: &str, cfg: SimtConfig) -> Self {
+        let cfg = SimtConfig {
+            sms: cfg.sms.max(1),
+            max_warps_per_sm: cfg.max_warps_per_sm.max(1),
+            ..cfg
+        };
+        let header = TraceHeader::single(
+            Agent::GPU,
+            name,
+            cfg.clock_mhz,
+            &[Stream::ShaderData],
+            &format!(
+                "apusim gpgpu {provenance} sms={} max_warps_per_sm={} (time: SM cycle, see \
+                 apusim_workloads::simt)",
+                cfg.sms, cfg.max_warps_per_sm
+            ),
+        );
+        SimtSource {
+            kernel,
+            cfg,
+            header,
+            launch: None,
+            next_block: 0,
+            warp_base: 0,
+            wave: Vec::new(),
+            pos: 0,
+            time: 0,
+            stats: SimtStats::default(),
+            done: false,
+        }
+    }
+    /// The kernel (its results, once the source is exhausted).
+    pub fn kernel(&self) -> &K {
+        &self.kernel
+    }
+    /// Take the kernel back (its results, once the source is exhausted).
+    pub fn into_kernel(self) -> K {
+        self.kernel
+    }
+    /// Instruction counts so far.
+    pub fn stats(&self) -> SimtStats {
+        self.stats
+    }
+    /// Cycle at which the program finished so far.
+    pub fn cycles(&self) -> u64 {
+        self.time
+    }
+    /// Run to completion, discarding the records (tests and result checks).
+    pub fn run_to_end(&mut self) -> SimtStats {
+        while self.fill_wave() {}
+        self.stats
+    }
+
+    /// Execute the next wave of blocks into `self.wave`; false when the program is done.
+    fn fill_wave(&mut self) -> bool {
+        self.wave.clear();
+        self.pos = 0;
+        while !self.done {
+            let launch = match self.launch {
+                Some(l) if self.next_block < l.blocks => l,
+                _ => {
+                    if let Some(l) = self.launch.take() {
+                        self.warp_base = self
+                            .warp_base
+                            .wrapping_add((l.blocks * l.threads.div_ceil(WARP)) as u32);
+                    }
+                    match self.kernel.next_launch() {
+                        Some(l) if l.blocks > 0 && l.threads > 0 => {
+                            self.stats.launches += 1;
+                            self.launch = Some(l);
+                            self.next_block = 0;
+                            continue;
+                        }
+                        Some(_) => continue,
+                        None => {
+                            self.done = true;
+                            return false;
+                        }
+                    }
+                }
+            };
+            let wpb = launch.threads.div_ceil(WARP);
+            let resident = (self.cfg.max_warps_per_sm as usize / wpb).clamp(1, 8);
+            let sms = self.cfg.sms as usize;
+            let stride = (resident * wpb) as u64;
+            let n = (sms * resident).min(launch.blocks - self.next_block);
+            let mut end = self.time;
+            for j in 0..n {
+                let b = self.next_block + j;
+                let mut blk = Block {
+                    idx: b,
+                    dim: launch.threads,
+                    grid: launch.blocks,
+                    emit: Emit {
+                        out: &mut self.wave,
+                        stats: &mut self.stats,
+                        sm: (j % sms) as u16,
+                        stride,
+                    },
+                    slot0: ((j / sms) * wpb) as u64,
+                    warp_base: self.warp_base.wrapping_add((b * wpb) as u32),
+                    phase_start: self.time,
+                };
+                self.kernel.block(&mut blk);
+                end = end.max(blk.phase_start);
+                self.stats.warps += wpb as u64;
+            }
+            self.next_block += n;
+            self.time = end;
+            if !self.wave.is_empty() {
+                // Blocks are time ordered runs; the stable sort merges them.
+                self.wave.sort_by_key(|a| a.time);
+                return true;
+            }
+        }
+        false
+    }
+}
+
+impl<K: Kernel> AccessSource for SimtSource<K> {
+    fn header(&self) -> &TraceHeader {
+        &self.header
+    }
+    fn next_batch(&mut self, out: &mut Vec<Access>) -> Result<bool> {
+        if self.pos >= self.wave.len() && !self.fill_wave() {
+            return Ok(false);
+        }
+        let end = (self.pos + BATCH).min(self.wave.len());
+        out.extend_from_slice(&self.wave[self.pos..end]);
+        self.pos = end;
+        Ok(true)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn tx(addrs: &[u64; WARP], mask: u32, size: u64) -> Vec<(u64, u16)> {
+        let mut v = Vec::new();
+        coalesce(addrs, mask, size, |a, s| v.push((a, s)));
+        v
+    }
+
+    #[test]
+    fn unit_stride_words_coalesce_into_one_segment() {
+        let a: [u64; WARP] = std::array::from_fn(|l| 0x1000 + 4 * l as u64);
+        assert_eq!(tx(&a, u32::MAX, 4), vec![(0x1000, 128)]);
+        // Half the warp: one 64-byte transaction.
+        assert_eq!(tx(&a, 0xFFFF, 4), vec![(0x1000, 64)]);
+        assert_eq!(tx(&a, 0xFFFF_0000, 4), vec![(0x1040, 64)]);
+        // Misaligned by one word: two segments, the second reduced to 64 bytes.
+        let b: [u64; WARP] = std::array::from_fn(|l| 0x1004 + 4 * l as u64);
+        assert_eq!(tx(&b, u32::MAX, 4), vec![(0x1000, 128), (0x1080, 64)]);
+        // Doubles: 256 bytes, two segments.
+        let d: [u64; WARP] = std::array::from_fn(|l| 0x2000 + 8 * l as u64);
+        assert_eq!(tx(&d, u32::MAX, 8), vec![(0x2000, 128), (0x2080, 128)]);
+    }
+
+    #[test]
+    fn stride_two_doubles_the_transactions() {
+        let a: [u64; WARP] = std::array::from_fn(|l| 0x1000 + 8 * l as u64);
+        assert_eq!(tx(&a, u32::MAX, 4), vec![(0x1000, 128), (0x1080, 128)]);
+        // Same address in every lane: one 64-byte transaction (a broadcast).
+        assert_eq!(tx(&[0x1010; WARP], u32::MAX, 4), vec![(0x1000, 64)]);
+    }
+
+    #[test]
+    fn scattered_lanes_get_one_transaction_each() {
+        let a: [u64; WARP] = std::array::from_fn(|l| 0x10_0000 + 4096 * (31 - l as u64) + 68);
+        let v = tx(&a, u32::MAX, 4);
+        assert_eq!(v.len(), 32);
+        assert_eq!(v[0], (0x10_0000 + 4096 * 31 + 64, 64));
+        assert!(v.iter().all(|&(_, s)| s == 64));
+        // Inactive lanes contribute nothing.
+        assert!(tx(&a, 0, 4).is_empty());
+        assert_eq!(tx(&a, 0b101, 4).len(), 2);
+    }
+
+    /// y = a·x + y over 1000 elements with 96-thread blocks.
+    struct Saxpy {
+        x: Buf<f32>,
+        y: Buf<f32>,
+        launched: bool,
+        mem: u64,
+    }
+    impl Kernel for Saxpy {
+        fn next_launch(&mut self) -> Option<Launch> {
+            if std::mem::replace(&mut self.launched, true) {
+                return None;
+            }
+            Some(Launch {
+                blocks: self.x.len().div_ceil(96),
+                threads: 96,
+            })
+        }
+        fn block(&mut self, blk: &mut Block<'_>) {
+            let (x, y) = (&self.x, &mut self.y);
+            let n = x.len();
+            blk.phase(|w| {
+                let xv = w.load(0, x, |t| (t.global < n).then_some(t.global));
+                let yv = w.load(8, y, |t| (t.global < n).then_some(t.global));
+                w.compute(2);
+                w.store(16, y, |t| {
+                    (t.global < n).then(|| (t.global, 2.0 * xv[t.lane] + yv[t.lane]))
+                });
+            });
+        }
+        fn footprint(&self) -> u64 {
+            self.mem
+        }
+    }
+
+    fn saxpy() -> SimtSource<Saxpy> {
+        let mut al = Alloc::default();
+        let x = al.buf((0..1000).map(|i| i as f32).collect());
+        let y = al.buf(vec![1.0f32; 1000]);
+        let k = Saxpy {
+            x,
+            y,
+            launched: false,
+            mem: al.allocated(),
+        };
+        SimtSource::new(k, "saxpy", "test", SimtConfig::default())
+    }
+
+    #[test]
+    fn engine_runs_computes_and_orders_records() {
+        let mut s = saxpy();
+        let recs = apusim_trace::collect(&mut s).unwrap();
+        for (i, v) in s.kernel().y.data.iter().enumerate() {
+            assert_eq!(*v, 2.0 * i as f32 + 1.0);
+        }
+        assert!(recs.windows(2).all(|w| w[0].time <= w[1].time));
+        let st = s.stats();
+        // 10 full blocks of 3 warps and a last block of 40 threads (2 warps), 3 instructions each.
+        assert_eq!(st.global_instrs, 3 * (10 * 3 + 2));
+        assert_eq!(st.transactions, recs.len() as u64);
+        // Each full warp: one 128-byte transaction per instruction.
+        let writes: u64 = recs
+            .iter()
+            .filter(|a| a.op == Op::Write)
+            .map(|a| a.size as u64)
+            .sum();
+        assert!(writes >= 4000);
+        assert!(recs.iter().all(|a| a.unit < 6 && a.agent == Agent::GPU));
+        let pcs: std::collections::BTreeSet<u64> = recs.iter().map(|a| a.pc).collect();
+        assert_eq!(pcs.len(), 3);
+        assert_eq!(recs, apusim_trace::collect(&mut saxpy()).unwrap());
+    }
+}
