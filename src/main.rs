@@ -5,6 +5,7 @@
 
 mod cli_dram;
 mod cli_oracle;
+mod cli_workloads;
 mod inputs;
 
 use anyhow::{bail, Context, Result};
@@ -46,6 +47,13 @@ enum Command {
     Trace(TraceCommand),
     /// Run a DRAM request trace through the DRAM timing model.
     Dram(cli_dram::DramArgs),
+    /// Generate a built-in workload's trace.
+    #[command(subcommand)]
+    Gen(cli_workloads::GenCommand),
+    /// List the built-in GPGPU and CPU workload generators.
+    Workloads,
+    /// List the papers' workload mixes (run one with `apusim run --mix NAME`).
+    Mixes,
     /// Replay policies and oracles (opt, opt-bypass, POLICY-bypass) on an LLC access stream.
     Oracle(OracleArgs),
     /// Reuse characterization of an LLC access stream under one policy (OPT included).
@@ -170,8 +178,14 @@ struct RunArgs {
     /// Trace files (.apt, lackey, ChampSim, CSV). `FILE@cpu2` or `FILE@gpu` assigns a
     /// single-agent trace to an agent; single-agent CPU traces that would collide are given
     /// the next free core.
-    #[arg(required = true)]
+    #[arg(required_unless_present = "mix")]
     traces: Vec<String>,
+    /// Run a named mix of built-in workloads (see `apusim mixes`) instead of trace files.
+    #[arg(long, conflicts_with = "traces")]
+    mix: Option<String>,
+    /// Size multiplier of a --mix.
+    #[arg(long, default_value_t = 1)]
+    scale: u64,
     /// LLC policy, or a comma-separated list to compare (run in parallel; `all` and
     /// `baselines` expand).
     #[arg(long, value_delimiter = ',')]
@@ -240,6 +254,15 @@ fn dispatch(cli: Cli) -> Result<()> {
         Command::Presets { name, set } => presets(name, &set),
         Command::Trace(t) => inputs::trace_command(t),
         Command::Dram(a) => cli_dram::run(a),
+        Command::Gen(g) => cli_workloads::gen(g),
+        Command::Workloads => {
+            print!("{}", cli_workloads::list_workloads());
+            Ok(())
+        }
+        Command::Mixes => {
+            print!("{}", cli_workloads::list_mixes());
+            Ok(())
+        }
         Command::Oracle(a) => {
             let cfg = a.system.load()?;
             let results = cli_oracle::offline(&cfg, &a.llc_trace, &a.policy)?;
@@ -357,14 +380,27 @@ fn run(a: RunArgs) -> Result<()> {
     if a.cachegrind && !cfg.cachegrind {
         bail!("--cachegrind output needs the cachegrind model: use --preset cachegrind");
     }
-    let inputs = inputs::TraceInputs::parse(&a.traces)?;
+    let inputs: Box<dyn apusim_sim::Inputs> = match &a.mix {
+        Some(m) => {
+            if apusim_workloads::mixes::mix(m).is_none() {
+                bail!("unknown mix `{m}` (see `apusim mixes`)");
+            }
+            Box::new(cli_workloads::MixInputs {
+                name: m.clone(),
+                scale: a.scale.max(1),
+                seed: cfg.seed,
+            })
+        }
+        None => Box::new(inputs::TraceInputs::parse(&a.traces)?),
+    };
+    let inputs = &*inputs;
     let opts = RunOptions {
         progress: true,
         limit: a.limit,
         study: a.study.options()?,
     };
     if names.iter().any(|n| cli_oracle::is_oracle_name(n)) {
-        let results = cli_oracle::run_with_oracles(&cfg, &inputs, &names, &opts)?;
+        let results = cli_oracle::run_with_oracles(&cfg, inputs, &names, &opts)?;
         return print_oracle(&results, &a.output);
     }
     let results = match a.threads {
@@ -372,10 +408,10 @@ fn run(a: RunArgs) -> Result<()> {
             .num_threads(n.max(1))
             .build()
             .context("building the thread pool")?
-            .install(|| run_policies(&cfg, &names, &inputs, &opts))?,
-        None => run_policies(&cfg, &names, &inputs, &opts)?,
+            .install(|| run_policies(&cfg, &names, inputs, &opts))?,
+        None => run_policies(&cfg, &names, inputs, &opts)?,
     };
-    print_results(&cfg, &inputs, &results, &a.output, a.cachegrind)
+    print_results(&cfg, inputs, &results, &a.output, a.cachegrind)
 }
 
 fn print_oracle(results: &[apusim_oracle::OracleResult], out: &OutputArgs) -> Result<()> {

@@ -307,3 +307,52 @@ fn oracles_replay_the_recorded_llc_stream_and_reuse_characterizes_it() {
     assert!(reuse.to_lowercase().contains("texture"), "{reuse}");
     assert!(fails(&["oracle", llc.to_str().unwrap(), "--policy", "optt"]).contains("optt"));
 }
+
+#[test]
+fn built_in_workloads_generate_traces_and_mixes_run_without_input() {
+    let dir = tempfile::tempdir().unwrap();
+    let cpu = dir.path().join("mcf.apt");
+    let gpu = dir.path().join("red.apt");
+    ok(&[
+        "gen",
+        "cpu",
+        "mcf",
+        "-o",
+        cpu.to_str().unwrap(),
+        "--instructions",
+        "200000",
+    ]);
+    ok(&[
+        "gen",
+        "gpgpu",
+        "reduction",
+        "-o",
+        gpu.to_str().unwrap(),
+        "--seed",
+        "3",
+    ]);
+    let info = ok(&["trace", "info", gpu.to_str().unwrap()]);
+    assert!(info.contains("shader-data"), "{info}");
+    let out = ok(&[
+        "run",
+        cpu.to_str().unwrap(),
+        gpu.to_str().unwrap(),
+        "--preset",
+        "4c1g-cuda",
+    ]);
+    assert!(out.contains("llc gpu") && out.contains("llc cpu0"), "{out}");
+    let mix = ok(&[
+        "run",
+        "--mix",
+        "S16",
+        "--limit",
+        "300000",
+        "--policy",
+        "drp-baseline,srrip",
+    ]);
+    assert!(mix.contains("300000 trace accesses"), "{mix}");
+    assert!(fails(&["run", "--mix", "Q99"]).contains("unknown mix"));
+    assert!(fails(&["gen", "gpgpu", "nosuch", "-o", "x.apt"]).contains("nosuch"));
+    assert!(ok(&["mixes"]).contains("HL20"));
+    assert!(ok(&["workloads"]).contains("bfs"));
+}

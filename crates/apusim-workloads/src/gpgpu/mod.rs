@@ -1,14 +1,13 @@
 //! GPGPU kernels: real algorithms on deterministic generated inputs, executed by the
 //! [`crate::simt`] layer into coalesced shader-data transactions.
 //!
-//! The set covers every CUDA/OpenCL kernel the papers evaluate with: drp-reuse-probability-
-//! shared-llc.txt Table 2 (cfd, blackscholes, fastwalsh, reduction), adaptive-gpu-l1-
-//! bypassing.txt Table 2 (matrixmul, spmv, bfs, nn, kmeans, bitonic, srad, backprop, dct, sort,
-//! histogram, nw, lud; nw also without scratchpad, §5.3.1), gpu-access-criticality-dram-
-//! scheduling.txt Table 3 (lbm, cfd, bfs, fastwalsh, blackscholes, reduction) and one kernel of
-//! each cache-behaviour type A–E of tap-tlp-aware-llc.txt §2.2 / Table 6 (see
-//! [`KernelInfo::behaviour`]). [`KERNELS`] lists them; [`generate`] builds one as a streaming
-//! [`AccessSource`].
+//! The set covers drp-reuse-probability-shared-llc.txt Table 2 (cfd, blackscholes, fastwalsh,
+//! reduction), gpu-access-criticality-dram-scheduling.txt Table 3 (lbm, cfd, bfs, fastwalsh,
+//! blackscholes, reduction), most of adaptive-gpu-l1-bypassing.txt Table 2 (matrixmul, spmv,
+//! bfs, kmeans, bitonic, backprop, sort, histogram, nw — also without scratchpad, §5.3.1;
+//! not yet: nn, srad, dct, lud) and one or more kernels of each cache-behaviour type A–E of
+//! tap-tlp-aware-llc.txt §2.2 / Table 6 (see [`KernelInfo::behaviour`]). [`KERNELS`] lists
+//! them; [`generate`] builds one as a streaming [`AccessSource`].
 
 use crate::rng::SplitMix64;
 use crate::simt::{Kernel, SimtConfig, SimtSource};

@@ -1,0 +1,155 @@
+//! Built-in workloads on the command line: `apusim gen gpgpu|cpu` writes a generated trace,
+//! `apusim workloads` lists the generators, `apusim mixes` the papers' mixes, and
+//! `apusim run --mix NAME` runs a mix with no other input (generated on the fly,
+//! deterministically from the seed).
+
+use anyhow::{Context, Result};
+use apusim_sim::report::TextTable;
+use apusim_sim::run::{Input, Inputs};
+use apusim_trace::apt::AptWriter;
+use apusim_workloads::{cpu, gpgpu, mixes};
+use clap::Subcommand;
+use std::path::PathBuf;
+
+#[derive(Subcommand)]
+pub enum GenCommand {
+    /// A GPGPU kernel run on the SIMT layer (see `apusim workloads`).
+    Gpgpu {
+        kernel: String,
+        #[arg(short, long)]
+        output: PathBuf,
+        /// Problem size in the kernel's unit (0: its default).
+        #[arg(long, default_value_t = 0)]
+        size: usize,
+        /// Streaming multiprocessors.
+        #[arg(long, default_value_t = 6)]
+        sms: u16,
+        #[arg(long, default_value_t = 1)]
+        seed: u64,
+    },
+    /// A CPU kernel (SPEC CPU 2006 stand-in, see `apusim workloads`).
+    Cpu {
+        kernel: String,
+        #[arg(short, long)]
+        output: PathBuf,
+        /// Instructions to retire.
+        #[arg(long, default_value_t = 10_000_000)]
+        instructions: u64,
+        /// Data-set size in the kernel's unit (0: its default).
+        #[arg(long, default_value_t = 0)]
+        size: usize,
+        /// The core it runs on.
+        #[arg(long, default_value_t = 0)]
+        core: u8,
+        #[arg(long, default_value_t = 1)]
+        seed: u64,
+    },
+}
+
+pub fn gen(c: GenCommand) -> Result<()> {
+    let (mut src, output) = match c {
+        GenCommand::Gpgpu {
+            kernel,
+            output,
+            size,
+            sms,
+            seed,
+        } => {
+            let mut p = gpgpu::GpgpuParams {
+                size,
+                seed,
+                ..Default::default()
+            };
+            p.gpu.sms = sms;
+            (gpgpu::generate(&kernel, &p)?, output)
+        }
+        GenCommand::Cpu {
+            kernel,
+            output,
+            instructions,
+            size,
+            core,
+            seed,
+        } => {
+            let p = cpu::CpuParams {
+                core,
+                instructions,
+                size,
+                seed,
+            };
+            (cpu::generate(&kernel, &p)?, output)
+        }
+    };
+    let header = src.header().clone();
+    let mut w = AptWriter::create(&output, &header)?;
+    let n = w.write_source(&mut *src)?;
+    w.finish()?;
+    eprintln!("wrote {n} accesses to {}", output.display());
+    Ok(())
+}
+
+pub fn list_workloads() -> String {
+    let mut g = TextTable::new(["gpgpu kernel", "type", "description", "source"]);
+    for k in gpgpu::KERNELS {
+        g.row(vec![
+            k.name.into(),
+            format!("{:?}", k.behaviour),
+            k.description.into(),
+            k.paper_source.into(),
+        ]);
+    }
+    let mut c = TextTable::new(["cpu kernel", "group", "description", "stands in for"]);
+    for k in cpu::KERNELS {
+        c.row(vec![
+            k.name.into(),
+            k.mpki_group.to_string(),
+            k.description.into(),
+            k.stands_in_for.into(),
+        ]);
+    }
+    format!("{}\n{}", g.render(), c.render())
+}
+
+pub fn list_mixes() -> String {
+    let mut t = TextTable::new(["mix", "gpu job", "cpu jobs", "source"]);
+    for m in mixes::MIXES.iter() {
+        let gpu = match &m.gpu {
+            mixes::GpuJob::Render {
+                title,
+                width,
+                height,
+            } => format!("render {title} {width}x{height}"),
+            mixes::GpuJob::Gpgpu(k) => k.to_string(),
+        };
+        t.row(vec![m.name.clone(), gpu, m.cpus.join(" "), m.source.into()]);
+    }
+    t.render()
+}
+
+/// A named mix as the run's inputs.
+pub struct MixInputs {
+    pub name: String,
+    pub scale: u64,
+    pub seed: u64,
+}
+
+impl Inputs for MixInputs {
+    fn open(&self) -> Result<Vec<Input>> {
+        let sources = mixes::sources(&self.name, self.scale, self.seed)
+            .with_context(|| format!("mix {}", self.name))?;
+        Ok(sources
+            .into_iter()
+            .map(|(name, source)| Input {
+                name,
+                source,
+                remap: None,
+            })
+            .collect())
+    }
+    fn describe(&self) -> String {
+        format!(
+            "mix {} (scale {}, seed {})",
+            self.name, self.scale, self.seed
+        )
+    }
+}
