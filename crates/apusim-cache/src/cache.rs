@@ -109,6 +109,9 @@ pub struct Cache<P> {
     cpu_inclusive: bool,
     /// One word per way (see [`pack`]), `sets * ways` long.
     tags: Vec<u64>,
+    /// Valid ways in the whole cache: once every way is valid (the steady state), a miss
+    /// skips the search for an invalid way.
+    valid: usize,
     policy: P,
     counters: CacheCounters,
 }
@@ -136,6 +139,7 @@ impl<P: Policy> Cache<P> {
             write,
             cpu_inclusive,
             tags: vec![INVALID; slots],
+            valid: 0,
             policy,
             counters: CacheCounters::default(),
         })
@@ -298,11 +302,18 @@ impl<P: Policy> Cache<P> {
             });
         }
         let base = set * self.ways;
-        let (way, evicted) = match self.tags[base..base + self.ways]
-            .iter()
-            .position(|&t| t == INVALID)
-        {
-            Some(w) => (w, None),
+        let invalid = if self.valid < self.tags.len() {
+            self.tags[base..base + self.ways]
+                .iter()
+                .position(|&t| t == INVALID)
+        } else {
+            None
+        };
+        let (way, evicted) = match invalid {
+            Some(w) => {
+                self.valid += 1;
+                (w, None)
+            }
             None => {
                 let view = SetView {
                     tags: &self.tags[base..base + self.ways],
@@ -357,6 +368,7 @@ impl<P: Policy> Cache<P> {
         let way = self.find(set, line)?;
         let i = set * self.ways + way;
         let word = std::mem::replace(&mut self.tags[i], INVALID);
+        self.valid -= 1;
         self.counters.invalidations += 1;
         Some(word_meta(word))
     }
@@ -368,7 +380,11 @@ impl<P: Policy> Cache<P> {
 
     /// Number of valid lines (for tests and reports).
     pub fn occupancy(&self) -> usize {
-        self.tags.iter().filter(|&&t| t != INVALID).count()
+        debug_assert_eq!(
+            self.valid,
+            self.tags.iter().filter(|&&t| t != INVALID).count()
+        );
+        self.valid
     }
 }
 
