@@ -247,6 +247,25 @@ impl<P: Policy> Hierarchy<P> {
                 req.size = req.size.min(self.clamp);
             }
             self.cachegrind_access(entry, &req)
+        } else if let Target::Level(i) = entry {
+            // Fast path: most accesses touch one line of their first-level cache.
+            let bits = self.levels[i].line_bits;
+            let line = req.addr >> bits;
+            if line != req.addr.saturating_add(req.size as u64 - 1) >> bits {
+                return self.send(entry, &req);
+            }
+            let outcome = self.store_access(entry, &req)?;
+            let miss = match outcome {
+                Outcome::Hit {
+                    write_through: false,
+                } => false,
+                o => {
+                    let next = self.levels[i].next;
+                    self.complete(entry, next, &req, &req, line, bits, o)?
+                }
+            };
+            self.levels[i].stats.counts.of(&req).record(req.op, miss);
+            Ok(())
         } else {
             self.send(entry, &req)
         }
@@ -302,36 +321,55 @@ impl<P: Policy> Hierarchy<P> {
                 part_in_line(req, line, bits)
             };
             let outcome = self.store_access(t, &sub)?;
-            match outcome {
-                Outcome::Hit { write_through } => {
-                    if write_through {
-                        self.send(next, &sub)?;
-                    }
-                }
-                Outcome::Miss {
-                    filled,
-                    bypassed,
-                    evicted,
-                } => {
-                    miss = true;
-                    if bypassed {
-                        self.stats_at(t).of(req).bypasses += 1;
-                    }
-                    if let Some(ev) = evicted {
-                        self.evict(t, next, req, ev)?;
-                    }
-                    if !filled {
-                        // Bypass or write-no-allocate: the request continues as it is.
-                        self.send(next, &sub)?;
-                    } else if self.fetches(t, req) {
-                        let fetch = fetch_of(req, line, bits);
-                        self.send(next, &fetch)?;
-                    }
-                }
-            }
+            miss |= self.complete(t, next, req, &sub, line, bits, outcome)?;
         }
         self.stats_at(t).of(req).record(req.op, miss);
         Ok(())
+    }
+
+    /// Finish one line of `req` at `t` after the store returned `outcome`: forward
+    /// write-throughs, bypasses and no-allocate writes, write back the victim, fetch the line.
+    /// Returns whether it was a miss.
+    #[allow(clippy::too_many_arguments)]
+    #[inline]
+    fn complete(
+        &mut self,
+        t: Target,
+        next: Target,
+        req: &Access,
+        sub: &Access,
+        line: u64,
+        bits: u32,
+        outcome: Outcome,
+    ) -> Result<bool> {
+        match outcome {
+            Outcome::Hit { write_through } => {
+                if write_through {
+                    self.send(next, sub)?;
+                }
+                Ok(false)
+            }
+            Outcome::Miss {
+                filled,
+                bypassed,
+                evicted,
+            } => {
+                if bypassed {
+                    self.stats_at(t).of(req).bypasses += 1;
+                }
+                if let Some(ev) = evicted {
+                    self.evict(t, next, req, ev)?;
+                }
+                if !filled {
+                    // Bypass or write-no-allocate: the request continues as it is.
+                    self.send(next, sub)?;
+                } else if self.fetches(t, req) {
+                    let fetch = fetch_of(req, line, bits);
+                    self.send(next, &fetch)?;
+                }
+                Ok(true)
+            }
+        }
     }
 
     /// The LLC with study switches on: dump, forced GPU read bypass, idealized streams.

@@ -525,3 +525,15 @@ fn study_switches_reject_bad_values() {
     };
     assert!(bad.validate().is_err());
 }
+
+#[test]
+fn addresses_beyond_the_tag_range_are_errors_not_panics() {
+    let cfg = tiny("");
+    let mut h = lru_hierarchy(&cfg);
+    for addr in [u64::MAX, u64::MAX - 3, 1 << 60] {
+        let err = h.access(&rd(0, addr)).unwrap_err();
+        assert!(format!("{err:#}").contains("beyond"), "{err:#}");
+        let err = h.access(&gpu(addr, Op::Read, Stream::Color)).unwrap_err();
+        assert!(format!("{err:#}").contains("beyond"), "{err:#}");
+    }
+}
