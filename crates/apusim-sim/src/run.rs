@@ -108,16 +108,36 @@ pub fn run_policies(
         }
     }
     let progress = opts.progress && names.len() == 1;
-    names
+    // Several policies: one bar counting finished policies (on a terminal only).
+    let bar = (opts.progress && names.len() > 1 && std::io::stderr().is_terminal()).then(|| {
+        let bar = indicatif::ProgressBar::new(names.len() as u64);
+        bar.set_style(
+            indicatif::ProgressStyle::with_template(
+                "{spinner} {elapsed} {pos}/{len} policies done",
+            )
+            .unwrap_or_else(|_| indicatif::ProgressStyle::default_spinner()),
+        );
+        bar.enable_steady_tick(Duration::from_millis(250));
+        bar
+    });
+    let results = names
         .par_iter()
         .map(|n| {
             let o = RunOptions {
                 progress,
                 ..opts.clone()
             };
-            run_policy(cfg, n, inputs, &o).with_context(|| format!("policy {n}"))
+            let r = run_policy(cfg, n, inputs, &o).with_context(|| format!("policy {n}"));
+            if let Some(b) = &bar {
+                b.inc(1);
+            }
+            r
         })
-        .collect()
+        .collect();
+    if let Some(b) = bar {
+        b.finish_and_clear();
+    }
+    results
 }
 
 struct NameCheck;
