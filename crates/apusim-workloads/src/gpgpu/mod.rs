@@ -22,6 +22,7 @@ pub mod cfd;
 pub mod fastwalsh;
 pub mod histogram;
 pub mod hotspot;
+pub mod srad;
 pub mod kmeans;
 pub mod lbm;
 pub mod matrixmul;
@@ -165,6 +166,9 @@ pub const KERNELS: &[KernelInfo] = &[
     info!(hotspot::new, "hotspot", B, 512, "grid side (multiple of 16)",
         "thermal simulation: 5-point stencil over temperature and power grids, 4 iterations",
         "TAP Table 6 type B hotspot (Rodinia)"),
+    info!(srad::new, "srad", B, 512, "image side (multiple of 16)",
+        "speckle-reducing anisotropic diffusion: derivative/coefficient and update kernels, 2 iterations (Rodinia srad v2)",
+        "adaptive-gpu-l1-bypassing Table 2 srad (Rodinia)"),
     info!(nw::new, "nw", B, 512, "sequence length (multiple of 16)",
         "Needleman-Wunsch alignment, anti-diagonal 16×16 tiles in scratchpad (Rodinia nw)",
         "adaptive-gpu-l1-bypassing Table 2 nw 512×512 and §5.3.1; TAP Table 6 type B needle"),
@@ -306,6 +310,7 @@ mod tests {
             "nw",
             "lbm",
             "hotspot",
+            "srad",
             "nw-nospm",
             "bitonic",
         ] {
@@ -335,7 +340,7 @@ mod tests {
     /// A small size for each kernel, for quick tests.
     pub(crate) fn small(name: &str) -> usize {
         match name {
-            "matrixmul" | "hotspot" | "nw" | "nw-nospm" => 64,
+            "matrixmul" | "hotspot" | "srad" | "nw" | "nw-nospm" => 64,
             "lbm" => 16,
             "kmeans" | "backprop" | "spmv" => 1024,
             "bfs" => 2048,
