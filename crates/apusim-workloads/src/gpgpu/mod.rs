@@ -22,7 +22,6 @@ pub mod cfd;
 pub mod fastwalsh;
 pub mod histogram;
 pub mod hotspot;
-pub mod srad;
 pub mod kmeans;
 pub mod lbm;
 pub mod matrixmul;
@@ -31,6 +30,7 @@ pub mod reduction;
 pub mod sobol;
 pub mod sort;
 pub mod spmv;
+pub mod srad;
 
 /// Cache-behaviour type of tap-tlp-aware-llc.txt §2.2.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
