@@ -24,6 +24,7 @@ pub mod histogram;
 pub mod hotspot;
 pub mod kmeans;
 pub mod lbm;
+pub mod lud;
 pub mod matrixmul;
 pub mod nw;
 pub mod reduction;
@@ -169,6 +170,9 @@ pub const KERNELS: &[KernelInfo] = &[
     info!(srad::new, "srad", B, 512, "image side (multiple of 16)",
         "speckle-reducing anisotropic diffusion: derivative/coefficient and update kernels, 2 iterations (Rodinia srad v2)",
         "adaptive-gpu-l1-bypassing Table 2 srad (Rodinia)"),
+    info!(lud::new, "lud", B, 512, "matrix side (multiple of 16)",
+        "blocked LU decomposition: diagonal, perimeter and internal 16×16-tile kernels per step (Rodinia lud)",
+        "adaptive-gpu-l1-bypassing Table 2 lud (Rodinia)"),
     info!(nw::new, "nw", B, 512, "sequence length (multiple of 16)",
         "Needleman-Wunsch alignment, anti-diagonal 16×16 tiles in scratchpad (Rodinia nw)",
         "adaptive-gpu-l1-bypassing Table 2 nw 512×512 and §5.3.1; TAP Table 6 type B needle"),
@@ -311,6 +315,7 @@ mod tests {
             "lbm",
             "hotspot",
             "srad",
+            "lud",
             "nw-nospm",
             "bitonic",
         ] {
@@ -340,7 +345,7 @@ mod tests {
     /// A small size for each kernel, for quick tests.
     pub(crate) fn small(name: &str) -> usize {
         match name {
-            "matrixmul" | "hotspot" | "srad" | "nw" | "nw-nospm" => 64,
+            "matrixmul" | "hotspot" | "srad" | "lud" | "nw" | "nw-nospm" => 64,
             "lbm" => 16,
             "kmeans" | "backprop" | "spmv" => 1024,
             "bfs" => 2048,
