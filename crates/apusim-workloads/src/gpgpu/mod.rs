@@ -26,6 +26,7 @@ pub mod kmeans;
 pub mod lbm;
 pub mod lud;
 pub mod matrixmul;
+pub mod nn;
 pub mod nw;
 pub mod reduction;
 pub mod sobol;
@@ -158,6 +159,9 @@ pub const KERNELS: &[KernelInfo] = &[
     info!(bfs::new, "bfs", E, 65536, "graph nodes (power-law, ~8 edges per node)",
         "level-synchronous breadth-first search (Rodinia bfs: two kernels per level)",
         "adaptive-gpu-l1-bypassing Table 2 bfs; TAP Table 6 type E; criticality Table 3 BFS"),
+    info!(nn::new, "nn", D, 342_080, "records (latitude, longitude)",
+        "nearest neighbours: one thread per record computes its distance to a target (Rodinia nn)",
+        "adaptive-gpu-l1-bypassing Table 2 nn 342080"),
     info!(kmeans::new, "kmeans", D, 16384, "points (34 features, 5 clusters)",
         "k-means clustering: nearest-centroid assignment on the GPU, centroid update on the host",
         "adaptive-gpu-l1-bypassing Table 2 kmeans (Rodinia)"),
@@ -316,6 +320,7 @@ mod tests {
             "hotspot",
             "srad",
             "lud",
+            "nn",
             "nw-nospm",
             "bitonic",
         ] {
@@ -347,7 +352,7 @@ mod tests {
         match name {
             "matrixmul" | "hotspot" | "srad" | "lud" | "nw" | "nw-nospm" => 64,
             "lbm" => 16,
-            "kmeans" | "backprop" | "spmv" => 1024,
+            "kmeans" | "backprop" | "spmv" | "nn" => 1024,
             "bfs" => 2048,
             "cfd" => 4096,
             _ => 1 << 14,
