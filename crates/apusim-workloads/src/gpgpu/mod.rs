@@ -19,6 +19,7 @@ pub mod bfs;
 pub mod bitonic;
 pub mod blackscholes;
 pub mod cfd;
+pub mod dct;
 pub mod fastwalsh;
 pub mod histogram;
 pub mod hotspot;
@@ -195,6 +196,9 @@ pub const KERNELS: &[KernelInfo] = &[
     info!(blackscholes::new, "blackscholes", D, 1 << 20, "options",
         "Black-Scholes European call/put pricing (CUDA SDK BlackScholes, grid-stride loop)",
         "drp Table 2 blackscholes (480 × 128); criticality Table 3; TAP Table 6 type D"),
+    info!(dct::new, "dct", A, 2048, "image side (multiple of 8)",
+        "8×8 block DCT-II as D·X·Dᵀ, one 64-thread group per block (AMD APP SDK DCT)",
+        "adaptive-gpu-l1-bypassing Table 2 dct 2048×2048"),
     info!(fastwalsh::new, "fastwalsh", A, 1 << 20, "elements (power of two)",
         "fast Walsh-Hadamard transform, radix-4 global stages (CUDA SDK fastWalshTransform)",
         "drp Table 2 fastwalsh; criticality Table 3; TAP Table 6 type A"),
@@ -321,6 +325,7 @@ mod tests {
             "srad",
             "lud",
             "nn",
+            "dct",
             "nw-nospm",
             "bitonic",
         ] {
@@ -350,7 +355,7 @@ mod tests {
     /// A small size for each kernel, for quick tests.
     pub(crate) fn small(name: &str) -> usize {
         match name {
-            "matrixmul" | "hotspot" | "srad" | "lud" | "nw" | "nw-nospm" => 64,
+            "matrixmul" | "hotspot" | "srad" | "lud" | "dct" | "nw" | "nw-nospm" => 64,
             "lbm" => 16,
             "kmeans" | "backprop" | "spmv" | "nn" => 1024,
             "bfs" => 2048,
