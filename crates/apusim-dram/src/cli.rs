@@ -158,12 +158,12 @@ where
             mem.advance_to(req.arrival, &mut sink);
         }
         loop {
+            // Simulate until the request would be accepted (returns at once if it would be
+            // now: cheaper than a refused `try_send`), then send it.
+            mem.advance_until_accepts(req.addr, req.is_write, &mut sink);
             match mem.try_send(req) {
                 Ok(()) => break,
-                Err(back) => {
-                    req = back;
-                    mem.advance_until_accepts(req.addr, req.is_write, &mut sink);
-                }
+                Err(back) => req = back,
             }
         }
         sink.clear();

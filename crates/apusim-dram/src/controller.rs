@@ -378,21 +378,29 @@ impl Controller {
             return u64::MAX;
         }
         let mut w = u64::MAX;
-        for r in 0..self.ref_pending.len() {
-            let t = if self.ref_pending[r] {
-                let flat0 = r * self.banks_per_rank as usize;
-                let cmd = if self.dev.open_banks(r) > 0 {
-                    Command::PreA
-                } else {
-                    Command::Ref
-                };
-                self.dev.earliest(cmd, flat0)
+        for (r, (&pending, &due)) in self.ref_pending.iter().zip(&self.ref_due).enumerate() {
+            let t = if pending {
+                self.pending_refresh_ready(r)
             } else {
-                self.ref_due[r]
+                due
             };
             w = w.min(t);
         }
         w
+    }
+
+    /// Cycle the PREA/REF of rank `r`, whose refresh is pending, becomes legal (rare: kept
+    /// out of line so that [`Controller::refresh_wake`] stays small).
+    #[cold]
+    #[inline(never)]
+    fn pending_refresh_ready(&self, r: usize) -> u64 {
+        let flat0 = r * self.banks_per_rank as usize;
+        let cmd = if self.dev.open_banks(r) > 0 {
+            Command::PreA
+        } else {
+            Command::Ref
+        };
+        self.dev.earliest(cmd, flat0)
     }
 
     /// Account candidate `idx` (row `row`) in its bank's view.
@@ -523,23 +531,63 @@ impl Controller {
             Some((t, i)) if t == now => Some(i),
             _ => self.sched.pick(&ctx, q),
         };
+        let mut row_change = false;
         if let Some(i) = pick.filter(|&i| i < q.len() && ctx.ready(&q[i])) {
             let effect = self.issue(now, i);
+            row_change = matches!(effect, Effect::RowChange { .. });
             self.update_after(effect);
         }
         // Whether or not something issued, re-plan from the next cycle (the command bus
         // takes one command per cycle).
         self.needs_plan = true;
         self.next_wake = now + 1;
+        if row_change {
+            // An ACT/PRE frees no queue slot, so no arrival is waiting for this command:
+            // make the next cycle's plan now and sleep through to it.
+            self.plan_ahead(now + 1);
+        }
+    }
+
+    /// The plan [`Controller::process`] would make at cycle `at` (the next one), made now:
+    /// sleep until the planned cycle, or a refresh event, if that is later than `at`. Any
+    /// change before then (an arrival) re-plans as usual. Does nothing if the views are
+    /// stale or the served queue is empty (`process` at `at` handles those).
+    fn plan_ahead(&mut self, at: u64) {
+        let q = if self.write_mode { &self.wq } else { &self.rq };
+        if self.dirty || q.is_empty() {
+            return;
+        }
+        let ctx = SchedContext {
+            now: at,
+            channel: self.id,
+            write_mode: self.write_mode,
+            read_queue_len: self.rq.len(),
+            write_queue_len: self.wq.len(),
+            banks: &self.views,
+            occupied: &self.occupied,
+        };
+        self.needs_plan = false;
+        let plan = self.sched.plan(&ctx, q);
+        self.planned = plan.and_then(|(t, pick)| pick.map(|i| (t, i)));
+        let t = plan.map_or(u64::MAX, |(t, _)| t);
+        if t > at {
+            // A refresh event at `at` itself still wakes the controller at `at`.
+            self.next_wake = t.min(self.refresh_wake()).max(at);
+        }
     }
 
     /// Recompute the heads and pending hits of bank `b` from the served queue (branch-free:
     /// which candidates belong to the bank is data-dependent).
     fn rescan_bank(&mut self, b: usize) {
+        self.rescan_bank_from(b, 0);
+    }
+
+    /// [`Controller::rescan_bank`] when no candidate of bank `b` is older than `from`.
+    fn rescan_bank_from(&mut self, b: usize, from: usize) {
         let open = self.views[b].open_row;
         let q = if self.write_mode { &self.wq } else { &self.rq };
         let (mut hits, mut first_hit, mut first_other) = (0u32, NO_CANDIDATE, NO_CANDIDATE);
-        for (i, c) in q.iter().enumerate() {
+        for (i, c) in q.iter().enumerate().skip(from) {
             let mine = c.bank as usize == b;
             let hit = open == Some(c.row);
             hits += (mine & hit) as u32;
@@ -558,8 +606,10 @@ impl Controller {
     /// predictable loop beats iterating set bits). Banks without candidates may carry stale
     /// timing; they get fresh timing when their first candidate arrives.
     fn occupied_in(&self, lo: usize, hi: usize) -> OccupiedIter {
-        let n: u32 = self.occupied.iter().map(|w| w.count_ones()).sum();
-        let dense = n as usize * 2 >= self.views.len() || self.occupied.len() > 1;
+        let dense = match self.occupied.as_slice() {
+            [w] => w.count_ones() as usize * 2 >= self.views.len(),
+            _ => true,
+        };
         let word = if dense || self.occupied.is_empty() {
             0
         } else {
@@ -598,14 +648,29 @@ impl Controller {
         let bpr = self.banks_per_rank as usize;
         match effect {
             Effect::RowChange { bank } => {
-                self.views[bank].open_row = self.dev.open_row(bank);
-                self.rescan_bank(bank);
+                let open = self.dev.open_row(bank);
+                let v = &mut self.views[bank];
+                // No candidate of the bank is older than its oldest head.
+                let first = v.oldest_hit.min(v.oldest_other);
+                v.open_row = open;
+                if open.is_none() {
+                    // PRE: every candidate of the bank is now a non-hit; the oldest of them
+                    // is the older head (the set of candidates did not change).
+                    v.oldest_other = first;
+                    v.oldest_hit = NO_CANDIDATE;
+                    v.pending_hits = 0;
+                } else {
+                    // ACT: only candidates from the bank's oldest one on can hit.
+                    self.rescan_bank_from(bank, first as usize);
+                }
                 // ACT constrains the ACTs of its rank (tRRD, tFAW); PRE only its bank.
                 let rank = bank / bpr;
                 if !self.ref_pending[rank] {
-                    let (lo, hi) = (rank * bpr, (rank + 1) * bpr);
-                    for b in self.occupied_in(lo, hi) {
-                        self.views[b].act_ready = self.dev.earliest(Command::Act, b);
+                    if open.is_some() {
+                        let (lo, hi) = (rank * bpr, (rank + 1) * bpr);
+                        for b in self.occupied_in(lo, hi) {
+                            self.views[b].act_ready = self.dev.earliest(Command::Act, b);
+                        }
                     }
                     self.time_view(bank);
                 }
@@ -619,10 +684,10 @@ impl Controller {
                 let lost_head = self.views[bank].oldest_hit == r;
                 self.views[bank].pending_hits -= 1;
                 for v in self.views.iter_mut() {
-                    // Heads behind the removed candidate move up one (NO_CANDIDATE stays).
-                    v.oldest_hit -= ((v.oldest_hit > r) & (v.oldest_hit != NO_CANDIDATE)) as u32;
-                    v.oldest_other -=
-                        ((v.oldest_other > r) & (v.oldest_other != NO_CANDIDATE)) as u32;
+                    // Heads behind the removed candidate move up one; NO_CANDIDATE (u32::MAX)
+                    // stays, as it wraps to 0 when incremented (one compare per head).
+                    v.oldest_hit -= (v.oldest_hit.wrapping_add(1) > r + 1) as u32;
+                    v.oldest_other -= (v.oldest_other.wrapping_add(1) > r + 1) as u32;
                 }
                 // Column commands constrain every rank's column commands.
                 let col_cmd = if self.write_mode {
@@ -630,18 +695,32 @@ impl Controller {
                 } else {
                     Command::Rd
                 };
-                for b in self.occupied_in(0, self.views.len()) {
-                    self.views[b].col_ready = if self.ref_pending[b >> self.rank_shift] {
-                        u64::MAX
-                    } else {
-                        self.dev.earliest(col_cmd, b)
-                    };
+                let all = self.occupied_in(0, self.views.len());
+                if all.dense {
+                    // Every bank, in one pass over the device state.
+                    let rs = self.rank_shift;
+                    let ready = self.dev.column_ready(self.write_mode);
+                    for (b, (v, t)) in self.views.iter_mut().zip(ready).enumerate() {
+                        v.col_ready = select_unpredictable(self.ref_pending[b >> rs], u64::MAX, t);
+                    }
+                } else {
+                    for b in all {
+                        self.views[b].col_ready = if self.ref_pending[b >> self.rank_shift] {
+                            u64::MAX
+                        } else {
+                            self.dev.earliest(col_cmd, b)
+                        };
+                    }
                 }
                 if auto_pre {
                     self.views[bank].open_row = None;
                     self.rescan_bank(bank);
+                } else if lost_head && self.views[bank].pending_hits == 0 {
+                    // That was the bank's last hit.
+                    self.views[bank].oldest_hit = NO_CANDIDATE;
+                    self.set_occupied(bank);
                 } else if lost_head {
-                    // The next hit of the bank, if any, is younger than the removed one.
+                    // The next hit of the bank is younger than the removed one.
                     let open = self.views[bank].open_row;
                     let q = if self.write_mode { &self.wq } else { &self.rq };
                     let mut next = NO_CANDIDATE;

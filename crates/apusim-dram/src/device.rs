@@ -208,7 +208,7 @@ impl ChannelState {
 
     /// Earliest cycle the timing constraints allow `cmd` to bank `flat` (for `PreA` and `Ref`
     /// any bank of the rank). Ignores the bank state; see [`ChannelState::check`].
-    #[inline]
+    #[inline(always)]
     pub fn earliest(&self, cmd: Command, flat: usize) -> u64 {
         let b = &self.banks[flat];
         match cmd {
@@ -241,6 +241,30 @@ impl ChannelState {
                 .unwrap_or(0)
                 .max(self.ranks[self.rank_of(flat)].next_act),
         }
+    }
+
+    /// [`ChannelState::earliest`] of RD (`write` false) or WR (`write` true) for every bank,
+    /// in flat order (one pass over groups and their banks, no per-bank lookups).
+    #[inline]
+    pub fn column_ready(&self, write: bool) -> impl Iterator<Item = u64> + '_ {
+        let per_group = self.banks_per_group as usize;
+        let group_shift = self.group_shift;
+        let rank_shift = self.rank_shift;
+        self.groups
+            .iter()
+            .zip(self.banks.chunks(per_group))
+            .enumerate()
+            .flat_map(move |(gi, (g, banks))| {
+                let r = &self.ranks[(gi << group_shift) >> rank_shift];
+                let common = if write {
+                    g.next_wr.max(r.next_wr)
+                } else {
+                    g.next_rd.max(r.next_rd)
+                };
+                banks
+                    .iter()
+                    .map(move |b| common.max(if write { b.next_wr } else { b.next_rd }))
+            })
     }
 
     fn rank_banks(&self, rank: usize) -> impl Iterator<Item = &BankState> {

@@ -132,7 +132,6 @@ impl MemorySystem {
     /// forwarded from / merged with a queued write); the clock ends just after the decision
     /// that made room. Returns at once if it would be accepted now.
     pub fn advance_until_accepts(&mut self, addr: u64, is_write: bool, out: &mut Vec<Completion>) {
-        let ch = self.mapper.map(addr).channel as usize;
         if self.ctrls.len() == 1 && !self.report_completions {
             // Fast path of trace runs: step the one controller directly.
             let c = &mut self.ctrls[0];
@@ -146,6 +145,7 @@ impl MemorySystem {
             }
             return;
         }
+        let ch = self.mapper.map(addr).channel as usize;
         while !self.ctrls[ch].would_accept(addr, is_write) {
             let Some(next) = self.next_event() else { break };
             let next = next.max(self.now);

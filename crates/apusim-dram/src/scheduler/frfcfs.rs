@@ -83,19 +83,18 @@ pub(crate) fn next_heads(ctx: &SchedContext, cap: u32) -> Option<u64> {
 #[inline]
 pub(crate) fn plan_heads(ctx: &SchedContext, cap: u32) -> Option<(u64, Option<usize>)> {
     let from = ctx.now;
+    // Lexicographic minimum of (ready cycle, class, index) over the eligible heads, where
+    // class 0 is an uncapped hit and 1 anything else: the earliest cycle `T`, then at `T`
+    // the oldest uncapped hit, else the oldest other head. Branch-free: a head that is not
+    // eligible carries ready = u64::MAX.
     let mut t = u64::MAX;
-    let mut best_hit = NO_CANDIDATE;
-    let mut best_other = NO_CANDIDATE;
-    // Branch-free: a head that is not eligible carries ready = u64::MAX and `ok = false`.
+    let mut best = u64::MAX;
     let mut consider = |ok: bool, ready: u64, idx: u32, is_hit: bool| {
         let r = select_unpredictable(ok, ready.max(from), u64::MAX);
-        let earlier = r < t;
-        t = t.min(r);
-        best_hit = select_unpredictable(earlier, NO_CANDIDATE, best_hit);
-        best_other = select_unpredictable(earlier, NO_CANDIDATE, best_other);
-        let take = ok & (r == t);
-        best_hit = best_hit.min(select_unpredictable(take & is_hit, idx, NO_CANDIDATE));
-        best_other = best_other.min(select_unpredictable(take & !is_hit, idx, NO_CANDIDATE));
+        let key = (u64::from(!is_hit) << 32) | u64::from(idx);
+        let better = (r < t) | ((r == t) & (key < best));
+        t = select_unpredictable(better, r, t);
+        best = select_unpredictable(better, key, best);
     };
     ctx.for_candidate_banks(|v| {
         let hit_ok = (v.oldest_hit != NO_CANDIDATE) & hits_eligible(v, cap);
@@ -111,12 +110,7 @@ pub(crate) fn plan_heads(ctx: &SchedContext, cap: u32) -> Option<(u64, Option<us
     if t == u64::MAX {
         return None;
     }
-    let pick = if best_hit != NO_CANDIDATE {
-        best_hit
-    } else {
-        best_other
-    };
-    Some((t, (pick != NO_CANDIDATE).then_some(pick as usize)))
+    Some((t, Some(best as u32 as usize)))
 }
 
 impl Scheduler for FrFcfs {

@@ -138,7 +138,10 @@ impl<'a> SchedContext<'a> {
     /// visit all of them than to iterate over the set bits (whose loop exits mispredict).
     #[inline]
     pub fn for_candidate_banks(&self, mut f: impl FnMut(&BankView)) {
-        let occupied: u32 = self.occupied.iter().map(|w| w.count_ones()).sum();
+        let occupied = match self.occupied {
+            [w] => w.count_ones(),
+            ws => ws.iter().map(|w| w.count_ones()).sum(),
+        };
         if occupied as usize * 2 >= self.banks.len() {
             self.banks.iter().for_each(f);
         } else {
