@@ -7,47 +7,44 @@
 //! period is parameter `brrip_throttle` (default 32). Hits set the RRPV to 0; victim
 //! selection is SRRIP's.
 
-use super::util::{rrip_victim, Bimodal, RRPV_MAX};
+use super::util::{Bimodal, RrpvTable};
 use crate::{CacheError, Policy, PolicyContext, SetView};
 use apusim_trace::Access;
 
 pub struct Brrip {
-    ways: usize,
-    rrpv: Vec<u8>,
+    rrpv: RrpvTable,
     bimodal: Bimodal,
 }
 
 impl Brrip {
     /// RRPV of a line (0 near .. 3 distant), for tests and reports.
     pub fn rrpv(&self, set: usize, way: usize) -> u8 {
-        self.rrpv[set * self.ways + way]
+        self.rrpv.get(set, way)
     }
 }
 
 impl Policy for Brrip {
     #[inline]
     fn prefetch_set(&self, set: usize) {
-        super::util::prefetch(&self.rrpv, set * self.ways);
+        self.rrpv.prefetch(set);
     }
     fn build(ctx: &PolicyContext) -> Result<Self, CacheError> {
         Ok(Brrip {
-            ways: ctx.ways,
-            rrpv: vec![RRPV_MAX; ctx.sets * ctx.ways],
+            rrpv: RrpvTable::new(ctx),
             bimodal: Bimodal::from_ctx(ctx)?,
         })
     }
     #[inline]
     fn on_hit(&mut self, set: usize, way: usize, _req: &Access) {
-        self.rrpv[set * self.ways + way] = 0;
+        self.rrpv.set(set, way, 0);
     }
     #[inline]
     fn victim(&mut self, set: usize, _req: &Access, _view: &SetView<'_>) -> usize {
-        let base = set * self.ways;
-        rrip_victim(&mut self.rrpv[base..base + self.ways])
+        self.rrpv.victim(set)
     }
     #[inline]
     fn on_fill(&mut self, set: usize, way: usize, _req: &Access) {
-        self.rrpv[set * self.ways + way] = self.bimodal.insertion();
+        self.rrpv.set(set, way, self.bimodal.insertion());
     }
 }
 

@@ -11,13 +11,12 @@
 //! selection is SRRIP's, and one deterministic bimodal throttle (parameter
 //! `brrip_throttle`, default 32) serves every BRRIP insertion of the cache.
 
-use super::util::{is_demand, rrip_victim, Bimodal, SetDuel, RRPV_LONG, RRPV_MAX};
+use super::util::{is_demand, Bimodal, RrpvTable, SetDuel, RRPV_LONG};
 use crate::{CacheError, MissAction, Policy, PolicyContext, PolicyStat, SetView};
 use apusim_trace::Access;
 
 pub struct Drrip {
-    ways: usize,
-    rrpv: Vec<u8>,
+    rrpv: RrpvTable,
     duel: SetDuel,
     bimodal: Bimodal,
 }
@@ -25,7 +24,7 @@ pub struct Drrip {
 impl Drrip {
     /// RRPV of a line (0 near .. 3 distant), for tests and reports.
     pub fn rrpv(&self, set: usize, way: usize) -> u8 {
-        self.rrpv[set * self.ways + way]
+        self.rrpv.get(set, way)
     }
     /// The selector's value.
     pub fn psel(&self) -> u32 {
@@ -40,19 +39,18 @@ impl Drrip {
 impl Policy for Drrip {
     #[inline]
     fn prefetch_set(&self, set: usize) {
-        super::util::prefetch(&self.rrpv, set * self.ways);
+        self.rrpv.prefetch(set);
     }
     fn build(ctx: &PolicyContext) -> Result<Self, CacheError> {
         Ok(Drrip {
-            ways: ctx.ways,
-            rrpv: vec![RRPV_MAX; ctx.sets * ctx.ways],
+            rrpv: RrpvTable::new(ctx),
             duel: SetDuel::from_ctx(ctx)?,
             bimodal: Bimodal::from_ctx(ctx)?,
         })
     }
     #[inline]
     fn on_hit(&mut self, set: usize, way: usize, _req: &Access) {
-        self.rrpv[set * self.ways + way] = 0;
+        self.rrpv.set(set, way, 0);
     }
     #[inline]
     fn on_miss(&mut self, set: usize, req: &Access) -> MissAction {
@@ -63,16 +61,16 @@ impl Policy for Drrip {
     }
     #[inline]
     fn victim(&mut self, set: usize, _req: &Access, _view: &SetView<'_>) -> usize {
-        let base = set * self.ways;
-        rrip_victim(&mut self.rrpv[base..base + self.ways])
+        self.rrpv.victim(set)
     }
     #[inline]
     fn on_fill(&mut self, set: usize, way: usize, _req: &Access) {
-        self.rrpv[set * self.ways + way] = if self.duel.policy(set) == 0 {
+        let rrpv = if self.duel.policy(set) == 0 {
             RRPV_LONG
         } else {
             self.bimodal.insertion()
         };
+        self.rrpv.set(set, way, rrpv);
     }
     fn stats(&self) -> Vec<PolicyStat> {
         let p = self.duel.psel();

@@ -157,11 +157,7 @@ impl Policy for Pipp {
     fn stats(&self) -> Vec<PolicyStat> {
         let mut s = Vec::new();
         for (i, a) in self.alloc.iter().enumerate() {
-            let name = if i == self.n_cpus {
-                "gpu".to_string()
-            } else {
-                format!("cpu{i}")
-            };
+            let name = super::util::slot_name(i, self.n_cpus);
             s.push((format!("ways.{name}"), *a as f64));
         }
         s.push(("promotions".into(), self.promotions as f64));

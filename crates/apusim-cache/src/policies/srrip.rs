@@ -9,45 +9,42 @@
 //! `gpu_write_rules` the registry wraps SRRIP in [`super::util::HeteroWrites`], which is the
 //! heterogeneous baseline ([`super::drp_baseline`]).
 
-use super::util::{rrip_victim, RRPV_LONG, RRPV_MAX};
+use super::util::{RrpvTable, RRPV_LONG};
 use crate::{CacheError, Policy, PolicyContext, SetView};
 use apusim_trace::Access;
 
 pub struct Srrip {
-    ways: usize,
-    rrpv: Vec<u8>,
+    rrpv: RrpvTable,
 }
 
 impl Srrip {
     /// RRPV of a line (0 near .. 3 distant), for tests and reports.
     pub fn rrpv(&self, set: usize, way: usize) -> u8 {
-        self.rrpv[set * self.ways + way]
+        self.rrpv.get(set, way)
     }
 }
 
 impl Policy for Srrip {
     #[inline]
     fn prefetch_set(&self, set: usize) {
-        super::util::prefetch(&self.rrpv, set * self.ways);
+        self.rrpv.prefetch(set);
     }
     fn build(ctx: &PolicyContext) -> Result<Self, CacheError> {
         Ok(Srrip {
-            ways: ctx.ways,
-            rrpv: vec![RRPV_MAX; ctx.sets * ctx.ways],
+            rrpv: RrpvTable::new(ctx),
         })
     }
     #[inline]
     fn on_hit(&mut self, set: usize, way: usize, _req: &Access) {
-        self.rrpv[set * self.ways + way] = 0;
+        self.rrpv.set(set, way, 0);
     }
     #[inline]
     fn victim(&mut self, set: usize, _req: &Access, _view: &SetView<'_>) -> usize {
-        let base = set * self.ways;
-        rrip_victim(&mut self.rrpv[base..base + self.ways])
+        self.rrpv.victim(set)
     }
     #[inline]
     fn on_fill(&mut self, set: usize, way: usize, _req: &Access) {
-        self.rrpv[set * self.ways + way] = RRPV_LONG;
+        self.rrpv.set(set, way, RRPV_LONG);
     }
 }
 

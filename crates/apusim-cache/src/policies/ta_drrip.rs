@@ -12,13 +12,12 @@
 //! agent has its own bimodal throttle (one long insertion in `brrip_throttle`, default 32, of
 //! that agent's BRRIP insertions). Hits set the RRPV to 0; victim selection is SRRIP's.
 
-use super::util::{is_demand, rrip_victim, AgentDuel, Bimodal, RRPV_LONG, RRPV_MAX};
+use super::util::{is_demand, AgentDuel, Bimodal, RrpvTable, RRPV_LONG};
 use crate::{CacheError, MissAction, Policy, PolicyContext, PolicyStat, SetView};
 use apusim_trace::{Access, Agent};
 
 pub struct TaDrrip {
-    ways: usize,
-    rrpv: Vec<u8>,
+    rrpv: RrpvTable,
     duel: AgentDuel,
     bimodal: Vec<Bimodal>,
 }
@@ -26,7 +25,7 @@ pub struct TaDrrip {
 impl TaDrrip {
     /// RRPV of a line (0 near .. 3 distant), for tests and reports.
     pub fn rrpv(&self, set: usize, way: usize) -> u8 {
-        self.rrpv[set * self.ways + way]
+        self.rrpv.get(set, way)
     }
     /// `agent`'s selector value.
     pub fn psel(&self, agent: Agent) -> u32 {
@@ -41,20 +40,19 @@ impl TaDrrip {
 impl Policy for TaDrrip {
     #[inline]
     fn prefetch_set(&self, set: usize) {
-        super::util::prefetch(&self.rrpv, set * self.ways);
+        self.rrpv.prefetch(set);
     }
     fn build(ctx: &PolicyContext) -> Result<Self, CacheError> {
         let b = Bimodal::from_ctx(ctx)?;
         Ok(TaDrrip {
-            ways: ctx.ways,
-            rrpv: vec![RRPV_MAX; ctx.sets * ctx.ways],
+            rrpv: RrpvTable::new(ctx),
             duel: AgentDuel::from_ctx(ctx)?,
             bimodal: vec![b; ctx.agents()],
         })
     }
     #[inline]
     fn on_hit(&mut self, set: usize, way: usize, _req: &Access) {
-        self.rrpv[set * self.ways + way] = 0;
+        self.rrpv.set(set, way, 0);
     }
     #[inline]
     fn on_miss(&mut self, set: usize, req: &Access) -> MissAction {
@@ -65,17 +63,17 @@ impl Policy for TaDrrip {
     }
     #[inline]
     fn victim(&mut self, set: usize, _req: &Access, _view: &SetView<'_>) -> usize {
-        let base = set * self.ways;
-        rrip_victim(&mut self.rrpv[base..base + self.ways])
+        self.rrpv.victim(set)
     }
     #[inline]
     fn on_fill(&mut self, set: usize, way: usize, req: &Access) {
-        self.rrpv[set * self.ways + way] = if self.duel.policy(set, req.agent) == 0 {
+        let rrpv = if self.duel.policy(set, req.agent) == 0 {
             RRPV_LONG
         } else {
             let slot = self.duel.slot(req.agent);
             self.bimodal[slot].insertion()
         };
+        self.rrpv.set(set, way, rrpv);
     }
     fn stats(&self) -> Vec<PolicyStat> {
         let mut s = Vec::new();

@@ -197,11 +197,7 @@ impl<const TAP: bool, const S: bool> Policy for Ucp<TAP, S> {
     fn stats(&self) -> Vec<PolicyStat> {
         let mut s = Vec::new();
         for (i, t) in self.targets.iter().enumerate() {
-            let name = if i == self.n_cpus {
-                "gpu".to_string()
-            } else {
-                format!("cpu{i}")
-            };
+            let name = super::util::slot_name(i, self.n_cpus);
             s.push((format!("ways.{name}"), *t as f64));
         }
         s.push(("periods".into(), self.epoch.periods as f64));

@@ -200,6 +200,41 @@ pub fn rrip_victim_max(rrpv: &mut [u8], distant: u8) -> usize {
     way
 }
 
+/// The per-line RRPVs of an RRIP-family policy, flat `set * ways + way`, all starting
+/// distant, with the SRRIP victim search of [`rrip_victim`].
+#[derive(Clone, Debug)]
+pub struct RrpvTable {
+    ways: usize,
+    v: Vec<u8>,
+}
+
+impl RrpvTable {
+    pub fn new(ctx: &PolicyContext) -> RrpvTable {
+        RrpvTable {
+            ways: ctx.ways,
+            v: vec![RRPV_MAX; ctx.sets * ctx.ways],
+        }
+    }
+    #[inline]
+    pub fn get(&self, set: usize, way: usize) -> u8 {
+        self.v[set * self.ways + way]
+    }
+    #[inline]
+    pub fn set(&mut self, set: usize, way: usize, rrpv: u8) {
+        self.v[set * self.ways + way] = rrpv;
+    }
+    /// The victim of a full `set` (ages the set as needed).
+    #[inline]
+    pub fn victim(&mut self, set: usize) -> usize {
+        let base = set * self.ways;
+        rrip_victim(&mut self.v[base..base + self.ways])
+    }
+    #[inline]
+    pub fn prefetch(&self, set: usize) {
+        prefetch(&self.v, set * self.ways);
+    }
+}
+
 /// BRRIP's bimodal insertion throttle: every `every`-th insertion (the 32nd, 64th, ... by
 /// default) is "long" ([`RRPV_LONG`]), all others "distant" ([`RRPV_MAX`]). Deterministic, so
 /// runs are reproducible without a seed.
@@ -253,6 +288,15 @@ pub fn agent_slot(agent: Agent, n_cpus: usize) -> usize {
         Some(i) if i < n_cpus => i,
         Some(i) => i % n_cpus.max(1),
         None => n_cpus,
+    }
+}
+
+/// Name of per-agent slot `i` (the inverse of [`agent_slot`]), for statistics: `cpuN` or `gpu`.
+pub fn slot_name(i: usize, n_cpus: usize) -> String {
+    if i == n_cpus {
+        "gpu".into()
+    } else {
+        format!("cpu{i}")
     }
 }
 
@@ -470,11 +514,7 @@ impl AgentDuel {
     }
     /// Name of the agent in slot `i`, for statistics.
     pub fn agent_name(&self, i: usize) -> String {
-        if i == self.n_cpus {
-            "gpu".into()
-        } else {
-            format!("cpu{i}")
-        }
+        slot_name(i, self.n_cpus)
     }
     pub fn psel_at(&self, i: usize) -> &Psel {
         &self.psel[i]
