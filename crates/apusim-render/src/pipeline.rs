@@ -811,6 +811,9 @@ impl Renderer {
             tw,
             th,
             wrote: false,
+            ps_cores: 0,
+            vs_cores: 0,
+            display_pending: Vec::new(),
         };
         let mesh = &self.meshes[mesh_id];
         let (cam_right, cam_up) = {
@@ -952,6 +955,11 @@ struct RasterCtx<'a, 'e> {
     tw: u32,
     th: u32,
     wrote: bool,
+    /// Shader cores that fetched the pixel / vertex shader program in this draw.
+    ps_cores: u64,
+    vs_cores: u64,
+    /// Display writes of the current tile, combined per line: (addr, rop, pc, warp).
+    display_pending: Vec<(u64, u16, u64, u32)>,
 }
 
 /// Entries of the post-transform vertex cache (FIFO).
@@ -1009,8 +1017,9 @@ impl RasterCtx<'_, '_> {
                     }
                     fifo.push_back(vi);
                     // One vertex-shader dispatch (instruction fetch) per 32 vertices.
-                    if batch.is_multiple_of(32) {
-                        let core = ((batch / 32) % 64) as u16;
+                    let core = ((batch / 32) % 64) as u16;
+                    if batch.is_multiple_of(32) && self.vs_cores & (1 << core) == 0 {
+                        self.vs_cores |= 1 << core;
                         for l in 0..2 {
                             self.em.line(
                                 Stream::ShaderInstr,
@@ -1106,8 +1115,15 @@ impl RasterCtx<'_, '_> {
             }
             accept_all = t.zmax < h.min[i] && !late;
         }
-        // Pixel shader dispatch for this tile: instruction fetch.
-        for l in 0..shader::code_lines(self.shader).min(6) {
+        // Pixel shader dispatch: the core fetches the program the first time it runs it in
+        // this draw (its instruction cache keeps it afterwards).
+        let first = self.ps_cores & (1 << core) == 0;
+        self.ps_cores |= 1 << core;
+        for l in 0..if first {
+            shader::code_lines(self.shader).min(6)
+        } else {
+            0
+        } {
             self.em.line(
                 Stream::ShaderInstr,
                 Op::Read,
@@ -1253,6 +1269,10 @@ impl RasterCtx<'_, '_> {
             }
             self.merge(mask, &px, &out.color, rop, warp, &inside);
         }
+        for (addr, rop, pc, warp) in std::mem::take(&mut self.display_pending) {
+            self.em
+                .line(Stream::Display, Op::Write, addr, rop, pc, warp);
+        }
         if stencil_dirty {
             if let Some(s) = self.stencil.as_deref_mut() {
                 let li = s.line_index(0, tx * 8, ty * 8) as usize;
@@ -1396,7 +1416,14 @@ impl RasterCtx<'_, '_> {
                 s.set(0, x, y, f.encode(out));
             }
             s.cleared[li] = false;
-            self.em.line(stream, Op::Write, addr, rop, pc, warp);
+            if self.display[k] {
+                // The ROP combines display writes per line within a tile.
+                if !self.display_pending.iter().any(|p| p.0 == addr) {
+                    self.display_pending.push((addr, rop, pc, warp));
+                }
+            } else {
+                self.em.line(stream, Op::Write, addr, rop, pc, warp);
+            }
         }
         self.wrote = true;
     }

@@ -169,9 +169,9 @@ fn fnv(bytes: &[u8]) -> u64 {
 /// Golden checksums of each built-in scene at 96x64, two frames: (PNG pixels of the last
 /// frame, trace statistics). Update deliberately when rendering changes.
 const GOLDEN: &[(&str, u64, u64)] = &[
-    ("courtyard", 12400764539010945735, 2826067237343029298),
-    ("deferred", 16011637717530242193, 10814976819708687935),
-    ("lake", 16455661250276950956, 10042258717231280126),
+    ("courtyard", 12400764539010945735, 706389228097953486),
+    ("deferred", 16011637717530242193, 8009134395085068531),
+    ("lake", 16455661250276950956, 6218280748102259732),
 ];
 
 #[test]
