@@ -12,7 +12,7 @@ use std::ops::Range;
 use std::path::{Path, PathBuf};
 use toml::Spanned;
 
-/// A scene error: file, 1-based line, message.
+/// A scene error: file, 1-based line (0 when the error concerns the whole file), message.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SceneError {
     pub file: String,
@@ -22,7 +22,11 @@ pub struct SceneError {
 
 impl std::fmt::Display for SceneError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{}:{}: {}", self.file, self.line, self.msg)
+        if self.line == 0 {
+            write!(f, "{}: {}", self.file, self.msg)
+        } else {
+            write!(f, "{}:{}: {}", self.file, self.line, self.msg)
+        }
     }
 }
 impl std::error::Error for SceneError {}

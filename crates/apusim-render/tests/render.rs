@@ -199,3 +199,87 @@ fn builtin_scenes_match_golden_checksums() {
         GOLDEN.iter().map(|g| (g.0.to_string(), g.1, g.2)).collect();
     assert_eq!(got, want, "golden checksums changed: {got:?}");
 }
+
+const OCCLUSION: &str = r#"
+name = "occlusion"
+frames = 1
+[[camera]]
+name = "screen"
+kind = "screen"
+[[texture]]
+name = "checker"
+kind = "checker"
+size = 32
+[[mesh]]
+name = "panel"
+kind = "rect"
+[[target]]
+name = "depth"
+format = "depth"
+[[pass]]
+name = "main"
+color = ["backbuffer"]
+depth = "depth"
+camera = "screen"
+clear_color = [0.0, 0.0, 0.0, 1.0]
+clear_depth = 1.0
+[[pass.draw]]
+mesh = "panel"
+shader = "unlit"
+textures = ["checker"]
+cull = "none"
+translate = [0.0, 0.0, 0.2]
+[[pass.draw]]
+mesh = "panel"
+shader = "SECOND"
+textures = ["checker"]
+cull = "none"
+translate = [0.0, 0.0, 0.5]
+"#;
+
+#[test]
+fn hiz_rejects_occluded_draws_and_late_z_runs_after_shading() {
+    use apusim_render::emit::{decode_pc, Stage};
+    let opt = Options {
+        width: 64,
+        height: 48,
+        frames: None,
+        seed: 1,
+    };
+    // A full-screen quad behind another: every tile of the second draw is rejected by HiZ,
+    // so it issues no depth, texture or display access.
+    let (s, d) = src(&OCCLUSION.replace("SECOND", "unlit"));
+    let mut v: Vec<Access> = Vec::new();
+    let st = render(&s, &d, &opt, &mut v, |_, _| {}).unwrap();
+    let second: Vec<&Access> = v.iter().filter(|a| decode_pc(a.pc).2 == 1).collect();
+    assert!(second.iter().all(|a| matches!(
+        a.stream,
+        Stream::HiZ
+            | Stream::Other
+            | Stream::ShaderData
+            | Stream::Vertex
+            | Stream::VertexIndex
+            | Stream::ShaderInstr
+    )));
+    // 8x6 tiles, both triangles of the quad touch every tile on the diagonal band.
+    assert!(st.hiz_rejected_tiles >= 48, "{}", st.hiz_rejected_tiles);
+    // First draw: every quad passes early depth and writes its depth line once.
+    let first_depth_writes = v
+        .iter()
+        .filter(|a| a.stream == Stream::Depth && a.op == Op::Write && decode_pc(a.pc).2 == 0)
+        .count();
+    assert_eq!(first_depth_writes as u64, st.quads);
+    // An alpha-tested draw in front runs its depth test late (after texturing).
+    let (s, d) = src(&OCCLUSION
+        .replace("SECOND", "alpha-test")
+        .replace("translate = [0.0, 0.0, 0.5]", "translate = [0.0, 0.0, 0.1]"));
+    let mut v: Vec<Access> = Vec::new();
+    render(&s, &d, &opt, &mut v, |_, _| {}).unwrap();
+    let stages: Vec<u8> = v
+        .iter()
+        .filter(|a| decode_pc(a.pc).2 == 1 && a.stream == Stream::Depth)
+        .map(|a| decode_pc(a.pc).0)
+        .collect();
+    assert!(!stages.is_empty());
+    assert!(stages.iter().all(|&s| s == Stage::LateDepth as u8));
+}
