@@ -977,7 +977,7 @@ impl RasterCtx<'_, '_> {
     fn geometry(&mut self, mesh: &GpuMesh, vs: &dyn Fn(&Vertex) -> ClipVert) {
         let mut fifo: std::collections::VecDeque<u32> =
             std::collections::VecDeque::with_capacity(VERTEX_FIFO);
-        let mut shaded: BTreeMap<u32, ClipVert> = BTreeMap::new();
+        let mut shaded: Vec<Option<ClipVert>> = vec![None; mesh.data.verts.len()];
         let mut last_index_line = u64::MAX;
         let mut batch = 0u64;
         let tag = self.tag;
@@ -1012,7 +1012,7 @@ impl RasterCtx<'_, '_> {
                     );
                     if fifo.len() == VERTEX_FIFO {
                         if let Some(old) = fifo.pop_front() {
-                            shaded.remove(&old);
+                            shaded[old as usize] = None;
                         }
                     }
                     fifo.push_back(vi);
@@ -1034,10 +1034,10 @@ impl RasterCtx<'_, '_> {
                     batch += 1;
                     self.em.tick(1);
                     let v = vs(&mesh.data.verts[vi as usize]);
-                    shaded.insert(vi, v);
+                    shaded[vi as usize] = Some(v);
                 }
-                cv[k] = match shaded.get(&vi) {
-                    Some(v) => *v,
+                cv[k] = match shaded.get(vi as usize).copied().flatten() {
+                    Some(v) => v,
                     None => vs(&mesh.data.verts[vi as usize]),
                 };
             }
