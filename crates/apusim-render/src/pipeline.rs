@@ -169,18 +169,32 @@ impl Renderer {
         surfaces.push(bb);
         for t in &desc.textures {
             let (tw, th, px) = match t.kind {
-                TextureKind::Png => {
+                TextureKind::Png | TextureKind::Jpeg => {
                     let p = t.path.as_ref().ok_or_else(|| {
-                        top(format!("texture `{}`: kind png needs a path", t.name))
+                        top(format!(
+                            "texture `{}`: kind {:?} needs a path",
+                            t.name, t.kind
+                        ))
                     })?;
-                    load_png(&src.path(p.get_ref()))
-                        .map_err(|e| src.err(p.span(), format!("texture `{}`: {e}", t.name)))?
+                    let path = src.path(p.get_ref());
+                    let loaded = if t.kind == TextureKind::Png {
+                        load_png(&path)
+                    } else {
+                        load_jpeg(&path)
+                    };
+                    loaded.map_err(|e| src.err(p.span(), format!("texture `{}`: {e}", t.name)))?
                 }
                 _ => {
                     let s = t.size.clamp(1, 4096);
                     (s, s, procedural(t, s))
                 }
             };
+            if tw == 0 || th == 0 || tw > 16384 || th > 16384 || px.len() != (tw * th) as usize {
+                return Err(top(format!(
+                    "texture `{}`: unusable image size {tw}x{th} (1x1 to 16384x16384)",
+                    t.name
+                )));
+            }
             let levels = if t.mipmaps { 0 } else { 1 };
             let mut s = mem.surface(&t.name, Format::Rgba8, Usage::Texture, tw, th, levels);
             s.mips[0].texels = to_texels(Format::Rgba8, &px);
@@ -811,6 +825,7 @@ impl Renderer {
             tw,
             th,
             wrote: false,
+            wrote_depth: false,
             ps_cores: 0,
             vs_cores: 0,
             display_pending: Vec::new(),
@@ -854,7 +869,7 @@ impl Renderer {
                 ctx.geometry(mesh, &vs);
             }
         }
-        let wrote = ctx.wrote;
+        let (wrote, wrote_depth) = (ctx.wrote, ctx.wrote_depth);
         drop(ctx);
         // Put the targets back.
         for (&i, s) in color_ids.iter().zip(targets) {
@@ -877,11 +892,9 @@ impl Renderer {
             for &i in &color_ids {
                 self.mark_written(i);
             }
-            if let Some(i) = depth_id {
-                if d.depth_write {
-                    self.mark_written(i);
-                }
-            }
+        }
+        if let (true, Some(i)) = (wrote_depth, depth_id) {
+            self.mark_written(i);
         }
     }
 }
@@ -955,6 +968,8 @@ struct RasterCtx<'a, 'e> {
     tw: u32,
     th: u32,
     wrote: bool,
+    /// Some depth value was written (a depth-only pass renders its target too).
+    wrote_depth: bool,
     /// Shader cores that fetched the pixel / vertex shader program in this draw.
     ps_cores: u64,
     vs_cores: u64,
@@ -1354,6 +1369,7 @@ impl RasterCtx<'_, '_> {
             }
         }
         if wrote {
+            self.wrote_depth = true;
             ds.cleared[li] = false;
             self.em.line(Stream::Depth, Op::Write, addr, rop, pc, warp);
             *dirty = true;

@@ -136,6 +136,8 @@ pub enum TextureKind {
     Leaves,
     /// A PNG file (`path`).
     Png,
+    /// A baseline or progressive JPEG file (`path`).
+    Jpeg,
 }
 
 #[derive(Deserialize, Debug, Clone)]
@@ -744,7 +746,7 @@ pub fn procedural(desc: &TextureDesc, size: u32) -> Vec<[f32; 4]> {
                     );
                     [g[0], g[1], g[2], a]
                 }
-                TextureKind::Png => [1.0, 0.0, 1.0, 1.0],
+                TextureKind::Png | TextureKind::Jpeg => [1.0, 0.0, 1.0, 1.0],
             };
             out.push(px);
         }
@@ -778,4 +780,41 @@ pub fn load_png(path: &Path) -> Result<(u32, u32, Vec<[f32; 4]>), String> {
         });
     }
     Ok((info.width, info.height, out))
+}
+
+/// Read a JPEG file as RGBA in `[0, 1]`: (width, height, texels).
+pub fn load_jpeg(path: &Path) -> Result<(u32, u32, Vec<[f32; 4]>), String> {
+    let f = std::fs::File::open(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let mut dec = jpeg_decoder::Decoder::new(std::io::BufReader::new(f));
+    let px = dec
+        .decode()
+        .map_err(|e| format!("{}: {e}", path.display()))?;
+    let info = dec
+        .info()
+        .ok_or_else(|| format!("{}: no image information", path.display()))?;
+    let g = |v: u8| v as f32 / 255.0;
+    let out: Vec<[f32; 4]> = match info.pixel_format {
+        jpeg_decoder::PixelFormat::L8 => px.iter().map(|&l| [g(l), g(l), g(l), 1.0]).collect(),
+        jpeg_decoder::PixelFormat::L16 => px
+            .chunks_exact(2)
+            .map(|c| [g(c[0]), g(c[0]), g(c[0]), 1.0])
+            .collect(),
+        jpeg_decoder::PixelFormat::RGB24 => px
+            .chunks_exact(3)
+            .map(|c| [g(c[0]), g(c[1]), g(c[2]), 1.0])
+            .collect(),
+        jpeg_decoder::PixelFormat::CMYK32 => px
+            .chunks_exact(4)
+            .map(|c| {
+                let k = 1.0 - g(c[3]);
+                [
+                    (1.0 - g(c[0])) * k,
+                    (1.0 - g(c[1])) * k,
+                    (1.0 - g(c[2])) * k,
+                    1.0,
+                ]
+            })
+            .collect(),
+    };
+    Ok((info.width as u32, info.height as u32, out))
 }

@@ -283,3 +283,42 @@ fn hiz_rejects_occluded_draws_and_late_z_runs_after_shading() {
     assert!(!stages.is_empty());
     assert!(stages.iter().all(|&s| s == Stage::LateDepth as u8));
 }
+
+#[test]
+fn png_textures_are_imported_relative_to_the_scene_file() {
+    let dir = tempfile::tempdir().unwrap();
+    // A 2x2 PNG: red, green / blue, white.
+    let px: [u8; 16] = [
+        255, 0, 0, 255, 0, 255, 0, 255, 0, 0, 255, 255, 255, 255, 255, 255,
+    ];
+    {
+        let f = std::fs::File::create(dir.path().join("tiny.png")).unwrap();
+        let mut e = png::Encoder::new(f, 2, 2);
+        e.set_color(png::ColorType::Rgba);
+        e.set_depth(png::BitDepth::Eight);
+        e.write_header().unwrap().write_image_data(&px).unwrap();
+    }
+    let scene = RTT.replace(
+        "[[texture]]\nname = \"checker\"\nkind = \"checker\"\nsize = 64",
+        "[[texture]]\nname = \"checker\"\nkind = \"png\"\npath = \"tiny.png\"",
+    );
+    let path = dir.path().join("s.toml");
+    std::fs::write(&path, &scene).unwrap();
+    let (s, d) = load(path.to_str().unwrap()).unwrap();
+    let r = Renderer::new(&s, &d, &Options::default()).unwrap();
+    let t = r.surface("checker").unwrap();
+    assert_eq!((t.width(), t.height(), t.mips.len()), (2, 2, 2));
+    assert_eq!(t.texel(0, 1, 0).to_le_bytes(), [0, 255, 0, 255]);
+    assert_eq!(t.texel(0, 0, 1).to_le_bytes(), [0, 0, 255, 255]);
+    // A JPEG that is not one is an error naming the file and the scene line.
+    std::fs::write(dir.path().join("bad.jpg"), b"not a jpeg").unwrap();
+    let scene = scene.replace(
+        "kind = \"png\"\npath = \"tiny.png\"",
+        "kind = \"jpeg\"\npath = \"bad.jpg\"",
+    );
+    std::fs::write(&path, &scene).unwrap();
+    let (s, d) = load(path.to_str().unwrap()).unwrap();
+    let e = Renderer::new(&s, &d, &Options::default()).err().unwrap();
+    assert!(e.msg.contains("bad.jpg"), "{e}");
+    assert!(e.line > 1, "{e}");
+}
