@@ -189,9 +189,11 @@ pub fn shade(k: ShaderKind, q: &QuadIn, u: &Uniforms, env: &mut Env) -> QuadOut 
             let spec = env.tex(1, &uv_of(q), Wrap::Repeat);
             for i in 0..4 {
                 let n = normal(q, i).norm();
-                out.color[0][i] = mul4(t[i], u.tint);
+                // RT0 albedo with the specular mask in alpha, RT1 the normal, RT2 (R32F) depth.
+                let a = mul4(t[i], u.tint);
+                out.color[0][i] = [a[0], a[1], a[2], spec[i][0]];
                 out.color[1][i] = [n.0 * 0.5 + 0.5, n.1 * 0.5 + 0.5, n.2 * 0.5 + 0.5, 1.0];
-                out.color[2][i] = [spec[i][0], 0.5, 0.0, 1.0];
+                out.color[2][i] = [q.z[i], 0.0, 0.0, 1.0];
             }
         }
         DeferredLight => {
