@@ -13,6 +13,8 @@ use std::path::PathBuf;
 
 #[derive(Subcommand)]
 pub enum GenCommand {
+    /// A rendered 3D scene (software render pipeline; see `apusim gen render --list`).
+    Render(crate::cli_render::RenderArgs),
     /// A GPGPU kernel run on the SIMT layer (see `apusim workloads`).
     Gpgpu {
         kernel: String,
@@ -48,6 +50,7 @@ pub enum GenCommand {
 
 pub fn gen(c: GenCommand) -> Result<()> {
     let (mut src, output) = match c {
+        GenCommand::Render(a) => return crate::cli_render::run(a),
         GenCommand::Gpgpu {
             kernel,
             output,

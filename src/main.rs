@@ -5,6 +5,7 @@
 
 mod cli_dram;
 mod cli_oracle;
+mod cli_render;
 mod cli_workloads;
 mod inputs;
 

@@ -1,0 +1,284 @@
+//! The shader programs: a fixed library of vertex/pixel shaders of the kinds game frames run
+//! (gspc §2.1's programmable stages). Each pixel shader works on a whole 2x2 quad so texture
+//! sampling can take derivatives across the quad; every texture fetch goes through
+//! [`Env::tex`], which records the lines touched per texture slot.
+
+// Quad code indexes several per-pixel arrays in step; index loops are clearer here.
+#![allow(clippy::needless_range_loop)]
+
+use crate::math::{M4, V3};
+use crate::raster::NATTR;
+use crate::scene::ShaderKind;
+use crate::surface::{lambert, Filter, LineSet, Surface, Wrap};
+
+/// Most render targets a draw can bind (DirectX 10 allows eight; the scenes use up to 3).
+pub const MAX_RT: usize = 4;
+/// Most texture slots a draw can bind.
+pub const MAX_TEX: usize = 4;
+
+/// Instruction bytes of each program (fetched through the shader instruction cache).
+pub fn code_lines(k: ShaderKind) -> u64 {
+    use ShaderKind::*;
+    match k {
+        ShadowCaster | Copy | Hud | Unlit | Sky => 2,
+        Particle | Downsample | BrightPass => 3,
+        Lit | AlphaTest | BlurH | BlurV | Tonemap | Gbuffer => 4,
+        Water | DepthOffset => 5,
+        DeferredLight => 8,
+    }
+}
+
+/// Does the shader write depth or discard pixels (forcing the late depth test, gspc §2.1)?
+pub fn needs_late_z(k: ShaderKind) -> bool {
+    matches!(k, ShaderKind::AlphaTest | ShaderKind::DepthOffset)
+}
+
+/// Does the shader use screen-space texture coordinates instead of the mesh's?
+pub fn screen_space(k: ShaderKind) -> bool {
+    use ShaderKind::*;
+    matches!(
+        k,
+        DeferredLight | Copy | Downsample | BrightPass | BlurH | BlurV | Tonemap
+    )
+}
+
+/// Uniforms of a draw.
+pub struct Uniforms {
+    pub tint: [f32; 4],
+    pub light_dir: V3,
+    pub light_vp: Option<M4>,
+    /// Inverse view-projection of the camera whose depth buffer is read back.
+    pub inv_view_vp: Option<M4>,
+    pub filter: Filter,
+}
+
+/// What a shader sees: bound textures and the per-slot line sets.
+pub struct Env<'a> {
+    pub surfaces: &'a [Surface],
+    pub slots: &'a [usize],
+    pub lines: &'a mut [LineSet; MAX_TEX],
+    pub live: u8,
+    pub filter: Filter,
+}
+
+impl Env<'_> {
+    /// Sample texture `slot` at four uvs (derivatives from the quad).
+    pub fn tex(&mut self, slot: usize, uv: &[[f32; 2]; 4], wrap: Wrap) -> [[f32; 4]; 4] {
+        match self.slots.get(slot) {
+            Some(&s) => self.surfaces[s].sample_quad(
+                uv,
+                0.0,
+                self.filter,
+                wrap,
+                self.live,
+                &mut self.lines[slot],
+            ),
+            None => [[1.0; 4]; 4],
+        }
+    }
+    fn size(&self, slot: usize) -> (f32, f32) {
+        self.slots
+            .get(slot)
+            .map(|&s| {
+                (
+                    self.surfaces[s].width() as f32,
+                    self.surfaces[s].height() as f32,
+                )
+            })
+            .unwrap_or((1.0, 1.0))
+    }
+}
+
+/// One quad's inputs.
+pub struct QuadIn {
+    pub attr: [[f32; NATTR]; 4],
+    /// Screen-space uv of the pixel centres in the render target.
+    pub screen: [[f32; 2]; 4],
+    pub z: [f32; 4],
+}
+
+/// One quad's outputs.
+pub struct QuadOut {
+    pub color: [[[f32; 4]; 4]; MAX_RT],
+    pub depth: Option<[f32; 4]>,
+    /// Pixels discarded by the shader.
+    pub kill: u8,
+}
+
+fn uv_of(q: &QuadIn) -> [[f32; 2]; 4] {
+    std::array::from_fn(|i| [q.attr[i][6], q.attr[i][7]])
+}
+fn world(q: &QuadIn, i: usize) -> V3 {
+    V3(q.attr[i][0], q.attr[i][1], q.attr[i][2])
+}
+fn normal(q: &QuadIn, i: usize) -> V3 {
+    V3(q.attr[i][3], q.attr[i][4], q.attr[i][5])
+}
+fn mul4(a: [f32; 4], b: [f32; 4]) -> [f32; 4] {
+    std::array::from_fn(|k| a[k] * b[k])
+}
+fn scale3(a: [f32; 4], s: f32) -> [f32; 4] {
+    [a[0] * s, a[1] * s, a[2] * s, a[3]]
+}
+
+/// Shadow factor: 1 lit, 0.35 in shadow, comparing the light-space depth with the (bilinearly
+/// filtered) shadow map of `slot`.
+fn shadow(env: &mut Env, slot: usize, u: &Uniforms, pos: [V3; 4]) -> [f32; 4] {
+    let Some(lvp) = u.light_vp else {
+        return [1.0; 4];
+    };
+    if env.slots.get(slot).is_none() {
+        return [1.0; 4];
+    }
+    let mut uv = [[0.0; 2]; 4];
+    let mut d = [0.0; 4];
+    for i in 0..4 {
+        let c = lvp.point(pos[i]);
+        let w = if c[3].abs() > 1e-6 { c[3] } else { 1.0 };
+        uv[i] = [c[0] / w * 0.5 + 0.5, 0.5 - c[1] / w * 0.5];
+        d[i] = c[2] / w;
+    }
+    let s = env.tex(slot, &uv, Wrap::Clamp);
+    std::array::from_fn(|i| if d[i] - 0.004 <= s[i][0] { 1.0 } else { 0.35 })
+}
+
+/// Run pixel shader `k` on a quad.
+pub fn shade(k: ShaderKind, q: &QuadIn, u: &Uniforms, env: &mut Env) -> QuadOut {
+    use ShaderKind::*;
+    let mut out = QuadOut {
+        color: [[[0.0; 4]; 4]; MAX_RT],
+        depth: None,
+        kill: 0,
+    };
+    let pos: [V3; 4] = std::array::from_fn(|i| world(q, i));
+    let lit = |albedo: [f32; 4], n: V3, sh: f32| -> [f32; 4] {
+        scale3(albedo, 0.3 + 0.7 * lambert(n, u.light_dir) * sh)
+    };
+    match k {
+        Unlit | Sky | Hud | Particle => {
+            let t = env.tex(0, &uv_of(q), Wrap::Repeat);
+            for i in 0..4 {
+                out.color[0][i] = mul4(t[i], u.tint);
+            }
+        }
+        Lit | AlphaTest | DepthOffset => {
+            let t = env.tex(0, &uv_of(q), Wrap::Repeat);
+            let sh = shadow(env, 1, u, pos);
+            for i in 0..4 {
+                let a = mul4(t[i], u.tint);
+                out.color[0][i] = lit(a, normal(q, i), sh[i]);
+                out.color[0][i][3] = 1.0;
+                if k == AlphaTest && a[3] < 0.5 {
+                    out.kill |= 1 << i;
+                }
+            }
+            if k == DepthOffset {
+                // Parallax-style depth offset from the texture's luminance.
+                out.depth = Some(std::array::from_fn(|i| {
+                    (q.z[i] + (t[i][0] + t[i][1] + t[i][2] - 1.5) * 2e-4).clamp(0.0, 1.0)
+                }));
+            }
+        }
+        ShadowCaster => {
+            for i in 0..4 {
+                out.color[0][i] = [q.z[i], 0.0, 0.0, 1.0];
+            }
+        }
+        Gbuffer => {
+            let t = env.tex(0, &uv_of(q), Wrap::Repeat);
+            let spec = env.tex(1, &uv_of(q), Wrap::Repeat);
+            for i in 0..4 {
+                let n = normal(q, i).norm();
+                // RT0 albedo with the specular mask in alpha, RT1 the normal, RT2 (R32F) depth.
+                let a = mul4(t[i], u.tint);
+                out.color[0][i] = [a[0], a[1], a[2], spec[i][0]];
+                out.color[1][i] = [n.0 * 0.5 + 0.5, n.1 * 0.5 + 0.5, n.2 * 0.5 + 0.5, 1.0];
+                out.color[2][i] = [q.z[i], 0.0, 0.0, 1.0];
+            }
+        }
+        DeferredLight => {
+            let s = q.screen;
+            let albedo = env.tex(0, &s, Wrap::Clamp);
+            let nrm = env.tex(1, &s, Wrap::Clamp);
+            let depth = env.tex(2, &s, Wrap::Clamp);
+            let inv = u.inv_view_vp.unwrap_or(M4::IDENTITY);
+            let wp: [V3; 4] = std::array::from_fn(|i| {
+                let c = inv.apply([s[i][0] * 2.0 - 1.0, 1.0 - s[i][1] * 2.0, depth[i][0], 1.0]);
+                let w = if c[3].abs() > 1e-9 { c[3] } else { 1.0 };
+                V3(c[0] / w, c[1] / w, c[2] / w)
+            });
+            let sh = shadow(env, 3, u, wp);
+            for i in 0..4 {
+                let n = V3(
+                    nrm[i][0] * 2.0 - 1.0,
+                    nrm[i][1] * 2.0 - 1.0,
+                    nrm[i][2] * 2.0 - 1.0,
+                );
+                let c = lit(albedo[i], n, sh[i]);
+                out.color[0][i] = [c[0], c[1], c[2], 1.0];
+            }
+        }
+        Water => {
+            let t = env.tex(0, &uv_of(q), Wrap::Repeat);
+            let r = env.tex(1, &q.screen, Wrap::Clamp);
+            for i in 0..4 {
+                let base = lit(mul4(t[i], u.tint), normal(q, i), 1.0);
+                out.color[0][i] = std::array::from_fn(|k| base[k] * 0.4 + r[i][k] * 0.6);
+                out.color[0][i][3] = 1.0;
+            }
+        }
+        Copy | Downsample => {
+            let t = env.tex(0, &q.screen, Wrap::Clamp);
+            out.color[0] = t;
+        }
+        BrightPass => {
+            let t = env.tex(0, &q.screen, Wrap::Clamp);
+            for i in 0..4 {
+                out.color[0][i] = std::array::from_fn(|k| {
+                    if k == 3 {
+                        1.0
+                    } else {
+                        (t[i][k] - 0.3).max(0.0) * 1.5
+                    }
+                });
+            }
+        }
+        BlurH | BlurV => {
+            let (w, h) = env.size(0);
+            let (dx, dy) = if k == BlurH {
+                (1.0 / w, 0.0)
+            } else {
+                (0.0, 1.0 / h)
+            };
+            for (o, wgt) in [(-2.0, 1.0), (-1.0, 4.0), (0.0, 6.0), (1.0, 4.0), (2.0, 1.0)] {
+                let uv: [[f32; 2]; 4] =
+                    std::array::from_fn(|i| [q.screen[i][0] + o * dx, q.screen[i][1] + o * dy]);
+                let t = env.tex(0, &uv, Wrap::Clamp);
+                for i in 0..4 {
+                    for c in 0..4 {
+                        out.color[0][i][c] += t[i][c] * wgt / 16.0;
+                    }
+                }
+            }
+        }
+        Tonemap => {
+            let hdr = env.tex(0, &q.screen, Wrap::Clamp);
+            let bloom = env.tex(1, &q.screen, Wrap::Clamp);
+            for i in 0..4 {
+                out.color[0][i] = std::array::from_fn(|c| {
+                    if c == 3 {
+                        return 1.0;
+                    }
+                    let b = if env.slots.len() > 1 {
+                        bloom[i][c]
+                    } else {
+                        0.0
+                    };
+                    let x = hdr[i][c] * 1.5 + b * 1.2;
+                    x / (1.0 + x) * 1.8
+                });
+            }
+        }
+    }
+    out
+}

@@ -1,0 +1,541 @@
+//! GPU memory: one physical address space in which every surface and buffer is allocated, the
+//! tiled layouts of textures, render targets, depth, stencil and HiZ, and the texel data.
+//!
+//! Layout (the item 2; the papers are silent on the exact tiling, so this follows what
+//! Intel Gen7 "Y-tiling" and the ATTILA simulator do at cache-line granularity):
+//! - 32-bit surfaces (RGBA8 colour, R32F, depth) store **4x4 texel tiles in one 64 B line**,
+//!   lines in row-major tile order; each mip level is its own tile grid after the previous one.
+//! - Stencil (8 bit) stores **8x8 texel tiles per 64 B line**, so one line serves one 8x8
+//!   screen tile.
+//! - HiZ stores per 8x8 pixel tile a (min, max) pair of f32, eight tiles (a 4x2 block of
+//!   tiles, 32x16 pixels) per line.
+//! - Linear buffers (vertex, index, constants, shader code, commands) are byte-addressed.
+//!
+//! Every allocation is 4 KiB aligned, starting at [`GPU_BASE`].
+
+// Quad code indexes several per-pixel arrays in step; index loops are clearer here.
+#![allow(clippy::needless_range_loop)]
+
+use crate::math::V3;
+
+/// Cache-line size the render caches and the LLC see.
+pub const LINE: u64 = 64;
+/// Start of the GPU's physical allocations (above a 64 GiB boundary, far from CPU traces).
+pub const GPU_BASE: u64 = 0x10_0000_0000;
+
+/// Texel formats. All 32-bit formats share the 4x4-per-line tiling.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Format {
+    /// 8-bit RGBA, unorm.
+    Rgba8,
+    /// One 32-bit float channel (shadow maps, linear depth).
+    R32f,
+    /// 32-bit float depth buffer.
+    Depth32,
+    /// 8-bit stencil.
+    Stencil8,
+}
+
+impl Format {
+    /// Texels per tile side in one 64 B line.
+    pub const fn tile(self) -> u32 {
+        match self {
+            Format::Stencil8 => 8,
+            _ => 4,
+        }
+    }
+    pub fn decode(self, t: u32) -> [f32; 4] {
+        match self {
+            Format::Rgba8 => {
+                let b = t.to_le_bytes();
+                [
+                    b[0] as f32 / 255.0,
+                    b[1] as f32 / 255.0,
+                    b[2] as f32 / 255.0,
+                    b[3] as f32 / 255.0,
+                ]
+            }
+            Format::R32f | Format::Depth32 => {
+                let v = f32::from_bits(t);
+                [v, v, v, 1.0]
+            }
+            Format::Stencil8 => [(t & 0xff) as f32 / 255.0, 0.0, 0.0, 1.0],
+        }
+    }
+    pub fn encode(self, c: [f32; 4]) -> u32 {
+        match self {
+            Format::Rgba8 => {
+                let q = |v: f32| (v.clamp(0.0, 1.0) * 255.0 + 0.5) as u8;
+                u32::from_le_bytes([q(c[0]), q(c[1]), q(c[2]), q(c[3])])
+            }
+            Format::R32f | Format::Depth32 => c[0].to_bits(),
+            Format::Stencil8 => (c[0].clamp(0.0, 1.0) * 255.0 + 0.5) as u32,
+        }
+    }
+}
+
+/// One mip level: its size and where its tile grid starts.
+#[derive(Clone, Debug)]
+pub struct Mip {
+    pub width: u32,
+    pub height: u32,
+    pub tiles_x: u32,
+    pub offset: u64,
+    pub texels: Vec<u32>,
+}
+
+/// What a surface is used for (decides its stream when written).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Usage {
+    /// A texture loaded/generated before rendering (static unless re-rendered).
+    Texture,
+    /// A colour render target.
+    Target,
+    /// A depth buffer (has a stencil plane and a HiZ buffer).
+    Depth,
+    /// The displayable back buffer.
+    Display,
+    Stencil,
+}
+
+/// A tiled surface with a mip chain, allocated in GPU memory.
+#[derive(Clone, Debug)]
+pub struct Surface {
+    pub name: String,
+    pub format: Format,
+    pub usage: Usage,
+    pub base: u64,
+    pub mips: Vec<Mip>,
+    /// Frame number in which the surface was last written by the GPU (colour, depth, blit),
+    /// `None` if never: texture reads of a surface written in the current frame are
+    /// `dynamic-texture` (gspc §2.3).
+    pub written_in: Option<u32>,
+    /// Per line of mip 0: still holds the fast-clear value (no memory copy yet).
+    pub cleared: Vec<bool>,
+    pub clear_value: u32,
+}
+
+impl Surface {
+    pub fn width(&self) -> u32 {
+        self.mips[0].width
+    }
+    pub fn height(&self) -> u32 {
+        self.mips[0].height
+    }
+    /// Bytes the surface occupies.
+    pub fn bytes(&self) -> u64 {
+        let last = self.mips.last().expect("surface has mip 0");
+        last.offset + lines_of(last.width, last.height, self.format.tile()) * LINE
+    }
+    /// Index of the line holding texel (x, y) of `mip` within the surface.
+    #[inline]
+    pub fn line_index(&self, mip: usize, x: u32, y: u32) -> u64 {
+        let m = &self.mips[mip];
+        let t = self.format.tile();
+        m.offset / LINE + (y / t) as u64 * m.tiles_x as u64 + (x / t) as u64
+    }
+    /// Address of the line holding texel (x, y) of `mip`.
+    #[inline]
+    pub fn line_addr(&self, mip: usize, x: u32, y: u32) -> u64 {
+        self.base + self.line_index(mip, x, y) * LINE
+    }
+    #[inline]
+    pub fn texel(&self, mip: usize, x: u32, y: u32) -> u32 {
+        let m = &self.mips[mip];
+        m.texels[(y * m.width + x) as usize]
+    }
+    #[inline]
+    pub fn set(&mut self, mip: usize, x: u32, y: u32, v: u32) {
+        let m = &mut self.mips[mip];
+        m.texels[(y * m.width + x) as usize] = v;
+    }
+    /// Lines of mip 0.
+    pub fn lines0(&self) -> usize {
+        let m = &self.mips[0];
+        lines_of(m.width, m.height, self.format.tile()) as usize
+    }
+    /// Fill mip levels 1.. with 2x2 box filtering of the level above.
+    pub fn build_mips(&mut self) {
+        for l in 1..self.mips.len() {
+            let (pw, ph) = (self.mips[l - 1].width, self.mips[l - 1].height);
+            let (w, h) = (self.mips[l].width, self.mips[l].height);
+            for y in 0..h {
+                for x in 0..w {
+                    let mut acc = [0.0f32; 4];
+                    for (dx, dy) in [(0, 0), (1, 0), (0, 1), (1, 1)] {
+                        let sx = (2 * x + dx).min(pw - 1);
+                        let sy = (2 * y + dy).min(ph - 1);
+                        let c = self.format.decode(self.texel(l - 1, sx, sy));
+                        for k in 0..4 {
+                            acc[k] += c[k] * 0.25;
+                        }
+                    }
+                    let v = self.format.encode(acc);
+                    self.set(l, x, y, v);
+                }
+            }
+        }
+    }
+}
+
+fn lines_of(w: u32, h: u32, tile: u32) -> u64 {
+    (w.div_ceil(tile) as u64) * (h.div_ceil(tile) as u64)
+}
+
+/// The HiZ buffer of a depth surface: (min, max) depth per 8x8 pixel tile.
+#[derive(Clone, Debug)]
+pub struct HiZ {
+    pub base: u64,
+    pub tiles_x: u32,
+    pub tiles_y: u32,
+    pub min: Vec<f32>,
+    pub max: Vec<f32>,
+}
+
+impl HiZ {
+    /// HiZ tiles per line horizontally and vertically (4x2 tiles of 8 bytes).
+    const LX: u32 = 4;
+    const LY: u32 = 2;
+    pub fn line_addr(&self, tx: u32, ty: u32) -> u64 {
+        let lines_x = self.tiles_x.div_ceil(Self::LX) as u64;
+        self.base + ((ty / Self::LY) as u64 * lines_x + (tx / Self::LX) as u64) * LINE
+    }
+    pub fn bytes(tiles_x: u32, tiles_y: u32) -> u64 {
+        tiles_x.div_ceil(Self::LX) as u64 * tiles_y.div_ceil(Self::LY) as u64 * LINE
+    }
+    /// Every line address of the buffer (for clears).
+    pub fn all_lines(&self) -> impl Iterator<Item = u64> + '_ {
+        let n = Self::bytes(self.tiles_x, self.tiles_y) / LINE;
+        (0..n).map(move |i| self.base + i * LINE)
+    }
+}
+
+/// Bump allocator of the GPU physical address space.
+#[derive(Clone, Debug)]
+pub struct GpuMemory {
+    next: u64,
+}
+
+impl Default for GpuMemory {
+    fn default() -> Self {
+        GpuMemory { next: GPU_BASE }
+    }
+}
+
+impl GpuMemory {
+    /// Reserve `bytes`, 4 KiB aligned.
+    pub fn alloc(&mut self, bytes: u64) -> u64 {
+        let base = self.next;
+        self.next = (base + bytes.max(1)).div_ceil(4096) * 4096;
+        base
+    }
+    /// Allocate a surface with `levels` mips (0: full chain down to 1x1).
+    pub fn surface(
+        &mut self,
+        name: &str,
+        format: Format,
+        usage: Usage,
+        width: u32,
+        height: u32,
+        levels: u32,
+    ) -> Surface {
+        let full = 32 - width.max(height).max(1).leading_zeros();
+        let n = if levels == 0 { full } else { levels.min(full) };
+        let t = format.tile();
+        let mut mips = Vec::with_capacity(n as usize);
+        let mut off = 0u64;
+        let (mut w, mut h) = (width.max(1), height.max(1));
+        for _ in 0..n {
+            mips.push(Mip {
+                width: w,
+                height: h,
+                tiles_x: w.div_ceil(t),
+                offset: off,
+                texels: vec![0; (w * h) as usize],
+            });
+            off += lines_of(w, h, t) * LINE;
+            w = (w / 2).max(1);
+            h = (h / 2).max(1);
+        }
+        let mut s = Surface {
+            name: name.to_string(),
+            format,
+            usage,
+            base: 0,
+            mips,
+            written_in: None,
+            cleared: Vec::new(),
+            clear_value: 0,
+        };
+        s.base = self.alloc(s.bytes());
+        s.cleared = vec![false; s.lines0()];
+        s
+    }
+    pub fn hiz(&mut self, width: u32, height: u32) -> HiZ {
+        let (tx, ty) = (width.div_ceil(8), height.div_ceil(8));
+        let n = (tx * ty) as usize;
+        HiZ {
+            base: self.alloc(HiZ::bytes(tx, ty)),
+            tiles_x: tx,
+            tiles_y: ty,
+            min: vec![1.0; n],
+            max: vec![1.0; n],
+        }
+    }
+    /// Bytes allocated so far.
+    pub fn used(&self) -> u64 {
+        self.next - GPU_BASE
+    }
+}
+
+/// Texture addressing outside `[0, 1]`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Wrap {
+    Repeat,
+    Clamp,
+}
+
+/// Texture filtering (gspc §2.1: point, bilinear, trilinear).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Filter {
+    Point,
+    Bilinear,
+    Trilinear,
+}
+
+/// The distinct lines one quad's samples of one texture touch (deduplicated within the quad).
+#[derive(Clone, Debug, Default)]
+pub struct LineSet {
+    pub lines: Vec<u64>,
+}
+
+impl LineSet {
+    #[inline]
+    pub fn add(&mut self, a: u64) {
+        if !self.lines.contains(&a) {
+            self.lines.push(a);
+        }
+    }
+    pub fn clear(&mut self) {
+        self.lines.clear();
+    }
+}
+
+/// Mip level of detail from a quad's texture coordinates (pixels ordered (0,0), (1,0), (0,1),
+/// (1,1)): `log2` of the larger screen-axis derivative length in texels (the OpenGL/D3D
+/// isotropic rule).
+pub fn quad_lod(uv: &[[f32; 2]; 4], w: u32, h: u32) -> f32 {
+    let (w, h) = (w as f32, h as f32);
+    let dx = ((uv[1][0] - uv[0][0]) * w, (uv[1][1] - uv[0][1]) * h);
+    let dy = ((uv[2][0] - uv[0][0]) * w, (uv[2][1] - uv[0][1]) * h);
+    let rho = (dx.0 * dx.0 + dx.1 * dx.1)
+        .max(dy.0 * dy.0 + dy.1 * dy.1)
+        .sqrt();
+    if rho > 0.0 {
+        rho.log2()
+    } else {
+        f32::NEG_INFINITY
+    }
+}
+
+#[inline]
+fn wrap_coord(i: i32, n: u32, wrap: Wrap) -> u32 {
+    match wrap {
+        Wrap::Repeat => i.rem_euclid(n as i32) as u32,
+        Wrap::Clamp => i.clamp(0, n as i32 - 1) as u32,
+    }
+}
+
+impl Surface {
+    /// Nearest texel of `mip` at `uv`.
+    fn point(&self, mip: usize, uv: [f32; 2], wrap: Wrap, lines: &mut LineSet) -> [f32; 4] {
+        let m = &self.mips[mip];
+        let x = wrap_coord((uv[0] * m.width as f32).floor() as i32, m.width, wrap);
+        let y = wrap_coord((uv[1] * m.height as f32).floor() as i32, m.height, wrap);
+        lines.add(self.line_addr(mip, x, y));
+        self.format.decode(self.texel(mip, x, y))
+    }
+    /// Bilinear filtering of the 2x2 texels around `uv` on `mip`.
+    pub fn bilinear(&self, mip: usize, uv: [f32; 2], wrap: Wrap, lines: &mut LineSet) -> [f32; 4] {
+        let m = &self.mips[mip];
+        let fx = uv[0] * m.width as f32 - 0.5;
+        let fy = uv[1] * m.height as f32 - 0.5;
+        let (x0, y0) = (fx.floor(), fy.floor());
+        let (ax, ay) = (fx - x0, fy - y0);
+        let mut out = [0.0f32; 4];
+        for (dx, dy, wgt) in [
+            (0, 0, (1.0 - ax) * (1.0 - ay)),
+            (1, 0, ax * (1.0 - ay)),
+            (0, 1, (1.0 - ax) * ay),
+            (1, 1, ax * ay),
+        ] {
+            let x = wrap_coord(x0 as i32 + dx, m.width, wrap);
+            let y = wrap_coord(y0 as i32 + dy, m.height, wrap);
+            lines.add(self.line_addr(mip, x, y));
+            let c = self.format.decode(self.texel(mip, x, y));
+            for k in 0..4 {
+                out[k] += c[k] * wgt;
+            }
+        }
+        out
+    }
+    /// Sample one pixel's `uv` at level of detail `lod` with `filter`, recording the lines.
+    pub fn sample(
+        &self,
+        uv: [f32; 2],
+        lod: f32,
+        filter: Filter,
+        wrap: Wrap,
+        lines: &mut LineSet,
+    ) -> [f32; 4] {
+        let top = (self.mips.len() - 1) as f32;
+        let lod = if lod.is_nan() {
+            0.0
+        } else {
+            lod.clamp(0.0, top)
+        };
+        match filter {
+            Filter::Point => self.point(lod.round() as usize, uv, wrap, lines),
+            Filter::Bilinear => self.bilinear(lod.round() as usize, uv, wrap, lines),
+            Filter::Trilinear => {
+                let l0 = lod.floor();
+                let f = lod - l0;
+                let a = self.bilinear(l0 as usize, uv, wrap, lines);
+                if f <= 0.0 || l0 >= top {
+                    return a;
+                }
+                let b = self.bilinear(l0 as usize + 1, uv, wrap, lines);
+                [0, 1, 2, 3].map(|k| a[k] * (1.0 - f) + b[k] * f)
+            }
+        }
+    }
+    /// Sample a whole quad: the level of detail comes from the quad's derivatives.
+    pub fn sample_quad(
+        &self,
+        uv: &[[f32; 2]; 4],
+        bias: f32,
+        filter: Filter,
+        wrap: Wrap,
+        live: u8,
+        lines: &mut LineSet,
+    ) -> [[f32; 4]; 4] {
+        let lod = quad_lod(uv, self.width(), self.height()) + bias;
+        let mut out = [[0.0f32; 4]; 4];
+        for i in 0..4 {
+            if live & (1 << i) != 0 {
+                out[i] = self.sample(uv[i], lod, filter, wrap, lines);
+            }
+        }
+        out
+    }
+}
+
+/// Deterministic hash noise in `[0, 1)` (SplitMix64 finaliser).
+pub fn hash01(x: i64, y: i64, seed: u64) -> f32 {
+    let mut z = (x as u64)
+        .wrapping_mul(0x9E37_79B9_7F4A_7C15)
+        .wrapping_add((y as u64).wrapping_mul(0xC2B2_AE3D_27D4_EB4F))
+        .wrapping_add(seed.wrapping_mul(0x1656_67B1_9E37_79F9));
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^= z >> 31;
+    (z >> 40) as f32 / (1u64 << 24) as f32
+}
+
+/// Smooth value noise with `octaves` octaves, period `cells` at the base octave.
+pub fn value_noise(u: f32, v: f32, cells: f32, octaves: u32, seed: u64) -> f32 {
+    let mut sum = 0.0;
+    let mut amp = 0.5;
+    let mut freq = cells;
+    let mut norm = 0.0;
+    for o in 0..octaves {
+        let (x, y) = (u * freq, v * freq);
+        let (x0, y0) = (x.floor(), y.floor());
+        let (fx, fy) = (x - x0, y - y0);
+        let s = |a: f32| a * a * (3.0 - 2.0 * a);
+        let p = freq as i64;
+        let h = |i: f32, j: f32| {
+            hash01(
+                (i as i64).rem_euclid(p.max(1)),
+                (j as i64).rem_euclid(p.max(1)),
+                seed + o as u64,
+            )
+        };
+        let a = h(x0, y0) + (h(x0 + 1.0, y0) - h(x0, y0)) * s(fx);
+        let b = h(x0, y0 + 1.0) + (h(x0 + 1.0, y0 + 1.0) - h(x0, y0 + 1.0)) * s(fx);
+        sum += amp * (a + (b - a) * s(fy));
+        norm += amp;
+        amp *= 0.5;
+        freq *= 2.0;
+    }
+    sum / norm
+}
+
+/// Lambert shading helper shared by the lit shaders.
+pub fn lambert(n: V3, l: V3) -> f32 {
+    n.norm().dot(l.norm()).max(0.0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn tex(w: u32, h: u32, levels: u32) -> Surface {
+        GpuMemory::default().surface("t", Format::Rgba8, Usage::Texture, w, h, levels)
+    }
+
+    #[test]
+    fn tiling_puts_4x4_texels_in_a_line() {
+        let s = tex(16, 8, 1);
+        assert_eq!(s.line_addr(0, 0, 0), s.line_addr(0, 3, 3));
+        assert_eq!(s.line_addr(0, 4, 0), s.base + 64);
+        assert_eq!(s.line_addr(0, 0, 4), s.base + 4 * 64);
+        assert_eq!(s.bytes() % 64, 0);
+    }
+
+    #[test]
+    fn mip_chain_and_lod_selection() {
+        let s = tex(64, 64, 0);
+        assert_eq!(s.mips.len(), 7);
+        // One texel per pixel: lod 0; two texels per pixel: lod 1; quarter: lod -2.
+        let step = |d: f32| [[0.0, 0.0], [d, 0.0], [0.0, d], [d, d]];
+        assert!((quad_lod(&step(1.0 / 64.0), 64, 64) - 0.0).abs() < 1e-5);
+        assert!((quad_lod(&step(2.0 / 64.0), 64, 64) - 1.0).abs() < 1e-5);
+        assert!((quad_lod(&step(8.0 / 64.0), 64, 64) - 3.0).abs() < 1e-5);
+        assert!((quad_lod(&step(0.25 / 64.0), 64, 64) + 2.0).abs() < 1e-5);
+    }
+
+    #[test]
+    fn bilinear_and_trilinear_on_known_texture() {
+        // 2x2 texture black/white columns: halfway between texel centres is grey.
+        let mut s = tex(2, 2, 0);
+        for y in 0..2 {
+            s.set(0, 0, y, Format::Rgba8.encode([0.0, 0.0, 0.0, 1.0]));
+            s.set(0, 1, y, Format::Rgba8.encode([1.0, 1.0, 1.0, 1.0]));
+        }
+        s.build_mips();
+        let mut ls = LineSet::default();
+        let c = s.bilinear(0, [0.5, 0.5], Wrap::Clamp, &mut ls);
+        assert!((c[0] - 0.5).abs() < 1e-6);
+        let c = s.bilinear(0, [0.375, 0.5], Wrap::Clamp, &mut ls);
+        assert!((c[0] - 0.25).abs() < 1e-6, "{c:?}");
+        // Texel centre: exact.
+        let c = s.sample([0.75, 0.25], 0.0, Filter::Bilinear, Wrap::Clamp, &mut ls);
+        assert!((c[0] - 1.0).abs() < 1e-6);
+        // Trilinear halfway between mip 0 (white at this texel centre) and mip 1 (grey 0.5).
+        let c = s.sample([0.75, 0.25], 0.5, Filter::Trilinear, Wrap::Clamp, &mut ls);
+        let grey = Format::Rgba8.decode(s.texel(1, 0, 0))[0];
+        assert!((c[0] - (0.5 + 0.5 * grey)).abs() < 1e-6, "{c:?} {grey}");
+        // Point sampling picks the texel under uv.
+        let c = s.sample([0.2, 0.2], 0.0, Filter::Point, Wrap::Repeat, &mut ls);
+        assert_eq!(c[0], 0.0);
+        // Repeat wraps: bilinear at u=0 mixes texel 1 (wrapped) and texel 0.
+        let c = s.bilinear(0, [0.0, 0.25], Wrap::Repeat, &mut ls);
+        assert!((c[0] - 0.5).abs() < 1e-6);
+        // Every line touched was recorded once.
+        let mut l = ls.lines.clone();
+        l.sort();
+        l.dedup();
+        assert_eq!(l.len(), ls.lines.len());
+    }
+}

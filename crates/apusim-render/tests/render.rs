@@ -1,0 +1,324 @@
+//! End-to-end tests of the render pipeline: render-to-texture streams, scene errors, and golden
+//! checksums of the built-in scenes at a small resolution.
+
+use apusim_render::{builtin, load, render, scene, Options, Renderer, Source};
+use apusim_trace::{Access, Op, Stream};
+use std::collections::BTreeSet;
+
+fn src(text: &str) -> (Source, apusim_render::SceneDesc) {
+    let s = Source {
+        file: "test.toml".into(),
+        text: text.into(),
+        dir: None,
+    };
+    let d = scene::parse(&s).unwrap();
+    (s, d)
+}
+
+const RTT: &str = r#"
+name = "rtt"
+frames = 1
+[[camera]]
+name = "screen"
+kind = "screen"
+[[texture]]
+name = "checker"
+kind = "checker"
+size = 64
+[[mesh]]
+name = "tri"
+kind = "fullscreen"
+[[mesh]]
+name = "panel"
+kind = "rect"
+[[target]]
+name = "offscreen"
+format = "rgba8"
+[[pass]]
+name = "produce"
+color = ["offscreen"]
+camera = "screen"
+clear_color = [0.0, 0.0, 0.0, 1.0]
+[[pass.draw]]
+mesh = "panel"
+shader = "unlit"
+textures = ["checker"]
+depth_test = false
+cull = "none"
+scale = [0.5, 0.5, 1.0]
+[[pass]]
+name = "consume"
+color = ["backbuffer"]
+camera = "screen"
+[[pass.draw]]
+mesh = "tri"
+shader = "copy"
+textures = ["offscreen"]
+depth_test = false
+cull = "none"
+filter = "point"
+"#;
+
+#[test]
+fn render_to_texture_reads_exactly_the_written_lines() {
+    let (s, d) = src(RTT);
+    let mut v: Vec<Access> = Vec::new();
+    let opt = Options {
+        width: 64,
+        height: 48,
+        frames: None,
+        seed: 1,
+    };
+    let r = Renderer::new(&s, &d, &opt).unwrap();
+    let off = r.surface("offscreen").unwrap();
+    let range = off.base..off.base + off.bytes();
+    render(&s, &d, &opt, &mut v, |_, _| {}).unwrap();
+    // Lines written into the offscreen target (colour writes and fast-clear resolves).
+    let written: BTreeSet<u64> = v
+        .iter()
+        .filter(|a| a.op == Op::Write && range.contains(&a.addr))
+        .map(|a| a.addr)
+        .collect();
+    let dynamic: BTreeSet<u64> = v
+        .iter()
+        .filter(|a| a.stream == Stream::DynamicTexture)
+        .map(|a| a.addr)
+        .collect();
+    assert!(!dynamic.is_empty());
+    assert_eq!(dynamic, written);
+    // The whole target is read back (full-screen point-sampled copy at the same size).
+    assert_eq!(written.len(), off.lines0());
+    // Static texture reads are only of the checker texture, never of the offscreen target.
+    assert!(v
+        .iter()
+        .filter(|a| a.stream == Stream::StaticTexture)
+        .all(|a| !range.contains(&a.addr)));
+    // Every dynamic read comes after the last write of its line.
+    let last_write = v
+        .iter()
+        .enumerate()
+        .filter(|(_, a)| a.op == Op::Write && range.contains(&a.addr))
+        .map(|(i, _)| i)
+        .max()
+        .unwrap();
+    let first_read = v
+        .iter()
+        .position(|a| a.stream == Stream::DynamicTexture)
+        .unwrap();
+    assert!(first_read > last_write);
+}
+
+#[test]
+fn scene_errors_name_file_and_line() {
+    let line_of =
+        |text: &str, needle: &str| text[..text.find(needle).unwrap()].matches('\n').count() + 1;
+    let bad_mesh = RTT.replace("mesh = \"panel\"", "mesh = \"pannel\"");
+    let (s, d) = src(&bad_mesh);
+    let e = Renderer::new(&s, &d, &Options::default()).err().unwrap();
+    assert_eq!(e.file, "test.toml");
+    assert_eq!(e.line, line_of(&bad_mesh, "\"pannel\""), "{e}");
+    assert!(e.msg.contains("unknown mesh `pannel`"), "{e}");
+
+    let bad_tex = RTT.replace("textures = [\"offscreen\"]", "textures = [\"ofscreen\"]");
+    let (s, d) = src(&bad_tex);
+    let e = Renderer::new(&s, &d, &Options::default()).err().unwrap();
+    assert!(e.msg.contains("unknown texture `ofscreen`"), "{e}");
+    assert_eq!(e.line, line_of(&bad_tex, "\"ofscreen\""));
+
+    let bad_shader = RTT.replace("shader = \"copy\"", "shader = \"kopy\"");
+    let want = line_of(&bad_shader, "kopy");
+    let s = Source {
+        file: "x.toml".into(),
+        text: bad_shader,
+        dir: None,
+    };
+    let e = scene::parse(&s).unwrap_err();
+    assert_eq!(e.line, want, "{e}");
+    assert!(e.to_string().starts_with(&format!("x.toml:{want}:")), "{e}");
+
+    let bad_png = format!(
+        "{}\n[[texture]]\nname = \"photo\"\nkind = \"png\"\npath = \"/nonexistent/photo.png\"\n",
+        RTT
+    );
+    let (s, d) = src(&bad_png);
+    let e = Renderer::new(&s, &d, &Options::default()).err().unwrap();
+    assert!(e.msg.contains("photo.png"), "{e}");
+    assert_eq!(e.line, line_of(&bad_png, "/nonexistent"), "{e}");
+
+    let bad_obj = "o x\nv 0 0 0\nv 1 0 0\nf 1 2 3\n";
+    let e = apusim_render::scene::MeshData::obj(bad_obj, "m.obj").unwrap_err();
+    assert_eq!((e.file.as_str(), e.line), ("m.obj", 4));
+}
+
+#[test]
+fn obj_import_triangulates_faces() {
+    let obj =
+        "v 0 0 0\nv 1 0 0\nv 1 1 0\nv 0 1 0\nvt 0 0\nvt 1 0\nvt 1 1\nvt 0 1\nf 1/1 2/2 3/3 4/4\n";
+    let m = apusim_render::scene::MeshData::obj(obj, "q.obj").unwrap();
+    assert_eq!(m.idx.len(), 6);
+    assert_eq!(m.verts.len(), 4);
+    assert_eq!(m.verts[2].uv, [1.0, 0.0]);
+}
+
+fn fnv(bytes: &[u8]) -> u64 {
+    bytes.iter().fold(0xcbf2_9ce4_8422_2325u64, |h, &b| {
+        (h ^ b as u64).wrapping_mul(0x0100_0000_01b3)
+    })
+}
+
+/// Golden checksums of each built-in scene at 96x64, two frames: (PNG pixels of the last
+/// frame, trace statistics). Update deliberately when rendering changes.
+const GOLDEN: &[(&str, u64, u64)] = &[
+    ("courtyard", 12400764539010945735, 706389228097953486),
+    ("deferred", 1734792495482071617, 6028949050665647248),
+    ("lake", 16455661250276950956, 6218280748102259732),
+];
+
+#[test]
+fn builtin_scenes_match_golden_checksums() {
+    let mut got = Vec::new();
+    for (name, _) in builtin::SCENES {
+        let (s, d) = load(name).unwrap();
+        let opt = Options {
+            width: 96,
+            height: 64,
+            frames: Some(2),
+            seed: 1,
+        };
+        let mut pix = 0;
+        let stats = render(&s, &d, &opt, &mut apusim_render::NullSink, |r, _| {
+            pix = fnv(&r.backbuffer_rgba().2);
+        })
+        .unwrap();
+        // Every scene exercises render-to-texture.
+        assert!(stats.reads[Stream::DynamicTexture as usize] > 0, "{name}");
+        assert!(stats.reads[Stream::StaticTexture as usize] > 0, "{name}");
+        got.push((name.to_string(), pix, stats.checksum()));
+    }
+    let want: Vec<(String, u64, u64)> =
+        GOLDEN.iter().map(|g| (g.0.to_string(), g.1, g.2)).collect();
+    assert_eq!(got, want, "golden checksums changed: {got:?}");
+}
+
+const OCCLUSION: &str = r#"
+name = "occlusion"
+frames = 1
+[[camera]]
+name = "screen"
+kind = "screen"
+[[texture]]
+name = "checker"
+kind = "checker"
+size = 32
+[[mesh]]
+name = "panel"
+kind = "rect"
+[[target]]
+name = "depth"
+format = "depth"
+[[pass]]
+name = "main"
+color = ["backbuffer"]
+depth = "depth"
+camera = "screen"
+clear_color = [0.0, 0.0, 0.0, 1.0]
+clear_depth = 1.0
+[[pass.draw]]
+mesh = "panel"
+shader = "unlit"
+textures = ["checker"]
+cull = "none"
+translate = [0.0, 0.0, 0.2]
+[[pass.draw]]
+mesh = "panel"
+shader = "SECOND"
+textures = ["checker"]
+cull = "none"
+translate = [0.0, 0.0, 0.5]
+"#;
+
+#[test]
+fn hiz_rejects_occluded_draws_and_late_z_runs_after_shading() {
+    use apusim_render::emit::{decode_pc, Stage};
+    let opt = Options {
+        width: 64,
+        height: 48,
+        frames: None,
+        seed: 1,
+    };
+    // A full-screen quad behind another: every tile of the second draw is rejected by HiZ,
+    // so it issues no depth, texture or display access.
+    let (s, d) = src(&OCCLUSION.replace("SECOND", "unlit"));
+    let mut v: Vec<Access> = Vec::new();
+    let st = render(&s, &d, &opt, &mut v, |_, _| {}).unwrap();
+    let second: Vec<&Access> = v.iter().filter(|a| decode_pc(a.pc).2 == 1).collect();
+    assert!(second.iter().all(|a| matches!(
+        a.stream,
+        Stream::HiZ
+            | Stream::Other
+            | Stream::ShaderData
+            | Stream::Vertex
+            | Stream::VertexIndex
+            | Stream::ShaderInstr
+    )));
+    // 8x6 tiles, both triangles of the quad touch every tile on the diagonal band.
+    assert!(st.hiz_rejected_tiles >= 48, "{}", st.hiz_rejected_tiles);
+    // First draw: every quad passes early depth and writes its depth line once.
+    let first_depth_writes = v
+        .iter()
+        .filter(|a| a.stream == Stream::Depth && a.op == Op::Write && decode_pc(a.pc).2 == 0)
+        .count();
+    assert_eq!(first_depth_writes as u64, st.quads);
+    // An alpha-tested draw in front runs its depth test late (after texturing).
+    let (s, d) = src(&OCCLUSION
+        .replace("SECOND", "alpha-test")
+        .replace("translate = [0.0, 0.0, 0.5]", "translate = [0.0, 0.0, 0.1]"));
+    let mut v: Vec<Access> = Vec::new();
+    render(&s, &d, &opt, &mut v, |_, _| {}).unwrap();
+    let stages: Vec<u8> = v
+        .iter()
+        .filter(|a| decode_pc(a.pc).2 == 1 && a.stream == Stream::Depth)
+        .map(|a| decode_pc(a.pc).0)
+        .collect();
+    assert!(!stages.is_empty());
+    assert!(stages.iter().all(|&s| s == Stage::LateDepth as u8));
+}
+
+#[test]
+fn png_textures_are_imported_relative_to_the_scene_file() {
+    let dir = tempfile::tempdir().unwrap();
+    // A 2x2 PNG: red, green / blue, white.
+    let px: [u8; 16] = [
+        255, 0, 0, 255, 0, 255, 0, 255, 0, 0, 255, 255, 255, 255, 255, 255,
+    ];
+    {
+        let f = std::fs::File::create(dir.path().join("tiny.png")).unwrap();
+        let mut e = png::Encoder::new(f, 2, 2);
+        e.set_color(png::ColorType::Rgba);
+        e.set_depth(png::BitDepth::Eight);
+        e.write_header().unwrap().write_image_data(&px).unwrap();
+    }
+    let scene = RTT.replace(
+        "[[texture]]\nname = \"checker\"\nkind = \"checker\"\nsize = 64",
+        "[[texture]]\nname = \"checker\"\nkind = \"png\"\npath = \"tiny.png\"",
+    );
+    let path = dir.path().join("s.toml");
+    std::fs::write(&path, &scene).unwrap();
+    let (s, d) = load(path.to_str().unwrap()).unwrap();
+    let r = Renderer::new(&s, &d, &Options::default()).unwrap();
+    let t = r.surface("checker").unwrap();
+    assert_eq!((t.width(), t.height(), t.mips.len()), (2, 2, 2));
+    assert_eq!(t.texel(0, 1, 0).to_le_bytes(), [0, 255, 0, 255]);
+    assert_eq!(t.texel(0, 0, 1).to_le_bytes(), [0, 0, 255, 255]);
+    // A JPEG that is not one is an error naming the file and the scene line.
+    std::fs::write(dir.path().join("bad.jpg"), b"not a jpeg").unwrap();
+    let scene = scene.replace(
+        "kind = \"png\"\npath = \"tiny.png\"",
+        "kind = \"jpeg\"\npath = \"bad.jpg\"",
+    );
+    std::fs::write(&path, &scene).unwrap();
+    let (s, d) = load(path.to_str().unwrap()).unwrap();
+    let e = Renderer::new(&s, &d, &Options::default()).err().unwrap();
+    assert!(e.msg.contains("bad.jpg"), "{e}");
+    assert!(e.line > 1, "{e}");
+}

@@ -1,0 +1,141 @@
+//! `apusim gen render`: render a scene with the software pipeline of apusim-render, write the
+//! GPU's memory accesses as an `.apt` trace and optionally each frame as a PNG.
+
+use anyhow::{bail, Context, Result};
+use apusim_render::{builtin, emit::NullSink, Options};
+use apusim_sim::report::{write_atomic, TextTable};
+use apusim_trace::apt::AptWriter;
+use apusim_trace::{Agent, Stream, TraceHeader};
+use std::path::PathBuf;
+
+#[derive(clap::Args)]
+pub struct RenderArgs {
+    /// A built-in scene name (see --list) or a scene TOML file.
+    pub scene: Option<String>,
+    /// Output trace (.apt); without it only statistics are printed.
+    #[arg(short, long)]
+    pub output: Option<PathBuf>,
+    /// Frames to render (default: the scene's).
+    #[arg(long)]
+    pub frames: Option<u32>,
+    #[arg(long, default_value_t = 640)]
+    pub width: u32,
+    #[arg(long, default_value_t = 400)]
+    pub height: u32,
+    /// Write each displayed frame as DIR/SCENE-FRAME.png.
+    #[arg(long, value_name = "DIR")]
+    pub png: Option<PathBuf>,
+    /// Seed of the procedural content.
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// List the built-in scenes.
+    #[arg(long)]
+    pub list: bool,
+}
+
+/// The GPU streams a render trace can contain.
+const STREAMS: &[Stream] = &[
+    Stream::Vertex,
+    Stream::VertexIndex,
+    Stream::HiZ,
+    Stream::Depth,
+    Stream::Stencil,
+    Stream::Color,
+    Stream::StaticTexture,
+    Stream::DynamicTexture,
+    Stream::Blitter,
+    Stream::ShaderInstr,
+    Stream::ShaderData,
+    Stream::Display,
+    Stream::Other,
+];
+
+pub fn run(a: RenderArgs) -> Result<()> {
+    if a.list {
+        let mut t = TextTable::new(["scene", "description"]);
+        for (name, text) in builtin::SCENES {
+            t.row(vec![name.to_string(), builtin::description(text)]);
+        }
+        print!("{}", t.render());
+        return Ok(());
+    }
+    let Some(scene) = a.scene else {
+        bail!("name a scene (apusim gen render --list) or a scene file");
+    };
+    let (src, desc) = apusim_render::load(&scene)?;
+    let opt = Options {
+        width: a.width,
+        height: a.height,
+        frames: a.frames,
+        seed: a.seed,
+    };
+    if let Some(dir) = &a.png {
+        std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+    }
+    let mut png_err: Option<anyhow::Error> = None;
+    let png_dir = a.png.clone();
+    let name = desc.name.clone();
+    let after = |r: &apusim_render::Renderer, f: u32| {
+        if let (Some(dir), None) = (&png_dir, &png_err) {
+            let path = dir.join(format!("{name}-{f}.png"));
+            if let Err(e) = write_atomic(&path, &r.backbuffer_png()) {
+                png_err = Some(e.context(format!("writing {}", path.display())));
+            }
+        }
+    };
+    let start = std::time::Instant::now();
+    let (stats, bytes) = match &a.output {
+        Some(out) => {
+            let header = TraceHeader::single(
+                Agent::GPU,
+                "gpu",
+                1000,
+                STREAMS,
+                &format!("apusim gen render {scene} {}x{}", a.width, a.height),
+            );
+            let mut w = AptWriter::create(out, &header)?;
+            let stats = apusim_render::render(&src, &desc, &opt, &mut w, after)
+                .map_err(anyhow::Error::msg)?;
+            let bytes = w.bytes_written();
+            w.finish()?;
+            (stats, Some(bytes))
+        }
+        None => (
+            apusim_render::render(&src, &desc, &opt, &mut NullSink, after)
+                .map_err(anyhow::Error::msg)?,
+            None,
+        ),
+    };
+    if let Some(e) = png_err {
+        return Err(e);
+    }
+    let secs = start.elapsed().as_secs_f64();
+    let mut t = TextTable::new(["stream", "reads", "writes", "share"]);
+    let total = stats.total().max(1) as f64;
+    for s in STREAMS {
+        let (r, w) = (stats.reads[*s as usize], stats.writes[*s as usize]);
+        if r + w > 0 {
+            t.row(vec![
+                s.name().into(),
+                r.to_string(),
+                w.to_string(),
+                format!("{:.1}%", 100.0 * (r + w) as f64 / total),
+            ]);
+        }
+    }
+    print!("{}", t.render());
+    println!(
+        "{}: {} accesses, {} triangles, {} quads, {} pixels shaded, {} HiZ-rejected tiles, {:.2} s{}",
+        desc.name,
+        stats.total(),
+        stats.triangles,
+        stats.quads,
+        stats.pixels_shaded,
+        stats.hiz_rejected_tiles,
+        secs,
+        bytes
+            .map(|b| format!(", {:.1} MB written", b as f64 / 1e6))
+            .unwrap_or_default()
+    );
+    Ok(())
+}
