@@ -218,15 +218,15 @@ impl GpuHierarchy {
             return Ok(());
         }
         m.l1_misses += 1;
-        let set = l1.set_of(line);
-        if self.ghosts[sm].would_be_resident(set, line) {
-            m.fp_sdbp += 1;
-        }
         if write {
             l1.access(req)?;
             return self.l2_access(req);
         }
         m.l1_read_misses += 1;
+        let set = l1.set_of(line);
+        if self.ghosts[sm].would_be_resident(set, line) {
+            m.fp_sdbp += 1;
+        }
         let predicted = l1.policy_mut().predict(req);
         if self.cfg.l1.predictor != PredictorKind::None {
             m.predictions += 1;

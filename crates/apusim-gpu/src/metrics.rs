@@ -17,6 +17,8 @@
 //!   prediction): an access by the same L1 to a block it bypassed while the block would still
 //!   have been resident had it been inserted — fewer than `ways` later insertions into its set
 //!   (LRU-stack residency, tracked by a per-set ghost list of the last `ways` bypassed lines).
+//!   Both definitions count *read* re-references only: the L1 is write-through and
+//!   write-no-allocate, so a store costs the same whether or not the line is resident.
 //! - **Zero-reuse fraction** (Fig. 1): evictions of lines never hit since their fill, per
 //!   eviction. **Accessed-once fraction**: distinct lines referenced exactly once in the whole
 //!   run, per distinct line (Fig. 1's second series, counted only when asked for).

@@ -12,6 +12,7 @@ pub mod drrip;
 pub mod gs_drrip;
 pub mod gspc;
 pub mod helm;
+pub mod l1_bypass;
 pub mod lru;
 pub mod nru;
 pub mod pipp;

@@ -5,15 +5,17 @@
 //! Node `n` (1-based heap order: root 1, children `2n` and `2n + 1`) holds one bit; 0 means
 //! "the pseudo-LRU way is in the left (lower) half", 1 "in the right half". An access to a way
 //! sets every node on its path to point away from it; the victim is found by following the
-//! bits from the root. The bits of one set live in one `u64`, so the number of ways must be a
-//! power of two no larger than 64 (any other geometry is rejected when the policy is built).
+//! bits from the root. The bits of one set live in one `u64`, so at most 64 ways. A way count
+//! that is not a power of two gets the tree of the next power of two, and the victim walk never
+//! enters a subtree holding only nonexistent ways (it takes the other child).
 
 use crate::{CacheError, Policy, PolicyContext, SetView};
 use apusim_trace::Access;
 
 pub struct Plru {
-    /// log2(ways): the depth of the tree.
+    /// log2 of the ways rounded up to a power of two: the depth of the tree.
     levels: u32,
+    ways: usize,
     /// Tree bits of each set; bit `n` is node `n` (bit 0 unused).
     tree: Vec<u64>,
 }
@@ -43,8 +45,13 @@ impl Plru {
         let bits = self.tree[set];
         let mut node = 1usize;
         let mut way = 0usize;
-        for _ in 0..self.levels {
-            let b = ((bits >> node) & 1) as usize;
+        for l in (0..self.levels).rev() {
+            let mut b = ((bits >> node) & 1) as usize;
+            // The right subtree starts at way (2 * way + 1) << l: skip it if it is all beyond
+            // the real ways.
+            if b == 1 && (2 * way + 1) << l >= self.ways {
+                b = 0;
+            }
             way = 2 * way + b;
             node = 2 * node + b;
         }
@@ -54,14 +61,15 @@ impl Plru {
 
 impl Policy for Plru {
     fn build(ctx: &PolicyContext) -> Result<Self, CacheError> {
-        if !ctx.ways.is_power_of_two() || ctx.ways > 64 {
+        if ctx.ways == 0 || ctx.ways > 64 {
             return Err(CacheError::Config(format!(
-                "plru needs a power-of-two number of ways up to 64, not {}",
+                "plru handles 1 to 64 ways, not {}",
                 ctx.ways
             )));
         }
         Ok(Plru {
-            levels: ctx.ways.trailing_zeros(),
+            levels: ctx.ways.next_power_of_two().trailing_zeros(),
+            ways: ctx.ways,
             tree: vec![0; ctx.sets],
         })
     }
@@ -131,8 +139,20 @@ mod tests {
     }
 
     #[test]
-    fn non_power_of_two_ways_are_rejected() {
-        let g = Geometry::new(3 * 64, 3, 64);
+    fn non_power_of_two_ways_never_pick_a_missing_way() {
+        for ways in [3usize, 5, 6, 7] {
+            let mut p = plru(ways);
+            let mut seen = vec![false; ways];
+            // Filling the victim each time (a streaming scan) cycles through every way.
+            for _ in 0..4 * ways {
+                let v = p.pseudo_lru(0);
+                assert!(v < ways, "{ways} ways: victim {v}");
+                seen[v] = true;
+                p.touch(0, v);
+            }
+            assert!(seen.iter().all(|s| *s), "{ways} ways: {seen:?}");
+        }
+        let g = Geometry::new(128 * 64, 128, 64);
         assert!(Plru::build(&PolicyContext::for_geometry(&g)).is_err());
     }
 }
