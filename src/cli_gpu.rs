@@ -129,13 +129,13 @@ fn run_one(a: GpuRunArgs) -> Result<()> {
         }
         (None, None) => unreachable!("clap requires --kernel or --trace"),
     };
-    print!("{}", study::run_table(std::slice::from_ref(&r)));
     let s = &r.storage;
-    println!(
-        "predictor storage: {:.0} B per L1 ({} table bits + {} line bits), {:.0} B in the L2, {:.0} B in total",
+    emit(&format!(
+        "{}predictor storage: {:.0} B per L1 ({} table bits + {} line bits), {:.0} B in the L2, {:.0} B in total\n",
+        study::run_table(std::slice::from_ref(&r)),
         r.storage_bytes_per_l1, s.table_bits_per_l1, s.line_bits_per_l1, r.storage_bytes_l2,
         r.storage_bytes_total
-    );
+    ))?;
     a.output.write("run", std::slice::from_ref(&r))
 }
 
@@ -152,7 +152,7 @@ fn run_study(a: GpuStudyArgs) -> Result<()> {
         seed: a.seed,
     };
     let r = apusim_gpu::run_study(study, &opts)?;
-    print!("{}", r.table());
+    emit(&r.table())?;
     a.output.write(&a.study, &r.runs)
 }
 
@@ -160,7 +160,7 @@ fn presets(name: Option<String>, set: &[String]) -> Result<()> {
     match name {
         Some(n) => {
             let cfg = GpuConfig::load(&n, set)?;
-            print!("{}", cfg.to_toml()?);
+            emit(&cfg.to_toml()?)?;
         }
         None => {
             let mut t = TextTable::new(["preset", "description"]);
@@ -168,8 +168,17 @@ fn presets(name: Option<String>, set: &[String]) -> Result<()> {
                 let c = GpuConfig::load_preset(n, &[])?;
                 t.row(vec![n.to_string(), c.description]);
             }
-            print!("{}", t.render());
+            emit(&t.render())?;
         }
     }
     Ok(())
+}
+
+/// Print `text` to standard output; a reader that went away (`| head`) is not an error.
+fn emit(text: &str) -> Result<()> {
+    use std::io::Write as _;
+    match std::io::stdout().lock().write_all(text.as_bytes()) {
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
+        r => r.context("writing to standard output"),
+    }
 }
