@@ -4,6 +4,7 @@
 //! `apusim-dram` (DRAM timing).
 
 mod cli_dram;
+mod cli_gpu;
 mod cli_oracle;
 mod cli_render;
 mod cli_workloads;
@@ -59,6 +60,9 @@ enum Command {
     Oracle(OracleArgs),
     /// Reuse characterization of an LLC access stream under one policy (OPT included).
     Reuse(ReuseArgs),
+    /// GPU L1 data caches with adaptive bypassing (adaptive-gpu-l1-bypassing.txt): runs and studies.
+    #[command(subcommand, name = "gpu-l1")]
+    GpuL1(cli_gpu::GpuCommand),
 }
 
 #[derive(Args)]
@@ -255,6 +259,7 @@ fn dispatch(cli: Cli) -> Result<()> {
         Command::Presets { name, set } => presets(name, &set),
         Command::Trace(t) => inputs::trace_command(t),
         Command::Dram(a) => cli_dram::run(a),
+        Command::GpuL1(c) => cli_gpu::run(c),
         Command::Gen(g) => cli_workloads::gen(g),
         Command::Workloads => {
             print!("{}", cli_workloads::list_workloads());

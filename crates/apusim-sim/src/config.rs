@@ -73,6 +73,11 @@ pub struct GpuCacheConfig {
     pub write_allocate: bool,
     #[serde(default = "yes")]
     pub fetch_on_write: bool,
+    /// An L1 bypass predictor of adaptive-gpu-l1-bypassing.txt beside every instance: `pc`
+    /// (Listing 1: 128 4-bit counters, threshold 8, bypassBit) or `counter` (§3.3); the cache
+    /// then uses tree pseudo-LRU instead of LRU. See `apusim_cache::policies::l1_bypass`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bypass_predictor: Option<String>,
 }
 
 #[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
@@ -208,6 +213,14 @@ impl SystemConfig {
                 .with_context(|| format!("gpu cache `{}` geometry", c.name))?;
             if c.units == 0 {
                 bail!("gpu cache `{}`: units must be at least 1", c.name);
+            }
+            if let Some(p) = &c.bypass_predictor {
+                if !matches!(p.as_str(), "pc" | "counter") {
+                    bail!(
+                        "gpu cache `{}`: bypass_predictor = `{p}`; expected pc or counter",
+                        c.name
+                    );
+                }
             }
             if names[..i].contains(&c.name.as_str()) {
                 bail!("gpu cache `{}` is defined twice", c.name);

@@ -14,11 +14,14 @@ use crate::config::{LevelConfig, SystemConfig};
 use crate::stats::{LevelStats, RunStats, Table};
 use crate::study::{LlcStudy, StudyOptions};
 use anyhow::{bail, Context, Result};
+use apusim_cache::policies::l1_bypass::{CounterPredictor, L1Bypass, PcPredictor, Predictor};
 use apusim_cache::policies::lru::Lru;
 use apusim_cache::{
     Cache, CacheError, Evicted, FaLru, Geometry, LineMeta, Outcome, Policy, PolicyContext,
 };
 use apusim_trace::{Access, Agent, Op, Stream};
+use rustc_hash::FxHashMap;
+use std::collections::VecDeque;
 
 /// Fully-associative caches with more ways than this use the hashed LRU store.
 const SCAN_WAYS_LIMIT: u32 = 64;
@@ -27,6 +30,8 @@ const SCAN_WAYS_LIMIT: u32 = 64;
 enum Store {
     Scan(Cache<Lru>),
     Hashed(FaLru),
+    /// A GPU L1 with a bypass predictor (`bypass_predictor` in the configuration).
+    Bypass(Cache<L1Bypass>),
 }
 
 impl Store {
@@ -44,12 +49,14 @@ impl Store {
         match self {
             Store::Scan(c) => c.access(req),
             Store::Hashed(c) => c.access(req),
+            Store::Bypass(c) => c.access(req),
         }
     }
     fn invalidate(&mut self, addr: u64) -> Option<LineMeta> {
         match self {
             Store::Scan(c) => c.invalidate(addr),
             Store::Hashed(c) => c.invalidate(addr),
+            Store::Bypass(c) => c.invalidate(addr),
         }
     }
 }
@@ -71,7 +78,53 @@ enum Owner {
     PerUnit,
 }
 
+/// The bypassBits of a GPU level with an L1 bypass predictor (adaptive-gpu-l1-bypassing.txt
+/// §3.1: a bypassed line re-referenced while still in the next level is installed next time,
+/// whichever instance bypassed it). In `apusim-gpu` they live in the L2's lines; here the next
+/// level may be any cache (the LLC under any policy), so the level keeps them itself for the
+/// last `cap` bypasses of all its instances, `cap` being the next level's line count: a bit
+/// lives about as long as its line would in the next level under LRU.
+struct BypassBits {
+    cap: usize,
+    seq: u64,
+    fifo: VecDeque<(u64, u64)>,
+    live: FxHashMap<u64, u64>,
+}
+
+impl BypassBits {
+    fn new(cap: u64) -> BypassBits {
+        BypassBits {
+            cap: cap.max(1) as usize,
+            seq: 0,
+            fifo: VecDeque::new(),
+            live: FxHashMap::default(),
+        }
+    }
+
+    /// Listing 1's miss path: read and clear the line's bit; bypass if predicted and the bit
+    /// was clear, and then set it.
+    fn resolve(&mut self, line: u64, predicted: bool) -> bool {
+        let was_set = self.live.remove(&line).is_some();
+        let bypass = predicted && !was_set;
+        if bypass {
+            self.seq += 1;
+            self.live.insert(line, self.seq);
+            self.fifo.push_back((line, self.seq));
+            while self.fifo.len() > self.cap {
+                if let Some((l, s)) = self.fifo.pop_front() {
+                    if self.live.get(&l) == Some(&s) {
+                        self.live.remove(&l);
+                    }
+                }
+            }
+        }
+        bypass
+    }
+}
+
 struct Level {
+    /// Set when the level's instances carry an L1 bypass predictor.
+    bypass_bits: Option<BypassBits>,
     stats: LevelStats,
     instances: Vec<Store>,
     owner: Owner,
@@ -139,14 +192,18 @@ impl<P: Policy> Hierarchy<P> {
             for s in &gc.streams {
                 gpu_entry[*s as usize] = Target::Level(first_gpu + i);
             }
-            levels.push(build_level(
-                cfg,
-                &gc.name,
-                &gc.level(),
-                gc.units,
-                Owner::PerUnit,
-                next,
-            )?);
+            let mut level =
+                build_level(cfg, &gc.name, &gc.level(), gc.units, Owner::PerUnit, next)?;
+            if let Some(kind) = &gc.bypass_predictor {
+                let next_geometry = match &gc.next {
+                    Some(n) => &cfg.gpu.caches[index_of(n).context("validated next")?].geometry,
+                    None => &cfg.llc.geometry,
+                };
+                let cap = crate::config::parse_geometry(next_geometry)?.lines();
+                add_bypass_predictor(&mut level, gc, kind, cap)
+                    .with_context(|| format!("gpu cache {}", gc.name))?;
+            }
+            levels.push(level);
         }
         let g = crate::config::parse_geometry(&cfg.llc.geometry)?;
         if cfg.llc.cpu_inclusive {
@@ -513,6 +570,15 @@ impl<P: Policy> Hierarchy<P> {
                         Owner::PerUnit => req.unit as usize % n,
                     }
                 };
+                if let (Some(bits), Store::Bypass(c)) =
+                    (&mut level.bypass_bits, &mut level.instances[inst])
+                {
+                    if !req.op.is_write() && !c.probe(req.addr) {
+                        let predicted = c.policy_mut().predict(req);
+                        let bypass = bits.resolve(req.addr >> level.line_bits, predicted);
+                        c.policy_mut().decide(bypass);
+                    }
+                }
                 level.instances[inst].access(req)?
             }
             Target::Memory => unreachable!("memory has no store"),
@@ -616,6 +682,7 @@ fn build_level(
         .collect::<Result<Vec<_>>>()
         .with_context(|| format!("cache {name}"))?;
     Ok(Level {
+        bypass_bits: None,
         stats: LevelStats {
             name: name.to_string(),
             geometry: g.to_string(),
@@ -628,4 +695,36 @@ fn build_level(
         fetch_on_write: lc.fetch_on_write,
         next,
     })
+}
+
+/// Give every instance of a GPU level an L1 bypass predictor of kind `kind` (`pc` or
+/// `counter`, with the paper's default sizes) on tree pseudo-LRU, and the level its
+/// bypassBits, remembered for the last `cap` bypasses.
+fn add_bypass_predictor(
+    level: &mut Level,
+    gc: &crate::config::GpuCacheConfig,
+    kind: &str,
+    cap: u64,
+) -> Result<()> {
+    let g = crate::config::parse_geometry(&gc.geometry)?;
+    let lines = g.lines() as usize;
+    let ctx = PolicyContext::for_geometry(&g);
+    let mut stores = Vec::with_capacity(level.instances.len());
+    for _ in 0..level.instances.len() {
+        let predictor = match kind {
+            "pc" => Predictor::Pc(PcPredictor::new(128, 8, lines)),
+            "counter" => Predictor::Counter(CounterPredictor::new(128, 128, lines)),
+            other => bail!("bypass_predictor = `{other}`; expected pc or counter"),
+        };
+        let policy = L1Bypass::new(&ctx, predictor)?;
+        stores.push(Store::Bypass(Cache::new(
+            g,
+            gc.level().write_policy(),
+            false,
+            policy,
+        )?));
+    }
+    level.instances = stores;
+    level.bypass_bits = Some(BypassBits::new(cap));
+    Ok(())
 }

@@ -12,9 +12,11 @@ pub mod drrip;
 pub mod gs_drrip;
 pub mod gspc;
 pub mod helm;
+pub mod l1_bypass;
 pub mod lru;
 pub mod nru;
 pub mod pipp;
+pub mod plru;
 pub mod random;
 pub mod ship;
 pub mod ship_hybrid;
@@ -98,6 +100,7 @@ pub fn info(name: &str) -> Option<&'static PolicyInfo> {
 
 registry! {
     "lru" => lru::Lru, "true least-recently-used", "classic; drp-reuse-probability-shared-llc.txt §6.1 comparator";
+    "plru" => plru::Plru, "tree pseudo-LRU (ways - 1 bits per set)", "adaptive-gpu-l1-bypassing.txt §4.1 (all caches use pseudo-LRU)";
     "random" => random::Random, "uniformly random victim from a seeded SplitMix64", "classic; drp-reuse-probability-shared-llc.txt §2.1 context";
     "nru" => nru::Nru, "single-bit not-recently-used, lowest-way victim", "drp-reuse-probability-shared-llc.txt §4.1 (NRU)";
     "srrip" => srrip::Srrip, "static RRIP, 2-bit RRPV, insert at 2", "drp-reuse-probability-shared-llc.txt §2.1 (RRIP, Jaleel et al. ISCA 2010)";

@@ -1,0 +1,184 @@
+//! `apusim gpu-l1`: the GPU memory side of adaptive-gpu-l1-bypassing.txt (crate
+//! `apusim-gpu`): per-SM L1 data caches with the PC-based or counter-based bypass predictor,
+//! the shared L2 and the memory-side L3 of its Table 1, and its studies.
+
+use anyhow::{Context, Result};
+use apusim_gpu::study::{self, Study, StudyOptions};
+use apusim_gpu::{GpuConfig, RunResult};
+use apusim_sim::report::{write_atomic, TextTable};
+use apusim_trace::apt::AptReader;
+use clap::{Args, Subcommand};
+use std::path::PathBuf;
+
+#[derive(Subcommand)]
+pub enum GpuCommand {
+    /// Run one GPGPU kernel (generated on the fly) or an .apt trace through the GPU hierarchy.
+    Run(GpuRunArgs),
+    /// Reproduce a figure: fig1 (zero reuse), fig6 (bypass ratio), fig7 (energy), fig8 (L1
+    /// misses), fig11 (coverage, false positives), nw (nw vs nw-nospm, §5.3.1).
+    Study(GpuStudyArgs),
+    /// List the GPU presets, or show one as TOML (after any --set overrides).
+    Presets {
+        name: Option<String>,
+        #[arg(long = "set", value_name = "KEY=VALUE")]
+        set: Vec<String>,
+    },
+}
+
+#[derive(Args)]
+pub struct GpuConfigArgs {
+    /// GPU preset (table1, table1-32k) or a TOML configuration file.
+    #[arg(long, short, default_value = "table1")]
+    preset: String,
+    /// Override a setting: predictor=none|pc|counter, l1=16K,8,64, l2=..., l3=..., sms=8,
+    /// l1.pc.threshold=8, l1.pc.entries=128, l1.pc.bypass_bit=false, energy.table_nj=...
+    #[arg(long = "set", value_name = "KEY=VALUE")]
+    set: Vec<String>,
+}
+
+impl GpuConfigArgs {
+    fn load(&self) -> Result<GpuConfig> {
+        GpuConfig::load(&self.preset, &self.set)
+    }
+}
+
+#[derive(Args)]
+pub struct GpuOutputArgs {
+    /// Write every run as JSON to this file.
+    #[arg(long, value_name = "FILE")]
+    json: Option<PathBuf>,
+    /// Write every run as CSV to this file.
+    #[arg(long, value_name = "FILE")]
+    csv: Option<PathBuf>,
+}
+
+impl GpuOutputArgs {
+    fn write(&self, what: &str, runs: &[RunResult]) -> Result<()> {
+        if let Some(p) = &self.json {
+            let doc = serde_json::json!({ "study": what, "runs": runs });
+            let text = serde_json::to_string_pretty(&doc).context("rendering JSON")?;
+            write_atomic(p, text.as_bytes())?;
+            eprintln!("wrote {}", p.display());
+        }
+        if let Some(p) = &self.csv {
+            write_atomic(p, study::to_csv(runs).as_bytes())?;
+            eprintln!("wrote {}", p.display());
+        }
+        Ok(())
+    }
+}
+
+#[derive(Args)]
+pub struct GpuRunArgs {
+    #[command(flatten)]
+    config: GpuConfigArgs,
+    /// GPGPU kernel to generate (see `apusim workloads`).
+    #[arg(
+        long,
+        short,
+        required_unless_present = "trace",
+        conflicts_with = "trace"
+    )]
+    kernel: Option<String>,
+    /// Problem size of the kernel (0: its default).
+    #[arg(long, default_value_t = 0)]
+    size: usize,
+    /// Seed of the kernel's input.
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// An .apt trace of GPU accesses instead of a generated kernel.
+    #[arg(long)]
+    trace: Option<PathBuf>,
+    #[command(flatten)]
+    output: GpuOutputArgs,
+}
+
+#[derive(Args)]
+pub struct GpuStudyArgs {
+    /// fig1, fig6, fig7, fig8, fig11 or nw.
+    study: String,
+    #[command(flatten)]
+    config: GpuConfigArgs,
+    /// Comma-separated kernels (default: the 13 of the paper's Table 2; nw: nw,nw-nospm).
+    #[arg(long, value_delimiter = ',')]
+    kernels: Vec<String>,
+    /// Problem size for every kernel (0: each kernel's default).
+    #[arg(long, default_value_t = 0)]
+    size: usize,
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    #[command(flatten)]
+    output: GpuOutputArgs,
+}
+
+pub fn run(cmd: GpuCommand) -> Result<()> {
+    match cmd {
+        GpuCommand::Run(a) => run_one(a),
+        GpuCommand::Study(a) => run_study(a),
+        GpuCommand::Presets { name, set } => presets(name, &set),
+    }
+}
+
+fn run_one(a: GpuRunArgs) -> Result<()> {
+    let cfg = a.config.load()?;
+    let r = match (&a.kernel, &a.trace) {
+        (Some(k), _) => study::run_kernel(&cfg, k, a.size, a.seed, true)?,
+        (None, Some(t)) => {
+            let mut src = AptReader::open(t)?;
+            apusim_gpu::run_source(&cfg, &t.display().to_string(), &mut src, true)?
+        }
+        (None, None) => unreachable!("clap requires --kernel or --trace"),
+    };
+    let s = &r.storage;
+    emit(&format!(
+        "{}predictor storage: {:.0} B per L1 ({} table bits + {} line bits), {:.0} B in the L2, {:.0} B in total\n",
+        study::run_table(std::slice::from_ref(&r)),
+        r.storage_bytes_per_l1, s.table_bits_per_l1, s.line_bits_per_l1, r.storage_bytes_l2,
+        r.storage_bytes_total
+    ))?;
+    a.output.write("run", std::slice::from_ref(&r))
+}
+
+fn run_study(a: GpuStudyArgs) -> Result<()> {
+    let study: Study = a.study.parse()?;
+    let opts = StudyOptions {
+        base: a.config.load()?,
+        kernels: if a.kernels.is_empty() {
+            study.default_kernels()
+        } else {
+            a.kernels.clone()
+        },
+        size: a.size,
+        seed: a.seed,
+    };
+    let r = apusim_gpu::run_study(study, &opts)?;
+    emit(&r.table())?;
+    a.output.write(&a.study, &r.runs)
+}
+
+fn presets(name: Option<String>, set: &[String]) -> Result<()> {
+    match name {
+        Some(n) => {
+            let cfg = GpuConfig::load(&n, set)?;
+            emit(&cfg.to_toml()?)?;
+        }
+        None => {
+            let mut t = TextTable::new(["preset", "description"]);
+            for (n, _) in apusim_gpu::config::PRESETS {
+                let c = GpuConfig::load_preset(n, &[])?;
+                t.row(vec![n.to_string(), c.description]);
+            }
+            emit(&t.render())?;
+        }
+    }
+    Ok(())
+}
+
+/// Print `text` to standard output; a reader that went away (`| head`) is not an error.
+fn emit(text: &str) -> Result<()> {
+    use std::io::Write as _;
+    match std::io::stdout().lock().write_all(text.as_bytes()) {
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
+        r => r.context("writing to standard output"),
+    }
+}
