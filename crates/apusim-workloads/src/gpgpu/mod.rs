@@ -117,7 +117,15 @@ pub struct KernelInfo {
     pub size_unit: &'static str,
     /// Size used when [`GpgpuParams::size`] is 0.
     pub default_size: usize,
-    build: fn(&GpgpuParams) -> Box<dyn AccessSource>,
+    build: fn(&GpgpuParams) -> Generated,
+}
+
+/// A generated GPGPU workload: its source and the global memory its kernel allocated.
+pub struct Generated {
+    pub source: Box<dyn AccessSource>,
+    /// Bytes of global memory allocated ([`Kernel::footprint`]; the lines touched are a subset
+    /// of `simt::GLOBAL_BASE .. GLOBAL_BASE + footprint`).
+    pub footprint: u64,
 }
 
 impl std::fmt::Debug for KernelInfo {
@@ -130,9 +138,13 @@ impl std::fmt::Debug for KernelInfo {
 }
 
 /// Box a kernel as the source of the workload `name`.
-fn boxed<K: Kernel + 'static>(k: K, name: &str, p: &GpgpuParams) -> Box<dyn AccessSource> {
+fn boxed<K: Kernel + 'static>(k: K, name: &str, p: &GpgpuParams) -> Generated {
     let prov = format!("kernel={name} size={} seed={}", p.size, p.seed);
-    Box::new(SimtSource::new(k, name, &prov, p.gpu))
+    let footprint = k.footprint();
+    Generated {
+        source: Box::new(SimtSource::new(k, name, &prov, p.gpu)),
+        footprint,
+    }
 }
 
 macro_rules! info {
@@ -223,6 +235,11 @@ pub fn info(name: &str) -> Option<&'static KernelInfo> {
 
 /// Build the GPGPU workload `name` as a streaming source.
 pub fn generate(name: &str, p: &GpgpuParams) -> Result<Box<dyn AccessSource>, WorkloadError> {
+    Ok(generate_with_footprint(name, p)?.source)
+}
+
+/// [`generate`], also returning the kernel's allocated global memory.
+pub fn generate_with_footprint(name: &str, p: &GpgpuParams) -> Result<Generated, WorkloadError> {
     let k = info(name).ok_or_else(|| WorkloadError::Unknown {
         kind: "gpgpu kernel",
         name: name.to_string(),
