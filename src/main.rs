@@ -188,9 +188,17 @@ struct RunArgs {
     /// Run a named mix of built-in workloads (see `apusim mixes`) instead of trace files.
     #[arg(long, conflicts_with = "traces")]
     mix: Option<String>,
-    /// Size multiplier of a --mix.
+    /// Size multiplier of a --mix: CPU jobs retire `scale ×` 5 M instructions, GPGPU jobs
+    /// process `scale ×` their default elements, rendering jobs render `scale` frames.
     #[arg(long, default_value_t = 1)]
     scale: u64,
+    /// Directory of cached --mix traces (default: $APUSIM_CACHE_DIR, $XDG_CACHE_HOME/apusim
+    /// or ~/.cache/apusim).
+    #[arg(long)]
+    cache_dir: Option<PathBuf>,
+    /// Generate --mix traces on the fly; read and write no cache.
+    #[arg(long, conflicts_with = "cache_dir")]
+    no_cache: bool,
     /// LLC policy, or a comma-separated list to compare (run in parallel; `all` and
     /// `baselines` expand).
     #[arg(long, value_delimiter = ',')]
@@ -395,6 +403,13 @@ fn run(a: RunArgs) -> Result<()> {
                 name: m.clone(),
                 scale: a.scale.max(1),
                 seed: cfg.seed,
+                cache: if a.no_cache {
+                    None
+                } else {
+                    a.cache_dir
+                        .clone()
+                        .or_else(cli_workloads::default_cache_dir)
+                },
             })
         }
         None => Box::new(inputs::TraceInputs::parse(&a.traces)?),

@@ -341,16 +341,35 @@ fn built_in_workloads_generate_traces_and_mixes_run_without_input() {
         "4c1g-cuda",
     ]);
     assert!(out.contains("llc gpu") && out.contains("llc cpu0"), "{out}");
-    let mix = ok(&[
-        "run",
-        "--mix",
-        "S16",
-        "--limit",
-        "300000",
-        "--policy",
-        "drp-baseline,srrip",
-    ]);
+    // First run generates and caches the mix's traces, the second reads them back, the third
+    // generates on the fly: identical results.
+    let cache = dir.path().join("cache");
+    let mix_run = |extra: &[&str]| {
+        let mut args = vec![
+            "run",
+            "--mix",
+            "S16",
+            "--limit",
+            "300000",
+            "--policy",
+            "drp-baseline,srrip",
+        ];
+        args.extend_from_slice(extra);
+        ok(&args)
+    };
+    let cached = ["--cache-dir", cache.to_str().unwrap()];
+    let mix = mix_run(&cached);
     assert!(mix.contains("300000 trace accesses"), "{mix}");
+    let files: Vec<_> = std::fs::read_dir(&cache)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .collect();
+    assert_eq!(files.len(), 2, "{files:?}");
+    assert!(files
+        .iter()
+        .all(|f| f.ends_with(".apt") && f.starts_with("v")));
+    assert_eq!(mix_run(&cached), mix);
+    assert_eq!(mix_run(&["--no-cache"]), mix);
     assert!(fails(&["run", "--mix", "Q99"]).contains("unknown mix"));
     assert!(fails(&["gen", "gpgpu", "nosuch", "-o", "x.apt"]).contains("nosuch"));
     assert!(ok(&["mixes"]).contains("HL20"));

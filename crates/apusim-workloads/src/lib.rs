@@ -31,6 +31,11 @@ pub mod synthetic;
 
 pub use synthetic::{demo_mix, CpuKind, CpuSynth, RenderSynth};
 
+/// Version of the generators' output. Bump it whenever a change alters the records any
+/// generator produces for the same parameters and seed: it is part of the key of cached
+/// traces ([`mixes::Job::key`]), so stale caches are never reused.
+pub const GENERATOR_VERSION: u32 = 1;
+
 /// Errors of the workload registries.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum WorkloadError {

@@ -292,10 +292,77 @@ pub const CPU_INSTRUCTIONS: u64 = 5_000_000;
 /// Named sources of one mix, as the simulator takes them.
 pub type MixSources = Vec<(String, Box<dyn AccessSource>)>;
 
-/// The sources of mix `name`: CPU job `i` on core `i` retiring `scale ×` [`CPU_INSTRUCTIONS`]
-/// instructions, then the GPU job (GPGPU kernels at their default size, repeated `scale`
-/// times is not modelled: the kernel runs once; render jobs render `scale` frames).
-pub fn sources(name: &str, scale: u64, seed: u64) -> Result<MixSources, WorkloadError> {
+/// What one agent of a mix runs, with every parameter that determines its records.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum JobSpec {
+    Cpu {
+        kernel: &'static str,
+        params: CpuParams,
+    },
+    Gpgpu {
+        kernel: &'static str,
+        params: GpgpuParams,
+    },
+    Render {
+        width: u32,
+        height: u32,
+        frames: u32,
+        seed: u64,
+    },
+}
+
+/// One agent's job of a mix.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Job {
+    /// Input name shown in reports (`cpu0 mcf`, `gpu cfd`).
+    pub label: String,
+    pub spec: JobSpec,
+}
+
+impl Job {
+    /// Generate the job's records.
+    pub fn open(&self) -> Result<Box<dyn AccessSource>, WorkloadError> {
+        match self.spec {
+            JobSpec::Cpu { kernel, params } => cpu::generate(kernel, &params),
+            JobSpec::Gpgpu { kernel, params } => gpgpu::generate(kernel, &params),
+            JobSpec::Render {
+                width,
+                height,
+                frames,
+                seed,
+            } => Ok(Box::new(RenderSynth::new(width, height, frames, seed))),
+        }
+    }
+
+    /// A file-name-safe key that names the job's records exactly: the generator, every
+    /// parameter, the seed and [`crate::GENERATOR_VERSION`]. Two jobs with the same key produce
+    /// the same records, so the key names a cached trace.
+    pub fn key(&self) -> String {
+        let v = crate::GENERATOR_VERSION;
+        match self.spec {
+            JobSpec::Cpu { kernel, params: p } => format!(
+                "v{v}-cpu-{kernel}-core{}-instr{}-size{}-seed{}",
+                p.core, p.instructions, p.size, p.seed
+            ),
+            JobSpec::Gpgpu { kernel, params: p } => format!(
+                "v{v}-gpgpu-{kernel}-size{}-seed{}-sms{}-warps{}-mhz{}",
+                p.size, p.seed, p.gpu.sms, p.gpu.max_warps_per_sm, p.gpu.clock_mhz
+            ),
+            JobSpec::Render {
+                width,
+                height,
+                frames,
+                seed,
+            } => format!("v{v}-render-{width}x{height}-frames{frames}-seed{seed}"),
+        }
+    }
+}
+
+/// The jobs of mix `name`: CPU job `i` on core `i` retiring `scale ×` [`CPU_INSTRUCTIONS`]
+/// instructions (seed `seed + i`), then the GPU job: a GPGPU kernel at its default problem
+/// size scaled by `scale` ([`gpgpu::KernelInfo::scaled_size`]: `scale ×` the elements, so
+/// `√scale ×` the side of a 2-D problem), or a rendering job of `scale` frames.
+pub fn jobs(name: &str, scale: u64, seed: u64) -> Result<Vec<Job>, WorkloadError> {
     let m = mix(name).ok_or_else(|| WorkloadError::Unknown {
         kind: "mix",
         name: name.to_string(),
@@ -304,30 +371,61 @@ pub fn sources(name: &str, scale: u64, seed: u64) -> Result<MixSources, Workload
                 .to_string(),
     })?;
     let scale = scale.max(1);
-    let mut v: Vec<(String, Box<dyn AccessSource>)> = Vec::new();
+    let mut v = Vec::new();
     for (i, c) in m.cpus.iter().enumerate() {
-        let p = CpuParams {
+        let kernel = cpu::info(c).map_or(*c, |k| k.name);
+        let params = CpuParams {
             core: i as u8,
             instructions: CPU_INSTRUCTIONS * scale,
             size: 0,
             seed: seed.wrapping_add(i as u64),
         };
-        v.push((format!("cpu{i} {c}"), cpu::generate(c, &p)?));
+        v.push(Job {
+            label: format!("cpu{i} {c}"),
+            spec: JobSpec::Cpu { kernel, params },
+        });
     }
-    let gpu: Box<dyn AccessSource> = match &m.gpu {
-        GpuJob::Render { width, height, .. } => {
-            Box::new(RenderSynth::new(*width, *height, scale as u32, seed))
+    let spec = match &m.gpu {
+        GpuJob::Render { width, height, .. } => JobSpec::Render {
+            width: *width,
+            height: *height,
+            frames: u32::try_from(scale).unwrap_or(u32::MAX),
+            seed,
+        },
+        GpuJob::Gpgpu(k) => {
+            let info = gpgpu::info(k).ok_or_else(|| WorkloadError::Unknown {
+                kind: "gpgpu kernel",
+                name: k.to_string(),
+                known: String::new(),
+            })?;
+            JobSpec::Gpgpu {
+                kernel: info.name,
+                params: GpgpuParams {
+                    // 0 (the default) at scale 1, so the header reads as before.
+                    size: if scale > 1 {
+                        info.scaled_size(scale)
+                    } else {
+                        0
+                    },
+                    seed,
+                    ..GpgpuParams::default()
+                },
+            }
         }
-        GpuJob::Gpgpu(k) => gpgpu::generate(
-            k,
-            &GpgpuParams {
-                seed,
-                ..GpgpuParams::default()
-            },
-        )?,
     };
-    v.push((format!("gpu {}", m.gpu.name()), gpu));
+    v.push(Job {
+        label: format!("gpu {}", m.gpu.name()),
+        spec,
+    });
     Ok(v)
+}
+
+/// The sources of mix `name` ([`jobs`], each generated on the fly).
+pub fn sources(name: &str, scale: u64, seed: u64) -> Result<MixSources, WorkloadError> {
+    jobs(name, scale, seed)?
+        .into_iter()
+        .map(|j| Ok((j.label.clone(), j.open()?)))
+        .collect()
 }
 
 #[cfg(test)]
@@ -362,5 +460,31 @@ mod tests {
         let s = sources("S16", 1, 1).unwrap();
         assert_eq!(s.len(), 2);
         assert!(sources("Z9", 1, 1).is_err());
+    }
+
+    #[test]
+    fn scale_grows_every_job_and_keys_name_all_parameters() {
+        let size = |m: &str, scale| match jobs(m, scale, 1).unwrap().last().unwrap().spec {
+            JobSpec::Gpgpu { params, .. } => params.size,
+            ref s => panic!("{s:?}"),
+        };
+        // reduction (1-D): elements × scale; matrixmul (2-D, TAP-1C-B): side × √scale.
+        assert_eq!(size("S18", 1), 0);
+        assert_eq!(size("S18", 4), 4 << 20);
+        assert_eq!(size("TAP-1C-B", 4), 1024);
+        assert_eq!(gpgpu::info("lbm").unwrap().scaled_size(8), 128);
+        let a = jobs("Q7", 2, 5).unwrap();
+        assert_eq!(a.len(), 5);
+        match a[0].spec {
+            JobSpec::Cpu { params, .. } => assert_eq!(params.instructions, 2 * CPU_INSTRUCTIONS),
+            ref s => panic!("{s:?}"),
+        }
+        let keys: std::collections::BTreeSet<String> = a.iter().map(Job::key).collect();
+        assert_eq!(keys.len(), 5, "{keys:?}");
+        assert_ne!(a[4].key(), jobs("Q7", 2, 6).unwrap()[4].key());
+        assert_ne!(a[4].key(), jobs("Q7", 3, 5).unwrap()[4].key());
+        assert!(keys.iter().all(|k| k
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "-_x.".contains(c))));
     }
 }

@@ -148,6 +148,12 @@ pub fn generate(
     name: &str,
     p: &CpuParams,
 ) -> std::result::Result<Box<dyn AccessSource>, WorkloadError> {
+    Ok(Box::new(spawn(name, p)?))
+}
+
+/// [`generate`] as the concrete source, whose [`CpuSource::footprint`] is the data the
+/// kernel allocated.
+pub fn spawn(name: &str, p: &CpuParams) -> std::result::Result<CpuSource, WorkloadError> {
     let k = info(name).ok_or_else(|| WorkloadError::Unknown {
         kind: "cpu kernel",
         name: name.to_string(),
@@ -163,7 +169,7 @@ pub fn generate(
             p.core
         )));
     }
-    Ok(Box::new(CpuSource::spawn(k, *p)))
+    Ok(CpuSource::spawn(k, *p))
 }
 
 /// A bump allocator of one core's data space (64-byte aligned arrays).

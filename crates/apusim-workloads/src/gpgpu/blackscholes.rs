@@ -67,8 +67,9 @@ pub fn price(s: f32, x: f32, t: f32) -> (f32, f32) {
     let d1 = ((s / x).ln() + (R + 0.5 * V * V) * t) / (V * sqrt_t);
     let d2 = d1 - V * sqrt_t;
     let e = (-R * t).exp();
-    let call = s * cnd(d1) - x * e * cnd(d2);
-    let put = x * e * (1.0 - cnd(d2)) - s * (1.0 - cnd(d1));
+    let (c1, c2) = (cnd(d1), cnd(d2));
+    let call = s * c1 - x * e * c2;
+    let put = x * e * (1.0 - c2) - s * (1.0 - c1);
     (call, put)
 }
 

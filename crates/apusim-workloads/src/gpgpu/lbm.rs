@@ -76,14 +76,34 @@ pub fn new(p: &GpgpuParams) -> Lbm {
 /// Cell whose distribution `q` streams into cell `c` (periodic boundaries).
 #[inline]
 pub fn source(side: usize, c: usize, q: usize) -> usize {
-    let s = side as i32;
-    let (x, y, z) = (
+    source_at(side, coords(side, c), q)
+}
+
+/// Lattice coordinates (x, y, z) of cell `c`.
+#[inline]
+pub fn coords(side: usize, c: usize) -> (i32, i32, i32) {
+    (
         (c % side) as i32,
         (c / side % side) as i32,
         (c / side / side) as i32,
-    );
+    )
+}
+
+/// [`source`] from the cell's coordinates: the periodic neighbour `(x, y, z) − C[q]` (one
+/// step at most, so the wrap is a compare, not a division).
+#[inline]
+pub fn source_at(side: usize, (x, y, z): (i32, i32, i32), q: usize) -> usize {
+    let s = side as i32;
     let (dx, dy, dz) = C[q];
-    let w = |v: i32| (v + s) % s;
+    let w = |v: i32| {
+        if v < 0 {
+            v + s
+        } else if v >= s {
+            v - s
+        } else {
+            v
+        }
+    };
     ((w(z - dz) * s + w(y - dy)) * s + w(x - dx)) as usize
 }
 
@@ -131,9 +151,15 @@ impl Kernel for Lbm {
                 (c < cells).then_some(c)
             };
             let mut f = [[0f32; Q]; 32];
+            let mut xyz = [(0, 0, 0); 32];
+            for t in w.tids() {
+                if let Some(c) = cell(t) {
+                    xyz[t.lane] = coords(side, c);
+                }
+            }
             for q in 0..Q {
                 let v = w.load(8 * q as u64, src, |t| {
-                    cell(t).map(|c| q * cells + source(side, c, q))
+                    cell(t).map(|_| q * cells + source_at(side, xyz[t.lane], q))
                 });
                 for t in w.tids() {
                     f[t.lane][q] = v[t.lane];

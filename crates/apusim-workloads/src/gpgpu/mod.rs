@@ -117,7 +117,31 @@ pub struct KernelInfo {
     pub size_unit: &'static str,
     /// Size used when [`GpgpuParams::size`] is 0.
     pub default_size: usize,
-    build: fn(&GpgpuParams) -> Box<dyn AccessSource>,
+    /// Dimensions of the problem: `size` is the side of a `dims`-dimensional domain (1: it
+    /// counts elements).
+    pub dims: u32,
+    build: fn(&GpgpuParams) -> Generated,
+}
+
+/// A generated GPGPU workload: its source and the global memory its kernel allocated.
+pub struct Generated {
+    pub source: Box<dyn AccessSource>,
+    /// Bytes of global memory allocated ([`Kernel::footprint`]; the lines touched are a subset
+    /// of `simt::GLOBAL_BASE .. GLOBAL_BASE + footprint`).
+    pub footprint: u64,
+}
+
+impl KernelInfo {
+    /// The problem size for a study scaled by `scale`: the default size with `scale ×` the
+    /// elements, i.e. the side grown by `scale^(1/dims)` (rounded; the kernel then rounds to its
+    /// own granularity). `scale` 0 or 1 is the default size.
+    pub fn scaled_size(&self, scale: u64) -> usize {
+        if scale <= 1 {
+            return self.default_size;
+        }
+        let f = (scale as f64).powf(1.0 / self.dims as f64);
+        (self.default_size as f64 * f).round() as usize
+    }
 }
 
 impl std::fmt::Debug for KernelInfo {
@@ -130,13 +154,17 @@ impl std::fmt::Debug for KernelInfo {
 }
 
 /// Box a kernel as the source of the workload `name`.
-fn boxed<K: Kernel + 'static>(k: K, name: &str, p: &GpgpuParams) -> Box<dyn AccessSource> {
+fn boxed<K: Kernel + 'static>(k: K, name: &str, p: &GpgpuParams) -> Generated {
     let prov = format!("kernel={name} size={} seed={}", p.size, p.seed);
-    Box::new(SimtSource::new(k, name, &prov, p.gpu))
+    let footprint = k.footprint();
+    Generated {
+        source: Box::new(SimtSource::new(k, name, &prov, p.gpu)),
+        footprint,
+    }
 }
 
 macro_rules! info {
-    ($ctor:path, $name:literal, $ty:ident, $default:expr, $unit:literal, $desc:literal, $src:literal) => {
+    ($ctor:path, $name:literal, $ty:ident, $default:expr, $dims:literal, $unit:literal, $desc:literal, $src:literal) => {
         KernelInfo {
             name: $name,
             description: $desc,
@@ -144,6 +172,7 @@ macro_rules! info {
             behaviour: Behaviour::$ty,
             size_unit: $unit,
             default_size: $default,
+            dims: $dims,
             build: |p| boxed($ctor(p), $name, p),
         }
     };
@@ -151,67 +180,67 @@ macro_rules! info {
 
 /// Every GPGPU kernel.
 pub const KERNELS: &[KernelInfo] = &[
-    info!(matrixmul::new, "matrixmul", B, 512, "matrix side n (multiple of 16)",
+    info!(matrixmul::new, "matrixmul", B, 512, 2, "matrix side n (multiple of 16)",
         "dense C = A·B with 16×16 scratchpad tiles (CUDA SDK matrixMul)",
         "adaptive-gpu-l1-bypassing Table 2 matrixmul 512×512; TAP Table 6 type B mm"),
-    info!(spmv::new, "spmv", E, 4096, "matrix rows (CSR, ~12 non-zeros per row)",
+    info!(spmv::new, "spmv", E, 4096, 1, "matrix rows (CSR, ~12 non-zeros per row)",
         "CSR sparse matrix-vector product, one thread per row (scalar kernel)",
         "adaptive-gpu-l1-bypassing Table 2 spmv"),
-    info!(bfs::new, "bfs", E, 65536, "graph nodes (power-law, ~8 edges per node)",
+    info!(bfs::new, "bfs", E, 65536, 1, "graph nodes (power-law, ~8 edges per node)",
         "level-synchronous breadth-first search (Rodinia bfs: two kernels per level)",
         "adaptive-gpu-l1-bypassing Table 2 bfs; TAP Table 6 type E; criticality Table 3 BFS"),
-    info!(nn::new, "nn", D, 342_080, "records (latitude, longitude)",
+    info!(nn::new, "nn", D, 342_080, 1, "records (latitude, longitude)",
         "nearest neighbours: one thread per record computes its distance to a target (Rodinia nn)",
         "adaptive-gpu-l1-bypassing Table 2 nn 342080"),
-    info!(kmeans::new, "kmeans", D, 16384, "points (34 features, 5 clusters)",
+    info!(kmeans::new, "kmeans", D, 16384, 1, "points (34 features, 5 clusters)",
         "k-means clustering: nearest-centroid assignment on the GPU, centroid update on the host",
         "adaptive-gpu-l1-bypassing Table 2 kmeans (Rodinia)"),
-    info!(backprop::new, "backprop", E, 8192, "input-layer units (16 hidden units)",
+    info!(backprop::new, "backprop", E, 8192, 1, "input-layer units (16 hidden units)",
         "one training step of a two-layer perceptron: forward layer and weight adjustment",
         "adaptive-gpu-l1-bypassing Table 2 backprop 8192×16; TAP Table 6 type E"),
-    info!(hotspot::new, "hotspot", B, 512, "grid side (multiple of 16)",
+    info!(hotspot::new, "hotspot", B, 512, 2, "grid side (multiple of 16)",
         "thermal simulation: 5-point stencil over temperature and power grids, 4 iterations",
         "TAP Table 6 type B hotspot (Rodinia)"),
-    info!(srad::new, "srad", B, 512, "image side (multiple of 16)",
+    info!(srad::new, "srad", B, 512, 2, "image side (multiple of 16)",
         "speckle-reducing anisotropic diffusion: derivative/coefficient and update kernels, 2 iterations (Rodinia srad v2)",
         "adaptive-gpu-l1-bypassing Table 2 srad (Rodinia)"),
-    info!(lud::new, "lud", B, 512, "matrix side (multiple of 16)",
+    info!(lud::new, "lud", B, 512, 2, "matrix side (multiple of 16)",
         "blocked LU decomposition: diagonal, perimeter and internal 16×16-tile kernels per step (Rodinia lud)",
         "adaptive-gpu-l1-bypassing Table 2 lud (Rodinia)"),
-    info!(nw::new, "nw", B, 512, "sequence length (multiple of 16)",
+    info!(nw::new, "nw", B, 512, 2, "sequence length (multiple of 16)",
         "Needleman-Wunsch alignment, anti-diagonal 16×16 tiles in scratchpad (Rodinia nw)",
         "adaptive-gpu-l1-bypassing Table 2 nw 512×512 and §5.3.1; TAP Table 6 type B needle"),
-    info!(nw::new_nospm, "nw-nospm", B, 512, "sequence length (multiple of 16)",
+    info!(nw::new_nospm, "nw-nospm", B, 512, 2, "sequence length (multiple of 16)",
         "Needleman-Wunsch rewritten without scratchpad: every cell reads its neighbours from global memory",
         "adaptive-gpu-l1-bypassing §5.3.1 nw-noSPM"),
-    info!(lbm::new, "lbm", E, 64, "lattice side (D3Q19 lattice side³ cells)",
+    info!(lbm::new, "lbm", E, 64, 3, "lattice side (D3Q19 lattice side³ cells)",
         "lattice-Boltzmann D3Q19 stream-and-collide (BGK), two time steps",
         "criticality Table 3 LBM; TAP Table 6 type E lbm (Parboil)"),
-    info!(cfd::new, "cfd", E, 97152, "unstructured-mesh cells (4 neighbours each)",
+    info!(cfd::new, "cfd", E, 97152, 1, "unstructured-mesh cells (4 neighbours each)",
         "Euler-equation flux computation over an unstructured mesh (Rodinia euler3d compute_flux + time_step)",
         "drp Table 2 cfd (759 blocks × 128); criticality Table 3 CFD; TAP Table 6 type E"),
-    info!(reduction::new, "reduction", D, 1 << 20, "elements",
+    info!(reduction::new, "reduction", D, 1 << 20, 1, "elements",
         "parallel sum reduction with scratchpad tree (CUDA SDK reduction kernel 6)",
         "drp Table 2 reduction (64 × 256); criticality Table 3; TAP Table 6 type D"),
-    info!(blackscholes::new, "blackscholes", D, 1 << 20, "options",
+    info!(blackscholes::new, "blackscholes", D, 1 << 20, 1, "options",
         "Black-Scholes European call/put pricing (CUDA SDK BlackScholes, grid-stride loop)",
         "drp Table 2 blackscholes (480 × 128); criticality Table 3; TAP Table 6 type D"),
-    info!(dct::new, "dct", A, 2048, "image side (multiple of 8)",
+    info!(dct::new, "dct", A, 2048, 2, "image side (multiple of 8)",
         "8×8 block DCT-II as D·X·Dᵀ, one 64-thread group per block (AMD APP SDK DCT)",
         "adaptive-gpu-l1-bypassing Table 2 dct 2048×2048"),
-    info!(fastwalsh::new, "fastwalsh", A, 1 << 20, "elements (power of two)",
+    info!(fastwalsh::new, "fastwalsh", A, 1 << 20, 1, "elements (power of two)",
         "fast Walsh-Hadamard transform, radix-4 global stages (CUDA SDK fastWalshTransform)",
         "drp Table 2 fastwalsh; criticality Table 3; TAP Table 6 type A"),
-    info!(histogram::new, "histogram", D, 1 << 22, "input bytes",
+    info!(histogram::new, "histogram", D, 1 << 22, 1, "input bytes",
         "256-bin byte histogram: per-block scratchpad sub-histograms merged with global atomics",
         "adaptive-gpu-l1-bypassing Table 2 histogram; TAP Table 6 type D"),
-    info!(sort::new, "sort", C, 65536, "keys (32-bit)",
+    info!(sort::new, "sort", C, 65536, 1, "keys (32-bit)",
         "LSD radix sort, 4 bits per pass: block histograms, host scan, stable scatter",
         "adaptive-gpu-l1-bypassing Table 2 sort 65536 (radix sort with high reuse)"),
-    info!(bitonic::new, "bitonic", C, 131072, "keys (power of two)",
+    info!(bitonic::new, "bitonic", C, 131072, 1, "keys (power of two)",
         "bitonic sorting network, one global compare-exchange kernel per stage",
         "adaptive-gpu-l1-bypassing Table 2 bitonic 131072"),
-    info!(sobol::new, "sobolqrng", C, 1 << 20, "points per dimension (100 dimensions)",
+    info!(sobol::new, "sobolqrng", C, 1 << 20, 1, "points per dimension (100 dimensions)",
         "Sobol quasi-random sequence from direction numbers (CUDA SDK SobolQRNG)",
         "TAP Table 6 type C sobolqrng"),
 ];
@@ -223,6 +252,11 @@ pub fn info(name: &str) -> Option<&'static KernelInfo> {
 
 /// Build the GPGPU workload `name` as a streaming source.
 pub fn generate(name: &str, p: &GpgpuParams) -> Result<Box<dyn AccessSource>, WorkloadError> {
+    Ok(generate_with_footprint(name, p)?.source)
+}
+
+/// [`generate`], also returning the kernel's allocated global memory.
+pub fn generate_with_footprint(name: &str, p: &GpgpuParams) -> Result<Generated, WorkloadError> {
     let k = info(name).ok_or_else(|| WorkloadError::Unknown {
         kind: "gpgpu kernel",
         name: name.to_string(),

@@ -39,10 +39,19 @@ pub fn directions(d: usize) -> [u32; 32] {
 /// Point `i` of dimension `d`, sequentially: XOR of the direction numbers of the set bits of
 /// the Gray code of `i`.
 pub fn point(dirs: &[u32; 32], i: u32) -> u32 {
-    let g = i ^ (i >> 1);
-    (0..32)
-        .filter(|b| g >> b & 1 != 0)
-        .fold(0, |x, b| x ^ dirs[b])
+    flip(dirs, i ^ (i >> 1))
+}
+
+/// XOR of the direction numbers of the set bits of `g`: the change of the point between two
+/// indices whose Gray codes differ in `g` (the Gray-code recurrence of the SDK kernel).
+#[inline]
+pub fn flip(dirs: &[u32; 32], mut g: u32) -> u32 {
+    let mut x = 0;
+    while g != 0 {
+        x ^= dirs[g.trailing_zeros() as usize];
+        g &= g - 1;
+    }
+    x
 }
 
 pub fn new(p: &GpgpuParams) -> Sobol {
@@ -85,6 +94,8 @@ impl Kernel for Sobol {
         blk.phase(|w| {
             let mut i0 = part * THREADS;
             let mut first = true;
+            // Per lane: the Gray code of its last index and its point there.
+            let (mut gray, mut x) = ([0u32; 32], [0u32; 32]);
             while i0 < n {
                 // The first point is computed from scratch, later ones by Gray-code steps
                 // (one scratchpad read of a direction number each).
@@ -93,7 +104,12 @@ impl Kernel for Sobol {
                 first = false;
                 w.store(0x08, out, |t| {
                     let i = i0 + t.local;
-                    (i < n).then(|| (d * n + i, point(&v, i as u32) as f32 / 4_294_967_296.0))
+                    (i < n).then(|| {
+                        let g = (i ^ (i >> 1)) as u32;
+                        x[t.lane] ^= flip(&v, g ^ gray[t.lane]);
+                        gray[t.lane] = g;
+                        (d * n + i, x[t.lane] as f32 / 4_294_967_296.0)
+                    })
                 });
                 i0 += stride;
             }

@@ -59,43 +59,185 @@ pub const CODE_BASE: u64 = 0x7000_0000;
 /// Append the transactions of one warp memory instruction to `emit` as (address, size):
 /// `addrs[lane]` is the lane's byte address, used only where bit `lane` of `mask` is set; every
 /// lane touches `size` bytes.
+///
+/// The common case — every active lane inside one 128-byte segment (unit-stride words, a
+/// broadcast) — is found from the lanes' lowest and highest byte without the per-lane segment
+/// table; the general path looks up the segment a lane touched last before searching the
+/// table. Both produce exactly the transactions described in the module documentation.
+#[inline]
 pub fn coalesce(addrs: &[u64; WARP], mask: u32, size: u64, mut emit: impl FnMut(u64, u16)) {
-    let mut segs = [0u64; WARP * 2];
-    let mut halves = [0u8; WARP * 2];
-    let mut n = 0usize;
+    if mask == 0 {
+        return;
+    }
+    let size = size.max(1);
+    let (lo, hi) = lane_range(addrs, mask);
+    let last = hi + size - 1;
+    if lo >> 7 == last >> 7 {
+        let half = half_bits(lo & 127, last & 127);
+        emit_segment(lo >> 7, half, &mut emit);
+        return;
+    }
+    let lanes = LaneBits::new(addrs, size);
+    if lanes.multi & mask != 0 {
+        coalesce_general(addrs, mask, size, emit);
+    } else {
+        coalesce_runs(addrs, mask, &lanes, emit);
+    }
+}
+
+/// Per-lane predicates of one warp instruction as bit masks (bit `l` for lane `l`), computed
+/// branch-free over all 32 lanes.
+struct LaneBits {
+    /// The lane's first byte lies in the lower half of its segment.
+    low: u32,
+    /// The lane's last byte lies in the upper half of its segment.
+    high: u32,
+    /// The lane's bytes span more than one segment.
+    multi: u32,
+    /// The lane's (first) segment equals lane `l − 1`'s.
+    same: u32,
+}
+
+impl LaneBits {
+    #[inline]
+    fn new(addrs: &[u64; WARP], size: u64) -> LaneBits {
+        let (mut low, mut high, mut multi, mut same) = (0u32, 0u32, 0u32, 0u32);
+        let mut prev = u64::MAX;
+        for (l, &a) in addrs.iter().enumerate() {
+            let e = a + size - 1;
+            low |= u32::from(a & 127 < 64) << l;
+            high |= u32::from(e & 127 >= 64) << l;
+            multi |= u32::from(a >> 7 != e >> 7) << l;
+            same |= u32::from(a >> 7 == prev) << l;
+            prev = a >> 7;
+        }
+        LaneBits {
+            low,
+            high,
+            multi,
+            same,
+        }
+    }
+}
+
+/// [`coalesce`] when every active lane lies within one segment: the active lanes fall into
+/// runs of consecutive lanes on the same segment, and a run's touched halves come from the
+/// masks of [`LaneBits`] at once, so the work is per run, not per lane.
+fn coalesce_runs(addrs: &[u64; WARP], mask: u32, lanes: &LaneBits, mut emit: impl FnMut(u64, u16)) {
+    let cont = mask & lanes.same & (mask << 1);
+    let mut starts = mask & !cont;
+    let mut segs = Segments::default();
+    while starts != 0 {
+        let l = starts.trailing_zeros();
+        starts &= starts - 1;
+        // The run: lane `l` and the continuing lanes right after it.
+        let len = 1 + (!(u64::from(cont) >> (l + 1))).trailing_zeros();
+        let run = (((1u64 << len) - 1) << l) as u32;
+        let half = u8::from(lanes.low & run != 0) | (u8::from(lanes.high & run != 0) << 1);
+        segs.touch(addrs[l as usize] >> 7, half);
+    }
+    for i in 0..segs.n {
+        emit_segment(segs.seg[i], segs.half[i], &mut emit);
+    }
+}
+
+/// Lowest and highest address among the active lanes.
+#[inline]
+fn lane_range(addrs: &[u64; WARP], mask: u32) -> (u64, u64) {
+    let (mut lo, mut hi) = (u64::MAX, 0u64);
+    if mask == u32::MAX {
+        // Branch-free over all lanes (vectorizes).
+        for &a in addrs {
+            lo = lo.min(a);
+            hi = hi.max(a);
+        }
+    } else {
+        let mut m = mask;
+        while m != 0 {
+            let a = addrs[m.trailing_zeros() as usize];
+            m &= m - 1;
+            lo = lo.min(a);
+            hi = hi.max(a);
+        }
+    }
+    (lo, hi)
+}
+
+/// Halves of a 128-byte segment touched by the bytes at offsets `lo..=hi` (bit 0: lower 64
+/// bytes, bit 1: upper 64 bytes).
+#[inline]
+fn half_bits(lo: u64, hi: u64) -> u8 {
+    u8::from(lo < 64) | (u8::from(hi >= 64) << 1)
+}
+
+/// The transaction of segment `seg` with touched halves `half`.
+#[inline]
+fn emit_segment(seg: u64, half: u8, emit: &mut impl FnMut(u64, u16)) {
+    let base = seg << 7;
+    match half {
+        1 => emit(base, 64),
+        2 => emit(base + 64, 64),
+        _ => emit(base, 128),
+    }
+}
+
+/// [`coalesce`] for lanes spread over more than one segment: segments in order of the lowest
+/// lane (then the lowest byte) touching them.
+fn coalesce_general(addrs: &[u64; WARP], mask: u32, size: u64, mut emit: impl FnMut(u64, u16)) {
+    let mut segs = Segments::default();
     let mut m = mask;
     while m != 0 {
         let lane = m.trailing_zeros() as usize;
         m &= m - 1;
         let first = addrs[lane];
-        let last = first + size.max(1) - 1;
-        let mut a = first;
-        loop {
-            let seg = a >> 7;
-            let lo = if seg == first >> 7 { first & 127 } else { 0 };
-            let hi = if seg == last >> 7 { last & 127 } else { 127 };
-            let half = (if lo < 64 { 1 } else { 0 }) | (if hi >= 64 { 2 } else { 0 });
-            match segs[..n].iter().position(|&s| s == seg) {
-                Some(i) => halves[i] |= half,
-                None if n < segs.len() => {
-                    segs[n] = seg;
-                    halves[n] = half;
-                    n += 1;
-                }
-                None => {}
+        let last = first + size - 1;
+        let (s0, s1) = (first >> 7, last >> 7);
+        if s0 == s1 {
+            segs.touch(s0, half_bits(first & 127, last & 127));
+        } else {
+            segs.touch(s0, half_bits(first & 127, 127));
+            for s in s0 + 1..s1 {
+                segs.touch(s, 3);
             }
-            if seg == last >> 7 {
-                break;
-            }
-            a = (seg + 1) << 7;
+            segs.touch(s1, half_bits(0, last & 127));
         }
     }
-    for i in 0..n {
-        let base = segs[i] << 7;
-        match halves[i] {
-            1 => emit(base, 64),
-            2 => emit(base + 64, 64),
-            _ => emit(base, 128),
+    for i in 0..segs.n {
+        emit_segment(segs.seg[i], segs.half[i], &mut emit);
+    }
+}
+
+/// The segments of one warp instruction in order of first touch, with their touched halves.
+struct Segments {
+    seg: [u64; WARP * 2],
+    half: [u8; WARP * 2],
+    n: usize,
+}
+
+impl Default for Segments {
+    fn default() -> Self {
+        Segments {
+            seg: [0; WARP * 2],
+            half: [0; WARP * 2],
+            n: 0,
+        }
+    }
+}
+
+impl Segments {
+    /// Record a touch of halves `half` of segment `seg` (lanes touching more than
+    /// `2 × WARP` segments are beyond any real access size and are dropped).
+    #[inline(always)]
+    fn touch(&mut self, seg: u64, half: u8) {
+        let n = self.n;
+        if n > 0 && self.seg[n - 1] == seg {
+            self.half[n - 1] |= half;
+        } else if let Some(i) = self.seg[..n].iter().position(|&s| s == seg) {
+            self.half[i] |= half;
+        } else if n < self.seg.len() {
+            self.seg[n] = seg;
+            self.half[n] = half;
+            self.n = n + 1;
         }
     }
 }
@@ -277,6 +419,37 @@ impl Block<'_> {
     }
 }
 
+/// Iterator over the active lanes of a warp (set bits of its mask, lowest lane first).
+#[derive(Clone, Debug)]
+pub struct Lanes {
+    mask: u32,
+    first: usize,
+    block_first: usize,
+}
+
+impl Iterator for Lanes {
+    type Item = Tid;
+    #[inline]
+    fn next(&mut self) -> Option<Tid> {
+        if self.mask == 0 {
+            return None;
+        }
+        let lane = self.mask.trailing_zeros() as usize;
+        self.mask &= self.mask - 1;
+        let local = self.first + lane;
+        Some(Tid {
+            local,
+            global: self.block_first + local,
+            lane,
+        })
+    }
+    #[inline]
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        let n = self.mask.count_ones() as usize;
+        (n, Some(n))
+    }
+}
+
 /// One warp executing one phase of a block.
 pub struct Warp<'e, 'a> {
     emit: &'e mut Emit<'a>,
@@ -291,15 +464,34 @@ pub struct Warp<'e, 'a> {
 impl Warp<'_, '_> {
     /// The warp's lanes that map to threads of the block.
     #[inline]
-    pub fn tids(&self) -> impl Iterator<Item = Tid> {
-        let (first, bf, mask) = (self.first_local, self.block_first, self.mask);
-        (0..WARP)
-            .filter(move |l| mask >> l & 1 != 0)
-            .map(move |lane| Tid {
-                local: first + lane,
-                global: bf + first + lane,
-                lane,
-            })
+    pub fn tids(&self) -> Lanes {
+        Lanes {
+            mask: self.mask,
+            first: self.first_local,
+            block_first: self.block_first,
+        }
+    }
+    /// Thread indices (`Tid::local`) of the warp's threads: the active lanes are always the
+    /// first lanes of the warp, so they are one range.
+    #[inline]
+    pub fn locals(&self) -> std::ops::Range<usize> {
+        self.first_local..self.first_local + self.mask.count_ones() as usize
+    }
+    /// Call `f` for every active lane, lowest first (a plain counted loop for full warps).
+    #[inline(always)]
+    fn for_lanes(&self, mut f: impl FnMut(Tid)) {
+        if self.mask == u32::MAX {
+            let (first, bf) = (self.first_local, self.block_first);
+            for lane in 0..WARP {
+                f(Tid {
+                    local: first + lane,
+                    global: bf + first + lane,
+                    lane,
+                });
+            }
+        } else {
+            self.tids().for_each(f);
+        }
     }
     /// Count `n` ALU instructions.
     #[inline]
@@ -350,13 +542,13 @@ impl Warp<'_, '_> {
         let mut vals = [T::default(); WARP];
         let mut addrs = [0u64; WARP];
         let mut mask = 0u32;
-        for t in self.tids() {
+        self.for_lanes(|t| {
             if let Some(i) = idx(t) {
                 vals[t.lane] = buf.data[i];
                 addrs[t.lane] = buf.addr(i);
                 mask |= 1 << t.lane;
             }
-        }
+        });
         self.issue(
             pc,
             Op::Read,
@@ -380,13 +572,13 @@ impl Warp<'_, '_> {
     ) {
         let mut addrs = [0u64; WARP];
         let mut mask = 0u32;
-        for t in self.tids() {
+        self.for_lanes(|t| {
             if let Some((i, v)) = f(t) {
                 buf.data[i] = v;
                 addrs[t.lane] = buf.addr(i);
                 mask |= 1 << t.lane;
             }
-        }
+        });
         self.issue(
             pc,
             Op::Write,
@@ -410,14 +602,14 @@ impl Warp<'_, '_> {
         let mut vals = [T::default(); WARP];
         let mut addrs = [0u64; WARP];
         let mut mask = 0u32;
-        for t in self.tids() {
+        self.for_lanes(|t| {
             if let Some(i) = idx(t) {
                 vals[t.lane] = buf.data[i];
                 buf.data[i] = update(t, buf.data[i]);
                 addrs[t.lane] = buf.addr(i);
                 mask |= 1 << t.lane;
             }
-        }
+        });
         let size = std::mem::size_of::<T>() as u64;
         self.issue(pc, Op::Read, Access::MODIFY, &addrs, mask, size);
         vals
@@ -434,6 +626,9 @@ pub struct SimtSource<K: Kernel> {
     next_block: usize,
     warp_base: u32,
     wave: Vec<Access>,
+    /// Scratch of [`SimtSource::order_wave`]: sort keys and the gathered records.
+    keys: Vec<u64>,
+    sorted: Vec<Access>,
     pos: usize,
     time: u64,
     stats: SimtStats,
@@ -467,6 +662,8 @@ impl<K: Kernel> SimtSource<K> {
             next_block: 0,
             warp_base: 0,
             wave: Vec::new(),
+            keys: Vec::new(),
+            sorted: Vec::new(),
             pos: 0,
             time: 0,
             stats: SimtStats::default(),
@@ -493,6 +690,39 @@ impl<K: Kernel> SimtSource<K> {
     pub fn run_to_end(&mut self) -> SimtStats {
         while self.fill_wave() {}
         self.stats
+    }
+
+    /// Put the wave's records into time order, ties in the order they were produced (a
+    /// stable sort by time). The wave is a set of time-ordered runs (one per warp and phase);
+    /// rather than moving 40-byte records through a merge sort, the records are sorted as
+    /// 64-bit keys `(time − first time) · 2^b + index` (unique, so an unstable sort is stable)
+    /// and gathered once. Waves whose span and size do not fit 64 bits use the stable sort.
+    fn order_wave(&mut self) {
+        let wave = &mut self.wave;
+        if wave.is_sorted_by_key(|a| a.time) {
+            return;
+        }
+        let (lo, hi) = wave.iter().fold((u64::MAX, 0), |(lo, hi), a| {
+            (lo.min(a.time), hi.max(a.time))
+        });
+        let bits = usize::BITS - (wave.len() - 1).leading_zeros();
+        if bits >= 64 || (hi - lo) >> (64 - bits) != 0 {
+            wave.sort_by_key(|a| a.time);
+            return;
+        }
+        let keys = &mut self.keys;
+        keys.clear();
+        keys.extend(
+            wave.iter()
+                .enumerate()
+                .map(|(i, a)| (a.time - lo) << bits | i as u64),
+        );
+        keys.sort_unstable();
+        let index = (1u64 << bits) - 1;
+        self.sorted.clear();
+        self.sorted
+            .extend(keys.iter().map(|&k| wave[(k & index) as usize]));
+        std::mem::swap(wave, &mut self.sorted);
     }
 
     /// Execute the next wave of blocks into `self.wave`; false when the program is done.
@@ -552,8 +782,7 @@ impl<K: Kernel> SimtSource<K> {
             self.next_block += n;
             self.time = end;
             if !self.wave.is_empty() {
-                // Blocks are time ordered runs; the stable sort merges them.
-                self.wave.sort_by_key(|a| a.time);
+                self.order_wave();
                 return true;
             }
         }
