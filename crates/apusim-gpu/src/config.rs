@@ -209,14 +209,7 @@ pub struct GpuConfig {
 impl GpuConfig {
     /// A built-in preset with overrides applied.
     pub fn load_preset(name: &str, overrides: &[String]) -> Result<GpuConfig> {
-        let text = PRESETS
-            .iter()
-            .find(|(n, _)| *n == name)
-            .map(|(_, t)| *t)
-            .ok_or_else(|| {
-                let names: Vec<&str> = PRESETS.iter().map(|(n, _)| *n).collect();
-                anyhow!("unknown GPU preset `{name}`; presets: {}", names.join(", "))
-            })?;
+        let text = apusim_sim::config::preset_text(PRESETS, name, "GPU preset")?;
         GpuConfig::from_toml(text, &format!("GPU preset {name}"), overrides)
     }
 

@@ -136,6 +136,23 @@ fn default_seed() -> u64 {
     1
 }
 
+/// The TOML text of the built-in preset `name` in a `(name, text)` table, or an error that
+/// names the `kind` of preset and lists the known ones.
+pub fn preset_text(
+    presets: &[(&str, &'static str)],
+    name: &str,
+    kind: &str,
+) -> Result<&'static str> {
+    presets
+        .iter()
+        .find(|(n, _)| *n == name)
+        .map(|(_, t)| *t)
+        .ok_or_else(|| {
+            let names: Vec<&str> = presets.iter().map(|(n, _)| *n).collect();
+            anyhow!("unknown {kind} `{name}`; presets: {}", names.join(", "))
+        })
+}
+
 impl SystemConfig {
     /// A built-in preset by name.
     pub fn preset(name: &str) -> Result<SystemConfig> {
@@ -144,14 +161,7 @@ impl SystemConfig {
 
     /// A preset with overrides applied.
     pub fn load_preset(name: &str, overrides: &[String]) -> Result<SystemConfig> {
-        let text = PRESETS
-            .iter()
-            .find(|(n, _)| *n == name)
-            .map(|(_, t)| *t)
-            .ok_or_else(|| {
-                let names: Vec<&str> = PRESETS.iter().map(|(n, _)| *n).collect();
-                anyhow!("unknown preset `{name}`; presets: {}", names.join(", "))
-            })?;
+        let text = preset_text(PRESETS, name, "preset")?;
         SystemConfig::from_toml(text, &format!("preset {name}"), overrides)
     }
 
