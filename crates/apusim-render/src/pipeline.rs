@@ -13,7 +13,9 @@
 //! rewrite, and a cleared surface is resolved by the blitter (writing its still-cleared lines)
 //! before it is first sampled, as real GPUs do; HiZ rejects a tile when the triangle's nearest
 //! vertex is behind the tile's farthest depth and skips depth reads when its farthest vertex is
-//! in front of the tile's nearest depth; depth compares with LESS. Shader cores, samplers and
+//! in front of the tile's nearest depth; depth compares with LESS. The displayable colour
+//! (gspc §2.1) bypasses the render caches, so the ROP holds each back-buffer line for its 8x8
+//! tile: one read (when blending) and one write per line and tile, not one per quad. Shader cores, samplers and
 //! ROPs are assigned by screen tile: core = (tx mod 8) + 8 (ty mod 8), sampler = 2 core +
 //! (slot mod 2), ROP = (tx mod 4) + 4 (ty mod 4), matching the 64 cores x 2 samplers and 16
 //! ROPs of drp §3 (the `units` of preset 4c1g).
@@ -1399,7 +1401,10 @@ impl RasterCtx<'_, '_> {
             let (x0, y0) = px[0];
             let li = s.line_index(0, x0, y0) as usize;
             let addr = s.line_addr(0, x0, y0);
-            if blend != BlendMode::Opaque && !s.cleared[li] {
+            // The ROP holds a displayable line for the whole tile (see `display_pending`), so
+            // blending reads it from memory once per tile, not once per quad.
+            let held = self.display[k] && self.display_pending.iter().any(|p| p.0 == addr);
+            if blend != BlendMode::Opaque && !s.cleared[li] && !held {
                 self.em.line(stream, Op::Read, addr, rop, pc, warp);
             }
             let f = s.format;
