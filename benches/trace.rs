@@ -11,87 +11,20 @@
 use apusim_trace::apt::{AptReader, AptWriter};
 use apusim_trace::import::champsim::{encode_record, ChampSimSource};
 use apusim_trace::import::{record_with_lackey, ImportOptions, LackeySource};
-use apusim_trace::{Access, AccessSource, Agent, Op, Stream, TraceHeader, BATCH};
+use apusim_trace::{Access, AccessSource, Op, Stream, TraceHeader, BATCH};
 use criterion::measurement::{Measurement, ValueFormatter, WallTime};
 use criterion::{black_box, criterion_group, criterion_main, Criterion, Throughput};
 use std::io::Write as _;
 
-/// A CPU core running code (sequential fetches of 2-7 byte instructions with branches, stack
-/// and heap loads/stores, lackey-style times and PCs) interleaved 3:1 with GPU texture, colour
-/// and depth traffic (64-byte lines, 16 units, 50% critical texture reads).
+/// The trace crate's tests' mixed stream: a CPU core running code (2-7 byte instruction
+/// fetches with branches, stack and heap loads/stores, lackey-style times and PCs) interleaved
+/// 3:1 with GPU texture, colour and depth traffic (64-byte lines, 16 units, 50% critical
+/// texture reads).
+#[path = "../crates/apusim-trace/tests/common/mod.rs"]
+mod common;
+
 fn mixed_stream(n: usize) -> Vec<Access> {
-    let mut x = 0x9e37_79b9_7f4a_7c15u64;
-    let mut rnd = move || {
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
-        x
-    };
-    let mut v = Vec::with_capacity(n);
-    let (mut pc, mut instrs, mut gpu_time) = (0x40_1000u64, 0u64, 0u64);
-    let (mut tex, mut color, mut depth) = (0x8000_0000u64, 0x9000_0000u64, 0xa000_0000u64);
-    let cpu = Agent::cpu(0);
-    while v.len() < n {
-        let r = rnd();
-        if r % 4 != 0 {
-            let size = [2u16, 3, 4, 5, 7][(r >> 8) as usize % 5];
-            instrs += 1;
-            v.push(
-                Access::new(cpu, Stream::CpuInstr, Op::Read, pc, size)
-                    .with_pc(pc)
-                    .with_time(instrs),
-            );
-            let ipc = pc;
-            pc += size as u64;
-            if (r >> 12) % 8 == 0 {
-                pc = 0x40_1000 + (rnd() % 0x4000);
-            }
-            let data = |op, addr, size| {
-                Access::new(cpu, Stream::CpuData, op, addr, size)
-                    .with_pc(ipc)
-                    .with_time(instrs)
-            };
-            match (r >> 16) % 8 {
-                0..=2 => v.push(data(Op::Read, 0x7ffe_f000 + (r >> 20) % 256 * 8, 8)),
-                3 => v.push(data(Op::Write, 0x7ffe_f000 + (r >> 20) % 256 * 8, 8)),
-                4 => v.push(data(Op::Read, 0x60_0000 + (r >> 24) % 0x10_0000, 4)),
-                _ => {}
-            }
-        } else {
-            gpu_time += 1 + (r >> 8) % 3;
-            let unit = ((r >> 12) % 16) as u16;
-            let (stream, addr, op) = match (r >> 20) % 4 {
-                0 | 1 => {
-                    tex += 64;
-                    (Stream::StaticTexture, tex, Op::Read)
-                }
-                2 => {
-                    color += 64;
-                    (Stream::Color, color, Op::Write)
-                }
-                _ => {
-                    depth += 64;
-                    (
-                        Stream::Depth,
-                        depth,
-                        if (r >> 40) & 1 == 0 {
-                            Op::Read
-                        } else {
-                            Op::Write
-                        },
-                    )
-                }
-            };
-            v.push(
-                Access::new(Agent::GPU, stream, op, addr, 64)
-                    .with_time(gpu_time)
-                    .with_unit(unit)
-                    .critical(stream == Stream::StaticTexture && (r >> 30) % 2 == 0),
-            );
-        }
-    }
-    v.truncate(n);
-    v
+    common::mixed_stream(n, 0x9e37_79b9_7f4a_7c15)
 }
 
 fn encode(v: &[Access], header: &TraceHeader) -> Vec<u8> {

@@ -365,58 +365,93 @@ impl ChannelState {
                 r.next_act = r.next_act.max(t + u(tm.rfc));
             }
             Command::Rd | Command::Rda => {
-                let (ccd_s, ccd_l, rtw) = (u(tm.ccd_s), u(tm.ccd_l), u(tm.rtw));
-                let other_rd = u(tm.burst) + u(tm.rtrs);
-                let other_wr = self.rd_to_wr_other_rank;
-                for (i, r) in self.ranks.iter_mut().enumerate() {
-                    if i == rank {
-                        r.next_rd = r.next_rd.max(t + ccd_s);
-                        r.next_wr = r.next_wr.max(t + rtw);
-                    } else {
-                        r.next_rd = r.next_rd.max(t + other_rd);
-                        r.next_wr = r.next_wr.max(t + other_wr);
-                    }
-                }
-                let g = &mut self.groups[group];
-                g.next_rd = g.next_rd.max(t + ccd_l);
-                g.next_wr = g.next_wr.max(t + rtw);
-                let rp = u(tm.rp);
-                let b = &mut self.banks[flat];
-                b.next_pre = b.next_pre.max(t + u(tm.rtp));
-                if cmd == Command::Rda {
-                    let pre_at = b.next_pre;
-                    b.open_row = CLOSED;
-                    b.next_act = b.next_act.max(pre_at + rp);
-                    self.ranks[rank].open_banks -= 1;
-                }
+                let d = ColumnDelays {
+                    same_rank: u(tm.ccd_s),
+                    same_group: u(tm.ccd_l),
+                    other_rank: u(tm.burst) + u(tm.rtrs),
+                    turn_rank: u(tm.rtw),
+                    turn_group: u(tm.rtw),
+                    turn_other_rank: self.rd_to_wr_other_rank,
+                    pre: u(tm.rtp),
+                };
+                self.column(&d, false, cmd == Command::Rda, rank, group, flat, t);
             }
             Command::Wr | Command::Wra => {
-                let (ccd_s, ccd_l) = (u(tm.ccd_s), u(tm.ccd_l));
-                let other_wr = u(tm.burst) + u(tm.rtrs);
-                let other_rd = self.wr_to_rd_other_rank;
-                let (same_rd_s, same_rd_l) = (self.wr_to_rd_same_s, self.wr_to_rd_same_l);
-                for (i, r) in self.ranks.iter_mut().enumerate() {
-                    if i == rank {
-                        r.next_wr = r.next_wr.max(t + ccd_s);
-                        r.next_rd = r.next_rd.max(t + same_rd_s);
-                    } else {
-                        r.next_wr = r.next_wr.max(t + other_wr);
-                        r.next_rd = r.next_rd.max(t + other_rd);
-                    }
-                }
-                let g = &mut self.groups[group];
-                g.next_wr = g.next_wr.max(t + ccd_l);
-                g.next_rd = g.next_rd.max(t + same_rd_l);
-                let rp = u(tm.rp);
-                let b = &mut self.banks[flat];
-                b.next_pre = b.next_pre.max(t + self.wr_to_pre);
-                if cmd == Command::Wra {
-                    let pre_at = b.next_pre;
-                    b.open_row = CLOSED;
-                    b.next_act = b.next_act.max(pre_at + rp);
-                    self.ranks[rank].open_banks -= 1;
-                }
+                let d = ColumnDelays {
+                    same_rank: u(tm.ccd_s),
+                    same_group: u(tm.ccd_l),
+                    other_rank: u(tm.burst) + u(tm.rtrs),
+                    turn_rank: self.wr_to_rd_same_s,
+                    turn_group: self.wr_to_rd_same_l,
+                    turn_other_rank: self.wr_to_rd_other_rank,
+                    pre: self.wr_to_pre,
+                };
+                self.column(&d, true, cmd == Command::Wra, rank, group, flat, t);
             }
         }
+    }
+
+    /// The effects of a column command (RD/WR, with auto-precharge if `auto_pre`) issued at
+    /// `t`: the next command of the same kind waits `d.same_*`, the turnaround to the other
+    /// kind `d.turn_*`, in its own rank, its bank group and the other ranks; the bank's
+    /// precharge waits `d.pre`, and an auto-precharge closes the row then.
+    #[allow(clippy::too_many_arguments)]
+    #[inline(always)]
+    fn column(
+        &mut self,
+        d: &ColumnDelays,
+        write: bool,
+        auto_pre: bool,
+        rank: usize,
+        group: usize,
+        flat: usize,
+        t: u64,
+    ) {
+        for (i, r) in self.ranks.iter_mut().enumerate() {
+            let (same, turn) = if i == rank {
+                (d.same_rank, d.turn_rank)
+            } else {
+                (d.other_rank, d.turn_other_rank)
+            };
+            let (own, other) = own_and_other(&mut r.next_rd, &mut r.next_wr, write);
+            *own = (*own).max(t + same);
+            *other = (*other).max(t + turn);
+        }
+        let g = &mut self.groups[group];
+        let (own, other) = own_and_other(&mut g.next_rd, &mut g.next_wr, write);
+        *own = (*own).max(t + d.same_group);
+        *other = (*other).max(t + d.turn_group);
+        let rp = u64::from(self.t.rp);
+        let b = &mut self.banks[flat];
+        b.next_pre = b.next_pre.max(t + d.pre);
+        if auto_pre {
+            let pre_at = b.next_pre;
+            b.open_row = CLOSED;
+            b.next_act = b.next_act.max(pre_at + rp);
+            self.ranks[rank].open_banks -= 1;
+        }
+    }
+}
+
+/// Minimum delays a column command imposes (see [`ChannelState::column`]): on the next
+/// command of the same kind (RD after RD, WR after WR) and on the turnaround to the other
+/// kind, in its own rank, its bank group and the other ranks, and on its bank's precharge.
+struct ColumnDelays {
+    same_rank: u64,
+    same_group: u64,
+    other_rank: u64,
+    turn_rank: u64,
+    turn_group: u64,
+    turn_other_rank: u64,
+    pre: u64,
+}
+
+/// `(next of the same kind, next of the other kind)` of a read (`write` false) or a write.
+#[inline(always)]
+fn own_and_other<'a>(rd: &'a mut u64, wr: &'a mut u64, write: bool) -> (&'a mut u64, &'a mut u64) {
+    if write {
+        (wr, rd)
+    } else {
+        (rd, wr)
     }
 }

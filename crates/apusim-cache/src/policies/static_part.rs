@@ -21,11 +21,6 @@ pub struct StaticPartition {
     scratch: QuotaScratch,
 }
 
-#[inline]
-fn class(a: Agent) -> usize {
-    a.is_gpu() as usize
-}
-
 impl StaticPartition {
     /// Way targets: CPU cores, GPU.
     pub fn targets(&self) -> [usize; 2] {
@@ -68,7 +63,7 @@ impl Policy for StaticPartition {
             set,
             view,
             &self.targets,
-            class(req.agent),
+            req.agent,
             &mut self.scratch,
         )
     }

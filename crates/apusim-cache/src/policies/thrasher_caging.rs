@@ -102,13 +102,12 @@ impl Policy for ThrasherCaging {
         if self.targets[1] == 0 {
             return self.stack.lru(set);
         }
-        let own = self.scratch.class(req.agent);
         quota_victim(
             &self.stack,
             set,
             view,
             &self.targets,
-            own,
+            req.agent,
             &mut self.scratch,
         )
     }

@@ -172,13 +172,12 @@ impl<const TAP: bool, const S: bool> Policy for Ucp<TAP, S> {
         if !self.partitioned {
             return self.stack.lru(set);
         }
-        let own = self.scratch.class(req.agent);
         quota_victim(
             &self.stack,
             set,
             view,
             &self.targets,
-            own,
+            req.agent,
             &mut self.scratch,
         )
     }

@@ -162,7 +162,7 @@ fn lru_of(pos: &[u8], cand: impl Fn(usize) -> bool) -> Option<usize> {
 }
 
 /// UCP's replacement under a partition: count each class's lines in the (full) set; if the
-/// requester's class `own` holds fewer lines than its target, evict the LRU line among the
+/// class of the `requester` holds fewer lines than its target, evict the LRU line among the
 /// classes holding more than their target (falling back to the LRU line of any other class);
 /// otherwise evict the requester's own LRU line (falling back to the set's LRU line). A line's
 /// class is its filling agent's class in `scratch`.
@@ -172,9 +172,10 @@ pub fn quota_victim(
     set: usize,
     view: &SetView<'_>,
     targets: &[usize],
-    own: usize,
+    requester: Agent,
     scratch: &mut QuotaScratch,
 ) -> usize {
+    let own = scratch.class(requester);
     let QuotaScratch {
         class_of,
         counts,

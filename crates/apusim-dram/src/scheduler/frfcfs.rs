@@ -78,6 +78,20 @@ pub(crate) fn next_heads(ctx: &SchedContext, cap: u32) -> Option<u64> {
     (t != u64::MAX).then(|| t.max(ctx.now))
 }
 
+/// Call `f(eligible, ready, index, uncapped_hit)` for the two heads of every bank that has
+/// candidates: its oldest hit (eligible if it exists and the bank's hits may issue) and its
+/// oldest non-hit (eligible if it exists and FR-FCFS(-cap) allows its command).
+#[inline(always)]
+fn for_each_head(ctx: &SchedContext, cap: u32, mut f: impl FnMut(bool, u64, u32, bool)) {
+    ctx.for_candidate_banks(|v| {
+        let hit_ok = (v.oldest_hit != NO_CANDIDATE) & hits_eligible(v, cap);
+        f(hit_ok, v.col_ready, v.oldest_hit, v.hit_streak < cap);
+        let (ready, allowed) = other_head(v, cap);
+        let other_ok = (v.oldest_other != NO_CANDIDATE) & allowed;
+        f(other_ok, ready, v.oldest_other, false);
+    });
+}
+
 /// [`next_heads`] and [`pick_heads`] at that cycle, fused into one pass over the banks: the
 /// pick at the earliest cycle `T` is among the heads whose (clamped) ready cycle is `T`.
 ///
@@ -94,19 +108,12 @@ pub(crate) fn plan_heads(ctx: &SchedContext, cap: u32) -> Option<(u64, Option<us
     const FAR: u64 = u32::MAX as u64;
     let from = ctx.now;
     let mut best = u64::MAX;
-    let mut consider = |ok: bool, ready: u64, idx: u32, class: u64| {
+    for_each_head(ctx, cap, |ok, ready, idx, uncapped_hit| {
         let delta = ready.saturating_sub(from).min(FAR);
+        let class = u64::from(!uncapped_hit) << 31;
         // All ones when not eligible.
         let key = (delta << 32) | class | u64::from(idx) | u64::from(ok).wrapping_sub(1);
         best = select_unpredictable(key < best, key, best);
-    };
-    ctx.for_candidate_banks(|v| {
-        let hit_ok = (v.oldest_hit != NO_CANDIDATE) & hits_eligible(v, cap);
-        let hit_class = u64::from(v.hit_streak >= cap) << 31;
-        consider(hit_ok, v.col_ready, v.oldest_hit, hit_class);
-        let (ready, allowed) = other_head(v, cap);
-        let other_ok = (v.oldest_other != NO_CANDIDATE) & allowed;
-        consider(other_ok, ready, v.oldest_other, 1 << 31);
     });
     match best {
         u64::MAX => None,
@@ -123,23 +130,12 @@ fn plan_heads_wide(ctx: &SchedContext, cap: u32) -> Option<(u64, Option<usize>)>
     let from = ctx.now;
     let mut t = u64::MAX;
     let mut best = u64::MAX;
-    let mut consider = |ok: bool, ready: u64, idx: u32, is_hit: bool| {
+    for_each_head(ctx, cap, |ok, ready, idx, uncapped_hit| {
         let r = select_unpredictable(ok, ready.max(from), u64::MAX);
-        let key = (u64::from(!is_hit) << 32) | u64::from(idx);
+        let key = (u64::from(!uncapped_hit) << 32) | u64::from(idx);
         let better = (r < t) | ((r == t) & (key < best));
         t = select_unpredictable(better, r, t);
         best = select_unpredictable(better, key, best);
-    };
-    ctx.for_candidate_banks(|v| {
-        let hit_ok = (v.oldest_hit != NO_CANDIDATE) & hits_eligible(v, cap);
-        consider(hit_ok, v.col_ready, v.oldest_hit, v.hit_streak < cap);
-        let (ready, allowed) = other_head(v, cap);
-        consider(
-            (v.oldest_other != NO_CANDIDATE) & allowed,
-            ready,
-            v.oldest_other,
-            false,
-        );
     });
     if t == u64::MAX {
         return None;
