@@ -4,7 +4,8 @@
 //! characterization (`apusim reuse`, gspc-graphics-stream-llc.txt §2).
 
 use anyhow::{bail, Context, Result};
-use apusim_oracle::{OracleConfig, OraclePolicy, OracleResult};
+use apusim_experiments::oracle_setup;
+use apusim_oracle::{OraclePolicy, OracleResult};
 use apusim_sim::report::{pct, TextTable};
 use apusim_sim::SystemConfig;
 use std::path::Path;
@@ -12,13 +13,6 @@ use std::path::Path;
 /// True for names only the offline oracle can run.
 pub fn is_oracle_name(name: &str) -> bool {
     name == "opt" || name.ends_with("-bypass")
-}
-
-fn oracle_setup(cfg: &SystemConfig) -> Result<(OracleConfig, apusim_cache::PolicyContext)> {
-    let g = apusim_sim::config::parse_geometry(&cfg.llc.geometry)?;
-    let mut ocfg = OracleConfig::new(g);
-    ocfg.cpu_inclusive = cfg.llc.cpu_inclusive;
-    Ok((ocfg, apusim_sim::run::policy_context(cfg)?))
 }
 
 /// Run `names` (oracles and registered policies) offline over the LLC stream in `llc_trace`.

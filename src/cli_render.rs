@@ -2,10 +2,10 @@
 //! GPU's memory accesses as an `.apt` trace and optionally each frame as a PNG.
 
 use anyhow::{bail, Context, Result};
+use apusim_render::source::STREAMS;
 use apusim_render::{builtin, emit::NullSink, Options};
 use apusim_sim::report::{write_atomic, TextTable};
 use apusim_trace::apt::AptWriter;
-use apusim_trace::{Agent, Stream, TraceHeader};
 use std::path::PathBuf;
 
 #[derive(clap::Args)]
@@ -32,23 +32,6 @@ pub struct RenderArgs {
     #[arg(long)]
     pub list: bool,
 }
-
-/// The GPU streams a render trace can contain.
-const STREAMS: &[Stream] = &[
-    Stream::Vertex,
-    Stream::VertexIndex,
-    Stream::HiZ,
-    Stream::Depth,
-    Stream::Stencil,
-    Stream::Color,
-    Stream::StaticTexture,
-    Stream::DynamicTexture,
-    Stream::Blitter,
-    Stream::ShaderInstr,
-    Stream::ShaderData,
-    Stream::Display,
-    Stream::Other,
-];
 
 pub fn run(a: RenderArgs) -> Result<()> {
     if a.list {
@@ -86,13 +69,7 @@ pub fn run(a: RenderArgs) -> Result<()> {
     let start = std::time::Instant::now();
     let (stats, bytes) = match &a.output {
         Some(out) => {
-            let header = TraceHeader::single(
-                Agent::GPU,
-                "gpu",
-                1000,
-                STREAMS,
-                &format!("apusim gen render {scene} {}x{}", a.width, a.height),
-            );
+            let header = apusim_render::source::header(&scene, &opt);
             let mut w = AptWriter::create(out, &header)?;
             let stats = apusim_render::render(&src, &desc, &opt, &mut w, after)
                 .map_err(anyhow::Error::msg)?;

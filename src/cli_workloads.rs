@@ -6,10 +6,9 @@
 //! directory (`--cache-dir`, `$APUSIM_CACHE_DIR`, `$XDG_CACHE_HOME/apusim` or
 //! `~/.cache/apusim`), so later runs read them back; `--no-cache` generates on the fly.
 
-use anyhow::{Context, Result};
+use anyhow::Result;
 use apusim_sim::report::TextTable;
-use apusim_sim::run::{Input, Inputs};
-use apusim_trace::apt::{AptReader, AptWriter};
+use apusim_trace::apt::AptWriter;
 use apusim_trace::AccessSource;
 use apusim_workloads::{cpu, gpgpu, mixes};
 use clap::Subcommand;
@@ -123,80 +122,13 @@ pub fn list_mixes() -> String {
         let gpu = match &m.gpu {
             mixes::GpuJob::Render {
                 title,
+                scene,
                 width,
                 height,
-            } => format!("render {title} {width}x{height}"),
+            } => format!("render {title} ({scene}) {width}x{height}"),
             mixes::GpuJob::Gpgpu(k) => k.to_string(),
         };
         t.row(vec![m.name.clone(), gpu, m.cpus.join(" "), m.source.into()]);
     }
     t.render()
-}
-
-/// A named mix as the run's inputs.
-pub struct MixInputs {
-    pub name: String,
-    pub scale: u64,
-    pub seed: u64,
-    /// Directory of cached per-agent traces; `None` generates every job on the fly.
-    pub cache: Option<PathBuf>,
-}
-
-impl MixInputs {
-    /// The source of one job: generated on the fly, or (with a cache) read from the cached
-    /// `.apt`, which is generated and written atomically first if it is not there yet.
-    fn open_job(&self, job: &mixes::Job) -> Result<Box<dyn AccessSource>> {
-        let Some(dir) = &self.cache else {
-            return Ok(job.open()?);
-        };
-        let path = dir.join(format!("{}.apt", job.key()));
-        if !path.exists() {
-            std::fs::create_dir_all(dir)
-                .with_context(|| format!("creating the trace cache {}", dir.display()))?;
-            let mut src = job.open()?;
-            let header = src.header().clone();
-            let mut w = AptWriter::create(&path, &header)?;
-            w.write_source(&mut *src)?;
-            w.finish()?;
-        }
-        Ok(Box::new(AptReader::open(&path)?))
-    }
-}
-
-/// The trace cache directory: `$APUSIM_CACHE_DIR`, else `$XDG_CACHE_HOME/apusim`, else
-/// `$HOME/.cache/apusim`; `None` when none of them is set.
-pub fn default_cache_dir() -> Option<PathBuf> {
-    let var = |k: &str| {
-        std::env::var_os(k)
-            .filter(|v| !v.is_empty())
-            .map(PathBuf::from)
-    };
-    var("APUSIM_CACHE_DIR")
-        .or_else(|| var("XDG_CACHE_HOME").map(|d| d.join("apusim")))
-        .or_else(|| var("HOME").map(|d| d.join(".cache").join("apusim")))
-}
-
-impl Inputs for MixInputs {
-    fn open(&self) -> Result<Vec<Input>> {
-        let jobs = mixes::jobs(&self.name, self.scale, self.seed)
-            .with_context(|| format!("mix {}", self.name))?;
-        jobs.iter()
-            .map(|job| {
-                let source = self
-                    .open_job(job)
-                    .with_context(|| format!("mix {}: {}", self.name, job.label))?;
-                Ok(Input {
-                    name: job.label.clone(),
-                    source,
-                    remap: None,
-                })
-            })
-            .collect()
-    }
-    fn describe(&self) -> String {
-        format!(
-            "mix {} (scale {}, seed {})",
-            self.name, self.scale, self.seed
-        )
-    }
 }

@@ -7,6 +7,7 @@ mod cli_dram;
 mod cli_gpu;
 mod cli_oracle;
 mod cli_render;
+mod cli_study;
 mod cli_workloads;
 mod inputs;
 
@@ -63,6 +64,10 @@ enum Command {
     /// GPU L1 data caches with adaptive bypassing (adaptive-gpu-l1-bypassing.txt): runs and studies.
     #[command(subcommand, name = "gpu-l1")]
     GpuL1(cli_gpu::GpuCommand),
+    /// The papers' LLC studies, one command each (gspc Figs. 11-14 on rendered frames, drp
+    /// Figs. 13-14 on the S/D/Q mixes).
+    #[command(subcommand)]
+    Study(cli_study::StudyCommand),
 }
 
 #[derive(Args)]
@@ -268,6 +273,7 @@ fn dispatch(cli: Cli) -> Result<()> {
         Command::Trace(t) => inputs::trace_command(t),
         Command::Dram(a) => cli_dram::run(a),
         Command::GpuL1(c) => cli_gpu::run(c),
+        Command::Study(c) => cli_study::run(c),
         Command::Gen(g) => cli_workloads::gen(g),
         Command::Workloads => {
             print!("{}", cli_workloads::list_workloads());
@@ -399,18 +405,18 @@ fn run(a: RunArgs) -> Result<()> {
             if apusim_workloads::mixes::mix(m).is_none() {
                 bail!("unknown mix `{m}` (see `apusim mixes`)");
             }
-            Box::new(cli_workloads::MixInputs {
-                name: m.clone(),
-                scale: a.scale.max(1),
-                seed: cfg.seed,
-                cache: if a.no_cache {
+            Box::new(apusim_experiments::jobs::JobInputs::mix(
+                m,
+                a.scale.max(1),
+                cfg.seed,
+                if a.no_cache {
                     None
                 } else {
                     a.cache_dir
                         .clone()
-                        .or_else(cli_workloads::default_cache_dir)
+                        .or_else(apusim_experiments::jobs::default_cache_dir)
                 },
-            })
+            )?)
         }
         None => Box::new(inputs::TraceInputs::parse(&a.traces)?),
     };

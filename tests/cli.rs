@@ -375,3 +375,60 @@ fn built_in_workloads_generate_traces_and_mixes_run_without_input() {
     assert!(ok(&["mixes"]).contains("HL20"));
     assert!(ok(&["workloads"]).contains("bfs"));
 }
+
+#[test]
+fn studies_run_as_one_command_with_csv_and_deterministic_results() {
+    let dir = tempfile::tempdir().unwrap();
+    let csv = dir.path().join("fig14.csv");
+    let cache = dir.path().join("cache");
+    let study = |threads: &str| {
+        ok(&[
+            "study",
+            "gspc-fig14",
+            "--scenes",
+            "lake",
+            "--width",
+            "160",
+            "--height",
+            "100",
+            "--frames",
+            "1",
+            "--llc",
+            "256K",
+            "--threads",
+            threads,
+            "--cache-dir",
+            cache.to_str().unwrap(),
+            "--csv",
+            csv.to_str().unwrap(),
+        ])
+    };
+    let out = study("1");
+    for p in [
+        "DRRIP",
+        "LRU",
+        "4-bit DRRIP",
+        "4-bit GS-DRRIP",
+        "GSPC",
+        "paper:",
+    ] {
+        assert!(out.contains(p), "{p}: {out}");
+    }
+    let text = std::fs::read_to_string(&csv).unwrap();
+    assert!(text.starts_with("study,config,workload,policy,metric,value\n"));
+    assert!(
+        text.contains("gspc-fig14,256KB,lake,DRRIP,misses_norm,1\n"),
+        "{text}"
+    );
+    assert!(
+        text.contains("gspc-fig14,256KB,mean,GSPC,misses_norm,"),
+        "{text}"
+    );
+    // Cached traces (the rendering and its LLC stream) are reused; two threads, same numbers.
+    assert_eq!(std::fs::read_dir(&cache).unwrap().count(), 2);
+    assert_eq!(study("2"), out);
+    let err = fails(&["study", "gspc-fig12", "--scenes", "atlantis", "--no-cache"]);
+    assert!(err.contains("unknown scene `atlantis`"), "{err}");
+    let err = fails(&["study", "drp-fig13", "--mixes", "Q99", "--no-cache"]);
+    assert!(err.contains("Q99"), "{err}");
+}

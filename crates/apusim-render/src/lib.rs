@@ -31,11 +31,13 @@ pub mod pipeline;
 pub mod raster;
 pub mod scene;
 pub mod shader;
+pub mod source;
 pub mod surface;
 
 pub use emit::{AccessSink, Emitter, NullSink, Stats};
 pub use pipeline::{Options, Renderer};
 pub use scene::{SceneDesc, SceneError, Source};
+pub use source::RenderSource;
 
 use std::path::Path;
 

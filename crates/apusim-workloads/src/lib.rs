@@ -33,8 +33,10 @@ pub use synthetic::{demo_mix, CpuKind, CpuSynth, RenderSynth};
 
 /// Version of the generators' output. Bump it whenever a change alters the records any
 /// generator produces for the same parameters and seed: it is part of the key of cached
-/// traces ([`mixes::Job::key`]), so stale caches are never reused.
-pub const GENERATOR_VERSION: u32 = 1;
+/// traces ([`mixes::Job::key`]), so stale caches are never reused. (Edits of a built-in render
+/// scene's file need no bump: the key holds a hash of the scene text; changes of the render
+/// pipeline's code do.)
+pub const GENERATOR_VERSION: u32 = 2;
 
 /// Errors of the workload registries.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -47,6 +49,8 @@ pub enum WorkloadError {
     },
     /// A parameter is out of range.
     InvalidParam(String),
+    /// A rendering job's scene could not be loaded or rendered.
+    Render(String),
 }
 
 impl std::fmt::Display for WorkloadError {
@@ -56,6 +60,7 @@ impl std::fmt::Display for WorkloadError {
                 write!(f, "unknown {kind} `{name}` (known: {known})")
             }
             WorkloadError::InvalidParam(m) => write!(f, "invalid workload parameter: {m}"),
+            WorkloadError::Render(m) => write!(f, "rendering job: {m}"),
         }
     }
 }

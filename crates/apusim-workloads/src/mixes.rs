@@ -4,9 +4,11 @@
 //! - `S1`–`S18`, `D1`–`D18`, `Q1`–`Q18`: the 1C1G/2C1G/4C1G mixes of
 //!   drp-reuse-probability-shared-llc.txt Table 3 (GPU job `n` is the same in Sn, Dn and Qn;
 //!   the CPU jobs are the table's memory-sensitive SPEC programs, played by [`crate::cpu`]
-//!   kernels). The fourteen 3D-rendering GPU jobs (n = 1–14, Table 1) are played by
-//!   [`crate::synthetic::RenderSynth`] at the game's resolution until the render pipeline
-//!   lands; n = 15–18 are the CUDA jobs of Table 2 (cfd, blackscholes, fastwalsh, reduction).
+//!   kernels). The fourteen 3D-rendering GPU jobs (n = 1–14, Table 1) are frames of the
+//!   built-in scenes of `apusim-render`, rendered by its software pipeline at the game's
+//!   resolution: each title is played by the scene whose rendering techniques it shares (see
+//!   [`DRP_GPU`]), with the procedural content seeded per title; n = 15–18 are the CUDA jobs
+//!   of Table 2 (cfd, blackscholes, fastwalsh, reduction).
 //! - `TAP-<k>C-<T>` for k ∈ {1, 2, 4} and T ∈ {A, …, E}: the TAP workload sets of
 //!   tap-tlp-aware-llc.txt Table 7, one GPGPU job of type T (Table 6) with k CPU jobs drawn
 //!   from the cache-friendly group of Table 5 (deterministic rotation through the group);
@@ -20,7 +22,6 @@
 
 use crate::cpu::{self, CpuParams};
 use crate::gpgpu::{self, GpgpuParams};
-use crate::synthetic::RenderSynth;
 use crate::WorkloadError;
 use apusim_trace::AccessSource;
 use std::sync::LazyLock;
@@ -28,9 +29,11 @@ use std::sync::LazyLock;
 /// The GPU job of a mix.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum GpuJob {
-    /// A 3D rendering job, played by [`RenderSynth`] at the title's resolution.
+    /// A 3D rendering job: the title's frames are played by the built-in render scene
+    /// `scene` at the title's resolution.
     Render {
         title: &'static str,
+        scene: &'static str,
         width: u32,
         height: u32,
     },
@@ -43,9 +46,10 @@ impl GpuJob {
         match self {
             GpuJob::Render {
                 title,
+                scene,
                 width,
                 height,
-            } => format!("{title} (render {width}x{height})"),
+            } => format!("{title} (render {scene} {width}x{height})"),
             GpuJob::Gpgpu(k) => k.to_string(),
         }
     }
@@ -62,30 +66,38 @@ pub struct Mix {
     pub cpus: Vec<&'static str>,
 }
 
-const fn render(title: &'static str, width: u32, height: u32) -> GpuJob {
+const fn render(title: &'static str, scene: &'static str, width: u32, height: u32) -> GpuJob {
     GpuJob::Render {
         title,
+        scene,
         width,
         height,
     }
 }
 
-/// drp Table 1 / Table 2: GPU job n (1-based) of the S/D/Q series.
+/// drp Table 1 / Table 2: GPU job n (1-based) of the S/D/Q series. The captured frames of the
+/// paper cannot be had, so each game is played by the built-in scene closest to its rendering
+/// techniques: `deferred` (indoor scenes with many lights and stencil work: the Doom 3 engine
+/// titles DOOM3 and Quake4 with stencil shadows, Riddick, Left 4 Dead, 3DMark06's indoor
+/// Proxycon, and Unreal Engine 3's deferred lighting), `lake` (planar water reflections and
+/// environment passes: Canyon Flight, Crysis, Half-Life 2, Need for Speed) and `courtyard`
+/// (outdoor shadow-mapped scenes with foliage, particles and bloom: Firefly Forest, Deep
+/// Freeze, Call of Duty 2, UT2004).
 const DRP_GPU: [GpuJob; 18] = [
-    render("3DMark06 GT1", 1280, 1024),
-    render("3DMark06 GT2", 1280, 1024),
-    render("3DMark06 HDR1", 1280, 1024),
-    render("3DMark06 HDR2", 1280, 1024),
-    render("COD2", 1920, 1200),
-    render("Crysis", 1920, 1200),
-    render("DOOM3", 1600, 1200),
-    render("HL2", 1600, 1200),
-    render("L4D", 1280, 1024),
-    render("NFS", 1280, 1024),
-    render("Quake4", 1600, 1200),
-    render("COR", 1280, 1024),
-    render("UT2004", 1600, 1200),
-    render("UT3", 1280, 1024),
+    render("3DMark06 GT1", "deferred", 1280, 1024),
+    render("3DMark06 GT2", "courtyard", 1280, 1024),
+    render("3DMark06 HDR1", "lake", 1280, 1024),
+    render("3DMark06 HDR2", "courtyard", 1280, 1024),
+    render("COD2", "courtyard", 1920, 1200),
+    render("Crysis", "lake", 1920, 1200),
+    render("DOOM3", "deferred", 1600, 1200),
+    render("HL2", "lake", 1600, 1200),
+    render("L4D", "deferred", 1280, 1024),
+    render("NFS", "lake", 1280, 1024),
+    render("Quake4", "deferred", 1600, 1200),
+    render("COR", "deferred", 1280, 1024),
+    render("UT2004", "courtyard", 1600, 1200),
+    render("UT3", "deferred", 1280, 1024),
     GpuJob::Gpgpu("cfd"),
     GpuJob::Gpgpu("blackscholes"),
     GpuJob::Gpgpu("fastwalsh"),
@@ -304,6 +316,7 @@ pub enum JobSpec {
         params: GpgpuParams,
     },
     Render {
+        scene: &'static str,
         width: u32,
         height: u32,
         frames: u32,
@@ -326,11 +339,22 @@ impl Job {
             JobSpec::Cpu { kernel, params } => cpu::generate(kernel, &params),
             JobSpec::Gpgpu { kernel, params } => gpgpu::generate(kernel, &params),
             JobSpec::Render {
+                scene,
                 width,
                 height,
                 frames,
                 seed,
-            } => Ok(Box::new(RenderSynth::new(width, height, frames, seed))),
+            } => {
+                let opt = apusim_render::Options {
+                    width,
+                    height,
+                    frames: Some(frames),
+                    seed,
+                };
+                let source = apusim_render::RenderSource::spawn(scene, &opt)
+                    .map_err(|e| WorkloadError::Render(format!("{scene}: {e}")))?;
+                Ok(Box::new(source))
+            }
         }
     }
 
@@ -349,11 +373,15 @@ impl Job {
                 p.size, p.seed, p.gpu.sms, p.gpu.max_warps_per_sm, p.gpu.clock_mhz
             ),
             JobSpec::Render {
+                scene,
                 width,
                 height,
                 frames,
                 seed,
-            } => format!("v{v}-render-{width}x{height}-frames{frames}-seed{seed}"),
+            } => format!(
+                "v{v}-render-{scene}-{:016x}-{width}x{height}-frames{frames}-seed{seed}",
+                scene_hash(scene)
+            ),
         }
     }
 }
@@ -386,11 +414,18 @@ pub fn jobs(name: &str, scale: u64, seed: u64) -> Result<Vec<Job>, WorkloadError
         });
     }
     let spec = match &m.gpu {
-        GpuJob::Render { width, height, .. } => JobSpec::Render {
+        GpuJob::Render {
+            scene,
+            width,
+            height,
+            ..
+        } => JobSpec::Render {
+            scene,
             width: *width,
             height: *height,
             frames: u32::try_from(scale).unwrap_or(u32::MAX),
-            seed,
+            // Titles played by the same scene differ in their procedural content.
+            seed: seed.wrapping_add(title_index(&m.gpu)),
         },
         GpuJob::Gpgpu(k) => {
             let info = gpgpu::info(k).ok_or_else(|| WorkloadError::Unknown {
@@ -418,6 +453,24 @@ pub fn jobs(name: &str, scale: u64, seed: u64) -> Result<Vec<Job>, WorkloadError
         spec,
     });
     Ok(v)
+}
+
+/// FNV-1a of a built-in scene's text, so edited scenes get fresh cache keys.
+fn scene_hash(scene: &str) -> u64 {
+    apusim_render::builtin::get(scene)
+        .unwrap_or(scene)
+        .bytes()
+        .fold(0xcbf2_9ce4_8422_2325, |h, b| {
+            (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
+        })
+}
+
+/// The 1-based number of a rendering title in [`DRP_GPU`] (0 for other jobs).
+fn title_index(job: &GpuJob) -> u64 {
+    DRP_GPU
+        .iter()
+        .position(|g| g == job)
+        .map_or(0, |i| i as u64 + 1)
 }
 
 /// The sources of mix `name` ([`jobs`], each generated on the fly).

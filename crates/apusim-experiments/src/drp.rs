@@ -1,0 +1,256 @@
+//! drp-reuse-probability-shared-llc.txt §6, Figs. 13 and 14, on the S/D/Q mixes.
+//!
+//! Each (mix, policy) pair is a functional run of the 4C1G system (preset `4c1g`: the drp §3
+//! hierarchy, 16 MB 16-way LLC inclusive of the CPU caches, the baseline's GPU write rules)
+//! with as many CPU cores as the mix has CPU jobs (1C1G for Sn, 2C1G for Dn, 4C1G for Qn).
+//! The LLC's read misses (demand reads; CPU and GPU separately) are normalized to the total
+//! read misses of the baseline policy (`drp-baseline`) on the same mix, which is how Fig. 13
+//! stacks its CPU and GPU bars; Fig. 14 averages those over the mixes of each configuration.
+//! The LLC stream depends on the policy here (back-invalidations of CPU lines), so the runs
+//! are full hierarchy runs rather than replays of one LLC stream.
+
+use crate::jobs::{ensure_cached, JobInputs};
+use crate::{progress, with_means, Record, StudyOutput};
+use anyhow::{bail, Context, Result};
+use apusim_sim::{RunOptions, SystemConfig};
+use apusim_workloads::mixes::{self, Job};
+use rayon::prelude::*;
+use std::path::PathBuf;
+
+/// The figures of drp §6 this module reproduces.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Figure {
+    /// Fig. 13: per-mix LLC read misses of DRP, CPU and GPU parts, normalized to the baseline.
+    Fig13,
+    /// Fig. 14: baseline, SHiP-hybrid and the sub-policy ablation, averaged per configuration.
+    Fig14,
+}
+
+impl Figure {
+    pub fn name(self) -> &'static str {
+        match self {
+            Figure::Fig13 => "drp-fig13",
+            Figure::Fig14 => "drp-fig14",
+        }
+    }
+
+    fn title(self) -> &'static str {
+        match self {
+            Figure::Fig13 => "LLC read misses normalized to the baseline's total, CPU and GPU parts, per mix (drp Fig. 13)",
+            Figure::Fig14 => "average normalized LLC read misses of the baseline, SHiP-hybrid and DRP's sub-policies (drp Fig. 14)",
+        }
+    }
+
+    fn paper(self) -> &'static str {
+        match self {
+            Figure::Fig13 => "DRP saves read misses across the board; CPU misses mostly unchanged in 1C1G/2C1G, lower in most 4C1G mixes (not Q3, Q5, Q16, Q18); many mixes save >= 10% in total",
+            Figure::Fig14 => "DRP saves 13% / 12% / 13% of read misses (1C1G / 2C1G / 4C1G); SHiP-hybrid 7% / 8% / 11%; Read miss alone slightly better than SHiP-hybrid in 1C1G and 2C1G; every sub-policy contributes",
+        }
+    }
+
+    /// (label, registered policy), the baseline first.
+    fn bars(self) -> &'static [(&'static str, &'static str)] {
+        match self {
+            Figure::Fig13 => &[("Baseline", "drp-baseline"), ("DRP", "drp")],
+            Figure::Fig14 => &[
+                ("Baseline", "drp-baseline"),
+                ("SHiP-hybrid", "ship-hybrid"),
+                ("Read miss", "drp-rm"),
+                ("Read miss+Read hit", "drp-rm-rh"),
+                ("DRP", "drp"),
+            ],
+        }
+    }
+}
+
+/// What to run the figures on.
+#[derive(Clone, Debug)]
+pub struct Options {
+    /// Mix names (default S1–S18, D1–D18, Q1–Q18).
+    pub mixes: Vec<String>,
+    /// Workload scale (`apusim run --mix --scale`).
+    pub scale: u64,
+    pub seed: u64,
+    /// Stop each run after this many trace accesses (`apusim run --limit`).
+    pub limit: Option<u64>,
+    /// Trace cache; `None` keeps the generated traces in a temporary directory for the run.
+    pub cache: Option<PathBuf>,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options {
+            mixes: ["S", "D", "Q"]
+                .iter()
+                .flat_map(|p| (1..=18).map(move |n| format!("{p}{n}")))
+                .collect(),
+            scale: 1,
+            seed: 1,
+            limit: None,
+            cache: None,
+        }
+    }
+}
+
+/// The paper's configuration name of a mix with `cpus` CPU jobs.
+fn config_name(cpus: usize) -> String {
+    format!("{cpus}C1G")
+}
+
+/// LLC demand-read misses of one run: (CPU, GPU).
+fn read_misses(r: &apusim_sim::RunResult) -> (u64, u64) {
+    let llc = &r.stats.llc().counts;
+    (
+        llc.class_total(false).read_misses,
+        llc.class_total(true).read_misses,
+    )
+}
+
+/// Run one figure.
+pub fn run(fig: Figure, o: &Options) -> Result<StudyOutput> {
+    if o.mixes.is_empty() {
+        bail!("{}: give at least one mix", fig.name());
+    }
+    let tmp;
+    let dir = match &o.cache {
+        Some(d) => d.clone(),
+        None => {
+            tmp = tempfile::tempdir().context("creating a temporary trace directory")?;
+            tmp.path().to_path_buf()
+        }
+    };
+    let inputs: Vec<JobInputs> = o
+        .mixes
+        .iter()
+        .map(|m| JobInputs::mix(m, o.scale, o.seed, Some(dir.clone())))
+        .collect::<Result<_>>()?;
+    // Generate every distinct job once, in parallel, before any run reads it.
+    let mut distinct: Vec<&Job> = Vec::new();
+    for j in inputs.iter().flat_map(|i| i.jobs()) {
+        if !distinct.iter().any(|d| d.key() == j.key()) {
+            distinct.push(j);
+        }
+    }
+    let bar = progress(distinct.len(), "workloads generated");
+    distinct.par_iter().try_for_each(|j| {
+        ensure_cached(&dir, j).with_context(|| format!("generating {}", j.label))?;
+        if let Some(b) = &bar {
+            b.inc(1);
+        }
+        anyhow::Ok(())
+    })?;
+    if let Some(b) = bar {
+        b.finish_and_clear();
+    }
+    let base_cfg = SystemConfig::preset("4c1g")?;
+    let bars = fig.bars();
+    let cases: Vec<(usize, &str)> = (0..inputs.len())
+        .flat_map(|m| bars.iter().map(move |b| (m, b.1)))
+        .collect();
+    let bar = progress(cases.len(), "runs");
+    let results: Vec<(u64, u64)> = cases
+        .par_iter()
+        .map(|&(m, policy)| {
+            let mut cfg = base_cfg.clone();
+            cfg.cpus = cpu_jobs(&inputs[m]);
+            cfg.seed = o.seed;
+            let opts = RunOptions {
+                limit: o.limit,
+                ..RunOptions::default()
+            };
+            let r = apusim_sim::run_policy(&cfg, policy, &inputs[m], &opts)
+                .with_context(|| format!("mix {} under {policy}", o.mixes[m]))?;
+            if let Some(b) = &bar {
+                b.inc(1);
+            }
+            Ok(read_misses(&r))
+        })
+        .collect::<Result<_>>()?;
+    if let Some(b) = bar {
+        b.finish_and_clear();
+    }
+    let mut records = Vec::new();
+    for (m, chunk) in results.chunks(bars.len()).enumerate() {
+        let config = config_name(cpu_jobs(&inputs[m]));
+        let base = (chunk[0].0 + chunk[0].1) as f64;
+        for (&(cpu, gpu), &(label, _)) in chunk.iter().zip(bars) {
+            for (metric, v) in [
+                ("cpu_read_misses_norm", cpu),
+                ("gpu_read_misses_norm", gpu),
+                ("read_misses_norm", cpu + gpu),
+            ] {
+                records.push(Record {
+                    config: config.clone(),
+                    workload: mixes::mix(&o.mixes[m])
+                        .map_or_else(|| o.mixes[m].clone(), |x| x.name.clone()),
+                    policy: label.into(),
+                    metric: metric.into(),
+                    value: if base > 0.0 {
+                        v as f64 / base
+                    } else {
+                        f64::NAN
+                    },
+                });
+            }
+        }
+    }
+    // Configurations in the paper's order, whatever order the mixes were given in.
+    records.sort_by_key(|r| r.config.trim_end_matches("C1G").parse::<u32>().unwrap_or(0));
+    Ok(StudyOutput {
+        study: fig.name().into(),
+        title: format!("{}; scale {}, seed {}", fig.title(), o.scale, o.seed),
+        paper: fig.paper().into(),
+        records: with_means(records),
+    })
+}
+
+/// CPU jobs of a mix's inputs (every job but the GPU's).
+fn cpu_jobs(inputs: &JobInputs) -> usize {
+    inputs
+        .jobs()
+        .iter()
+        .filter(|j| matches!(j.spec, mixes::JobSpec::Cpu { .. }))
+        .count()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fig14_normalizes_each_mix_to_its_baseline() {
+        let o = Options {
+            mixes: vec!["D16".into(), "S17".into()],
+            scale: 1,
+            seed: 3,
+            limit: Some(600_000),
+            cache: None,
+        };
+        let out = run(Figure::Fig14, &o).unwrap();
+        let get = |c: &str, w: &str, p: &str, m: &str| {
+            out.records
+                .iter()
+                .find(|r| r.config == c && r.workload == w && r.policy == p && r.metric == m)
+                .unwrap_or_else(|| panic!("{c} {w} {p} {m}"))
+                .value
+        };
+        // S17 (1C1G) comes first although it was given second.
+        assert_eq!(out.records[0].config, "1C1G");
+        for (c, w) in [("1C1G", "S17"), ("2C1G", "D16")] {
+            assert_eq!(get(c, w, "Baseline", "read_misses_norm"), 1.0);
+            let parts =
+                get(c, w, "DRP", "cpu_read_misses_norm") + get(c, w, "DRP", "gpu_read_misses_norm");
+            assert!((parts - get(c, w, "DRP", "read_misses_norm")).abs() < 1e-12);
+            assert!(
+                get(c, w, "DRP", "cpu_read_misses_norm") > 0.0,
+                "CPU jobs miss in the LLC"
+            );
+            assert_eq!(
+                get(c, "mean", "DRP", "read_misses_norm"),
+                get(c, w, "DRP", "read_misses_norm")
+            );
+        }
+        // Five bars x three metrics per mix, plus the means.
+        assert_eq!(out.records.len(), 2 * 2 * 5 * 3);
+    }
+}

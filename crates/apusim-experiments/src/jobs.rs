@@ -1,0 +1,122 @@
+//! Generated workloads as run inputs, with the trace cache of `apusim run --mix`.
+//!
+//! A [`Job`] (from `apusim_workloads::mixes`) names a generator, every parameter and the seed;
+//! its [`Job::key`] names its records exactly. [`JobInputs`] turns a list of jobs (a mix, or a
+//! single rendering job) into [`Inputs`] for the simulator: each job is either generated on the
+//! fly or, with a cache directory, written once as `KEY.apt` (atomically) and read back on
+//! every later run, so a study that runs many policies over one mix generates it once.
+
+use anyhow::{Context, Result};
+use apusim_sim::run::{Input, Inputs};
+use apusim_trace::apt::{AptReader, AptWriter};
+use apusim_trace::AccessSource;
+use apusim_workloads::mixes::{self, Job};
+use std::path::{Path, PathBuf};
+
+/// The trace cache directory: `$APUSIM_CACHE_DIR`, else `$XDG_CACHE_HOME/apusim`, else
+/// `$HOME/.cache/apusim`; `None` when none of them is set.
+pub fn default_cache_dir() -> Option<PathBuf> {
+    let var = |k: &str| {
+        std::env::var_os(k)
+            .filter(|v| !v.is_empty())
+            .map(PathBuf::from)
+    };
+    var("APUSIM_CACHE_DIR")
+        .or_else(|| var("XDG_CACHE_HOME").map(|d| d.join("apusim")))
+        .or_else(|| var("HOME").map(|d| d.join(".cache").join("apusim")))
+}
+
+/// Where `job`'s cached trace lives in `dir`.
+pub fn cached_path(dir: &Path, job: &Job) -> PathBuf {
+    dir.join(format!("{}.apt", job.key()))
+}
+
+/// Make sure `job`'s trace is in the cache `dir` (generating and writing it atomically if
+/// not) and return its path.
+pub fn ensure_cached(dir: &Path, job: &Job) -> Result<PathBuf> {
+    let path = cached_path(dir, job);
+    if !path.exists() {
+        std::fs::create_dir_all(dir)
+            .with_context(|| format!("creating the trace cache {}", dir.display()))?;
+        let mut src = job.open()?;
+        let header = src.header().clone();
+        let mut w = AptWriter::create(&path, &header)?;
+        w.write_source(&mut *src)?;
+        w.finish()?;
+    }
+    Ok(path)
+}
+
+/// A list of generated jobs as the inputs of a run.
+pub struct JobInputs {
+    jobs: Vec<Job>,
+    /// Directory of cached per-job traces; `None` generates every job on the fly.
+    cache: Option<PathBuf>,
+    description: String,
+}
+
+impl JobInputs {
+    /// The jobs of mix `name` at `scale` and `seed` (see `apusim_workloads::mixes::jobs`).
+    pub fn mix(name: &str, scale: u64, seed: u64, cache: Option<PathBuf>) -> Result<JobInputs> {
+        let jobs = mixes::jobs(name, scale, seed).with_context(|| format!("mix {name}"))?;
+        Ok(JobInputs {
+            jobs,
+            cache,
+            description: format!("mix {name} (scale {scale}, seed {seed})"),
+        })
+    }
+
+    /// Any list of jobs, described as `description` in reports.
+    pub fn new(jobs: Vec<Job>, cache: Option<PathBuf>, description: String) -> JobInputs {
+        JobInputs {
+            jobs,
+            cache,
+            description,
+        }
+    }
+
+    pub fn jobs(&self) -> &[Job] {
+        &self.jobs
+    }
+
+    /// Generate every job into the cache now (no-op without a cache). Studies call this
+    /// before running policies in parallel, so no two runs generate the same trace.
+    pub fn prepare(&self) -> Result<()> {
+        if let Some(dir) = &self.cache {
+            for job in &self.jobs {
+                ensure_cached(dir, job).with_context(|| format!("generating {}", job.label))?;
+            }
+        }
+        Ok(())
+    }
+
+    /// The source of one job: generated on the fly, or read from the cached `.apt`.
+    fn open_job(&self, job: &Job) -> Result<Box<dyn AccessSource>> {
+        match &self.cache {
+            None => Ok(job.open()?),
+            Some(dir) => Ok(Box::new(AptReader::open(ensure_cached(dir, job)?)?)),
+        }
+    }
+}
+
+impl Inputs for JobInputs {
+    fn open(&self) -> Result<Vec<Input>> {
+        self.jobs
+            .iter()
+            .map(|job| {
+                let source = self
+                    .open_job(job)
+                    .with_context(|| format!("{}: {}", self.description, job.label))?;
+                Ok(Input {
+                    name: job.label.clone(),
+                    source,
+                    remap: None,
+                })
+            })
+            .collect()
+    }
+
+    fn describe(&self) -> String {
+        self.description.clone()
+    }
+}

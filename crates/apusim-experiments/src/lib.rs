@@ -1,0 +1,287 @@
+//! The papers' LLC studies, each one function call (and one `apusim study` command):
+//!
+//! - [`gspc`]: gspc-graphics-stream-llc.txt §5 on frames of the built-in render scenes —
+//!   Fig. 11 (sensitivity of GSPZTC to its threshold `t`), Fig. 12 (LLC misses of NRU,
+//!   SHiP-mem, GS-DRRIP, GSPZTC, GSPZTC+TSE, GSPC, GSPC+UCD and DRRIP+UCD normalized to 2-bit
+//!   DRRIP), Fig. 13 (texture hit rate, render-target → texture consumption, render-target and
+//!   Z hit rates) and Fig. 14 (the iso-overhead comparators LRU, 4-bit DRRIP, 4-bit GS-DRRIP).
+//!   Each scene is rendered once, filtered once through the discrete GPU's render caches
+//!   (preset `gspc`), and the resulting LLC access stream is replayed under every policy and
+//!   LLC size, as the paper compares policies on one captured stream.
+//! - [`drp`]: drp-reuse-probability-shared-llc.txt §6 on the S/D/Q mixes — Fig. 13 (LLC read
+//!   misses of DRP per mix, CPU and GPU parts, normalized to the baseline) and Fig. 14 (the
+//!   averages of the baseline, SHiP-hybrid and DRP's sub-policy ablation per configuration).
+//!   Every (mix, policy) pair is a full run of the 4C1G hierarchy (preset `4c1g`, with as many
+//!   cores as the mix has CPU jobs), since the inclusive LLC's back-invalidations make the
+//!   LLC stream depend on the policy.
+//!
+//! The central types:
+//! - [`jobs::JobInputs`]: generated workloads (a mix, a rendering job) as simulator inputs,
+//!   backed by the on-disk trace cache, so a study generates each workload once.
+//! - [`Record`]: one number of a study — (configuration, workload, policy, metric) → value.
+//!   A study returns a [`StudyOutput`]: its records in a fixed order plus the figure's title
+//!   and the paper's reference values. [`StudyOutput::tables`] pivots the records into one
+//!   text table per metric (workloads down, policies across, an average row), and
+//!   [`StudyOutput::to_csv`] / [`StudyOutput::to_json`] write the long format that plotting
+//!   tools take directly.
+//!
+//! Runs are spread over the rayon pool; every run is deterministic and results are collected
+//! in a fixed order, so the output does not depend on the number of threads.
+
+pub mod drp;
+pub mod gspc;
+pub mod jobs;
+
+use apusim_sim::report::TextTable;
+use serde::Serialize;
+use std::fmt::Write as _;
+
+/// One number of a study.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Record {
+    /// The system variant, e.g. `8MB` or `4C1G`.
+    pub config: String,
+    /// The workload: a scene (`courtyard`) or a mix (`Q7`), or `mean` for averages.
+    pub workload: String,
+    /// The policy as the figure labels it (`GSPC+UCD`, `Read miss+Read hit`, `t=4`).
+    pub policy: String,
+    /// What is measured, e.g. `misses_norm` or `texture_hit_rate`.
+    pub metric: String,
+    pub value: f64,
+}
+
+/// A study's results.
+#[derive(Clone, Debug, Serialize)]
+pub struct StudyOutput {
+    /// `gspc-fig12`, ...
+    pub study: String,
+    /// The figure's caption and what the numbers mean.
+    pub title: String,
+    /// The paper's values to compare with (averages quoted in its text).
+    pub paper: String,
+    pub records: Vec<Record>,
+}
+
+impl StudyOutput {
+    /// Metrics in first-appearance order.
+    fn metrics(&self) -> Vec<&str> {
+        let mut v: Vec<&str> = Vec::new();
+        for r in &self.records {
+            if !v.contains(&r.metric.as_str()) {
+                v.push(&r.metric);
+            }
+        }
+        v
+    }
+
+    /// One table per metric: (config, workload) down, policies across.
+    pub fn tables(&self) -> String {
+        let mut out = String::new();
+        let _ = writeln!(out, "{}: {}", self.study, self.title);
+        for metric in self.metrics() {
+            let recs: Vec<&Record> = self.records.iter().filter(|r| r.metric == metric).collect();
+            let mut policies: Vec<&str> = Vec::new();
+            let mut rows: Vec<(&str, &str)> = Vec::new();
+            for r in &recs {
+                if !policies.contains(&r.policy.as_str()) {
+                    policies.push(&r.policy);
+                }
+                if !rows.contains(&(r.config.as_str(), r.workload.as_str())) {
+                    rows.push((&r.config, &r.workload));
+                }
+            }
+            let mut t = TextTable::new(
+                ["config".to_string(), "workload".to_string()]
+                    .into_iter()
+                    .chain(policies.iter().map(|p| p.to_string())),
+            );
+            for (c, w) in &rows {
+                let mut cells = vec![c.to_string(), w.to_string()];
+                for p in &policies {
+                    let v = recs
+                        .iter()
+                        .find(|r| r.config == *c && r.workload == *w && r.policy == *p);
+                    cells.push(v.map_or_else(|| "-".to_string(), |r| format!("{:.4}", r.value)));
+                }
+                t.row(cells);
+            }
+            let _ = writeln!(out, "\n{metric}");
+            out.push_str(&t.render());
+        }
+        if !self.paper.is_empty() {
+            let _ = writeln!(out, "\npaper: {}", self.paper);
+        }
+        out
+    }
+
+    /// Long-format CSV: `study,config,workload,policy,metric,value`.
+    pub fn to_csv(&self) -> String {
+        let mut s = String::from("study,config,workload,policy,metric,value\n");
+        for r in &self.records {
+            let _ = writeln!(
+                s,
+                "{},{},{},{},{},{}",
+                self.study,
+                csv_field(&r.config),
+                csv_field(&r.workload),
+                csv_field(&r.policy),
+                r.metric,
+                r.value
+            );
+        }
+        s
+    }
+
+    pub fn to_json(&self) -> anyhow::Result<String> {
+        Ok(serde_json::to_string_pretty(self)?)
+    }
+}
+
+/// Quote a CSV field when it holds a comma or quote.
+fn csv_field(s: &str) -> String {
+    if s.contains([',', '"']) {
+        format!("\"{}\"", s.replace('"', "\"\""))
+    } else {
+        s.to_string()
+    }
+}
+
+/// Append one `mean` record per (config, policy, metric) of `records`: the arithmetic mean
+/// over the workloads, as the papers' "on average". Undefined values (NaN: a rate of a
+/// stream a workload does not have, e.g. blending reads in a scene without blending) are
+/// left out of the mean; a mean of none is NaN.
+pub fn with_means(mut records: Vec<Record>) -> Vec<Record> {
+    let mut keys: Vec<(String, String, String)> = Vec::new();
+    for r in &records {
+        let k = (r.config.clone(), r.policy.clone(), r.metric.clone());
+        if !keys.contains(&k) {
+            keys.push(k);
+        }
+    }
+    let means: Vec<Record> = keys
+        .into_iter()
+        .map(|(config, policy, metric)| {
+            let vals: Vec<f64> = records
+                .iter()
+                .filter(|r| r.config == config && r.policy == policy && r.metric == metric)
+                .map(|r| r.value)
+                .filter(|v| !v.is_nan())
+                .collect();
+            Record {
+                config,
+                workload: "mean".into(),
+                policy,
+                metric,
+                value: if vals.is_empty() {
+                    f64::NAN
+                } else {
+                    vals.iter().sum::<f64>() / vals.len() as f64
+                },
+            }
+        })
+        .collect();
+    // Keep each config's mean rows right after its workloads.
+    let mut out = Vec::with_capacity(records.len() + means.len());
+    let configs: Vec<String> = {
+        let mut c: Vec<String> = Vec::new();
+        for r in &records {
+            if !c.contains(&r.config) {
+                c.push(r.config.clone());
+            }
+        }
+        c
+    };
+    for c in configs {
+        let (mine, rest): (Vec<Record>, Vec<Record>) =
+            records.into_iter().partition(|r| r.config == c);
+        records = rest;
+        out.extend(mine);
+        out.extend(means.iter().filter(|m| m.config == c).cloned());
+    }
+    out
+}
+
+/// The offline-replay setup (`apusim oracle`, `apusim reuse`, the gspc studies) of the LLC of
+/// `cfg`: its geometry and inclusion as an [`apusim_oracle::OracleConfig`], and its policy
+/// context.
+pub fn oracle_setup(
+    cfg: &apusim_sim::SystemConfig,
+) -> anyhow::Result<(apusim_oracle::OracleConfig, apusim_cache::PolicyContext)> {
+    let g = apusim_sim::config::parse_geometry(&cfg.llc.geometry)?;
+    let mut ocfg = apusim_oracle::OracleConfig::new(g);
+    ocfg.cpu_inclusive = cfg.llc.cpu_inclusive;
+    Ok((ocfg, apusim_sim::run::policy_context(cfg)?))
+}
+
+/// A progress bar over `n` runs, on a terminal only.
+pub(crate) fn progress(n: usize, what: &str) -> Option<indicatif::ProgressBar> {
+    use std::io::IsTerminal;
+    std::io::stderr().is_terminal().then(|| {
+        let bar = indicatif::ProgressBar::new(n as u64);
+        bar.set_style(
+            indicatif::ProgressStyle::with_template(&format!(
+                "{{spinner}} {{elapsed}} {{pos}}/{{len}} {what}"
+            ))
+            .unwrap_or_else(|_| indicatif::ProgressStyle::default_spinner()),
+        );
+        bar.enable_steady_tick(std::time::Duration::from_millis(250));
+        bar
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rec(config: &str, workload: &str, policy: &str, value: f64) -> Record {
+        Record {
+            config: config.into(),
+            workload: workload.into(),
+            policy: policy.into(),
+            metric: "m".into(),
+            value,
+        }
+    }
+
+    #[test]
+    fn means_follow_each_config_and_average_its_workloads() {
+        let r = with_means(vec![
+            rec("8MB", "a", "P", 1.0),
+            rec("8MB", "b", "P", 0.5),
+            rec("8MB", "c", "P", f64::NAN),
+            rec("16MB", "a", "P", 0.25),
+        ]);
+        let names: Vec<(&str, &str, f64)> = r
+            .iter()
+            .filter(|r| !r.value.is_nan())
+            .map(|r| (r.config.as_str(), r.workload.as_str(), r.value))
+            .collect();
+        assert_eq!(r.len(), 6);
+        assert_eq!(
+            names,
+            [
+                ("8MB", "a", 1.0),
+                ("8MB", "b", 0.5),
+                ("8MB", "mean", 0.75),
+                ("16MB", "a", 0.25),
+                ("16MB", "mean", 0.25)
+            ]
+        );
+    }
+
+    #[test]
+    fn tables_pivot_policies_and_csv_quotes() {
+        let out = StudyOutput {
+            study: "s".into(),
+            title: "t".into(),
+            paper: "p".into(),
+            records: vec![rec("c", "w", "A", 1.0), rec("c", "w", "B,C", 2.0)],
+        };
+        let t = out.tables();
+        assert!(
+            t.contains("1.0000") && t.contains("2.0000") && t.contains("B,C"),
+            "{t}"
+        );
+        assert!(out.to_csv().contains("s,c,w,\"B,C\",m,2\n"));
+    }
+}

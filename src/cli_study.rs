@@ -1,0 +1,166 @@
+//! `apusim study NAME`: the papers' LLC studies, one command each (crate `apusim-experiments`).
+//! Prints one table per metric, writes the long-format CSV/JSON when asked.
+
+use anyhow::{Context, Result};
+use apusim_experiments::{drp, gspc, jobs, StudyOutput};
+use apusim_sim::report::write_atomic;
+use clap::{Args, Subcommand};
+use std::path::PathBuf;
+
+#[derive(Subcommand)]
+pub enum StudyCommand {
+    /// gspc Fig. 11: GSPZTC's LLC misses for t = 2, 4, 8 relative to t = 16.
+    GspcFig11(GspcArgs),
+    /// gspc Fig. 12: LLC misses of NRU, SHiP-mem, GS-DRRIP, GSPZTC, GSPZTC+TSE, GSPC,
+    /// GSPC+UCD and DRRIP+UCD normalized to 2-bit DRRIP.
+    GspcFig12(GspcArgs),
+    /// gspc Fig. 13: texture hit rate, render-target -> texture consumption, render-target
+    /// and Z hit rates per policy.
+    GspcFig13(GspcArgs),
+    /// gspc Fig. 14: iso-overhead policies (LRU, 4-bit DRRIP, 4-bit GS-DRRIP, GSPC)
+    /// normalized to 2-bit DRRIP.
+    GspcFig14(GspcArgs),
+    /// drp Fig. 13: per-mix LLC read misses of DRP (CPU and GPU parts) normalized to the
+    /// baseline.
+    DrpFig13(DrpArgs),
+    /// drp Fig. 14: average normalized LLC read misses of the baseline, SHiP-hybrid and DRP's
+    /// sub-policy ablation per configuration (1C1G, 2C1G, 4C1G).
+    DrpFig14(DrpArgs),
+}
+
+/// Where traces are cached and results go, for every study.
+#[derive(Args)]
+pub struct CommonArgs {
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// Worker threads (default: every core).
+    #[arg(long)]
+    threads: Option<usize>,
+    /// Trace cache directory (default: as `apusim run --mix`).
+    #[arg(long, value_name = "DIR")]
+    cache_dir: Option<PathBuf>,
+    /// Keep generated traces only for the duration of the study.
+    #[arg(long, conflicts_with = "cache_dir")]
+    no_cache: bool,
+    /// Write the results (long format: study,config,workload,policy,metric,value) as CSV.
+    #[arg(long, value_name = "FILE")]
+    csv: Option<PathBuf>,
+    /// Write the results as JSON.
+    #[arg(long, value_name = "FILE")]
+    json: Option<PathBuf>,
+}
+
+impl CommonArgs {
+    fn cache(&self) -> Option<PathBuf> {
+        if self.no_cache {
+            None
+        } else {
+            self.cache_dir.clone().or_else(jobs::default_cache_dir)
+        }
+    }
+}
+
+#[derive(Args)]
+pub struct GspcArgs {
+    /// Built-in scenes (comma-separated).
+    #[arg(long, value_delimiter = ',', default_value = "courtyard,deferred,lake")]
+    scenes: Vec<String>,
+    #[arg(long, default_value_t = 1280)]
+    width: u32,
+    #[arg(long, default_value_t = 1024)]
+    height: u32,
+    /// Frames rendered per scene.
+    #[arg(long, default_value_t = 3)]
+    frames: u32,
+    /// LLC capacities, 16-way, 64-byte lines (comma-separated).
+    #[arg(long = "llc", value_delimiter = ',', default_value = "8M,16M")]
+    llc_sizes: Vec<String>,
+    #[command(flatten)]
+    common: CommonArgs,
+}
+
+#[derive(Args)]
+pub struct DrpArgs {
+    /// Mixes (comma-separated; `S`, `D` and `Q` stand for S1-S18, D1-D18, Q1-Q18).
+    #[arg(long, value_delimiter = ',', default_value = "S,D,Q")]
+    mixes: Vec<String>,
+    /// Workload scale (as `apusim run --mix --scale`).
+    #[arg(long, default_value_t = 1)]
+    scale: u64,
+    /// Stop each run after this many trace accesses.
+    #[arg(long)]
+    limit: Option<u64>,
+    #[command(flatten)]
+    common: CommonArgs,
+}
+
+/// `S`, `D`, `Q` expand to their eighteen mixes; other names pass through.
+fn expand_mixes(list: &[String]) -> Vec<String> {
+    list.iter()
+        .flat_map(|m| match m.as_str() {
+            "S" | "D" | "Q" => (1..=18).map(|n| format!("{m}{n}")).collect(),
+            _ => vec![m.clone()],
+        })
+        .collect()
+}
+
+pub fn run(c: StudyCommand) -> Result<()> {
+    let (out, common) = match c {
+        StudyCommand::GspcFig11(a) => (gspc_run(gspc::Figure::Fig11, &a)?, a.common),
+        StudyCommand::GspcFig12(a) => (gspc_run(gspc::Figure::Fig12, &a)?, a.common),
+        StudyCommand::GspcFig13(a) => (gspc_run(gspc::Figure::Fig13, &a)?, a.common),
+        StudyCommand::GspcFig14(a) => (gspc_run(gspc::Figure::Fig14, &a)?, a.common),
+        StudyCommand::DrpFig13(a) => (drp_run(drp::Figure::Fig13, &a)?, a.common),
+        StudyCommand::DrpFig14(a) => (drp_run(drp::Figure::Fig14, &a)?, a.common),
+    };
+    print!("{}", out.tables());
+    write(&out, &common)
+}
+
+/// Run `f` on a pool of `threads` workers (the global pool when unset).
+fn in_pool<T: Send>(threads: Option<usize>, f: impl FnOnce() -> Result<T> + Send) -> Result<T> {
+    match threads {
+        Some(n) => rayon::ThreadPoolBuilder::new()
+            .num_threads(n.max(1))
+            .build()
+            .context("building the thread pool")?
+            .install(f),
+        None => f(),
+    }
+}
+
+fn gspc_run(fig: gspc::Figure, a: &GspcArgs) -> Result<StudyOutput> {
+    let o = gspc::Options {
+        scenes: a.scenes.clone(),
+        width: a.width,
+        height: a.height,
+        frames: a.frames,
+        seed: a.common.seed,
+        llc_sizes: a.llc_sizes.clone(),
+        cache: a.common.cache(),
+    };
+    in_pool(a.common.threads, || gspc::run(fig, &o))
+}
+
+fn drp_run(fig: drp::Figure, a: &DrpArgs) -> Result<StudyOutput> {
+    let o = drp::Options {
+        mixes: expand_mixes(&a.mixes),
+        scale: a.scale.max(1),
+        seed: a.common.seed,
+        limit: a.limit,
+        cache: a.common.cache(),
+    };
+    in_pool(a.common.threads, || drp::run(fig, &o))
+}
+
+fn write(out: &StudyOutput, c: &CommonArgs) -> Result<()> {
+    if let Some(p) = &c.csv {
+        write_atomic(p, out.to_csv().as_bytes())?;
+        eprintln!("wrote {}", p.display());
+    }
+    if let Some(p) = &c.json {
+        write_atomic(p, out.to_json()?.as_bytes())?;
+        eprintln!("wrote {}", p.display());
+    }
+    Ok(())
+}
