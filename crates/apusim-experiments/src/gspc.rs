@@ -230,8 +230,12 @@ fn replay(stream: &Path, preset: &SystemConfig, size: &str, b: Bar, fig: Figure)
     let mut src = apusim_oracle::open_apt(stream)?;
     let what = || format!("{} on {} at {size}", b.label, stream.display());
     Ok(if fig == Figure::Fig13 {
-        let rep = apusim_oracle::reuse::characterize_with(&policy, &ocfg, &ctx, None, &mut *src)
+        // The reuse observer without its stack distances: Fig. 13 needs the render-target
+        // consumption only, and the distances are most of the observer's cost.
+        let mut obs = apusim_oracle::ReuseObserver::without_distances();
+        let result = apusim_oracle::run_observed(&policy, &ocfg, &ctx, None, &mut *src, &mut obs)
             .with_context(what)?;
+        let rep = obs.report(result);
         Replay {
             consumed_share: rep.inter_stream.consumed_share,
             result: rep.result,

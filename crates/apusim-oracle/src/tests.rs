@@ -393,6 +393,20 @@ fn reuse_characterization_by_hand() {
     assert!(csv.contains("opt,inter_stream,*,rt_consumed,1\n"), "{csv}");
     let json: serde_json::Value = serde_json::from_str(&r.to_json()).unwrap();
     assert_eq!(json["texture_epochs"]["lines"][0], 1);
+    // Without stack distances: the same report minus the histograms.
+    let mut obs = ReuseObserver::without_distances();
+    let mut src = VecSource::new(trace.clone());
+    let opt = OraclePolicy::Registered {
+        name: "lru".into(),
+        bypass: false,
+    };
+    let res = run_observed(&opt, &cfg, &ctx(&g), None, &mut src, &mut obs).unwrap();
+    let light = obs.report(res);
+    let full = characterize(&mut open, &opt, &cfg, &ctx(&g)).unwrap();
+    assert!(light.reuse_distance.is_empty() && !full.reuse_distance.is_empty());
+    assert_eq!(light.inter_stream, full.inter_stream);
+    assert_eq!(light.texture_epochs, full.texture_epochs);
+    assert_eq!(light.streams, full.streams);
 }
 
 #[test]
