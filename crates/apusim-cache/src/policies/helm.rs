@@ -62,7 +62,7 @@
 //! - The Olinc port samples CPU sensitivity in two groups of 16 sets per 1K (index bits 3:0
 //!   equal, or complementary, to bits 9:6, with bits 5:4 = 3); apusim's groups are 32 + 32 per
 //!   1K (thread 0's leader sets). Its threshold values (`lowthr`, `highthr`, `mthr`, `pthr`)
-//!   are run-time parameters whose values are not in the repository.
+//!   are run-time parameters; no file giving their values was found.
 //!
 //! No numeric constant of the original could be confirmed, so none changed: `helm_low_rate`,
 //! `helm_high_rate`, `helm_alpha` and `helm_cpu_threshold` remain apusim's choices.
