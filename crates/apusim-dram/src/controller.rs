@@ -103,6 +103,8 @@ pub(crate) struct Controller {
     ref_due: Vec<u64>,
     ref_pending: Vec<bool>,
     sched: Box<dyn Scheduler>,
+    /// `sched.observes_issue()`: whether [`Scheduler::on_issue`] needs calling.
+    observe_issue: bool,
     views: Vec<BankView>,
     /// Banks with candidates in the served queue (bit set).
     occupied: Vec<u64>,
@@ -135,6 +137,7 @@ impl Controller {
             .map(|r| refi - r * refi / ranks as u64)
             .collect();
         let first_due = ref_due.iter().copied().min().unwrap_or(u64::MAX);
+        let sched = make_scheduler(&cfg.scheduler, cfg)?;
         Ok(Controller {
             id,
             dev,
@@ -159,7 +162,8 @@ impl Controller {
             refresh: cfg.refresh,
             ref_due,
             ref_pending: vec![false; ranks],
-            sched: make_scheduler(&cfg.scheduler, cfg)?,
+            observe_issue: sched.observes_issue(),
+            sched,
             views: vec![BankView::IDLE; n_banks],
             occupied: vec![0; n_banks.div_ceil(64)],
             dirty: true,
@@ -731,8 +735,14 @@ impl Controller {
                     self.views[bank].oldest_hit = next;
                     self.set_occupied(bank);
                 }
-                // ... and their own bank's precharge (with auto-precharge, its activate).
-                self.time_view(bank);
+                // ... and their own bank's precharge (with auto-precharge, its activate too).
+                // Without auto-precharge only the PRE timing moves (tRTP, write recovery):
+                // ACT timing is untouched and the column timing was refreshed above.
+                if auto_pre {
+                    self.time_view(bank);
+                } else if !self.ref_pending[bank >> self.rank_shift] {
+                    self.views[bank].pre_ready = self.dev.earliest(Command::Pre, bank);
+                }
             }
         }
         self.dirty = false;
@@ -787,7 +797,7 @@ impl Controller {
     /// Issue the command of candidate `i` of the served queue at `now`.
     fn issue(&mut self, now: u64, i: usize) -> Effect {
         let write_mode = self.write_mode;
-        {
+        if self.observe_issue {
             let ctx = SchedContext {
                 now,
                 channel: self.id,

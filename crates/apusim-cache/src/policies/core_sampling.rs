@@ -22,7 +22,31 @@
 //! masks clear), otherwise caching is not beneficial (the masks are set). Choices: a period in
 //! which either sampled core reported no instructions decides nothing (the previous decision
 //! stays); before the first decision the application counts as cache-friendly, i.e. TAP starts
-//! as its base policy; the sampled cores are fixed (the rotation of §3.1.4 is not modelled).
+//! as its base policy.
+//!
+//! ## Rotation of the sampled cores (§3.1.4)
+//!
+//! §3.1.4 ("Worst-performing core and load imbalance") solves the slowdown and load imbalance
+//! of a core stuck with the worse policy "by periodically rotating sampled cores instead of
+//! fixing which cores to sample", and Table 2 budgets the two core ids as registers, i.e.
+//! writable. The paper gives neither the schedule nor the order, so apusim's choices are:
+//!
+//! - **When**: at the end of every `rotate_periods`-th period (default 1, every period; 0
+//!   keeps the cores fixed), *after* the CSC has compared the period's counts. A period is
+//!   therefore always measured on one pair of cores, the Threshold_α comparison is unchanged,
+//!   and counts never mix two pairs: instructions a core retires are credited to the role
+//!   the core has in the period they are reported in.
+//! - **Which**: both ids advance by one, modulo the number of GPU cores `n`:
+//!   `POL1 ← (POL1 + 1) mod n`, `POL2 ← (POL2 + 1) mod n`. With the defaults (0, 1) core `k`
+//!   is Core-POL2 in one period and Core-POL1 in the next, so over `n` periods every core
+//!   spends exactly one period in each role and the cost is spread evenly.
+//! - **n**: the parameter `gpu_cores` when set (> 0); otherwise the number of GPU cores seen
+//!   so far, one more than the highest core id among GPU accesses' units and
+//!   [`Feedback::GpuCoreInstructions`] reports, and never less than the two configured ids
+//!   (so the pair stays distinct).
+//!
+//! The §3.1.4 paragraph on synchronization (turn core sampling off after a few periods on a
+//! GPU with cross-core barriers) is not modelled: apusim's GPU cores do not synchronize.
 //!
 //! # XSRATIO (§3.2)
 //!
@@ -41,7 +65,7 @@
 //! (the "few counters" of §5.3), not of shadow tags.
 
 use super::util::agent_slot;
-use crate::{CacheError, Feedback, PolicyContext};
+use crate::{CacheError, Feedback, PolicyContext, PolicyStat};
 use apusim_trace::{Access, Agent};
 
 /// Period boundaries from the clock, or from LLC accesses while no clock is reported.
@@ -118,13 +142,24 @@ pub enum Role {
 /// The core-sampling controller of §3.1.
 #[derive(Clone, Debug)]
 pub struct CoreSampler {
+    /// Current Core-POL1 and Core-POL2 ids.
     pol1: u32,
     pol2: u32,
+    /// Rotate every this many periods (0: never).
+    rotate_every: u64,
+    /// Periods since the last rotation.
+    since_rotation: u64,
+    /// `gpu_cores` (0: learn `n` from the core ids seen).
+    fixed_cores: u32,
+    /// One more than the highest GPU core id seen, at least `max(pol1, pol2) + 1`.
+    seen_cores: u32,
     alpha: f64,
     inst: [u64; 2],
     friendly: bool,
     /// Periods that produced a decision.
     pub decisions: u64,
+    /// Rotations of the sampled cores so far.
+    pub rotations: u64,
 }
 
 impl CoreSampler {
@@ -142,13 +177,25 @@ impl CoreSampler {
                 "policy parameter `threshold_alpha` = {alpha} must lie in 0..=10"
             )));
         }
+        let fixed_cores = ctx.int_param("gpu_cores", 0, 0..=u16::MAX as u64 + 1)? as u32;
+        if fixed_cores != 0 && pol1.max(pol2) >= fixed_cores {
+            return Err(CacheError::Config(format!(
+                "policy parameters `pol1_core` ({pol1}) and `pol2_core` ({pol2}) must be below \
+                 `gpu_cores` ({fixed_cores})"
+            )));
+        }
         Ok(CoreSampler {
             pol1,
             pol2,
+            rotate_every: ctx.int_param("rotate_periods", 1, 0..=u32::MAX as u64)?,
+            since_rotation: 0,
+            fixed_cores,
+            seen_cores: pol1.max(pol2) + 1,
             alpha,
             inst: [0; 2],
             friendly: true,
             decisions: 0,
+            rotations: 0,
         })
     }
     /// The role of the GPU core that issued `req` (CPU accesses are followers).
@@ -164,9 +211,21 @@ impl CoreSampler {
             Role::Follower
         }
     }
+    /// Note the GPU core of an access (the core count for rotation, §3.1.4).
+    #[inline]
+    pub fn observe(&mut self, req: &Access) {
+        if req.agent.is_gpu() {
+            self.see_core(req.unit as u32);
+        }
+    }
+    #[inline]
+    fn see_core(&mut self, core: u32) {
+        self.seen_cores = self.seen_cores.max(core.saturating_add(1));
+    }
     /// Accumulate retired instructions of the sampled cores.
     pub fn on_feedback(&mut self, fb: &Feedback) {
         if let Feedback::GpuCoreInstructions { core, count } = *fb {
+            self.see_core(core);
             if core == self.pol1 {
                 self.inst[0] += count;
             } else if core == self.pol2 {
@@ -174,8 +233,18 @@ impl CoreSampler {
             }
         }
     }
-    /// End of a period: decide and restart the counts. Returns the decision, if one was made.
+    /// End of a period: decide, restart the counts and, every `rotate_periods` periods,
+    /// rotate the sampled cores (§3.1.4). Returns the decision, if one was made.
     pub fn end_period(&mut self) -> Option<bool> {
+        let decision = self.decide();
+        self.since_rotation += 1;
+        if self.rotate_every != 0 && self.since_rotation >= self.rotate_every {
+            self.since_rotation = 0;
+            self.rotate();
+        }
+        decision
+    }
+    fn decide(&mut self) -> Option<bool> {
         let [a, b] = std::mem::take(&mut self.inst);
         if a == 0 || b == 0 {
             return None;
@@ -185,6 +254,31 @@ impl CoreSampler {
         self.friendly = (hi - lo) as f64 > self.alpha * lo as f64;
         self.decisions += 1;
         Some(self.friendly)
+    }
+    /// Advance both sampled cores by one, modulo the GPU core count.
+    fn rotate(&mut self) {
+        let n = self.cores();
+        self.pol1 = (self.pol1 + 1) % n;
+        self.pol2 = (self.pol2 + 1) % n;
+        self.rotations += 1;
+    }
+    /// The GPU core count the rotation wraps at.
+    pub fn cores(&self) -> u32 {
+        if self.fixed_cores != 0 {
+            self.fixed_cores
+        } else {
+            self.seen_cores
+        }
+    }
+    /// The sampler's reportable state: current sampled cores and rotations.
+    pub fn push_stats(&self, out: &mut Vec<PolicyStat>) {
+        out.push(("pol1_core".into(), self.pol1 as f64));
+        out.push(("pol2_core".into(), self.pol2 as f64));
+        out.push(("csc_rotations".into(), self.rotations as f64));
+    }
+    /// Current (Core-POL1, Core-POL2) ids.
+    pub fn sampled_cores(&self) -> (u32, u32) {
+        (self.pol1, self.pol2)
     }
     /// The CSC's current verdict: more caching helps the GPU application.
     pub fn cache_friendly(&self) -> bool {
@@ -316,7 +410,9 @@ mod tests {
 
     #[test]
     fn csc_compares_retired_instructions_against_alpha() {
-        let mut s = CoreSampler::from_ctx(&ctx(4, 4)).unwrap();
+        let mut fixed = ctx(4, 4);
+        fixed.params.insert("rotate_periods".into(), 0.0);
+        let mut s = CoreSampler::from_ctx(&fixed).unwrap();
         assert_eq!(s.role(&gpu_unit(0)), Role::Pol1);
         assert_eq!(s.role(&gpu_unit(1)), Role::Pol2);
         assert_eq!(s.role(&gpu_unit(2)), Role::Follower);
@@ -345,9 +441,96 @@ mod tests {
         assert_eq!(s.end_period(), None);
         assert!(!s.cache_friendly());
         assert_eq!(s.decisions, 3);
+        assert_eq!(
+            s.sampled_cores(),
+            (0, 1),
+            "rotate_periods = 0 keeps the cores"
+        );
+        assert_eq!(s.rotations, 0);
         let mut c = ctx(4, 4);
         c.params.insert("pol2_core".into(), 0.0);
         assert!(CoreSampler::from_ctx(&c).is_err());
+    }
+
+    fn fb(core: u32, count: u64) -> Feedback {
+        Feedback::GpuCoreInstructions { core, count }
+    }
+
+    /// §3.1.4: the sampled pair advances by one core after every period's decision, wrapping
+    /// at the number of GPU cores seen; each period is judged on the pair it ran with.
+    #[test]
+    fn sampled_cores_rotate_every_period_after_the_decision() {
+        let mut s = CoreSampler::from_ctx(&ctx(4, 4)).unwrap();
+        for unit in [0, 3, 1] {
+            s.observe(&gpu_unit(unit));
+        }
+        s.observe(&Access::new(Agent::cpu(9), Stream::CpuData, Op::Read, 0, 8));
+        assert_eq!(s.cores(), 4, "GPU units 0..=3 seen; CPU ids do not count");
+        // Period 1 on (0, 1): 1000 vs 1100 (10%): cache-friendly. Core 2 is a follower.
+        for f in [fb(0, 1000), fb(1, 1100), fb(2, 7)] {
+            s.on_feedback(&f);
+        }
+        assert_eq!(s.end_period(), Some(true));
+        assert_eq!(s.sampled_cores(), (1, 2));
+        assert_eq!(s.role(&gpu_unit(0)), Role::Follower);
+        assert_eq!(s.role(&gpu_unit(1)), Role::Pol1);
+        assert_eq!(s.role(&gpu_unit(2)), Role::Pol2);
+        // Period 2 on (1, 2): core 0's instructions no longer count; 1000 vs 1020 (2%).
+        for f in [fb(0, 5000), fb(1, 1000), fb(2, 1020)] {
+            s.on_feedback(&f);
+        }
+        assert_eq!(s.counts(), [1000, 1020]);
+        assert_eq!(s.end_period(), Some(false));
+        assert_eq!(s.sampled_cores(), (2, 3));
+        // Period 3 on (2, 3) decides nothing (core 3 silent) but still rotates, wrapping.
+        s.on_feedback(&fb(2, 900));
+        assert_eq!(s.end_period(), None);
+        assert!(!s.cache_friendly(), "the last decision stays");
+        assert_eq!(s.sampled_cores(), (3, 0));
+        // Period 4 on (3, 0): POL1 is core 3, POL2 core 0.
+        s.on_feedback(&fb(3, 2000));
+        s.on_feedback(&fb(0, 1000));
+        assert_eq!(s.counts(), [2000, 1000]);
+        assert_eq!(s.end_period(), Some(true));
+        assert_eq!(
+            s.sampled_cores(),
+            (0, 1),
+            "back to the start after n = 4 periods"
+        );
+        assert_eq!((s.rotations, s.decisions), (4, 3));
+        // A report from a new core widens the ring.
+        s.on_feedback(&fb(6, 1));
+        assert_eq!(s.cores(), 7);
+    }
+
+    #[test]
+    fn rotation_period_and_core_count_are_parameters() {
+        let mut c = ctx(4, 4);
+        c.params.insert("rotate_periods".into(), 2.0);
+        c.params.insert("gpu_cores".into(), 3.0);
+        c.params.insert("pol1_core".into(), 2.0);
+        c.params.insert("pol2_core".into(), 0.0);
+        let mut s = CoreSampler::from_ctx(&c).unwrap();
+        s.observe(&gpu_unit(9)); // beyond gpu_cores: the parameter wins
+        assert_eq!(s.cores(), 3);
+        let mut pairs = Vec::new();
+        for _ in 0..6 {
+            s.end_period();
+            pairs.push(s.sampled_cores());
+        }
+        assert_eq!(pairs, [(2, 0), (0, 1), (0, 1), (1, 2), (1, 2), (2, 0)]);
+        // With no core seen beyond the configured ids, the ring is max(pol1, pol2) + 1.
+        let mut d = ctx(4, 4);
+        d.params.insert("pol2_core".into(), 2.0);
+        let mut s = CoreSampler::from_ctx(&d).unwrap();
+        assert_eq!(s.cores(), 3);
+        s.end_period();
+        assert_eq!(s.sampled_cores(), (1, 0));
+        c.params.insert("gpu_cores".into(), 2.0);
+        assert!(
+            CoreSampler::from_ctx(&c).is_err(),
+            "pol1_core 2 >= gpu_cores 2"
+        );
     }
 
     #[test]

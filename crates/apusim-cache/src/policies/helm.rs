@@ -35,6 +35,37 @@
 //! from both sampled cores keep the previous tolerance verdict; before the first period HeLM
 //! bypasses only in the sampled cores and the always-bypass sets; ready-warp counts are kept
 //! for 256 GPU cores (core ids fold modulo 256).
+//!
+//! # What public sources say about the original (checked November 2026)
+//!
+//! The original paper (Mekkat, Holey, Yew, Zhai, "Managing shared last-level cache in a
+//! heterogeneous multicore processor", PACT 2013) is not in `shared/papers`; its full text is
+//! not publicly readable through the search tools, but several of its paragraphs are quoted on
+//! public pages (www1.ilovetranslation.com/g15-avDdYhu=d, /t2aFv1yUg9D=d and
+//! th4.ilovetranslation.com/xCq-JhIi0cZ=d), and the drp authors' own simulator (GitHub
+//! `siddharthrai/Olinc`, `policy/helmdrrip.c`) holds an unfinished HeLM port. What they give:
+//!
+//! - HeLM bypasses GPU accesses "when i) the GPU cores exhibit sufficient TLP to tolerate
+//!   memory access latency; or ii) when the GPU application is not sensitive to LLC
+//!   performance", with TLP measured as ready threads — as here.
+//! - Its "Figure 3" sweeps bypassing 100%, 75%, 50% and 25% of GPU requests and finds GPU
+//!   applications "can sustain up to 75%"; the two sampled rates here (1/4 and 1) are the ends
+//!   of that sweep. The original's sampled cores try two *TLP thresholds* (`LowThr`,
+//!   `HighThr`; the Olinc port bisects them toward a measured `tlpthr` every 2^19 LLC
+//!   accesses) rather than two fixed rates; apusim follows drp §2.2, its specification, which
+//!   describes the samples as "two different rates (one low and one high)".
+//! - Its threshold-selection algorithm picks the aggressive threshold whenever the CPU is
+//!   cache-sensitive, the conservative one if only the GPU is, and weighs the off-chip DRAM
+//!   access rate when neither is. apusim follows drp §2.2's condition instead ("CPU workload
+//!   is LLC-sensitive *and* the GPU workload can tolerate LLC miss latency"); the DRAM-rate
+//!   limit of the original is not modelled.
+//! - The Olinc port samples CPU sensitivity in two groups of 16 sets per 1K (index bits 3:0
+//!   equal, or complementary, to bits 9:6, with bits 5:4 = 3); apusim's groups are 32 + 32 per
+//!   1K (thread 0's leader sets). Its threshold values (`lowthr`, `highthr`, `mthr`, `pthr`)
+//!   are run-time parameters; no file giving their values was found.
+//!
+//! No numeric constant of the original could be confirmed, so none changed: `helm_low_rate`,
+//! `helm_high_rate`, `helm_alpha` and `helm_cpu_threshold` remain apusim's choices.
 
 use super::core_sampling::Epoch;
 use super::util::{is_demand, rrip_victim, SetSampler, RRPV_LONG, RRPV_MAX};

@@ -109,6 +109,7 @@ registry! {
     "ta-drrip" => ta_drrip::TaDrrip, "thread-aware DRRIP: one duel per CPU core and the GPU", "drp-reuse-probability-shared-llc.txt §2.1, §4.1 (TADRRIP)";
     "ship-pc" => ship_pc::ShipPc, "SHiP with PC-and-core signatures, 16K 3-bit counters", "drp-reuse-probability-shared-llc.txt §2.1, §4.1 (SHiP-PC, Wu et al. MICRO 2011)";
     "ship-mem" => ship_mem::ShipMem, "SHiP with 16 KB memory-region signatures (address bits 27:14)", "drp-reuse-probability-shared-llc.txt §4.1 (SHiP-mem)";
+    "ship-mem-bank" => ship_mem::ShipMemBank, "SHiP-mem with one 16K-entry table per LLC bank (llc.banks)", "gspc-graphics-stream-llc.txt §5.1 (SHiP-mem, Figure 12)";
     "ship-hybrid" => ship_hybrid::ShipHybrid, "SHiP-PC for CPU accesses, SHiP-mem for GPU accesses, one table", "drp-reuse-probability-shared-llc.txt §4.1 (SHiP-hybrid)";
     "drp-baseline" => drp_baseline::DrpBaseline, "heterogeneous baseline: SRRIP plus GPU write bypass rules and depth-write duel", "drp-reuse-probability-shared-llc.txt §4.1 (Baseline)";
     "drp-rm" => drp::DrpReadMiss, "DRP ablation: read-miss sub-policy only (SHiP-PC for CPU, DRRIP insertion for GPU), baseline writes", "drp-reuse-probability-shared-llc.txt §5.2, §6 (Figure 14)";
@@ -219,6 +220,7 @@ mod tests {
             "ta-drrip",
             "ship-pc",
             "ship-mem",
+            "ship-mem-bank",
             "ship-hybrid",
             "drp-baseline",
             "drp-rm",

@@ -20,6 +20,21 @@
 //! Choices where the papers are silent: before the first period ends every agent has
 //! `max(1, ways / agents)` ways; the promotion probability is that of the agent that hits, not
 //! of the line's filler; the UMON and stream detector count demand accesses only.
+//!
+//! # Where the constants come from
+//!
+//! The original paper (Xie and Loh, "PIPP: promotion/insertion pseudo-partitioning of
+//! multi-core shared caches", ISCA 2009, pp. 174-183) is not in `shared/papers`. A search of
+//! public sources (web pages, documentation, source repositories; November 2026) found its
+//! abstract and bibliographic records only (e.g. scilit.net's record of the ISCA paper) and
+//! no public implementation (no gem5, ChampSim, zsim or Olinc port). So:
+//! - stream promotion 1/128 and "only one way" for a streaming application are confirmed by
+//!   the spec itself, tap §5.7;
+//! - single-step promotion and insertion at the UCP allocation are confirmed by tap §2.3.2 and
+//!   §5.7;
+//! - p_prom = 3/4, θm = 4095 misses and θmr = 1/8 are the values the original paper is cited
+//!   for, but no public text could be found to check them against; they are unchanged and
+//!   remain parameters (`pipp_prom`, `stream_min_misses`, `stream_miss_rate`).
 
 use super::core_sampling::{Epoch, StreamDetector};
 use super::umon::{lookahead, LruStack, Umon};

@@ -16,6 +16,15 @@
 //! so a cold table inserts like SRRIP until a signature proves dead; the signature is taken
 //! at fill time from the filling access (allocated write misses included) and kept for the
 //! line's lifetime; back-invalidated lines (which the engine does not report) train nothing.
+//!
+//! # Per-bank tables (gspc-graphics-stream-llc.txt §5.1)
+//!
+//! gspc §5.1 evaluates SHiP-mem with "a 16K-entry table (per LLC bank)": with `BANKED = true`
+//! the engine keeps one table T per LLC bank (`ctx.banks` of them), and every access, hit and
+//! eviction in a set trains and reads only the table of that set's bank. The bank of a set is
+//! `set % banks`, the rule the gspc policies use ([`super::gspc`]); the paper does not say how
+//! sets map to banks. `BANKED = false` (the default) is drp §4.1's single table T, and with
+//! one bank the two are identical.
 
 use super::util::{rrip_victim, sat_dec, sat_inc, RRPV_LONG, RRPV_MAX};
 use crate::{CacheError, Evicted, Policy, PolicyContext, PolicyStat, SetView};
@@ -52,19 +61,22 @@ pub fn pc_signature(pc: u64, core: usize) -> u16 {
 /// Bit of a line's stored signature word that holds its reuse bit (signatures use 14 bits).
 const REUSED: u16 = 1 << 15;
 
-/// The SHiP engine for signature kind `S`.
-pub struct Ship<S> {
+/// The SHiP engine for signature kind `S`; `BANKED` keeps one table per LLC bank.
+pub struct Ship<S, const BANKED: bool = false> {
     ways: usize,
     n_cpus: usize,
+    /// LLC banks, each with its own table when `BANKED` (1 otherwise).
+    banks: usize,
     rrpv: Vec<u8>,
     /// Per line: the fill signature in bits 13:0, the reuse bit in bit 15 (one array, so a
     /// hit or an eviction touches one word).
     sig: Vec<u16>,
+    /// `banks` tables of [`TABLE_ENTRIES`] counters, bank-major.
     table: Vec<u8>,
     _kind: PhantomData<fn() -> S>,
 }
 
-impl<S: Signature> Ship<S> {
+impl<S: Signature, const BANKED: bool> Ship<S, BANKED> {
     /// RRPV of a line (0 near .. 3 distant).
     pub fn rrpv(&self, set: usize, way: usize) -> u8 {
         self.rrpv[set * self.ways + way]
@@ -77,9 +89,27 @@ impl<S: Signature> Ship<S> {
     pub fn reused(&self, set: usize, way: usize) -> bool {
         self.sig[set * self.ways + way] & REUSED != 0
     }
-    /// Counter of signature `sig` in the table T.
+    /// Counter of signature `sig` in the table T (bank 0's table when banked).
     pub fn counter(&self, sig: u16) -> u8 {
-        self.table[sig as usize & (TABLE_ENTRIES - 1)]
+        self.bank_counter(0, sig)
+    }
+    /// Counter of signature `sig` in the table of LLC bank `bank`.
+    pub fn bank_counter(&self, bank: usize, sig: u16) -> u8 {
+        self.table[bank * TABLE_ENTRIES + (sig as usize & (TABLE_ENTRIES - 1))]
+    }
+    /// Number of tables: the LLC's banks when banked, else 1.
+    pub fn tables(&self) -> usize {
+        self.banks
+    }
+    /// Index in `table` of signature `sig` (14 bits) for an access to `set`.
+    #[inline]
+    fn slot(&self, set: usize, sig: u16) -> usize {
+        let base = if BANKED {
+            (set % self.banks) * TABLE_ENTRIES
+        } else {
+            0
+        };
+        base + sig as usize
     }
     /// The signature this policy gives `req`.
     pub fn sign(&self, req: &Access) -> u16 {
@@ -87,20 +117,27 @@ impl<S: Signature> Ship<S> {
     }
 }
 
-impl<S: Signature> Policy for Ship<S> {
+impl<S: Signature, const BANKED: bool> Policy for Ship<S, BANKED> {
     #[inline]
     fn prefetch_set(&self, set: usize) {
         super::util::prefetch(&self.rrpv, set * self.ways);
     }
     fn build(ctx: &PolicyContext) -> Result<Self, CacheError> {
         let init = ctx.int_param("ship_init", 1, 0..=COUNTER_MAX as u64)? as u8;
+        let banks = if BANKED { ctx.banks } else { 1 };
+        if banks == 0 {
+            return Err(CacheError::Config(
+                "ship-mem-bank: the LLC needs at least one bank".into(),
+            ));
+        }
         let n = ctx.sets * ctx.ways;
         Ok(Ship {
             ways: ctx.ways,
             n_cpus: ctx.n_cpus,
+            banks,
             rrpv: vec![RRPV_MAX; n],
             sig: vec![0; n],
-            table: vec![init; TABLE_ENTRIES],
+            table: vec![init; TABLE_ENTRIES * banks],
             _kind: PhantomData,
         })
     }
@@ -110,7 +147,8 @@ impl<S: Signature> Policy for Ship<S> {
         let s = self.sig[i];
         self.sig[i] = s | REUSED;
         self.rrpv[i] = 0;
-        sat_inc(&mut self.table[(s & !REUSED) as usize], COUNTER_MAX);
+        let t = self.slot(set, s & !REUSED);
+        sat_inc(&mut self.table[t], COUNTER_MAX);
     }
     #[inline]
     fn victim(&mut self, set: usize, _req: &Access, _view: &SetView<'_>) -> usize {
@@ -121,7 +159,8 @@ impl<S: Signature> Policy for Ship<S> {
     fn on_evict(&mut self, set: usize, way: usize, _victim: &Evicted) {
         let s = self.sig[set * self.ways + way];
         if s & REUSED == 0 {
-            sat_dec(&mut self.table[s as usize]);
+            let t = self.slot(set, s);
+            sat_dec(&mut self.table[t]);
         }
     }
     #[inline]
@@ -129,7 +168,7 @@ impl<S: Signature> Policy for Ship<S> {
         let i = set * self.ways + way;
         let s = self.sign(req);
         self.sig[i] = s;
-        self.rrpv[i] = if self.table[s as usize] == 0 {
+        self.rrpv[i] = if self.table[self.slot(set, s)] == 0 {
             RRPV_MAX
         } else {
             RRPV_LONG
@@ -142,7 +181,7 @@ impl<S: Signature> Policy for Ship<S> {
             ("table_zero_counters".into(), zeros as f64),
             (
                 "table_mean_counter".into(),
-                sum as f64 / TABLE_ENTRIES as f64,
+                sum as f64 / self.table.len() as f64,
             ),
         ]
     }

@@ -1,6 +1,14 @@
 //! SHiP-mem, drp-reuse-probability-shared-llc.txt §4.1 ("SHiP-mem"): SHiP whose signature is
 //! the 16 KB memory region of the access, address bits \[27:14\], for every agent. The engine
 //! (table, training, insertion) is [`super::ship::Ship`].
+//!
+//! Two registered variants:
+//! - `ship-mem` ([`ShipMem`]): drp §4.1's one 16K-entry table T for the whole LLC.
+//! - `ship-mem-bank` ([`ShipMemBank`]): SHiP-mem as gspc-graphics-stream-llc.txt §5.1
+//!   evaluates it for Figure 12, "hashing a 14-bit region identifier (address bits \[27:14\])
+//!   into a 16K-entry table (per LLC bank) of three-bit saturating counters": one table per
+//!   LLC bank (`llc.banks`), a set's bank being `set % banks` as in the gspc policies. With one
+//!   bank it is exactly `ship-mem`.
 
 use super::ship::{mem_signature, Ship, Signature};
 use apusim_trace::Access;
@@ -15,8 +23,11 @@ impl Signature for MemSig {
     }
 }
 
-/// SHiP-mem.
+/// SHiP-mem (drp §4.1: one table).
 pub type ShipMem = Ship<MemSig>;
+
+/// SHiP-mem with one table per LLC bank (gspc §5.1).
+pub type ShipMemBank = Ship<MemSig, true>;
 
 #[cfg(test)]
 mod tests {
@@ -103,6 +114,77 @@ mod tests {
         assert_eq!(c.policy().sign(&a), 5);
         let r = cpu_read(7 << 8).with_pc(0x1234);
         assert_eq!(c.policy().sign(&r), 7);
+    }
+
+    fn banked(sets: usize, ways: usize, banks: usize) -> crate::Cache<ShipMemBank> {
+        let mut x = ctx(sets, ways);
+        x.banks = banks;
+        cache(sets, ways, ShipMemBank::build(&x).unwrap())
+    }
+
+    /// gspc §5.1's per-bank tables. Two sets of 2 ways, two banks: set 0 is bank 0, set 1
+    /// bank 1 (line `l` is in set `l % 2`); lines 0..256 all lie in region 0. The same
+    /// sequence runs through one-table `ship-mem`.
+    /// 1. line 1 (bank 1) fills way 0 at 2. 2. line 3 fills way 1 at 2.
+    /// 3. line 5: age to [3,3], evict line 1 unreused: T1[r0] = 0 (shared T[r0] = 0);
+    ///    line 5 fills at 3.
+    /// 4. line 0 (bank 0): T0[r0] is still 1, so it fills at 2; one-table SHiP reads the
+    ///    trained 0 and fills at 3.
+    /// 5. line 0 hits: T0[r0] = 2, T1[r0] stays 0 (shared T[r0] = 1).
+    /// 6. line 7 (bank 1) evicts line 5 (lowest way at 3) unreused: T1[r0] stays 0, the
+    ///    shared T[r0] drops back to 0; line 7 fills at 3 in both.
+    #[test]
+    fn per_bank_tables_train_and_read_their_own_bank() {
+        let mut b = banked(2, 2, 2);
+        let mut one = cache_of::<ShipMem>(2, 2);
+        assert_eq!(b.policy().tables(), 2);
+        assert_eq!(one.policy().tables(), 1);
+        // (line, what happened, (set, way) of the filled/hit line, its RRPV banked / one
+        // table, T0[r0], T1[r0] banked, T[r0] one table)
+        type Step = (u64, Did, (usize, usize), u8, u8, u8, u8, u8);
+        let steps: [Step; 6] = [
+            (1, Did::Fill(None), (1, 0), 2, 2, 1, 1, 1),
+            (3, Did::Fill(None), (1, 1), 2, 2, 1, 1, 1),
+            (5, Did::Fill(Some(1)), (1, 0), 3, 3, 1, 0, 0),
+            (0, Did::Fill(None), (0, 0), 2, 3, 1, 0, 0),
+            (0, Did::Hit, (0, 0), 0, 0, 2, 0, 1),
+            (7, Did::Fill(Some(5)), (1, 0), 3, 3, 2, 0, 0),
+        ];
+        for (i, &(line, did, (set, way), rb, r1, t0, t1, t)) in steps.iter().enumerate() {
+            let n = i + 1;
+            assert_eq!(run(&mut b, &cpu_read(line)), did, "banked step {n}");
+            assert_eq!(run(&mut one, &cpu_read(line)), did, "one-table step {n}");
+            assert_eq!(b.policy().rrpv(set, way), rb, "banked RRPV step {n}");
+            assert_eq!(one.policy().rrpv(set, way), r1, "one-table RRPV step {n}");
+            let p = b.policy();
+            assert_eq!(
+                (p.bank_counter(0, R0), p.bank_counter(1, R0)),
+                (t0, t1),
+                "step {n}"
+            );
+            assert_eq!(one.policy().counter(R0), t, "one-table counter step {n}");
+        }
+    }
+
+    /// With one bank the banked engine is `ship-mem`, access for access.
+    #[test]
+    fn one_bank_is_ship_mem() {
+        let mut b = banked(8, 4, 1);
+        let mut one = cache_of::<ShipMem>(8, 4);
+        let mut rng = crate::policies::util::SplitMix64::new(7);
+        for i in 0..4000 {
+            // 64 lines per region over 8 regions: mixed reuse and streaming.
+            let line = (rng.next_u64() % 512) * 4 + (rng.next_u64() % 4);
+            let a = cpu_read(line);
+            assert_eq!(run(&mut b, &a), run(&mut one, &a), "access {i}");
+        }
+        for sig in 0..16 {
+            assert_eq!(b.policy().counter(sig), one.policy().counter(sig));
+        }
+        assert_eq!(b.policy().stats(), one.policy().stats());
+        let mut x = ctx(8, 4);
+        x.banks = 0;
+        assert!(ShipMemBank::build(&x).is_err());
     }
 
     #[test]

@@ -63,6 +63,10 @@ impl<const S: bool> TapRrip<S> {
     pub fn xsratio(&self) -> u32 {
         self.xs.value()
     }
+    /// The core-sampling controller (its current sampled cores and decision).
+    pub fn sampler(&self) -> &CoreSampler {
+        &self.sampler
+    }
     pub fn psel(&self, agent: Agent) -> u32 {
         self.duel.psel(agent).value()
     }
@@ -89,6 +93,7 @@ impl<const S: bool> TapRrip<S> {
 
     #[inline]
     fn observe(&mut self, req: &Access, hit: bool) {
+        self.sampler.observe(req);
         if is_demand(req.op) {
             self.xs.count(req.agent);
             if S {
@@ -206,6 +211,7 @@ impl<const S: bool> Policy for TapRrip<S> {
             self.sampler.cache_friendly() as u8 as f64,
         ));
         s.push(("periods".into(), self.epoch.periods as f64));
+        self.sampler.push_stats(&mut s);
         s
     }
 }
@@ -224,9 +230,12 @@ mod tests {
     fn gpu_core(unit: u16, line: u64) -> Access {
         Access::new(Agent::GPU, Stream::ShaderData, Op::Read, line * LINE, 64).with_unit(unit)
     }
+    /// Long periods ended by hand; the sampled cores stay 0 and 1 (rotation has its own
+    /// test) so the Table 3 replay can name them.
     fn build<const S: bool>(sets: usize, ways: usize) -> crate::Cache<TapRrip<S>> {
         let mut c = ctx(sets, ways);
         c.params.insert("period_accesses".into(), 1e9);
+        c.params.insert("rotate_periods".into(), 0.0);
         cache(sets, ways, TapRrip::<S>::build(&c).unwrap())
     }
     fn feed(c: &mut crate::Cache<impl Policy>, pol1: u64, pol2: u64) {
@@ -353,6 +362,50 @@ mod tests {
         run(&mut e, &gpu_core(3, 1));
         assert_eq!(run(&mut e, &gpu_core(3, 1)), Did::Hit); // [2 (CPU), 0 (GPU)]
         assert_eq!(run(&mut e, &cpu_read(2)), Did::Fill(Some(0)));
+    }
+
+    /// §3.1.4: after each period the LRU/MRU insertion roles move on by one GPU core (four
+    /// seen here), and the next period's CSC compares the new pair.
+    #[test]
+    fn sampled_roles_rotate_over_the_gpu_cores() {
+        let mut cx = ctx(64, 2);
+        cx.params.insert("period_accesses".into(), 1e9);
+        let mut c = cache(64, 2, TapRripBase::build(&cx).unwrap());
+        run(&mut c, &gpu_core(3, 7)); // follower, SRRIP: 2; core ids 0..=3 seen
+        assert_eq!(c.policy().rrpv(7, 0), 2);
+        balance(&mut c);
+        c.feedback(&Feedback::GpuCoreInstructions {
+            core: 0,
+            count: 1000,
+        });
+        c.feedback(&Feedback::GpuCoreInstructions {
+            core: 1,
+            count: 1010,
+        });
+        c.policy_mut().end_period();
+        assert!(c.policy().rrip_mask(), "pair (0, 1) within 5%");
+        let st = c.policy().stats();
+        assert!(st.contains(&("pol1_core".to_string(), 1.0)));
+        assert!(st.contains(&("pol2_core".to_string(), 2.0)));
+        // Now core 1 inserts at 3 (POL1), core 2 at 0 (POL2), core 0 follows (masked: BRRIP
+        // bimodal, its first insertion distant, so check a hit: masked followers do not
+        // promote, sampled cores do).
+        run(&mut c, &gpu_core(1, FOLLOWER));
+        assert_eq!(c.policy().rrpv(FOLLOWER as usize, 0), 3);
+        run(&mut c, &gpu_core(2, FOLLOWER + 64));
+        assert_eq!(c.policy().rrpv(FOLLOWER as usize, 1), 0);
+        run(&mut c, &gpu_core(0, 9));
+        assert_eq!(run(&mut c, &gpu_core(0, 9)), Did::Hit);
+        assert_eq!(c.policy().rrpv(9, 0), 3, "core 0 is a masked follower now");
+        // Period 2 is judged on cores 1 and 2: 20% apart clears the mask; core 0's count
+        // is ignored.
+        balance(&mut c);
+        for (core, count) in [(1, 1000), (2, 1200), (0, 1000)] {
+            c.feedback(&Feedback::GpuCoreInstructions { core, count });
+        }
+        c.policy_mut().end_period();
+        assert!(!c.policy().rrip_mask());
+        assert_eq!(c.policy().sampler().sampled_cores(), (2, 3));
     }
 
     /// TAP-S: a streaming CPU core resets RRIP-Mask.

@@ -14,6 +14,18 @@
 //! Choices where the papers are silent: the cage grows by `cage_ways` per thrasher; with no
 //! thrasher, or when every agent thrashes, nothing is caged (plain LRU); a line's class is
 //! that of its filling agent now (a reclassified agent's old lines move with it).
+//!
+//! # Where the constants come from
+//!
+//! The original paper (Xie and Loh, "Scalable shared-cache management by containing thrashing
+//! workloads", HiPEAC 2010, LNCS 5952, pp. 262-276) is not in `shared/papers`. A search of
+//! public sources (November 2026) found only its abstract (e.g. sciweavers.org, node 57100):
+//! "major performance problems only arise when one or more 'thrashing' applications exist ...
+//! Thrasher Caging (TC) ... specifically targets these thrashing applications". Neither the
+//! cage size nor the thrasher-classification thresholds are public, and no implementation was
+//! found. The classification therefore reuses PIPP's streaming test (same authors, one year
+//! earlier: θm = 4095, θmr = 1/8, see [`super::pipp`]) and the cage is one way per thrasher
+//! (`cage_ways`), both unverified choices.
 
 use super::core_sampling::{Epoch, StreamDetector};
 use super::umon::{quota_victim, LruStack, QuotaScratch};

@@ -71,6 +71,10 @@ impl<const TAP: bool, const S: bool> Ucp<TAP, S> {
     pub fn xsratio(&self) -> u32 {
         self.xs.value()
     }
+    /// The core-sampling controller (TAP-UCP's current sampled cores and decision).
+    pub fn sampler(&self) -> &CoreSampler {
+        &self.sampler
+    }
     pub fn umon(&self) -> &Umon {
         &self.umon
     }
@@ -80,6 +84,9 @@ impl<const TAP: bool, const S: bool> Ucp<TAP, S> {
 
     #[inline]
     fn observe(&mut self, set: usize, req: &Access, hit: bool) {
+        if TAP {
+            self.sampler.observe(req);
+        }
         if is_demand(req.op) {
             let slot = agent_slot(req.agent, self.n_cpus);
             self.umon.access(set, slot, req.addr >> self.line_bits);
@@ -204,6 +211,7 @@ impl<const TAP: bool, const S: bool> Policy for Ucp<TAP, S> {
             s.push(("ucp_mask".into(), self.ucp_mask as u8 as f64));
             s.push(("xsratio".into(), self.xs.value() as f64));
             s.push(("pol1_bypasses".into(), self.bypasses as f64));
+            self.sampler.push_stats(&mut s);
         }
         if S {
             s.push((
@@ -323,6 +331,29 @@ mod tests {
         // Periods without feedback keep the mask.
         masked.policy_mut().end_period();
         assert!(masked.policy().ucp_mask());
+    }
+
+    /// §3.1.4 on TAP-UCP: after a period the bypassing role moves from core 0 to core 1 and
+    /// the MRU role to core 2 (three cores seen); core 0 allocates again.
+    #[test]
+    fn tap_ucp_rotates_the_bypassing_core() {
+        let mut c = one_set::<true, false>(4);
+        assert_eq!(run(&mut c, &gpu_core(0, 50)), Did::Bypass);
+        assert_eq!(run(&mut c, &gpu_core(2, 51)), Did::Fill(None));
+        c.policy_mut().end_period();
+        assert_eq!(c.policy().sampler().sampled_cores(), (1, 2));
+        assert_eq!(run(&mut c, &gpu_core(1, 52)), Did::Bypass);
+        assert_eq!(run(&mut c, &gpu_core(0, 50)), Did::Fill(None));
+        c.policy_mut().end_period();
+        assert_eq!(
+            c.policy().sampler().sampled_cores(),
+            (2, 0),
+            "wraps at 3 cores"
+        );
+        assert_eq!(run(&mut c, &gpu_core(2, 53)), Did::Bypass);
+        let st = c.policy().stats();
+        assert!(st.contains(&("pol1_bypasses".to_string(), 3.0)));
+        assert!(st.contains(&("csc_rotations".to_string(), 2.0)));
     }
 
     /// XSRATIO: the CPU reads 0 1 0 1 (2 UMON hits at position 1, 4 accesses); the GPU

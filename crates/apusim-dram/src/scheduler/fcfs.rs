@@ -10,6 +10,10 @@ impl Scheduler for Fcfs {
     fn name(&self) -> &'static str {
         "fcfs"
     }
+    /// Stateless: it decides from the context alone.
+    fn observes_issue(&self) -> bool {
+        false
+    }
     fn pick(&mut self, _ctx: &SchedContext, cands: &[Candidate]) -> Option<usize> {
         (!cands.is_empty()).then_some(0)
     }

@@ -27,9 +27,13 @@ pub(crate) fn other_head(v: &BankView, cap: u32) -> (u64, bool) {
 /// May the hits of a bank be issued at all? Under the cap, a bank that has served `cap` hits
 /// from its open row reverts to FCFS order: its hits wait while an older request of the bank
 /// needs another row.
+///
+/// Callers also require the hit head to exist (`oldest_hit != NO_CANDIDATE`), so "the bank has
+/// no non-hit" (`oldest_other == NO_CANDIDATE`, i.e. `u32::MAX`) needs no test of its own: an
+/// existing hit head is then below it.
 #[inline]
 fn hits_eligible(v: &BankView, cap: u32) -> bool {
-    (v.hit_streak < cap) | (v.oldest_other == NO_CANDIDATE) | (v.oldest_hit < v.oldest_other)
+    (v.hit_streak < cap) | (v.oldest_hit < v.oldest_other)
 }
 
 /// `x` if `cond`, else [`NO_CANDIDATE`] (written to compile to a conditional move: the
@@ -146,6 +150,10 @@ fn plan_heads_wide(ctx: &SchedContext, cap: u32) -> Option<(u64, Option<usize>)>
 impl Scheduler for FrFcfs {
     fn name(&self) -> &'static str {
         "frfcfs"
+    }
+    /// Stateless: it decides from the context alone.
+    fn observes_issue(&self) -> bool {
+        false
     }
     fn pick(&mut self, ctx: &SchedContext, _cands: &[Candidate]) -> Option<usize> {
         pick_heads(ctx, u32::MAX)

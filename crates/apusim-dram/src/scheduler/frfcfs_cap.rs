@@ -22,6 +22,10 @@ impl Scheduler for FrFcfsCap {
     fn name(&self) -> &'static str {
         "frfcfs-cap"
     }
+    /// Stateless: it decides from the context alone.
+    fn observes_issue(&self) -> bool {
+        false
+    }
     fn pick(&mut self, ctx: &SchedContext, _cands: &[Candidate]) -> Option<usize> {
         pick_heads(ctx, self.cap)
     }

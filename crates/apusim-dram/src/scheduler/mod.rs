@@ -224,8 +224,15 @@ pub trait Scheduler: Send + std::fmt::Debug {
     /// order, oldest first), or `None` to issue nothing. The controller issues the command
     /// only if it is ready ([`SchedContext::ready`]).
     fn pick(&mut self, ctx: &SchedContext, cands: &[Candidate]) -> Option<usize>;
-    /// Called just before the controller issues `cand`'s command.
+    /// Called just before the controller issues `cand`'s command (if
+    /// [`Scheduler::observes_issue`]).
     fn on_issue(&mut self, _ctx: &SchedContext, _cand: &Candidate) {}
+    /// Whether [`Scheduler::on_issue`] does anything. A scheduler that keeps no state of its
+    /// own between decisions returns false, and the controller then skips the call (and the
+    /// context it would build for it) on every command. The default is true.
+    fn observes_issue(&self) -> bool {
+        true
+    }
     /// The earliest cycle `>= ctx.now` at which [`Scheduler::pick`] could return a ready
     /// candidate, assuming the candidates do not change before then (every change — an
     /// arrival, an issued command, a refresh — triggers a new decision anyway); `None` if
@@ -352,5 +359,34 @@ pub(crate) mod test_util {
                 occupied: &self.occupied,
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A scheduler that only implements the required methods.
+    #[derive(Debug)]
+    struct Oldest;
+    impl Scheduler for Oldest {
+        fn name(&self) -> &'static str {
+            "oldest"
+        }
+        fn pick(&mut self, _ctx: &SchedContext, cands: &[Candidate]) -> Option<usize> {
+            (!cands.is_empty()).then_some(0)
+        }
+    }
+
+    /// The registered schedulers are stateless and let the controller skip `on_issue`; a
+    /// scheduler that does not say so is told about every command (the default).
+    #[test]
+    fn only_stateless_schedulers_opt_out_of_on_issue() {
+        let cfg = crate::presets::preset("ddr3-1600-11-1ch").unwrap();
+        for name in scheduler_names() {
+            let s = make_scheduler(name, &cfg).unwrap();
+            assert!(!s.observes_issue(), "{name}");
+        }
+        assert!(Oldest.observes_issue());
     }
 }
