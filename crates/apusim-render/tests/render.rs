@@ -199,14 +199,15 @@ fn fnv(bytes: &[u8]) -> u64 {
 }
 
 /// Golden checksums of each built-in scene at 96x64, two frames: (PNG pixels of the last
-/// frame, trace statistics). Update deliberately when rendering changes. (Last update:
-/// calibration against gspc Fig. 4 — display blend reads per tile, denser courtyard, ground
-/// and floor cast into the shadow maps, uncleared G-buffer, smoke and a bloom chain in lake;
-/// the deferred PNG is unchanged because the lighting pass reads only stencil-marked pixels.)
+/// frame, trace statistics). Update deliberately when rendering changes. (Updates: the first
+/// gspc Fig. 4 calibration — display blend reads per tile, denser courtyard, ground and floor
+/// cast into the shadow maps, uncleared G-buffer, smoke and a bloom chain in lake; then the
+/// Intel Gen7 HiZ layout, 16 bytes per 8x4 block — traces only, HiZ is conservative so the
+/// PNGs stayed.)
 const GOLDEN: &[(&str, u64, u64)] = &[
-    ("courtyard", 3813079919573938375, 12286062327775520812),
-    ("deferred", 1734792495482071617, 8329076818311130727),
-    ("lake", 17608514153539692533, 17548567339888568837),
+    ("courtyard", 3813079919573938375, 2728026556855503167),
+    ("deferred", 1734792495482071617, 1097880466543950526),
+    ("lake", 17608514153539692533, 3379483171359799390),
 ];
 
 #[test]
@@ -298,6 +299,22 @@ fn hiz_rejects_occluded_draws_and_late_z_runs_after_shading() {
     )));
     // 8x6 tiles, both triangles of the quad touch every tile on the diagonal band.
     assert!(st.hiz_rejected_tiles >= 48, "{}", st.hiz_rejected_tiles);
+    // The HiZ buffer has one 16-byte entry per 8x4 block, 16x8 pixels per line: the depth
+    // clear writes 4x6 lines, and each draw reads each of them (two tiles per line).
+    let hiz = |op: Op, draw: Option<u16>| {
+        v.iter()
+            .filter(|a| a.stream == Stream::HiZ && a.op == op)
+            .filter(|a| {
+                draw.is_none_or(|dr| {
+                    decode_pc(a.pc).2 == dr && decode_pc(a.pc).0 == Stage::HiZ as u8
+                })
+            })
+            .map(|a| a.addr)
+            .collect::<BTreeSet<u64>>()
+    };
+    let cleared = hiz(Op::Write, None);
+    assert_eq!(cleared.len(), 24);
+    assert_eq!(hiz(Op::Read, Some(1)), cleared);
     // First draw: every quad passes early depth and writes its depth line once.
     let first_depth_writes = v
         .iter()
