@@ -63,6 +63,8 @@ struct GpuMesh {
     data: MeshData,
     vb: u64,
     ib: u64,
+    /// 2 or 4 ([`index_bytes`]).
+    index_bytes: u64,
 }
 
 struct Cam {
@@ -260,6 +262,13 @@ impl Renderer {
                 MeshKind::Particles => {
                     MeshData::particles(m.count.min(1 << 16), m.size, m.seed ^ opt.seed)
                 }
+                MeshKind::Foliage => MeshData::foliage(
+                    m.count.min(1 << 16),
+                    m.size,
+                    m.height,
+                    m.uv_scale,
+                    m.seed ^ opt.seed,
+                ),
                 MeshKind::Rect => MeshData::rect(),
                 MeshKind::Fullscreen => MeshData::fullscreen(),
                 MeshKind::Obj => {
@@ -278,9 +287,15 @@ impl Renderer {
                 }
             };
             let vb = mem.alloc(data.verts.len() as u64 * VERTEX_STRIDE);
-            let ib = mem.alloc(data.idx.len() as u64 * INDEX_BYTES);
+            let index_bytes = index_bytes(data.verts.len());
+            let ib = mem.alloc(data.idx.len() as u64 * index_bytes);
             mesh_names.insert(m.name.clone(), meshes.len());
-            meshes.push(GpuMesh { data, vb, ib });
+            meshes.push(GpuMesh {
+                data,
+                vb,
+                ib,
+                index_bytes,
+            });
         }
         let cam_names: BTreeMap<String, usize> = desc
             .cameras
@@ -1019,7 +1034,7 @@ impl RasterCtx<'_, '_> {
                 attr: [0.0; NATTR],
             }; 3];
             for (k, &vi) in tri.iter().enumerate() {
-                let ia = mesh.ib + (ti * 3 + k) as u64 * INDEX_BYTES;
+                let ia = mesh.ib + (ti * 3 + k) as u64 * mesh.index_bytes;
                 let il = ia & !(LINE - 1);
                 if il != last_index_line {
                     self.em.line(

@@ -172,6 +172,10 @@ pub enum MeshKind {
     Sphere,
     Terrain,
     Particles,
+    /// Instanced-style grass/bush clumps: `count` clumps of three crossed vertical quads over
+    /// the `size` x/z area, `size[1]` tall, standing on the terrain of the same size,
+    /// `height` and `seed` (alpha-tested foliage, the way games of the gspc era drew it).
+    Foliage,
     /// A quad in the xy plane from (-1,-1) to (1,1) (HUD panels with a screen camera).
     Rect,
     /// One triangle covering the screen (full-screen passes).
@@ -435,8 +439,19 @@ pub struct Vertex {
 
 /// Bytes per vertex in a vertex buffer.
 pub const VERTEX_STRIDE: u64 = 32;
-/// Bytes per index.
+/// Bytes per 32-bit index.
 pub const INDEX_BYTES: u64 = 4;
+
+/// Bytes per index of a mesh with `verts` vertices: 16-bit indices when they suffice (at most
+/// 65 536 vertices), 32-bit otherwise — what D3D9/10-era games and their exporters do, since
+/// 16-bit index buffers halve index fetch bandwidth.
+pub fn index_bytes(verts: usize) -> u64 {
+    if verts <= 1 << 16 {
+        2
+    } else {
+        INDEX_BYTES
+    }
+}
 
 /// Triangle list geometry.
 #[derive(Clone, Debug, Default)]
@@ -556,6 +571,40 @@ impl MeshData {
             }
             m.idx
                 .extend([base, base + 1, base + 2, base, base + 2, base + 3]);
+        }
+        m
+    }
+
+    /// Grass/bush clumps standing on the terrain of [`MeshData::terrain`] with the same size,
+    /// `ground` height and `seed`: each clump is three vertical quads crossed at 60 degrees
+    /// (12 vertices, 6 triangles), with a random yaw, height (60-100% of `s[1]`) and width,
+    /// normals pointing up as foliage lighting usually does.
+    pub fn foliage(count: u32, s: [f32; 3], ground: f32, uv: f32, seed: u64) -> MeshData {
+        let mut m = MeshData::default();
+        let place = seed ^ 0x5eed_f011_a6e0;
+        for i in 0..count {
+            let r = |k: i64| crate::surface::hash01(i as i64, k, place);
+            let (u, v) = (r(0), r(1));
+            let y0 = crate::surface::value_noise(u, v, 4.0, 4, seed) * ground - 0.05 * s[1];
+            let (cx, cz) = ((u - 0.5) * s[0], (v - 0.5) * s[2]);
+            let h = s[1] * (0.6 + 0.4 * r(2));
+            let w = h * (0.6 + 0.4 * r(3));
+            let yaw = r(4) * std::f32::consts::PI;
+            for q in 0..3 {
+                let a = yaw + q as f32 * std::f32::consts::FRAC_PI_3;
+                let (dx, dz) = (a.cos() * w * 0.5, a.sin() * w * 0.5);
+                let base = m.verts.len() as u32;
+                for (cu, cv) in [(0.0, 0.0), (1.0, 0.0), (1.0, 1.0), (0.0, 1.0)] {
+                    let t = cu * 2.0 - 1.0;
+                    m.verts.push(Vertex {
+                        p: [cx + dx * t, y0 + cv * h, cz + dz * t],
+                        n: [0.0, 1.0, 0.0],
+                        uv: [cu * uv, (1.0 - cv) * uv],
+                    });
+                }
+                m.idx
+                    .extend([base, base + 1, base + 2, base, base + 2, base + 3]);
+            }
         }
         m
     }
