@@ -733,73 +733,78 @@ pub fn procedural(desc: &TextureDesc, size: u32) -> Vec<[f32; 4]> {
         std::array::from_fn(|k| a[k] + (b[k] - a[k]) * t)
     };
     let s = desc.scale.max(1.0);
-    let mut out = Vec::with_capacity((size * size) as usize);
-    for y in 0..size {
-        for x in 0..size {
-            let (u, v) = (
-                (x as f32 + 0.5) / size as f32,
-                (y as f32 + 0.5) / size as f32,
-            );
-            let px = match desc.kind {
-                TextureKind::Checker => {
-                    let k = ((u * s).floor() as i32 + (v * s).floor() as i32) & 1;
-                    let n = crate::surface::value_noise(u, v, 32.0, 2, desc.seed) * 0.15;
-                    mix(if k == 0 { c0 } else { c1 }, [0.0, 0.0, 0.0, 1.0], n)
+    let texel = |x: u32, y: u32| -> [f32; 4] {
+        let (u, v) = (
+            (x as f32 + 0.5) / size as f32,
+            (y as f32 + 0.5) / size as f32,
+        );
+        let px = match desc.kind {
+            TextureKind::Checker => {
+                let k = ((u * s).floor() as i32 + (v * s).floor() as i32) & 1;
+                let n = crate::surface::value_noise(u, v, 32.0, 2, desc.seed) * 0.15;
+                mix(if k == 0 { c0 } else { c1 }, [0.0, 0.0, 0.0, 1.0], n)
+            }
+            TextureKind::Noise => mix(c0, c1, crate::surface::value_noise(u, v, s, 5, desc.seed)),
+            TextureKind::Bricks => {
+                let row = (v * s).floor();
+                let off = if row as i32 % 2 == 0 { 0.0 } else { 0.5 };
+                let bu = (u * s * 0.5 + off).fract();
+                let bv = (v * s).fract();
+                let mortar = bu < 0.05 || bv < 0.1;
+                let n = crate::surface::value_noise(u, v, 64.0, 3, desc.seed);
+                if mortar {
+                    mix(c1, [0.5, 0.5, 0.5, 1.0], n * 0.3)
+                } else {
+                    mix(c0, [0.3, 0.1, 0.05, 1.0], n * 0.4)
                 }
-                TextureKind::Noise => {
-                    mix(c0, c1, crate::surface::value_noise(u, v, s, 5, desc.seed))
+            }
+            TextureKind::Gradient => mix(c0, c1, v),
+            TextureKind::Sprite => {
+                let r = ((u - 0.5) * (u - 0.5) + (v - 0.5) * (v - 0.5)).sqrt() * 2.0;
+                let a = (1.0 - r).clamp(0.0, 1.0).powf(1.5);
+                [c0[0], c0[1], c0[2], a]
+            }
+            TextureKind::Glyphs => {
+                let (cu, cv) = ((u * s).fract(), (v * s * 0.5).fract());
+                let on =
+                    crate::surface::hash01((u * s) as i64, (v * s * 0.5) as i64, desc.seed) > 0.3;
+                let inside = cu > 0.15 && cu < 0.85 && cv > 0.2 && cv < 0.8;
+                let bit = crate::surface::hash01(
+                    (u * s * 5.0) as i64,
+                    (v * s * 3.5) as i64,
+                    desc.seed + 1,
+                ) > 0.5;
+                if on && inside && bit {
+                    [c0[0], c0[1], c0[2], 1.0]
+                } else {
+                    [c1[0], c1[1], c1[2], 0.35]
                 }
-                TextureKind::Bricks => {
-                    let row = (v * s).floor();
-                    let off = if row as i32 % 2 == 0 { 0.0 } else { 0.5 };
-                    let bu = (u * s * 0.5 + off).fract();
-                    let bv = (v * s).fract();
-                    let mortar = bu < 0.05 || bv < 0.1;
-                    let n = crate::surface::value_noise(u, v, 64.0, 3, desc.seed);
-                    if mortar {
-                        mix(c1, [0.5, 0.5, 0.5, 1.0], n * 0.3)
-                    } else {
-                        mix(c0, [0.3, 0.1, 0.05, 1.0], n * 0.4)
-                    }
-                }
-                TextureKind::Gradient => mix(c0, c1, v),
-                TextureKind::Sprite => {
-                    let r = ((u - 0.5) * (u - 0.5) + (v - 0.5) * (v - 0.5)).sqrt() * 2.0;
-                    let a = (1.0 - r).clamp(0.0, 1.0).powf(1.5);
-                    [c0[0], c0[1], c0[2], a]
-                }
-                TextureKind::Glyphs => {
-                    let (cu, cv) = ((u * s).fract(), (v * s * 0.5).fract());
-                    let on =
-                        crate::surface::hash01((u * s) as i64, (v * s * 0.5) as i64, desc.seed)
-                            > 0.3;
-                    let inside = cu > 0.15 && cu < 0.85 && cv > 0.2 && cv < 0.8;
-                    let bit = crate::surface::hash01(
-                        (u * s * 5.0) as i64,
-                        (v * s * 3.5) as i64,
-                        desc.seed + 1,
-                    ) > 0.5;
-                    if on && inside && bit {
-                        [c0[0], c0[1], c0[2], 1.0]
-                    } else {
-                        [c1[0], c1[1], c1[2], 0.35]
-                    }
-                }
-                TextureKind::Leaves => {
-                    let n = crate::surface::value_noise(u, v, s, 3, desc.seed);
-                    let a = if n > 0.5 { 1.0 } else { 0.0 };
-                    let g = mix(
-                        c0,
-                        c1,
-                        crate::surface::value_noise(u, v, s * 4.0, 2, desc.seed + 7),
-                    );
-                    [g[0], g[1], g[2], a]
-                }
-                TextureKind::Png | TextureKind::Jpeg => [1.0, 0.0, 1.0, 1.0],
-            };
-            out.push(px);
-        }
-    }
+            }
+            TextureKind::Leaves => {
+                let n = crate::surface::value_noise(u, v, s, 3, desc.seed);
+                let a = if n > 0.5 { 1.0 } else { 0.0 };
+                let g = mix(
+                    c0,
+                    c1,
+                    crate::surface::value_noise(u, v, s * 4.0, 2, desc.seed + 7),
+                );
+                [g[0], g[1], g[2], a]
+            }
+            TextureKind::Png | TextureKind::Jpeg => [1.0, 0.0, 1.0, 1.0],
+        };
+        px
+    };
+    // Rows in parallel: every texel is a pure function of (x, y), so the result is the same
+    // whatever the thread count.
+    use rayon::prelude::*;
+    let mut out = vec![[0.0f32; 4]; (size * size) as usize];
+    out.par_chunks_mut(size.max(1) as usize)
+        .enumerate()
+        .for_each(|(y, row)| {
+            for (x, t) in row.iter_mut().enumerate() {
+                *t = texel(x as u32, y as u32);
+            }
+        });
     out
 }
 

@@ -461,27 +461,34 @@ pub fn hash01(x: i64, y: i64, seed: u64) -> f32 {
     (z >> 40) as f32 / (1u64 << 24) as f32
 }
 
-/// Smooth value noise with `octaves` octaves, period `cells` at the base octave.
+/// `x.floor()` as an integer, without the `floorf` call (bit-identical for |x| < 2^62).
+#[inline]
+fn floor_i64(x: f32) -> i64 {
+    let t = x as i64;
+    t - ((t as f32) > x) as i64
+}
+
+/// Smooth value noise with `octaves` octaves, period `cells` at the base octave. The lattice
+/// is addressed with integers (no `floorf`, one hash per corner); results are bit-identical
+/// to evaluating the lattice with `f32::floor`.
 pub fn value_noise(u: f32, v: f32, cells: f32, octaves: u32, seed: u64) -> f32 {
     let mut sum = 0.0;
     let mut amp = 0.5;
     let mut freq = cells;
     let mut norm = 0.0;
+    let s = |a: f32| a * a * (3.0 - 2.0 * a);
     for o in 0..octaves {
         let (x, y) = (u * freq, v * freq);
-        let (x0, y0) = (x.floor(), y.floor());
-        let (fx, fy) = (x - x0, y - y0);
-        let s = |a: f32| a * a * (3.0 - 2.0 * a);
-        let p = freq as i64;
-        let h = |i: f32, j: f32| {
-            hash01(
-                (i as i64).rem_euclid(p.max(1)),
-                (j as i64).rem_euclid(p.max(1)),
-                seed + o as u64,
-            )
-        };
-        let a = h(x0, y0) + (h(x0 + 1.0, y0) - h(x0, y0)) * s(fx);
-        let b = h(x0, y0 + 1.0) + (h(x0 + 1.0, y0 + 1.0) - h(x0, y0 + 1.0)) * s(fx);
+        let (x0, y0) = (floor_i64(x), floor_i64(y));
+        let (fx, fy) = (x - x0 as f32, y - y0 as f32);
+        let p = (freq as i64).max(1);
+        let (xa, xb) = (x0.rem_euclid(p), (x0 + 1).rem_euclid(p));
+        let (ya, yb) = (y0.rem_euclid(p), (y0 + 1).rem_euclid(p));
+        let so = seed + o as u64;
+        let (h00, h10) = (hash01(xa, ya, so), hash01(xb, ya, so));
+        let (h01, h11) = (hash01(xa, yb, so), hash01(xb, yb, so));
+        let a = h00 + (h10 - h00) * s(fx);
+        let b = h01 + (h11 - h01) * s(fx);
         sum += amp * (a + (b - a) * s(fy));
         norm += amp;
         amp *= 0.5;
@@ -501,6 +508,15 @@ mod tests {
 
     fn tex(w: u32, h: u32, levels: u32) -> Surface {
         GpuMemory::default().surface("t", Format::Rgba8, Usage::Texture, w, h, levels)
+    }
+
+    #[test]
+    fn integer_floor_matches_floorf() {
+        for x in [
+            -2.5f32, -2.0, -0.25, -0.0, 0.0, 0.25, 1.0, 1.999, 7.5e6, -7.5e6, 3.0e9,
+        ] {
+            assert_eq!(floor_i64(x), x.floor() as i64, "{x}");
+        }
     }
 
     #[test]
