@@ -738,7 +738,7 @@ pub fn procedural(desc: &TextureDesc, size: u32) -> Vec<[f32; 4]> {
             (x as f32 + 0.5) / size as f32,
             (y as f32 + 0.5) / size as f32,
         );
-        let px = match desc.kind {
+        match desc.kind {
             TextureKind::Checker => {
                 let k = ((u * s).floor() as i32 + (v * s).floor() as i32) & 1;
                 let n = crate::surface::value_noise(u, v, 32.0, 2, desc.seed) * 0.15;
@@ -791,8 +791,7 @@ pub fn procedural(desc: &TextureDesc, size: u32) -> Vec<[f32; 4]> {
                 [g[0], g[1], g[2], a]
             }
             TextureKind::Png | TextureKind::Jpeg => [1.0, 0.0, 1.0, 1.0],
-        };
-        px
+        }
     };
     // Rows in parallel: every texel is a pure function of (x, y), so the result is the same
     // whatever the thread count.
