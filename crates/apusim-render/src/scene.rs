@@ -733,6 +733,17 @@ pub fn procedural(desc: &TextureDesc, size: u32) -> Vec<[f32; 4]> {
         std::array::from_fn(|k| a[k] + (b[k] - a[k]) * t)
     };
     let s = desc.scale.max(1.0);
+    // The noise lattices each kind uses, hashed once per texture (the other kinds' get no
+    // octaves, so nothing is tabulated for them; they never evaluate it).
+    use crate::surface::ValueNoise;
+    let noise = |cells: f32, oct: u32, seed: u64, kind: TextureKind| {
+        ValueNoise::new(cells, if desc.kind == kind { oct } else { 0 }, seed)
+    };
+    let checker_n = noise(32.0, 2, desc.seed, TextureKind::Checker);
+    let noise_n = noise(s, 5, desc.seed, TextureKind::Noise);
+    let brick_n = noise(64.0, 3, desc.seed, TextureKind::Bricks);
+    let leaf_a = noise(s, 3, desc.seed, TextureKind::Leaves);
+    let leaf_c = noise(s * 4.0, 2, desc.seed + 7, TextureKind::Leaves);
     let texel = |x: u32, y: u32| -> [f32; 4] {
         let (u, v) = (
             (x as f32 + 0.5) / size as f32,
@@ -741,17 +752,17 @@ pub fn procedural(desc: &TextureDesc, size: u32) -> Vec<[f32; 4]> {
         match desc.kind {
             TextureKind::Checker => {
                 let k = ((u * s).floor() as i32 + (v * s).floor() as i32) & 1;
-                let n = crate::surface::value_noise(u, v, 32.0, 2, desc.seed) * 0.15;
+                let n = checker_n.at(u, v) * 0.15;
                 mix(if k == 0 { c0 } else { c1 }, [0.0, 0.0, 0.0, 1.0], n)
             }
-            TextureKind::Noise => mix(c0, c1, crate::surface::value_noise(u, v, s, 5, desc.seed)),
+            TextureKind::Noise => mix(c0, c1, noise_n.at(u, v)),
             TextureKind::Bricks => {
                 let row = (v * s).floor();
                 let off = if row as i32 % 2 == 0 { 0.0 } else { 0.5 };
                 let bu = (u * s * 0.5 + off).fract();
                 let bv = (v * s).fract();
                 let mortar = bu < 0.05 || bv < 0.1;
-                let n = crate::surface::value_noise(u, v, 64.0, 3, desc.seed);
+                let n = brick_n.at(u, v);
                 if mortar {
                     mix(c1, [0.5, 0.5, 0.5, 1.0], n * 0.3)
                 } else {
@@ -781,13 +792,9 @@ pub fn procedural(desc: &TextureDesc, size: u32) -> Vec<[f32; 4]> {
                 }
             }
             TextureKind::Leaves => {
-                let n = crate::surface::value_noise(u, v, s, 3, desc.seed);
+                let n = leaf_a.at(u, v);
                 let a = if n > 0.5 { 1.0 } else { 0.0 };
-                let g = mix(
-                    c0,
-                    c1,
-                    crate::surface::value_noise(u, v, s * 4.0, 2, desc.seed + 7),
-                );
+                let g = mix(c0, c1, leaf_c.at(u, v));
                 [g[0], g[1], g[2], a]
             }
             TextureKind::Png | TextureKind::Jpeg => [1.0, 0.0, 1.0, 1.0],
