@@ -935,7 +935,8 @@ fn shader_slot(k: ShaderKind) -> u64 {
     k as u64
 }
 
-/// (min, max) depth of the 8x4 HiZ block at pixel (x0, y0), clipped to the viewport.
+/// (min, max) depth of the 8x4 HiZ block at pixel (x0, y0), clipped to the viewport
+/// ((+inf, -inf) when the block has no pixel inside it).
 fn block_range(ds: &Surface, x0: u32, y0: u32, tw: u32, th: u32) -> (f32, f32) {
     let (mut lo, mut hi) = (f32::INFINITY, f32::NEG_INFINITY);
     for y in y0..(y0 + HiZ::BLOCK_H).min(th) {
@@ -1350,7 +1351,9 @@ impl RasterCtx<'_, '_> {
                     let (lo, hi) =
                         block_range(ds, tx * 8, ty * 8 + half * HiZ::BLOCK_H, self.tw, self.th);
                     let b = h.block(tx, ty, half);
-                    if lo != h.min[b] || hi != h.max[b] {
+                    // A block below the viewport's last row (height not a multiple of 8) has
+                    // no pixels and keeps its clear value.
+                    if lo <= hi && (lo != h.min[b] || hi != h.max[b]) {
                         h.min[b] = lo;
                         h.max[b] = hi;
                         changed = true;
