@@ -4,16 +4,18 @@
 //!
 //! input assembly (index fetch, vertex fetch through a 32-entry post-transform FIFO) →
 //! vertex shading (transform, near-plane clipping) → triangle setup and rasterization into
-//! 8x8 tiles of 2x2 quads → HiZ test per tile → stencil and early depth test per quad →
+//! 8x8 tiles of 2x2 quads → HiZ test per 8x4 block → stencil and early depth test per quad →
 //! pixel shading with texture sampling → late depth test (shaders that write depth or
 //! discard) → output merger (blending, up to [`MAX_RT`] targets) → display write; plus
 //! blitter copies/mip generation and fast clears.
 //!
 //! Choices where the papers are silent: fast clears cost no memory traffic except the HiZ
 //! rewrite, and a cleared surface is resolved by the blitter (writing its still-cleared lines)
-//! before it is first sampled, as real GPUs do; HiZ rejects a tile when the triangle's nearest
-//! vertex is behind the tile's farthest depth and skips depth reads when its farthest vertex is
-//! in front of the tile's nearest depth; depth compares with LESS. The displayable colour
+//! before it is first sampled, as real GPUs do; HiZ (Intel Gen7 layout, 8x4 blocks, see
+//! [`crate::surface`]) is read once per 8x8 tile (both blocks share a line), rejects a block's
+//! quads when the triangle's nearest vertex is behind the block's farthest depth, skips depth
+//! reads when its farthest vertex is in front of the block's nearest depth, and is written
+//! back per tile when a block's (min, max) changed; depth compares with LESS. The displayable colour
 //! (gspc §2.1) bypasses the render caches, so the ROP holds each back-buffer line for its 8x8
 //! tile: one read (when blending) and one write per line and tile, not one per quad. Shader cores, samplers and
 //! ROPs are assigned by screen tile: core = (tx mod 8) + 8 (ty mod 8), sampler = 2 core +
@@ -61,6 +63,8 @@ struct GpuMesh {
     data: MeshData,
     vb: u64,
     ib: u64,
+    /// 2 or 4 ([`index_bytes`]).
+    index_bytes: u64,
 }
 
 struct Cam {
@@ -258,6 +262,13 @@ impl Renderer {
                 MeshKind::Particles => {
                     MeshData::particles(m.count.min(1 << 16), m.size, m.seed ^ opt.seed)
                 }
+                MeshKind::Foliage => MeshData::foliage(
+                    m.count.min(1 << 16),
+                    m.size,
+                    m.height,
+                    m.uv_scale,
+                    m.seed ^ opt.seed,
+                ),
                 MeshKind::Rect => MeshData::rect(),
                 MeshKind::Fullscreen => MeshData::fullscreen(),
                 MeshKind::Obj => {
@@ -276,9 +287,15 @@ impl Renderer {
                 }
             };
             let vb = mem.alloc(data.verts.len() as u64 * VERTEX_STRIDE);
-            let ib = mem.alloc(data.idx.len() as u64 * INDEX_BYTES);
+            let index_bytes = index_bytes(data.verts.len());
+            let ib = mem.alloc(data.idx.len() as u64 * index_bytes);
             mesh_names.insert(m.name.clone(), meshes.len());
-            meshes.push(GpuMesh { data, vb, ib });
+            meshes.push(GpuMesh {
+                data,
+                vb,
+                ib,
+                index_bytes,
+            });
         }
         let cam_names: BTreeMap<String, usize> = desc
             .cameras
@@ -918,6 +935,20 @@ fn shader_slot(k: ShaderKind) -> u64 {
     k as u64
 }
 
+/// (min, max) depth of the 8x4 HiZ block at pixel (x0, y0), clipped to the viewport
+/// ((+inf, -inf) when the block has no pixel inside it).
+fn block_range(ds: &Surface, x0: u32, y0: u32, tw: u32, th: u32) -> (f32, f32) {
+    let (mut lo, mut hi) = (f32::INFINITY, f32::NEG_INFINITY);
+    for y in y0..(y0 + HiZ::BLOCK_H).min(th) {
+        for x in x0..(x0 + HiZ::BLOCK_W).min(tw) {
+            let v = f32::from_bits(ds.texel(0, x, y));
+            lo = lo.min(v);
+            hi = hi.max(v);
+        }
+    }
+    (lo, hi)
+}
+
 /// A vertex in clip space with its attributes.
 #[derive(Clone, Copy, Debug)]
 pub struct ClipVert {
@@ -1004,7 +1035,7 @@ impl RasterCtx<'_, '_> {
                 attr: [0.0; NATTR],
             }; 3];
             for (k, &vi) in tri.iter().enumerate() {
-                let ia = mesh.ib + (ti * 3 + k) as u64 * INDEX_BYTES;
+                let ia = mesh.ib + (ti * 3 + k) as u64 * mesh.index_bytes;
                 let il = ia & !(LINE - 1);
                 if il != last_index_line {
                     self.em.line(
@@ -1114,9 +1145,12 @@ impl RasterCtx<'_, '_> {
         let core = Self::core(tx, ty);
         let rop = Self::rop(tx, ty);
         let tile_warp = (ty * 4) << 16 | (tx * 4);
-        let mut accept_all = false;
+        // HiZ test per 8x4 block (the two halves of the tile share one HiZ line): a block is
+        // rejected when the triangle's nearest depth is behind its farthest, and accepted
+        // without depth reads when the triangle's farthest depth is in front of its nearest.
+        let mut masks = *masks;
+        let mut accept_all = [false; 2];
         if let (true, Some(h)) = (depth_on, self.hiz.as_deref()) {
-            let i = (ty * h.tiles_x + tx) as usize;
             self.em.line(
                 Stream::HiZ,
                 Op::Read,
@@ -1125,12 +1159,18 @@ impl RasterCtx<'_, '_> {
                 tag.pc(Stage::HiZ, 0),
                 tile_warp,
             );
-            if t.zmin >= h.max[i] {
+            for half in 0..2 {
+                let b = h.block(tx, ty, half);
+                if t.zmin >= h.max[b] {
+                    masks[half as usize * 8..half as usize * 8 + 8].fill(0);
+                }
+                accept_all[half as usize] = t.zmax < h.min[b] && !late;
+            }
+            if masks.iter().all(|&m| m == 0) {
                 self.em.stats.hiz_rejected_tiles += 1;
                 self.em.tick(1);
                 return;
             }
-            accept_all = t.zmax < h.min[i] && !late;
         }
         // Pixel shader dispatch: the core fetches the program the first time it runs it in
         // this draw (its instruction cache keeps it afterwards).
@@ -1204,7 +1244,7 @@ impl RasterCtx<'_, '_> {
                     mask,
                     &px,
                     &z,
-                    accept_all,
+                    accept_all[q / 8],
                     rop,
                     tag.pc(Stage::EarlyDepth, 0),
                     warp,
@@ -1306,18 +1346,20 @@ impl RasterCtx<'_, '_> {
         }
         if depth_dirty {
             if let (Some(h), Some(ds)) = (self.hiz.as_deref_mut(), self.depth.as_deref()) {
-                let (mut lo, mut hi) = (f32::INFINITY, f32::NEG_INFINITY);
-                for y in ty * 8..(ty * 8 + 8).min(self.th) {
-                    for x in tx * 8..(tx * 8 + 8).min(self.tw) {
-                        let v = f32::from_bits(ds.texel(0, x, y));
-                        lo = lo.min(v);
-                        hi = hi.max(v);
+                let mut changed = false;
+                for half in 0..2 {
+                    let (lo, hi) =
+                        block_range(ds, tx * 8, ty * 8 + half * HiZ::BLOCK_H, self.tw, self.th);
+                    let b = h.block(tx, ty, half);
+                    // A block below the viewport's last row (height not a multiple of 8) has
+                    // no pixels and keeps its clear value.
+                    if lo <= hi && (lo != h.min[b] || hi != h.max[b]) {
+                        h.min[b] = lo;
+                        h.max[b] = hi;
+                        changed = true;
                     }
                 }
-                let i = (ty * h.tiles_x + tx) as usize;
-                if lo != h.min[i] || hi != h.max[i] {
-                    h.min[i] = lo;
-                    h.max[i] = hi;
+                if changed {
                     self.em.line(
                         Stream::HiZ,
                         Op::Write,

@@ -172,6 +172,10 @@ pub enum MeshKind {
     Sphere,
     Terrain,
     Particles,
+    /// Instanced-style grass/bush clumps: `count` clumps of three crossed vertical quads over
+    /// the `size` x/z area, `size[1]` tall, standing on the terrain of the same size,
+    /// `height` and `seed` (alpha-tested foliage, the way games of the gspc era drew it).
+    Foliage,
     /// A quad in the xy plane from (-1,-1) to (1,1) (HUD panels with a screen camera).
     Rect,
     /// One triangle covering the screen (full-screen passes).
@@ -435,8 +439,19 @@ pub struct Vertex {
 
 /// Bytes per vertex in a vertex buffer.
 pub const VERTEX_STRIDE: u64 = 32;
-/// Bytes per index.
+/// Bytes per 32-bit index.
 pub const INDEX_BYTES: u64 = 4;
+
+/// Bytes per index of a mesh with `verts` vertices: 16-bit indices when they suffice (at most
+/// 65 536 vertices), 32-bit otherwise — what D3D9/10-era games and their exporters do, since
+/// 16-bit index buffers halve index fetch bandwidth.
+pub fn index_bytes(verts: usize) -> u64 {
+    if verts <= 1 << 16 {
+        2
+    } else {
+        INDEX_BYTES
+    }
+}
 
 /// Triangle list geometry.
 #[derive(Clone, Debug, Default)]
@@ -556,6 +571,40 @@ impl MeshData {
             }
             m.idx
                 .extend([base, base + 1, base + 2, base, base + 2, base + 3]);
+        }
+        m
+    }
+
+    /// Grass/bush clumps standing on the terrain of [`MeshData::terrain`] with the same size,
+    /// `ground` height and `seed`: each clump is three vertical quads crossed at 60 degrees
+    /// (12 vertices, 6 triangles), with a random yaw, height (60-100% of `s[1]`) and width,
+    /// normals pointing up as foliage lighting usually does.
+    pub fn foliage(count: u32, s: [f32; 3], ground: f32, uv: f32, seed: u64) -> MeshData {
+        let mut m = MeshData::default();
+        let place = seed ^ 0x5eed_f011_a6e0;
+        for i in 0..count {
+            let r = |k: i64| crate::surface::hash01(i as i64, k, place);
+            let (u, v) = (r(0), r(1));
+            let y0 = crate::surface::value_noise(u, v, 4.0, 4, seed) * ground - 0.05 * s[1];
+            let (cx, cz) = ((u - 0.5) * s[0], (v - 0.5) * s[2]);
+            let h = s[1] * (0.6 + 0.4 * r(2));
+            let w = h * (0.6 + 0.4 * r(3));
+            let yaw = r(4) * std::f32::consts::PI;
+            for q in 0..3 {
+                let a = yaw + q as f32 * std::f32::consts::FRAC_PI_3;
+                let (dx, dz) = (a.cos() * w * 0.5, a.sin() * w * 0.5);
+                let base = m.verts.len() as u32;
+                for (cu, cv) in [(0.0, 0.0), (1.0, 0.0), (1.0, 1.0), (0.0, 1.0)] {
+                    let t = cu * 2.0 - 1.0;
+                    m.verts.push(Vertex {
+                        p: [cx + dx * t, y0 + cv * h, cz + dz * t],
+                        n: [0.0, 1.0, 0.0],
+                        uv: [cu * uv, (1.0 - cv) * uv],
+                    });
+                }
+                m.idx
+                    .extend([base, base + 1, base + 2, base, base + 2, base + 3]);
+            }
         }
         m
     }
@@ -684,73 +733,84 @@ pub fn procedural(desc: &TextureDesc, size: u32) -> Vec<[f32; 4]> {
         std::array::from_fn(|k| a[k] + (b[k] - a[k]) * t)
     };
     let s = desc.scale.max(1.0);
-    let mut out = Vec::with_capacity((size * size) as usize);
-    for y in 0..size {
-        for x in 0..size {
-            let (u, v) = (
-                (x as f32 + 0.5) / size as f32,
-                (y as f32 + 0.5) / size as f32,
-            );
-            let px = match desc.kind {
-                TextureKind::Checker => {
-                    let k = ((u * s).floor() as i32 + (v * s).floor() as i32) & 1;
-                    let n = crate::surface::value_noise(u, v, 32.0, 2, desc.seed) * 0.15;
-                    mix(if k == 0 { c0 } else { c1 }, [0.0, 0.0, 0.0, 1.0], n)
+    // The noise lattices each kind uses, hashed once per texture (the other kinds' get no
+    // octaves, so nothing is tabulated for them; they never evaluate it).
+    use crate::surface::ValueNoise;
+    let noise = |cells: f32, oct: u32, seed: u64, kind: TextureKind| {
+        ValueNoise::new(cells, if desc.kind == kind { oct } else { 0 }, seed)
+    };
+    let checker_n = noise(32.0, 2, desc.seed, TextureKind::Checker);
+    let noise_n = noise(s, 5, desc.seed, TextureKind::Noise);
+    let brick_n = noise(64.0, 3, desc.seed, TextureKind::Bricks);
+    let leaf_a = noise(s, 3, desc.seed, TextureKind::Leaves);
+    let leaf_c = noise(s * 4.0, 2, desc.seed + 7, TextureKind::Leaves);
+    let texel = |x: u32, y: u32| -> [f32; 4] {
+        let (u, v) = (
+            (x as f32 + 0.5) / size as f32,
+            (y as f32 + 0.5) / size as f32,
+        );
+        match desc.kind {
+            TextureKind::Checker => {
+                let k = ((u * s).floor() as i32 + (v * s).floor() as i32) & 1;
+                let n = checker_n.at(u, v) * 0.15;
+                mix(if k == 0 { c0 } else { c1 }, [0.0, 0.0, 0.0, 1.0], n)
+            }
+            TextureKind::Noise => mix(c0, c1, noise_n.at(u, v)),
+            TextureKind::Bricks => {
+                let row = (v * s).floor();
+                let off = if row as i32 % 2 == 0 { 0.0 } else { 0.5 };
+                let bu = (u * s * 0.5 + off).fract();
+                let bv = (v * s).fract();
+                let mortar = bu < 0.05 || bv < 0.1;
+                let n = brick_n.at(u, v);
+                if mortar {
+                    mix(c1, [0.5, 0.5, 0.5, 1.0], n * 0.3)
+                } else {
+                    mix(c0, [0.3, 0.1, 0.05, 1.0], n * 0.4)
                 }
-                TextureKind::Noise => {
-                    mix(c0, c1, crate::surface::value_noise(u, v, s, 5, desc.seed))
+            }
+            TextureKind::Gradient => mix(c0, c1, v),
+            TextureKind::Sprite => {
+                let r = ((u - 0.5) * (u - 0.5) + (v - 0.5) * (v - 0.5)).sqrt() * 2.0;
+                let a = (1.0 - r).clamp(0.0, 1.0).powf(1.5);
+                [c0[0], c0[1], c0[2], a]
+            }
+            TextureKind::Glyphs => {
+                let (cu, cv) = ((u * s).fract(), (v * s * 0.5).fract());
+                let on =
+                    crate::surface::hash01((u * s) as i64, (v * s * 0.5) as i64, desc.seed) > 0.3;
+                let inside = cu > 0.15 && cu < 0.85 && cv > 0.2 && cv < 0.8;
+                let bit = crate::surface::hash01(
+                    (u * s * 5.0) as i64,
+                    (v * s * 3.5) as i64,
+                    desc.seed + 1,
+                ) > 0.5;
+                if on && inside && bit {
+                    [c0[0], c0[1], c0[2], 1.0]
+                } else {
+                    [c1[0], c1[1], c1[2], 0.35]
                 }
-                TextureKind::Bricks => {
-                    let row = (v * s).floor();
-                    let off = if row as i32 % 2 == 0 { 0.0 } else { 0.5 };
-                    let bu = (u * s * 0.5 + off).fract();
-                    let bv = (v * s).fract();
-                    let mortar = bu < 0.05 || bv < 0.1;
-                    let n = crate::surface::value_noise(u, v, 64.0, 3, desc.seed);
-                    if mortar {
-                        mix(c1, [0.5, 0.5, 0.5, 1.0], n * 0.3)
-                    } else {
-                        mix(c0, [0.3, 0.1, 0.05, 1.0], n * 0.4)
-                    }
-                }
-                TextureKind::Gradient => mix(c0, c1, v),
-                TextureKind::Sprite => {
-                    let r = ((u - 0.5) * (u - 0.5) + (v - 0.5) * (v - 0.5)).sqrt() * 2.0;
-                    let a = (1.0 - r).clamp(0.0, 1.0).powf(1.5);
-                    [c0[0], c0[1], c0[2], a]
-                }
-                TextureKind::Glyphs => {
-                    let (cu, cv) = ((u * s).fract(), (v * s * 0.5).fract());
-                    let on =
-                        crate::surface::hash01((u * s) as i64, (v * s * 0.5) as i64, desc.seed)
-                            > 0.3;
-                    let inside = cu > 0.15 && cu < 0.85 && cv > 0.2 && cv < 0.8;
-                    let bit = crate::surface::hash01(
-                        (u * s * 5.0) as i64,
-                        (v * s * 3.5) as i64,
-                        desc.seed + 1,
-                    ) > 0.5;
-                    if on && inside && bit {
-                        [c0[0], c0[1], c0[2], 1.0]
-                    } else {
-                        [c1[0], c1[1], c1[2], 0.35]
-                    }
-                }
-                TextureKind::Leaves => {
-                    let n = crate::surface::value_noise(u, v, s, 3, desc.seed);
-                    let a = if n > 0.5 { 1.0 } else { 0.0 };
-                    let g = mix(
-                        c0,
-                        c1,
-                        crate::surface::value_noise(u, v, s * 4.0, 2, desc.seed + 7),
-                    );
-                    [g[0], g[1], g[2], a]
-                }
-                TextureKind::Png | TextureKind::Jpeg => [1.0, 0.0, 1.0, 1.0],
-            };
-            out.push(px);
+            }
+            TextureKind::Leaves => {
+                let n = leaf_a.at(u, v);
+                let a = if n > 0.5 { 1.0 } else { 0.0 };
+                let g = mix(c0, c1, leaf_c.at(u, v));
+                [g[0], g[1], g[2], a]
+            }
+            TextureKind::Png | TextureKind::Jpeg => [1.0, 0.0, 1.0, 1.0],
         }
-    }
+    };
+    // Rows in parallel: every texel is a pure function of (x, y), so the result is the same
+    // whatever the thread count.
+    use rayon::prelude::*;
+    let mut out = vec![[0.0f32; 4]; (size * size) as usize];
+    out.par_chunks_mut(size.max(1) as usize)
+        .enumerate()
+        .for_each(|(y, row)| {
+            for (x, t) in row.iter_mut().enumerate() {
+                *t = texel(x as u32, y as u32);
+            }
+        });
     out
 }
 

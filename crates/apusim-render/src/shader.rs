@@ -123,6 +123,28 @@ fn scale3(a: [f32; 4], s: f32) -> [f32; 4] {
 
 /// Shadow factor: 1 lit, 0.35 in shadow, comparing the light-space depth with the (bilinearly
 /// filtered) shadow map of `slot`.
+/// Normal mapping (the lit shaders' optional last slot: after the base texture, and after
+/// the shadow map when the draw has a light): a normal map sampled at the base texture
+/// coordinates perturbs the interpolated normal by its texel, decoded from [0, 1] to
+/// [-1, 1] (an object/world-space normal map: the meshes carry no tangent frame). Normal
+/// maps were standard in the game frames gspc characterizes; in memory they are a second
+/// texture of the base texture's size read at the same coordinates.
+fn normal_map(env: &mut Env, slot: usize, q: &QuadIn) -> [V3; 4] {
+    let n: [V3; 4] = std::array::from_fn(|i| normal(q, i));
+    if env.slots.get(slot).is_none() {
+        return n;
+    }
+    let b = env.tex(slot, &uv_of(q), Wrap::Repeat);
+    std::array::from_fn(|i| {
+        let d = V3(
+            b[i][0] * 2.0 - 1.0,
+            b[i][1] * 2.0 - 1.0,
+            b[i][2] * 2.0 - 1.0,
+        );
+        (n[i] + d * 0.5).norm()
+    })
+}
+
 fn shadow(env: &mut Env, slot: usize, u: &Uniforms, pos: [V3; 4]) -> [f32; 4] {
     let Some(lvp) = u.light_vp else {
         return [1.0; 4];
@@ -164,9 +186,10 @@ pub fn shade(k: ShaderKind, q: &QuadIn, u: &Uniforms, env: &mut Env) -> QuadOut 
         Lit | AlphaTest | DepthOffset => {
             let t = env.tex(0, &uv_of(q), Wrap::Repeat);
             let sh = shadow(env, 1, u, pos);
+            let n = normal_map(env, if u.light_vp.is_some() { 2 } else { 1 }, q);
             for i in 0..4 {
                 let a = mul4(t[i], u.tint);
-                out.color[0][i] = lit(a, normal(q, i), sh[i]);
+                out.color[0][i] = lit(a, n[i], sh[i]);
                 out.color[0][i][3] = 1.0;
                 if k == AlphaTest && a[3] < 0.5 {
                     out.kill |= 1 << i;

@@ -199,14 +199,16 @@ fn fnv(bytes: &[u8]) -> u64 {
 }
 
 /// Golden checksums of each built-in scene at 96x64, two frames: (PNG pixels of the last
-/// frame, trace statistics). Update deliberately when rendering changes. (Last update:
-/// calibration against gspc Fig. 4 — display blend reads per tile, denser courtyard, ground
-/// and floor cast into the shadow maps, uncleared G-buffer, smoke and a bloom chain in lake;
-/// the deferred PNG is unchanged because the lighting pass reads only stencil-marked pixels.)
+/// frame, trace statistics). Update deliberately when rendering changes. (Updates: the first
+/// gspc Fig. 4 calibration — display blend reads per tile, denser courtyard, ground and floor
+/// cast into the shadow maps, uncleared G-buffer, smoke and a bloom chain in lake; then the
+/// Intel Gen7 HiZ layout, 16 bytes per 8x4 block — traces only, HiZ is conservative so the
+/// PNGs stayed; then denser geometry — tessellated terrain, finer spheres, grass clumps —
+/// 16-bit index buffers and normal maps on the terrain, walls and rocks.)
 const GOLDEN: &[(&str, u64, u64)] = &[
-    ("courtyard", 3813079919573938375, 12286062327775520812),
-    ("deferred", 1734792495482071617, 8329076818311130727),
-    ("lake", 17608514153539692533, 17548567339888568837),
+    ("courtyard", 12992378816759954511, 9121285533369554557),
+    ("deferred", 16995527008309851036, 16727530342948066296),
+    ("lake", 16801552121164127314, 16033039068378638070),
 ];
 
 #[test]
@@ -298,6 +300,22 @@ fn hiz_rejects_occluded_draws_and_late_z_runs_after_shading() {
     )));
     // 8x6 tiles, both triangles of the quad touch every tile on the diagonal band.
     assert!(st.hiz_rejected_tiles >= 48, "{}", st.hiz_rejected_tiles);
+    // The HiZ buffer has one 16-byte entry per 8x4 block, 16x8 pixels per line: the depth
+    // clear writes 4x6 lines, and each draw reads each of them (two tiles per line).
+    let hiz = |op: Op, draw: Option<u16>| {
+        v.iter()
+            .filter(|a| a.stream == Stream::HiZ && a.op == op)
+            .filter(|a| {
+                draw.is_none_or(|dr| {
+                    decode_pc(a.pc).2 == dr && decode_pc(a.pc).0 == Stage::HiZ as u8
+                })
+            })
+            .map(|a| a.addr)
+            .collect::<BTreeSet<u64>>()
+    };
+    let cleared = hiz(Op::Write, None);
+    assert_eq!(cleared.len(), 24);
+    assert_eq!(hiz(Op::Read, Some(1)), cleared);
     // First draw: every quad passes early depth and writes its depth line once.
     let first_depth_writes = v
         .iter()
@@ -356,4 +374,66 @@ fn png_textures_are_imported_relative_to_the_scene_file() {
     let e = Renderer::new(&s, &d, &Options::default()).err().unwrap();
     assert!(e.msg.contains("bad.jpg"), "{e}");
     assert!(e.line > 1, "{e}");
+}
+
+const GEOMETRY: &str = r#"
+name = "geometry"
+frames = 1
+[[camera]]
+name = "main"
+position = [0.0, 6.0, 12.0]
+target = [0.0, 0.0, 0.0]
+[[texture]]
+name = "leaves"
+kind = "leaves"
+size = 64
+[[mesh]]
+name = "MESH"
+kind = "KIND"
+segments = 16
+count = 10
+size = [8.0, 1.0, 8.0]
+height = 2.0
+[[pass]]
+name = "main"
+color = ["backbuffer"]
+camera = "main"
+[[pass.draw]]
+mesh = "MESH"
+shader = "alpha-test"
+textures = ["leaves"]
+cull = "none"
+"#;
+
+/// Index lines fetched and vertex count of one draw of a generated mesh.
+fn index_lines(kind: &str) -> usize {
+    let (s, d) = src(&GEOMETRY.replace("KIND", kind));
+    let mut v: Vec<Access> = Vec::new();
+    render(&s, &d, &Options::default(), &mut v, |_, _| {}).unwrap();
+    v.iter()
+        .filter(|a| a.stream == Stream::VertexIndex)
+        .map(|a| a.addr)
+        .collect::<BTreeSet<u64>>()
+        .len()
+}
+
+#[test]
+fn small_meshes_fetch_16_bit_indices_and_foliage_is_crossed_quads() {
+    assert_eq!(scene::index_bytes(1 << 16), 2);
+    assert_eq!(scene::index_bytes((1 << 16) + 1), 4);
+    // A 16-segment sphere: 32x16 quads = 1024 triangles, 3072 16-bit indices = 96 lines.
+    assert_eq!(index_lines("sphere"), 96);
+    // Ten clumps of three quads: 120 vertices, 180 indices = 360 bytes = 6 lines.
+    let f = scene::MeshData::foliage(10, [8.0, 1.0, 8.0], 2.0, 1.0, 3);
+    assert_eq!((f.verts.len(), f.idx.len()), (120, 180));
+    assert_eq!(index_lines("foliage"), 6);
+    // Clumps stand on the terrain of the same size, height and seed: each clump's lowest
+    // vertex is just below the ground under it.
+    for clump in f.verts.chunks(12) {
+        let (x, z) = (clump[0].p[0] + clump[1].p[0], clump[0].p[2] + clump[1].p[2]);
+        let (u, w) = (x * 0.5 / 8.0 + 0.5, z * 0.5 / 8.0 + 0.5);
+        let ground = apusim_render::surface::value_noise(u, w, 4.0, 4, 3) * 2.0;
+        let low = clump.iter().map(|v| v.p[1]).fold(f32::INFINITY, f32::min);
+        assert!((low - (ground - 0.05)).abs() < 1e-4, "{low} {ground}");
+    }
 }
