@@ -15,7 +15,8 @@
 //! (the blending reads the paper names), the Z hit rate that of every depth reference, the
 //! texture hit rate that of texture-sampler reads, and the consumption rate the share of
 //! render-target blocks that a texture read consumed from the LLC (`apusim reuse`'s
-//! inter-stream statistics, gspc §2.3).
+//! inter-stream statistics, gspc §2.3). SHiP-mem is `ship-mem-bank`, one 16K-entry table per
+//! LLC bank as gspc §5.1 configures it.
 
 use crate::jobs::{ensure_cached, JobInputs};
 use crate::{oracle_setup, progress, with_means, Record, StudyOutput};
@@ -98,7 +99,7 @@ impl Figure {
             Figure::Fig12 => vec![
                 DRRIP,
                 bar("NRU", "nru"),
-                bar("SHiP-mem", "ship-mem"),
+                bar("SHiP-mem", "ship-mem-bank"),
                 bar("GS-DRRIP", "gs-drrip"),
                 bar("GSPZTC", "gspztc"),
                 bar("GSPZTC+TSE", "gspztc-tse"),

@@ -36,7 +36,7 @@ pub use synthetic::{demo_mix, CpuKind, CpuSynth, RenderSynth};
 /// traces ([`mixes::Job::key`]), so stale caches are never reused. (Edits of a built-in render
 /// scene's file need no bump: the key holds a hash of the scene text; changes of the render
 /// pipeline's code do.)
-pub const GENERATOR_VERSION: u32 = 2;
+pub const GENERATOR_VERSION: u32 = 3;
 
 /// Errors of the workload registries.
 #[derive(Debug, Clone, PartialEq, Eq)]
