@@ -77,11 +77,51 @@ pub fn coalesce(addrs: &[u64; WARP], mask: u32, size: u64, mut emit: impl FnMut(
         emit_segment(lo >> 7, half, &mut emit);
         return;
     }
+    if let Some(n) = unit_stride_lanes(addrs, mask, lo, size) {
+        coalesce_span(lo, lo + n * size, emit);
+        return;
+    }
     let lanes = LaneBits::new(addrs, size);
     if lanes.multi & mask != 0 {
         coalesce_general(addrs, mask, size, emit);
     } else {
         coalesce_runs(addrs, mask, &lanes, emit);
+    }
+}
+
+/// The active lanes' count `n` when they are lanes `0..n` and lane `l` touches the `size`
+/// bytes at `lo + l·size` (consecutive elements: the commonest access of all), so that the
+/// warp touches exactly the bytes `lo..lo + n·size`. Checked branch-free over all 32 lanes.
+#[inline]
+fn unit_stride_lanes(addrs: &[u64; WARP], mask: u32, lo: u64, size: u64) -> Option<u64> {
+    if mask & mask.wrapping_add(1) != 0 || addrs[0] != lo {
+        return None;
+    }
+    let n = u64::from(mask.count_ones());
+    let mut ok = true;
+    let mut want = lo;
+    for (l, &a) in addrs.iter().enumerate() {
+        ok &= l as u64 >= n || a == want;
+        want = want.wrapping_add(size);
+    }
+    ok.then_some(n)
+}
+
+/// The transactions of a warp touching exactly the bytes `first..end` (one run of
+/// consecutive lanes in lane order): the same as [`coalesce_general`] gives for such lanes —
+/// every segment in address order, full inside the run, the two ends reduced to a 64-byte
+/// half where only one half is touched.
+#[inline]
+fn coalesce_span(first: u64, end: u64, mut emit: impl FnMut(u64, u16)) {
+    let last = end - 1;
+    let (s0, s1) = (first >> 7, last >> 7);
+    let hi0 = if s0 == s1 { last & 127 } else { 127 };
+    emit_segment(s0, half_bits(first & 127, hi0), &mut emit);
+    for s in s0 + 1..s1 {
+        emit_segment(s, 3, &mut emit);
+    }
+    if s1 > s0 {
+        emit_segment(s1, half_bits(0, last & 127), &mut emit);
     }
 }
 
@@ -450,6 +490,14 @@ impl Iterator for Lanes {
     }
 }
 
+/// The bytes a warp memory instruction touches.
+enum Touch<'a> {
+    /// Lane addresses, active-lane mask, bytes per lane (see [`coalesce`]).
+    Lanes(&'a [u64; WARP], u32, u64),
+    /// Exactly the bytes `first..end`, touched by consecutive lanes in lane order.
+    Span(u64, u64),
+}
+
 /// One warp executing one phase of a block.
 pub struct Warp<'e, 'a> {
     emit: &'e mut Emit<'a>,
@@ -507,10 +555,32 @@ impl Warp<'_, '_> {
         self.emit.stats.shared_instrs += n;
     }
 
+    /// `threadIdx.x` of the warp's lane 0.
+    #[inline]
+    pub fn first_local(&self) -> usize {
+        self.first_local
+    }
+    /// Global thread index of the warp's lane 0.
+    #[inline]
+    pub fn first_global(&self) -> usize {
+        self.block_first + self.first_local
+    }
+    /// Lanes `0..n` of a run access from element `start` bounded by `end`: the warp's active
+    /// lanes (always its first ones) with `start + lane < end`.
+    #[inline]
+    fn run_lanes(&self, start: usize, end: usize) -> usize {
+        (self.mask.count_ones() as usize).min(end.saturating_sub(start))
+    }
+
     fn issue(&mut self, pc: u64, op: Op, flags: u8, addrs: &[u64; WARP], mask: u32, size: u64) {
-        if mask == 0 {
-            return;
+        if mask != 0 {
+            self.issue_with(pc, op, flags, Touch::Lanes(addrs, mask, size));
         }
+    }
+
+    /// Issue a warp memory instruction touching `touch`.
+    #[inline(always)]
+    fn issue_with(&mut self, pc: u64, op: Op, flags: u8, touch: Touch<'_>) {
         let time = self.start + self.k * self.emit.stride;
         self.k += 1;
         let e = &mut *self.emit;
@@ -518,7 +588,7 @@ impl Warp<'_, '_> {
         let before = e.out.len();
         let (sm, warp) = (e.sm, self.warp_id);
         let out = &mut *e.out;
-        coalesce(addrs, mask, size, |addr, sz| {
+        let emit = |addr, sz| {
             let mut a = Access::new(Agent::GPU, Stream::ShaderData, op, addr, sz)
                 .with_pc(CODE_BASE + pc)
                 .with_time(time)
@@ -526,7 +596,11 @@ impl Warp<'_, '_> {
                 .with_warp(warp);
             a.flags = flags;
             out.push(a);
-        });
+        };
+        match touch {
+            Touch::Lanes(addrs, mask, size) => coalesce(addrs, mask, size, emit),
+            Touch::Span(first, end) => coalesce_span(first, end, emit),
+        }
         e.stats.transactions += (e.out.len() - before) as u64;
     }
 
@@ -558,6 +632,53 @@ impl Warp<'_, '_> {
             std::mem::size_of::<T>() as u64,
         );
         vals
+    }
+
+    /// A global load of consecutive elements at site `pc`: lane `l` reads element
+    /// `start + l` of `buf` if it is active and `start + l < end` (the closure form
+    /// `|t| (start + t.lane < end).then_some(start + t.lane)` of [`Warp::load`], without the
+    /// per-lane work: the transactions come from the byte range at once). Returns the values
+    /// read (default for inactive lanes).
+    #[inline]
+    pub fn load_run<T: Copy + Default>(
+        &mut self,
+        pc: u64,
+        buf: &Buf<T>,
+        start: usize,
+        end: usize,
+    ) -> [T; WARP] {
+        let mut vals = [T::default(); WARP];
+        let n = self.run_lanes(start, end);
+        vals[..n].copy_from_slice(&buf.data[start..start + n]);
+        self.issue_run(pc, Op::Read, buf, start, n);
+        vals
+    }
+
+    /// A global store of consecutive elements at site `pc`: lane `l` writes `vals[l]` to
+    /// element `start + l` of `buf` if it is active and `start + l < end` (see
+    /// [`Warp::load_run`]).
+    #[inline]
+    pub fn store_run<T: Copy>(
+        &mut self,
+        pc: u64,
+        buf: &mut Buf<T>,
+        start: usize,
+        end: usize,
+        vals: &[T; WARP],
+    ) {
+        let n = self.run_lanes(start, end);
+        buf.data[start..start + n].copy_from_slice(&vals[..n]);
+        self.issue_run(pc, Op::Write, buf, start, n);
+    }
+
+    /// Issue the instruction of lanes `0..n` touching elements `start..start + n` of `buf`.
+    #[inline]
+    fn issue_run<T: Copy>(&mut self, pc: u64, op: Op, buf: &Buf<T>, start: usize, n: usize) {
+        if n > 0 {
+            let first = buf.addr(start);
+            let end = buf.addr(start + n).max(first + 1);
+            self.issue_with(pc, op, 0, Touch::Span(first, end));
+        }
     }
 
     /// A global store at site `pc`: lane `t` writes `(index, value)` = `f(t)` (`None`:
@@ -616,6 +737,35 @@ impl Warp<'_, '_> {
     }
 }
 
+/// Stable sort of `wave` by time, all times within `lo..=hi`: count the records of every
+/// cycle, turn the counts into first positions, place every record at its cycle's next
+/// position (in `scratch`, swapped in).
+fn counting_sort_by_time(
+    wave: &mut Vec<Access>,
+    lo: u64,
+    hi: u64,
+    counts: &mut Vec<u32>,
+    scratch: &mut Vec<Access>,
+) {
+    counts.clear();
+    counts.resize((hi - lo) as usize + 1, 0);
+    for a in wave.iter() {
+        counts[(a.time - lo) as usize] += 1;
+    }
+    let mut next = 0u32;
+    for c in counts.iter_mut() {
+        (*c, next) = (next, next + *c);
+    }
+    scratch.clear();
+    scratch.resize(wave.len(), wave[0]);
+    for a in wave.iter() {
+        let at = &mut counts[(a.time - lo) as usize];
+        scratch[*at as usize] = *a;
+        *at += 1;
+    }
+    std::mem::swap(wave, scratch);
+}
+
 /// Runs a [`Kernel`] and hands out its transactions: the [`AccessSource`] of every GPGPU
 /// workload.
 pub struct SimtSource<K: Kernel> {
@@ -626,8 +776,10 @@ pub struct SimtSource<K: Kernel> {
     next_block: usize,
     warp_base: u32,
     wave: Vec<Access>,
-    /// Scratch of [`SimtSource::order_wave`]: sort keys and the gathered records.
+    /// Scratch of [`SimtSource::order_wave`]: sort keys, records per cycle and the gathered
+    /// records.
     keys: Vec<u64>,
+    counts: Vec<u32>,
     sorted: Vec<Access>,
     pos: usize,
     time: u64,
@@ -663,6 +815,7 @@ impl<K: Kernel> SimtSource<K> {
             warp_base: 0,
             wave: Vec::new(),
             keys: Vec::new(),
+            counts: Vec::new(),
             sorted: Vec::new(),
             pos: 0,
             time: 0,
@@ -705,6 +858,10 @@ impl<K: Kernel> SimtSource<K> {
         let (lo, hi) = wave.iter().fold((u64::MAX, 0), |(lo, hi), a| {
             (lo.min(a.time), hi.max(a.time))
         });
+        if hi - lo <= 4 * wave.len() as u64 {
+            counting_sort_by_time(wave, lo, hi, &mut self.counts, &mut self.sorted);
+            return;
+        }
         let bits = usize::BITS - (wave.len() - 1).leading_zeros();
         if bits >= 64 || (hi - lo) >> (64 - bits) != 0 {
             wave.sort_by_key(|a| a.time);
@@ -848,6 +1005,52 @@ mod tests {
         // Inactive lanes contribute nothing.
         assert!(tx(&a, 0, 4).is_empty());
         assert_eq!(tx(&a, 0b101, 4).len(), 2);
+    }
+
+    /// The general per-lane path of the coalescer, for comparison with the fast paths.
+    fn tx_general(addrs: &[u64; WARP], mask: u32, size: u64) -> Vec<(u64, u16)> {
+        let mut v = Vec::new();
+        coalesce_general(addrs, mask, size, |a, s| v.push((a, s)));
+        v
+    }
+
+    #[test]
+    fn fast_paths_match_the_general_coalescer() {
+        let mut rng = crate::rng::SplitMix64::new(7);
+        let mut spans = 0;
+        for _ in 0..20_000 {
+            let size = [1u64, 2, 4, 8, 12, 16][rng.below(6) as usize];
+            let base = 0x4000 + rng.below(512);
+            let lanes = 1 + rng.below(32) as u32;
+            let mask = if lanes == 32 {
+                u32::MAX
+            } else {
+                (1u32 << lanes) - 1
+            };
+            // Unit stride, sometimes with one lane off (a wrapped neighbour), sometimes a
+            // stride of two elements or a broadcast.
+            let kind = rng.below(4);
+            let mut a: [u64; WARP] = std::array::from_fn(|l| match kind {
+                2 => base + 2 * size * l as u64,
+                3 => base,
+                _ => base + size * l as u64,
+            });
+            if kind == 1 {
+                a[rng.below(32) as usize] += 128 * (1 + rng.below(3));
+            }
+            let mut check = |mask: u32| {
+                spans += u32::from(unit_stride_lanes(&a, mask, a[0], size).is_some());
+                assert_eq!(
+                    tx(&a, mask, size),
+                    tx_general(&a, mask, size),
+                    "{a:x?} {mask:x}"
+                );
+            };
+            check(mask);
+            check(mask & !1);
+            check(rng.next_u64() as u32);
+        }
+        assert!(spans > 5_000, "{spans}");
     }
 
     /// y = a·x + y over 1000 elements with 96-thread blocks.
