@@ -108,21 +108,40 @@ pub fn source_at(side: usize, (x, y, z): (i32, i32, i32), q: usize) -> usize {
 }
 
 /// BGK collision of one cell's 19 pulled distributions.
-#[allow(clippy::needless_range_loop)]
 pub fn collide(f: &mut [f32; Q]) {
-    let rho: f32 = f.iter().sum();
-    let (mut ux, mut uy, mut uz) = (0f32, 0f32, 0f32);
+    let mut lanes: [[f32; 1]; Q] = f.map(|v| [v]);
+    collide_lanes(&mut lanes);
+    *f = lanes.map(|[v]| v);
+}
+
+/// [`collide`] of `L` cells at once, distribution-major (`f[q][lane]`): the same operations
+/// in the same order per cell, as loops over the lanes that vectorize.
+#[allow(clippy::needless_range_loop)]
+pub fn collide_lanes<const L: usize>(f: &mut [[f32; L]; Q]) {
+    let mut rho = [0f32; L];
+    let (mut ux, mut uy, mut uz) = ([0f32; L], [0f32; L], [0f32; L]);
     for q in 0..Q {
-        ux += C[q].0 as f32 * f[q];
-        uy += C[q].1 as f32 * f[q];
-        uz += C[q].2 as f32 * f[q];
+        let (cx, cy, cz) = (C[q].0 as f32, C[q].1 as f32, C[q].2 as f32);
+        for l in 0..L {
+            rho[l] += f[q][l];
+            ux[l] += cx * f[q][l];
+            uy[l] += cy * f[q][l];
+            uz[l] += cz * f[q][l];
+        }
     }
-    let (ux, uy, uz) = (ux / rho, uy / rho, uz / rho);
-    let u2 = ux * ux + uy * uy + uz * uz;
+    let mut u2 = [0f32; L];
+    for l in 0..L {
+        (ux[l], uy[l], uz[l]) = (ux[l] / rho[l], uy[l] / rho[l], uz[l] / rho[l]);
+        u2[l] = ux[l] * ux[l] + uy[l] * uy[l] + uz[l] * uz[l];
+    }
     for q in 0..Q {
-        let cu = C[q].0 as f32 * ux + C[q].1 as f32 * uy + C[q].2 as f32 * uz;
-        let eq = weight(q) * rho * (1.0 + 3.0 * cu + 4.5 * cu * cu - 1.5 * u2);
-        f[q] += OMEGA * (eq - f[q]);
+        let (cx, cy, cz) = (C[q].0 as f32, C[q].1 as f32, C[q].2 as f32);
+        let wq = weight(q);
+        for l in 0..L {
+            let cu = cx * ux[l] + cy * uy[l] + cz * uz[l];
+            let eq = wq * rho[l] * (1.0 + 3.0 * cu + 4.5 * cu * cu - 1.5 * u2[l]);
+            f[q][l] += OMEGA * (eq - f[q][l]);
+        }
     }
 }
 
@@ -146,33 +165,25 @@ impl Kernel for Lbm {
             (&*f1, f0)
         };
         blk.phase(|w| {
-            let cell = move |t: crate::simt::Tid| {
-                let c = b * THREADS + t.local;
-                (c < cells).then_some(c)
+            // The warp's cells c0.. (lanes past the last cell inactive), their coordinates.
+            let c0 = b * THREADS + w.first_local();
+            let live = cells.saturating_sub(c0);
+            let mask = if live >= 32 {
+                u32::MAX
+            } else {
+                (1u32 << live) - 1
             };
-            let mut f = [[0f32; Q]; 32];
-            let mut xyz = [(0, 0, 0); 32];
-            for t in w.tids() {
-                if let Some(c) = cell(t) {
-                    xyz[t.lane] = coords(side, c);
-                }
-            }
+            let xyz: [_; 32] = std::array::from_fn(|l| coords(side, c0 + l));
+            let mut f = [[0f32; 32]; Q];
             for q in 0..Q {
-                let v = w.load(8 * q as u64, src, |t| {
-                    cell(t).map(|_| q * cells + source_at(side, xyz[t.lane], q))
-                });
-                for t in w.tids() {
-                    f[t.lane][q] = v[t.lane];
-                }
+                let idx = std::array::from_fn(|l| q * cells + source_at(side, xyz[l], q));
+                f[q] = w.load_idx(8 * q as u64, src, &idx, mask);
             }
-            for t in w.tids() {
-                collide(&mut f[t.lane]);
-            }
+            collide_lanes(&mut f);
             w.compute(160);
             for q in 0..Q {
-                w.store(0x100 + 8 * q as u64, dst, |t| {
-                    cell(t).map(|c| (q * cells + c, f[t.lane][q]))
-                });
+                let at = q * cells;
+                w.store_run(0x100 + 8 * q as u64, dst, at + c0, at + cells, &f[q]);
             }
         });
     }

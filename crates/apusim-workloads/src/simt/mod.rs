@@ -77,8 +77,11 @@ pub fn coalesce(addrs: &[u64; WARP], mask: u32, size: u64, mut emit: impl FnMut(
         emit_segment(lo >> 7, half, &mut emit);
         return;
     }
-    if let Some(n) = unit_stride_lanes(addrs, mask, lo, size) {
-        coalesce_span(lo, lo + n * size, emit);
+    // Runs of consecutive lanes touching consecutive elements.
+    let cont = contiguous_lanes(addrs, size) & mask & (mask << 1);
+    let starts = mask & !cont;
+    if starts.count_ones() <= MAX_SPANS {
+        coalesce_spans(addrs, size, starts, cont, emit);
         return;
     }
     let lanes = LaneBits::new(addrs, size);
@@ -89,22 +92,58 @@ pub fn coalesce(addrs: &[u64; WARP], mask: u32, size: u64, mut emit: impl FnMut(
     }
 }
 
-/// The active lanes' count `n` when they are lanes `0..n` and lane `l` touches the `size`
-/// bytes at `lo + l·size` (consecutive elements: the commonest access of all), so that the
-/// warp touches exactly the bytes `lo..lo + n·size`. Checked branch-free over all 32 lanes.
+/// Warps whose active lanes form at most this many runs of consecutive elements are
+/// coalesced run by run (unit-stride accesses: one run; a 16-wide tile row pair or a wrapped
+/// neighbour: two or three).
+const MAX_SPANS: u32 = 4;
+
+/// Bit `l` set when lane `l` touches the element right after lane `l − 1`'s (`addrs[l] =
+/// addrs[l − 1] + size`), computed branch-free over all 32 lanes.
 #[inline]
-fn unit_stride_lanes(addrs: &[u64; WARP], mask: u32, lo: u64, size: u64) -> Option<u64> {
-    if mask & mask.wrapping_add(1) != 0 || addrs[0] != lo {
-        return None;
+fn contiguous_lanes(addrs: &[u64; WARP], size: u64) -> u32 {
+    let mut cont = 0u32;
+    for l in 1..WARP {
+        cont |= u32::from(addrs[l] == addrs[l - 1].wrapping_add(size)) << l;
     }
-    let n = u64::from(mask.count_ones());
-    let mut ok = true;
-    let mut want = lo;
-    for (l, &a) in addrs.iter().enumerate() {
-        ok &= l as u64 >= n || a == want;
-        want = want.wrapping_add(size);
+    cont
+}
+
+/// [`coalesce`] of active lanes forming runs of consecutive elements (`starts`: each run's
+/// first lane, `cont`: the lanes continuing a run): a run touches one byte range, whose
+/// segments are recorded in address order (the order its lanes first touch them), merged
+/// with the earlier runs' segments exactly as [`coalesce_general`] merges lanes.
+#[inline]
+fn coalesce_spans(
+    addrs: &[u64; WARP],
+    size: u64,
+    mut starts: u32,
+    cont: u32,
+    mut emit: impl FnMut(u64, u16),
+) {
+    let run_end = |l: u32| l + (!(u64::from(cont) >> (l + 1))).trailing_zeros();
+    if starts.count_ones() == 1 {
+        let l = starts.trailing_zeros();
+        let first = addrs[l as usize];
+        coalesce_span(first, addrs[run_end(l) as usize] + size, emit);
+        return;
     }
-    ok.then_some(n)
+    let mut segs = Segments::default();
+    while starts != 0 {
+        let l = starts.trailing_zeros();
+        starts &= starts - 1;
+        let first = addrs[l as usize];
+        coalesce_span(first, addrs[run_end(l) as usize] + size, |a, sz| {
+            let half = match (a & 127, sz) {
+                (0, 64) => 1,
+                (_, 64) => 2,
+                _ => 3,
+            };
+            segs.touch(a >> 7, half);
+        });
+    }
+    for i in 0..segs.n {
+        emit_segment(segs.seg[i], segs.half[i], &mut emit);
+    }
 }
 
 /// The transactions of a warp touching exactly the bytes `first..end` (one run of
@@ -649,8 +688,44 @@ impl Warp<'_, '_> {
     ) -> [T; WARP] {
         let mut vals = [T::default(); WARP];
         let n = self.run_lanes(start, end);
-        vals[..n].copy_from_slice(&buf.data[start..start + n]);
+        if n > 0 {
+            vals[..n].copy_from_slice(&buf.data[start..start + n]);
+        }
         self.issue_run(pc, Op::Read, buf, start, n);
+        vals
+    }
+
+    /// A global load at site `pc` of precomputed element indices: lane `l` reads element
+    /// `idx[l]` of `buf` if bit `l` of `mask` is set and the lane is active (the closure
+    /// form of [`Warp::load`] for kernels that compute their lanes' indices as a
+    /// vectorizable array). Returns the values read (default for inactive lanes).
+    #[inline]
+    pub fn load_idx<T: Copy + Default>(
+        &mut self,
+        pc: u64,
+        buf: &Buf<T>,
+        idx: &[usize; WARP],
+        mask: u32,
+    ) -> [T; WARP] {
+        let mask = mask & self.mask;
+        let mut vals = [T::default(); WARP];
+        let mut addrs = [0u64; WARP];
+        if mask == u32::MAX {
+            for l in 0..WARP {
+                vals[l] = buf.data[idx[l]];
+                addrs[l] = buf.addr(idx[l]);
+            }
+        } else {
+            let mut m = mask;
+            while m != 0 {
+                let l = m.trailing_zeros() as usize;
+                m &= m - 1;
+                vals[l] = buf.data[idx[l]];
+                addrs[l] = buf.addr(idx[l]);
+            }
+        }
+        let size = std::mem::size_of::<T>() as u64;
+        self.issue(pc, Op::Read, 0, &addrs, mask, size);
         vals
     }
 
@@ -667,7 +742,9 @@ impl Warp<'_, '_> {
         vals: &[T; WARP],
     ) {
         let n = self.run_lanes(start, end);
-        buf.data[start..start + n].copy_from_slice(&vals[..n]);
+        if n > 0 {
+            buf.data[start..start + n].copy_from_slice(&vals[..n]);
+        }
         self.issue_run(pc, Op::Write, buf, start, n);
     }
 
@@ -1029,17 +1106,32 @@ mod tests {
             };
             // Unit stride, sometimes with one lane off (a wrapped neighbour), sometimes a
             // stride of two elements or a broadcast.
-            let kind = rng.below(4);
+            let kind = rng.below(6);
+            let gap = rng.below(1024);
             let mut a: [u64; WARP] = std::array::from_fn(|l| match kind {
                 2 => base + 2 * size * l as u64,
                 3 => base,
+                // Two tile rows (matrixmul) with a gap, possibly overlapping.
+                4 => base + size * l as u64 + if l >= 16 { gap } else { 0 },
                 _ => base + size * l as u64,
             });
+            if kind == 5 {
+                // Runs of random lengths at random places.
+                let mut l = 0;
+                while l < WARP {
+                    let (len, at) = (1 + rng.below(12) as usize, 0x4000 + rng.below(2048));
+                    for (i, x) in a[l..(l + len).min(WARP)].iter_mut().enumerate() {
+                        *x = at + size * i as u64;
+                    }
+                    l += len;
+                }
+            }
             if kind == 1 {
                 a[rng.below(32) as usize] += 128 * (1 + rng.below(3));
             }
             let mut check = |mask: u32| {
-                spans += u32::from(unit_stride_lanes(&a, mask, a[0], size).is_some());
+                let cont = contiguous_lanes(&a, size) & mask & (mask << 1);
+                spans += u32::from((mask & !cont).count_ones() <= MAX_SPANS);
                 assert_eq!(
                     tx(&a, mask, size),
                     tx_general(&a, mask, size),
