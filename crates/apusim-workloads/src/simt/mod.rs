@@ -121,10 +121,27 @@ fn coalesce_spans(
     mut emit: impl FnMut(u64, u16),
 ) {
     let run_end = |l: u32| l + (!(u64::from(cont) >> (l + 1))).trailing_zeros();
-    if starts.count_ones() == 1 {
-        let l = starts.trailing_zeros();
-        let first = addrs[l as usize];
-        coalesce_span(first, addrs[run_end(l) as usize] + size, emit);
+    // Runs in ascending address order, each starting in a segment after the previous run's
+    // last one, share no segment: their spans are the transactions, in run order.
+    let mut ascending = true;
+    let mut next = 0u64;
+    let mut m = starts;
+    while m != 0 {
+        let l = m.trailing_zeros();
+        m &= m - 1;
+        ascending &= addrs[l as usize] >> 7 >= next;
+        next = ((addrs[run_end(l) as usize] + size - 1) >> 7) + 1;
+    }
+    if ascending {
+        while starts != 0 {
+            let l = starts.trailing_zeros();
+            starts &= starts - 1;
+            coalesce_span(
+                addrs[l as usize],
+                addrs[run_end(l) as usize] + size,
+                &mut emit,
+            );
+        }
         return;
     }
     let mut segs = Segments::default();
@@ -727,6 +744,31 @@ impl Warp<'_, '_> {
         let size = std::mem::size_of::<T>() as u64;
         self.issue(pc, Op::Read, 0, &addrs, mask, size);
         vals
+    }
+
+    /// A global store at site `pc` of precomputed element indices: lane `l` writes `vals[l]`
+    /// to element `idx[l]` of `buf` if bit `l` of `mask` is set and the lane is active, in
+    /// lane order (see [`Warp::store`] and [`Warp::load_idx`]).
+    #[inline]
+    pub fn store_idx<T: Copy>(
+        &mut self,
+        pc: u64,
+        buf: &mut Buf<T>,
+        idx: &[usize; WARP],
+        vals: &[T; WARP],
+        mask: u32,
+    ) {
+        let mask = mask & self.mask;
+        let mut addrs = [0u64; WARP];
+        let mut m = mask;
+        while m != 0 {
+            let l = m.trailing_zeros() as usize;
+            m &= m - 1;
+            buf.data[idx[l]] = vals[l];
+            addrs[l] = buf.addr(idx[l]);
+        }
+        let size = std::mem::size_of::<T>() as u64;
+        self.issue(pc, Op::Write, 0, &addrs, mask, size);
     }
 
     /// A global store of consecutive elements at site `pc`: lane `l` writes `vals[l]` to
