@@ -52,7 +52,11 @@ pub fn new(p: &GpgpuParams) -> BlackScholes {
 pub fn exp(x: f32) -> f32 {
     const ROUND: f32 = 12_582_912.0; // 1.5·2^23: adding it rounds to an integer
     let x = x.clamp(-87.0, 88.0);
-    let n = (x * std::f32::consts::LOG2_E + ROUND) - ROUND;
+    let t = x * std::f32::consts::LOG2_E + ROUND;
+    let n = t - ROUND;
+    // The integer n from the bits of t (its exponent is that of ROUND, the low mantissa
+    // bits hold n): an integer operation that vectorizes, unlike a float-to-int cast.
+    let ni = t.to_bits() as i32 - ROUND.to_bits() as i32;
     let r = (x - n * 0.693_359_4) - n * -2.121_944_4e-4;
     let z = r * r;
     let p = ((((1.987_569_1e-4 * r + 1.398_2e-3) * r + 8.333_452e-3) * r + 4.166_579_6e-2) * r
@@ -60,7 +64,7 @@ pub fn exp(x: f32) -> f32 {
         * r
         + 5.000_000_1e-1;
     let y = p * z + r + 1.0;
-    y * f32::from_bits(((n as i32 + 127) as u32) << 23)
+    y * f32::from_bits(((ni + 127) as u32) << 23)
 }
 
 /// Natural logarithm of a positive normal `x` in single precision, branch-free (vectorizes):

@@ -173,12 +173,38 @@ impl Kernel for Lbm {
             } else {
                 (1u32 << live) - 1
             };
+            // Per lane and step −1, 0, +1 along each axis: the periodic neighbour's offset
+            // contribution (x, y·side, z·side²), so that a source index is three lookups.
             let xyz: [_; 32] = std::array::from_fn(|l| coords(side, c0 + l));
-            let mut f = [[0f32; 32]; Q];
-            for q in 0..Q {
-                let idx = std::array::from_fn(|l| q * cells + source_at(side, xyz[l], q));
-                f[q] = w.load_idx(8 * q as u64, src, &idx, mask);
-            }
+            let s = side as i32;
+            let wrap = |v: i32| {
+                (if v < 0 {
+                    v + s
+                } else if v >= s {
+                    v - s
+                } else {
+                    v
+                }) as usize
+            };
+            let axis = |k: usize, scale: usize| -> [[usize; 32]; 3] {
+                std::array::from_fn(|d| {
+                    std::array::from_fn(|l| {
+                        let (x, y, z) = xyz[l];
+                        wrap([x, y, z][k] - (d as i32 - 1)) * scale
+                    })
+                })
+            };
+            let (ox, oy, oz) = (axis(0, 1), axis(1, side), axis(2, side * side));
+            let mut f: [[f32; 32]; Q] = std::array::from_fn(|q| {
+                let (dx, dy, dz) = C[q];
+                let (ox, oy, oz) = (
+                    &ox[(dx + 1) as usize],
+                    &oy[(dy + 1) as usize],
+                    &oz[(dz + 1) as usize],
+                );
+                let idx = std::array::from_fn(|l| q * cells + oz[l] + oy[l] + ox[l]);
+                w.load_idx(8 * q as u64, src, &idx, mask)
+            });
             collide_lanes(&mut f);
             w.compute(160);
             for q in 0..Q {

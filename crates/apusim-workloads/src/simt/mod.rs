@@ -222,15 +222,45 @@ impl LaneBits {
 fn coalesce_runs(addrs: &[u64; WARP], mask: u32, lanes: &LaneBits, mut emit: impl FnMut(u64, u16)) {
     let cont = mask & lanes.same & (mask << 1);
     let mut starts = mask & !cont;
+    let run_half = |l: u32| {
+        // The run: lane `l` and the continuing lanes right after it.
+        let len = 1 + (!(u64::from(cont) >> (l + 1))).trailing_zeros();
+        let run = (((1u64 << len) - 1) << l) as u32;
+        u8::from(lanes.low & run != 0) | (u8::from(lanes.high & run != 0) << 1)
+    };
+    // Runs on nondecreasing segments (addresses growing with the lane, as most indexed
+    // accesses do): a segment's runs are adjacent, merged into the pending transaction.
+    let mut m = starts;
+    let mut prev = 0u64;
+    let mut ascending = true;
+    while m != 0 {
+        let seg = addrs[m.trailing_zeros() as usize] >> 7;
+        m &= m - 1;
+        ascending &= seg >= prev;
+        prev = seg;
+    }
+    if ascending {
+        let (mut seg, mut half) = (u64::MAX, 0u8);
+        while starts != 0 {
+            let l = starts.trailing_zeros();
+            starts &= starts - 1;
+            let s = addrs[l as usize] >> 7;
+            if s != seg {
+                if half != 0 {
+                    emit_segment(seg, half, &mut emit);
+                }
+                (seg, half) = (s, 0);
+            }
+            half |= run_half(l);
+        }
+        emit_segment(seg, half, &mut emit);
+        return;
+    }
     let mut segs = Segments::default();
     while starts != 0 {
         let l = starts.trailing_zeros();
         starts &= starts - 1;
-        // The run: lane `l` and the continuing lanes right after it.
-        let len = 1 + (!(u64::from(cont) >> (l + 1))).trailing_zeros();
-        let run = (((1u64 << len) - 1) << l) as u32;
-        let half = u8::from(lanes.low & run != 0) | (u8::from(lanes.high & run != 0) << 1);
-        segs.touch(addrs[l as usize] >> 7, half);
+        segs.touch(addrs[l as usize] >> 7, run_half(l));
     }
     for i in 0..segs.n {
         emit_segment(segs.seg[i], segs.half[i], &mut emit);
@@ -725,14 +755,16 @@ impl Warp<'_, '_> {
         mask: u32,
     ) -> [T; WARP] {
         let mask = mask & self.mask;
+        let size = std::mem::size_of::<T>() as u64;
+        if mask == u32::MAX {
+            let vals = idx.map(|i| buf.data[i]);
+            let addrs = idx.map(|i| buf.addr(i));
+            self.issue(pc, Op::Read, 0, &addrs, mask, size);
+            return vals;
+        }
         let mut vals = [T::default(); WARP];
         let mut addrs = [0u64; WARP];
-        if mask == u32::MAX {
-            for l in 0..WARP {
-                vals[l] = buf.data[idx[l]];
-                addrs[l] = buf.addr(idx[l]);
-            }
-        } else {
+        {
             let mut m = mask;
             while m != 0 {
                 let l = m.trailing_zeros() as usize;
@@ -741,7 +773,6 @@ impl Warp<'_, '_> {
                 addrs[l] = buf.addr(idx[l]);
             }
         }
-        let size = std::mem::size_of::<T>() as u64;
         self.issue(pc, Op::Read, 0, &addrs, mask, size);
         vals
     }
