@@ -195,16 +195,20 @@ impl Kernel for Lbm {
                 })
             };
             let (ox, oy, oz) = (axis(0, 1), axis(1, side), axis(2, side * side));
-            let mut f: [[f32; 32]; Q] = std::array::from_fn(|q| {
+            let mut f = [[0f32; 32]; Q];
+            for (q, f) in f.iter_mut().enumerate() {
                 let (dx, dy, dz) = C[q];
                 let (ox, oy, oz) = (
                     &ox[(dx + 1) as usize],
                     &oy[(dy + 1) as usize],
                     &oz[(dz + 1) as usize],
                 );
-                let idx = std::array::from_fn(|l| q * cells + oz[l] + oy[l] + ox[l]);
-                w.load_idx(8 * q as u64, src, &idx, mask)
-            });
+                let mut idx = [q * cells; 32];
+                for l in 0..32 {
+                    idx[l] += oz[l] + oy[l] + ox[l];
+                }
+                *f = w.load_idx(8 * q as u64, src, &idx, mask);
+            }
             collide_lanes(&mut f);
             w.compute(160);
             for q in 0..Q {

@@ -756,15 +756,14 @@ impl Warp<'_, '_> {
     ) -> [T; WARP] {
         let mask = mask & self.mask;
         let size = std::mem::size_of::<T>() as u64;
-        if mask == u32::MAX {
-            let vals = idx.map(|i| buf.data[i]);
-            let addrs = idx.map(|i| buf.addr(i));
-            self.issue(pc, Op::Read, 0, &addrs, mask, size);
-            return vals;
-        }
         let mut vals = [T::default(); WARP];
         let mut addrs = [0u64; WARP];
-        {
+        if mask == u32::MAX {
+            for ((v, a), &i) in vals.iter_mut().zip(&mut addrs).zip(idx) {
+                *v = buf.data[i];
+                *a = buf.addr(i);
+            }
+        } else {
             let mut m = mask;
             while m != 0 {
                 let l = m.trailing_zeros() as usize;
