@@ -17,6 +17,10 @@
 //! the element index a lane touches, or `None` for an inactive lane), [`Warp::shared`] counts
 //! scratchpad (shared-memory) instructions, [`Warp::compute`] counts ALU instructions. The
 //! kernel really computes: loads return the lanes' values from the [`Buf`], stores write them.
+//! Kernels whose lanes touch consecutive elements use [`Warp::load_run`] /
+//! [`Warp::store_run`] (no per-lane work: a slice copy and one byte span), and kernels that
+//! compute their lanes' indices as an array use [`Warp::load_idx`] / [`Warp::store_idx`]
+//! (no closure per lane); both record exactly what the closure forms record.
 //! Scratchpad contents are plain Rust arrays of the kernel; barrier semantics come from
 //! running phases in order.
 //!
@@ -26,6 +30,10 @@
 //! the active lanes' bytes are grouped by 128-byte aligned segment, in order of the lowest lane
 //! touching each segment; a segment whose touched bytes all lie in one 64-byte half is
 //! reduced to a 64-byte transaction. Each transaction is one [`Access`] (size 64 or 128).
+//! The work is per lane only where it must be: a warp inside one segment is found from its
+//! lowest and highest address, runs of consecutive elements are coalesced span by span, and
+//! runs of lanes on one segment through bit masks; a randomized test checks every fast path
+//! against the per-lane algorithm.
 //!
 //! # Scheduling and timing convention
 //!
