@@ -3,7 +3,7 @@
 //! (131072 keys). Each pass reads and writes the whole array with a pass-dependent stride.
 
 use super::{GpgpuParams, Input, Step};
-use crate::simt::{Alloc, Block, Buf, Kernel, Launch};
+use crate::simt::{first_lanes, Alloc, Block, Buf, Kernel, Launch};
 
 const THREADS: usize = 256;
 
@@ -57,11 +57,7 @@ impl Kernel for Bitonic {
             // (j is a power of two); lanes past the last pair are inactive.
             let p0 = b * THREADS + w.first_local();
             let live = half.saturating_sub(p0);
-            let mask = if live >= 32 {
-                u32::MAX
-            } else {
-                (1u32 << live) - 1
-            };
+            let mask = first_lanes(live);
             let sh = j.trailing_zeros();
             let lo: [usize; 32] = std::array::from_fn(|l| {
                 let p = p0 + l;

@@ -4,7 +4,7 @@
 //! *LBM*, tap-tlp-aware-llc.txt Table 6 type E *lbm*.
 
 use super::{GpgpuParams, Input, Step};
-use crate::simt::{Alloc, Block, Buf, Kernel, Launch};
+use crate::simt::{first_lanes, Alloc, Block, Buf, Kernel, Launch};
 
 const THREADS: usize = 128;
 const Q: usize = 19;
@@ -168,11 +168,7 @@ impl Kernel for Lbm {
             // The warp's cells c0.. (lanes past the last cell inactive), their coordinates.
             let c0 = b * THREADS + w.first_local();
             let live = cells.saturating_sub(c0);
-            let mask = if live >= 32 {
-                u32::MAX
-            } else {
-                (1u32 << live) - 1
-            };
+            let mask = first_lanes(live);
             // Per lane and step −1, 0, +1 along each axis: the periodic neighbour's offset
             // contribution (x, y·side, z·side²), so that a source index is three lookups.
             let xyz: [_; 32] = std::array::from_fn(|l| coords(side, c0 + l));

@@ -4,7 +4,7 @@
 //! Named in adaptive-gpu-l1-bypassing.txt Table 2 (*nn*, 342,080 records).
 
 use super::{GpgpuParams, Input};
-use crate::simt::{Alloc, Block, Buf, Kernel, Launch};
+use crate::simt::{first_lanes, Alloc, Block, Buf, Kernel, Launch};
 
 const THREADS: usize = 256;
 
@@ -80,7 +80,7 @@ impl Kernel for Nn {
             // Lane l handles record i = i0 + l (lanes past the last record inactive).
             let i0 = base + w.first_local();
             let live = n.saturating_sub(i0);
-            let mask = if live >= 32 { u32::MAX } else { (1u32 << live) - 1 };
+            let mask = first_lanes(live);
             let lat_at: [usize; 32] = std::array::from_fn(|l| 2 * (i0 + l));
             let lng_at = lat_at.map(|i| i + 1);
             let lat = w.load_idx(0x00, records, &lat_at, mask);

@@ -376,6 +376,17 @@ impl Segments {
     }
 }
 
+/// Mask of a warp's first `n` lanes (all 32 when `n ≥ 32`): the active lanes of a warp whose
+/// threads past the `n`-th have no work.
+#[inline]
+pub fn first_lanes(n: usize) -> u32 {
+    if n >= WARP {
+        u32::MAX
+    } else {
+        (1u32 << n) - 1
+    }
+}
+
 /// A bump allocator of GPU global memory (4 KiB aligned buffers).
 #[derive(Clone, Debug)]
 pub struct Alloc {
@@ -531,11 +542,7 @@ impl Block<'_> {
         for wi in 0..self.warps() {
             let first = wi * WARP;
             let lanes = (self.dim - first).min(WARP);
-            let mask = if lanes == WARP {
-                u32::MAX
-            } else {
-                (1u32 << lanes) - 1
-            };
+            let mask = first_lanes(lanes);
             let mut w = Warp {
                 emit: &mut self.emit,
                 first_local: first,
