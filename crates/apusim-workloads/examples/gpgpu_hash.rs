@@ -91,14 +91,17 @@ fn main() {
         let setup = t0.elapsed().as_secs_f64();
         let (mut n, mut h) = (0u64, 0xcbf2_9ce4_8422_2325u64);
         let mut lines = Vec::new();
-        let mut lru = Lru::new();
+        // The cache model (4 MB of tags) only when asked for: not part of generation.
+        let mut lru = stats.then(Lru::new);
         let mut buf = Vec::with_capacity(apusim_trace::BATCH);
         while src.next_batch(&mut buf).unwrap() {
             for a in &buf {
                 hash(a, &mut h);
                 if stats {
                     lines.extend((a.addr >> 6)..=((a.addr + a.size as u64 - 1) >> 6));
-                    lru.access(a);
+                    if let Some(lru) = &mut lru {
+                        lru.access(a);
+                    }
                 }
             }
             n += buf.len() as u64;
@@ -114,7 +117,7 @@ fn main() {
             total,
             n as f64 / total / 1e6
         );
-        if stats {
+        if let Some(lru) = lru {
             lines.sort_unstable();
             lines.dedup();
             println!(

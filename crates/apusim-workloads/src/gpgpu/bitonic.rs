@@ -3,7 +3,7 @@
 //! (131072 keys). Each pass reads and writes the whole array with a pass-dependent stride.
 
 use super::{GpgpuParams, Input, Step};
-use crate::simt::{Alloc, Block, Buf, Kernel, Launch};
+use crate::simt::{first_lanes, Alloc, Block, Buf, Kernel, Launch};
 
 const THREADS: usize = 256;
 
@@ -53,27 +53,28 @@ impl Kernel for Bitonic {
         let b = blk.idx;
         let keys = &mut self.keys;
         blk.phase(|w| {
-            // Thread p handles the pair (i, i + j), i = p with a zero inserted at bit log2(j).
-            let lo = move |t: crate::simt::Tid| {
-                let p = b * THREADS + t.local;
-                (p < half).then(|| (p / j) * 2 * j + p % j)
-            };
-            let a = w.load(0x00, keys, lo);
-            let c = w.load(0x08, keys, |t| lo(t).map(|i| i + j));
-            let mut sw = [false; 32];
-            for t in w.tids() {
-                if let Some(i) = lo(t) {
-                    let up = i & k == 0;
-                    sw[t.lane] = (a[t.lane] > c[t.lane]) == up;
-                }
+            // Thread p handles the pair (i, i + j), i = p with a zero inserted at bit log2(j)
+            // (j is a power of two); lanes past the last pair are inactive.
+            let p0 = b * THREADS + w.first_local();
+            let live = half.saturating_sub(p0);
+            let mask = first_lanes(live);
+            let sh = j.trailing_zeros();
+            let lo: [usize; 32] = std::array::from_fn(|l| {
+                let p = p0 + l;
+                (p >> sh << (sh + 1)) | (p & (j - 1))
+            });
+            let hi = lo.map(|i| i + j);
+            let a = w.load_idx(0x00, keys, &lo, mask);
+            let c = w.load_idx(0x08, keys, &hi, mask);
+            let mut sw = 0u32;
+            for l in 0..32 {
+                let up = lo[l] & k == 0;
+                sw |= u32::from((a[l] > c[l]) == up) << l;
             }
+            let sw = sw & mask;
             w.compute(6);
-            w.store(0x10, keys, |t| {
-                lo(t).filter(|_| sw[t.lane]).map(|i| (i, c[t.lane]))
-            });
-            w.store(0x18, keys, |t| {
-                lo(t).filter(|_| sw[t.lane]).map(|i| (i + j, a[t.lane]))
-            });
+            w.store_idx(0x10, keys, &lo, &c, sw);
+            w.store_idx(0x18, keys, &hi, &a, sw);
         });
     }
     fn footprint(&self) -> u64 {

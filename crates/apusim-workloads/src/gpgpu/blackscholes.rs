@@ -44,7 +44,60 @@ pub fn new(p: &GpgpuParams) -> BlackScholes {
     }
 }
 
+/// `e^x` in single precision, branch-free so that a loop over a warp's lanes vectorizes: the
+/// Cephes `expf` (range reduction by `ln 2` split in two constants, a degree-6 polynomial on
+/// `[−ln2/2, ln2/2]`, the power of two put into the exponent bits); within 2 ulp of the
+/// correctly rounded value for `x` in `[−87, 88]`, clamped outside.
+#[inline(always)]
+pub fn exp(x: f32) -> f32 {
+    const ROUND: f32 = 12_582_912.0; // 1.5·2^23: adding it rounds to an integer
+    let x = x.clamp(-87.0, 88.0);
+    let t = x * std::f32::consts::LOG2_E + ROUND;
+    let n = t - ROUND;
+    // The integer n from the bits of t (its exponent is that of ROUND, the low mantissa
+    // bits hold n): an integer operation that vectorizes, unlike a float-to-int cast.
+    let ni = t.to_bits() as i32 - ROUND.to_bits() as i32;
+    let r = (x - n * 0.693_359_4) - n * -2.121_944_4e-4;
+    let z = r * r;
+    let p = ((((1.987_569_1e-4 * r + 1.398_2e-3) * r + 8.333_452e-3) * r + 4.166_579_6e-2) * r
+        + 1.666_666_5e-1)
+        * r
+        + 0.5;
+    let y = p * z + r + 1.0;
+    y * f32::from_bits(((ni + 127) as u32) << 23)
+}
+
+/// Natural logarithm of a positive normal `x` in single precision, branch-free (vectorizes):
+/// the Cephes `logf` (mantissa in `[√½, √2)`, a degree-8 polynomial, the exponent times
+/// `ln 2` split in two constants added back).
+#[inline(always)]
+pub fn ln(x: f32) -> f32 {
+    const SQRTHF: f32 = std::f32::consts::FRAC_1_SQRT_2;
+    let bits = x.to_bits();
+    let e = ((bits >> 23) & 0xFF) as i32 - 126;
+    let m = f32::from_bits((bits & 0x807F_FFFF) | 0x3F00_0000); // in [0.5, 1)
+    let small = m < SQRTHF;
+    let e = (e - i32::from(small)) as f32;
+    let f = if small { m + m - 1.0 } else { m - 1.0 };
+    let z = f * f;
+    let p = (((((((7.037_683_6e-2 * f - 1.151_461e-1) * f + 1.167_699_9e-1) * f
+        - 1.242_014_1e-1)
+        * f
+        + 1.424_932_3e-1)
+        * f
+        - 1.666_805_8e-1)
+        * f
+        + 2.000_071_4e-1)
+        * f
+        - 2.499_999_4e-1)
+        * f
+        + 3.333_333e-1;
+    let y = p * f * z + e * -2.121_944_4e-4 - 0.5 * z;
+    f + y + e * 0.693_359_4
+}
+
 /// Polynomial approximation of the cumulative normal distribution (as in the SDK).
+#[inline(always)]
 pub fn cnd(d: f32) -> f32 {
     const A1: f32 = 0.319_381_53;
     const A2: f32 = -0.356_563_78;
@@ -53,7 +106,7 @@ pub fn cnd(d: f32) -> f32 {
     const A5: f32 = 1.330_274_5;
     const RSQRT2PI: f32 = 0.398_942_3;
     let k = 1.0 / (1.0 + 0.231_641_9 * d.abs());
-    let c = RSQRT2PI * (-0.5 * d * d).exp() * (k * (A1 + k * (A2 + k * (A3 + k * (A4 + k * A5)))));
+    let c = RSQRT2PI * exp(-0.5 * d * d) * (k * (A1 + k * (A2 + k * (A3 + k * (A4 + k * A5)))));
     if d > 0.0 {
         1.0 - c
     } else {
@@ -62,14 +115,24 @@ pub fn cnd(d: f32) -> f32 {
 }
 
 /// (call, put) of one option.
+#[inline(always)]
 pub fn price(s: f32, x: f32, t: f32) -> (f32, f32) {
     let sqrt_t = t.sqrt();
-    let d1 = ((s / x).ln() + (R + 0.5 * V * V) * t) / (V * sqrt_t);
+    let d1 = (ln(s / x) + (R + 0.5 * V * V) * t) / (V * sqrt_t);
     let d2 = d1 - V * sqrt_t;
-    let e = (-R * t).exp();
+    let e = exp(-R * t);
     let (c1, c2) = (cnd(d1), cnd(d2));
     let call = s * c1 - x * e * c2;
     let put = x * e * (1.0 - c2) - s * (1.0 - c1);
+    (call, put)
+}
+
+/// [`price`] of a warp's 32 options (a branch-free loop over the lanes: it vectorizes).
+pub fn price_lanes(s: &[f32; 32], x: &[f32; 32], t: &[f32; 32]) -> ([f32; 32], [f32; 32]) {
+    let (mut call, mut put) = ([0f32; 32], [0f32; 32]);
+    for l in 0..32 {
+        (call[l], put[l]) = price(s[l], x[l], t[l]);
+    }
     (call, put)
 }
 
@@ -88,18 +151,15 @@ impl Kernel for BlackScholes {
         blk.phase(|w| {
             let mut i0 = b * THREADS;
             while i0 < n {
-                let at = |t: crate::simt::Tid| (i0 + t.local < n).then_some(i0 + t.local);
-                let ps = w.load(0x00, &s.price, at);
-                let xs = w.load(0x08, &s.strike, at);
-                let ts = w.load(0x10, &s.years, at);
-                let mut out = [(0f32, 0f32); 32];
-                for t in w.tids() {
-                    out[t.lane] = price(ps[t.lane], xs[t.lane], ts[t.lane]);
-                }
+                let i = i0 + w.first_local();
+                let ps = w.load_run(0x00, &s.price, i, n);
+                let xs = w.load_run(0x08, &s.strike, i, n);
+                let ts = w.load_run(0x10, &s.years, i, n);
+                let (call, put) = price_lanes(&ps, &xs, &ts);
                 // Two CND evaluations, logs, exps, square root: ~60 instructions.
                 w.compute(60);
-                w.store(0x18, &mut s.call, |t| at(t).map(|i| (i, out[t.lane].0)));
-                w.store(0x20, &mut s.put, |t| at(t).map(|i| (i, out[t.lane].1)));
+                w.store_run(0x18, &mut s.call, i, n, &call);
+                w.store_run(0x20, &mut s.put, i, n, &put);
                 i0 += stride;
             }
         });
@@ -113,6 +173,21 @@ impl Kernel for BlackScholes {
 mod tests {
     use super::super::test_util::*;
     use super::*;
+
+    #[test]
+    fn exp_and_ln_match_the_standard_library() {
+        let mut worst = (0f32, 0f32);
+        for i in 0..200_000 {
+            let x = -80.0 + 160.0 * i as f32 / 200_000.0;
+            let (e, r) = (exp(x), x.exp());
+            worst.0 = worst.0.max(((e - r) / r).abs());
+            let y = 1e-30 * 1.0007f32.powi(i / 2);
+            let (l, r) = (ln(y), y.ln());
+            worst.1 = worst.1.max((l - r).abs() / r.abs().max(1.0));
+        }
+        assert!(worst.0 < 3e-7 && worst.1 < 3e-7, "{worst:?}");
+        assert_eq!((exp(0.0), ln(1.0)), (1.0, 0.0));
+    }
 
     #[test]
     fn prices_every_option() {

@@ -4,7 +4,7 @@
 //! *LBM*, tap-tlp-aware-llc.txt Table 6 type E *lbm*.
 
 use super::{GpgpuParams, Input, Step};
-use crate::simt::{Alloc, Block, Buf, Kernel, Launch};
+use crate::simt::{first_lanes, Alloc, Block, Buf, Kernel, Launch};
 
 const THREADS: usize = 128;
 const Q: usize = 19;
@@ -108,21 +108,40 @@ pub fn source_at(side: usize, (x, y, z): (i32, i32, i32), q: usize) -> usize {
 }
 
 /// BGK collision of one cell's 19 pulled distributions.
-#[allow(clippy::needless_range_loop)]
 pub fn collide(f: &mut [f32; Q]) {
-    let rho: f32 = f.iter().sum();
-    let (mut ux, mut uy, mut uz) = (0f32, 0f32, 0f32);
+    let mut lanes: [[f32; 1]; Q] = f.map(|v| [v]);
+    collide_lanes(&mut lanes);
+    *f = lanes.map(|[v]| v);
+}
+
+/// [`collide`] of `L` cells at once, distribution-major (`f[q][lane]`): the same operations
+/// in the same order per cell, as loops over the lanes that vectorize.
+#[allow(clippy::needless_range_loop)]
+pub fn collide_lanes<const L: usize>(f: &mut [[f32; L]; Q]) {
+    let mut rho = [0f32; L];
+    let (mut ux, mut uy, mut uz) = ([0f32; L], [0f32; L], [0f32; L]);
     for q in 0..Q {
-        ux += C[q].0 as f32 * f[q];
-        uy += C[q].1 as f32 * f[q];
-        uz += C[q].2 as f32 * f[q];
+        let (cx, cy, cz) = (C[q].0 as f32, C[q].1 as f32, C[q].2 as f32);
+        for l in 0..L {
+            rho[l] += f[q][l];
+            ux[l] += cx * f[q][l];
+            uy[l] += cy * f[q][l];
+            uz[l] += cz * f[q][l];
+        }
     }
-    let (ux, uy, uz) = (ux / rho, uy / rho, uz / rho);
-    let u2 = ux * ux + uy * uy + uz * uz;
+    let mut u2 = [0f32; L];
+    for l in 0..L {
+        (ux[l], uy[l], uz[l]) = (ux[l] / rho[l], uy[l] / rho[l], uz[l] / rho[l]);
+        u2[l] = ux[l] * ux[l] + uy[l] * uy[l] + uz[l] * uz[l];
+    }
     for q in 0..Q {
-        let cu = C[q].0 as f32 * ux + C[q].1 as f32 * uy + C[q].2 as f32 * uz;
-        let eq = weight(q) * rho * (1.0 + 3.0 * cu + 4.5 * cu * cu - 1.5 * u2);
-        f[q] += OMEGA * (eq - f[q]);
+        let (cx, cy, cz) = (C[q].0 as f32, C[q].1 as f32, C[q].2 as f32);
+        let wq = weight(q);
+        for l in 0..L {
+            let cu = cx * ux[l] + cy * uy[l] + cz * uz[l];
+            let eq = wq * rho[l] * (1.0 + 3.0 * cu + 4.5 * cu * cu - 1.5 * u2[l]);
+            f[q][l] += OMEGA * (eq - f[q][l]);
+        }
     }
 }
 
@@ -146,33 +165,51 @@ impl Kernel for Lbm {
             (&*f1, f0)
         };
         blk.phase(|w| {
-            let cell = move |t: crate::simt::Tid| {
-                let c = b * THREADS + t.local;
-                (c < cells).then_some(c)
+            // The warp's cells c0.. (lanes past the last cell inactive), their coordinates.
+            let c0 = b * THREADS + w.first_local();
+            let live = cells.saturating_sub(c0);
+            let mask = first_lanes(live);
+            // Per lane and step −1, 0, +1 along each axis: the periodic neighbour's offset
+            // contribution (x, y·side, z·side²), so that a source index is three lookups.
+            let xyz: [_; 32] = std::array::from_fn(|l| coords(side, c0 + l));
+            let s = side as i32;
+            let wrap = |v: i32| {
+                (if v < 0 {
+                    v + s
+                } else if v >= s {
+                    v - s
+                } else {
+                    v
+                }) as usize
             };
-            let mut f = [[0f32; Q]; 32];
-            let mut xyz = [(0, 0, 0); 32];
-            for t in w.tids() {
-                if let Some(c) = cell(t) {
-                    xyz[t.lane] = coords(side, c);
+            let axis = |k: usize, scale: usize| -> [[usize; 32]; 3] {
+                std::array::from_fn(|d| {
+                    std::array::from_fn(|l| {
+                        let (x, y, z) = xyz[l];
+                        wrap([x, y, z][k] - (d as i32 - 1)) * scale
+                    })
+                })
+            };
+            let (ox, oy, oz) = (axis(0, 1), axis(1, side), axis(2, side * side));
+            let mut f = [[0f32; 32]; Q];
+            for (q, f) in f.iter_mut().enumerate() {
+                let (dx, dy, dz) = C[q];
+                let (ox, oy, oz) = (
+                    &ox[(dx + 1) as usize],
+                    &oy[(dy + 1) as usize],
+                    &oz[(dz + 1) as usize],
+                );
+                let mut idx = [q * cells; 32];
+                for l in 0..32 {
+                    idx[l] += oz[l] + oy[l] + ox[l];
                 }
+                *f = w.load_idx(8 * q as u64, src, &idx, mask);
             }
-            for q in 0..Q {
-                let v = w.load(8 * q as u64, src, |t| {
-                    cell(t).map(|_| q * cells + source_at(side, xyz[t.lane], q))
-                });
-                for t in w.tids() {
-                    f[t.lane][q] = v[t.lane];
-                }
-            }
-            for t in w.tids() {
-                collide(&mut f[t.lane]);
-            }
+            collide_lanes(&mut f);
             w.compute(160);
             for q in 0..Q {
-                w.store(0x100 + 8 * q as u64, dst, |t| {
-                    cell(t).map(|c| (q * cells + c, f[t.lane][q]))
-                });
+                let at = q * cells;
+                w.store_run(0x100 + 8 * q as u64, dst, at + c0, at + cells, &f[q]);
             }
         });
     }

@@ -3,7 +3,7 @@
 //! most memory-intensive benchmark there) and tap-tlp-aware-llc.txt Table 6 *mm* (type B).
 
 use super::{GpgpuParams, Input, Step};
-use crate::simt::{Alloc, Block, Buf, Kernel, Launch};
+use crate::simt::{Alloc, Block, Buf, Kernel, Launch, WARP};
 
 const T: usize = 16;
 
@@ -50,16 +50,16 @@ impl Kernel for MatrixMul {
         let (a, b) = (&self.a, &self.b);
         for m in 0..n / T {
             blk.phase(|w| {
-                let va = w.load(0x00, a, |t| {
-                    Some((by * T + t.local / T) * n + m * T + t.local % T)
-                });
-                let vb = w.load(0x08, b, |t| {
-                    Some((m * T + t.local / T) * n + bx * T + t.local % T)
-                });
-                for t in w.tids() {
-                    sa[t.local] = va[t.lane];
-                    sb[t.local] = vb[t.lane];
-                }
+                // Lane l is thread (ty, tx) = (local / T, local % T) of the tile.
+                let l0 = w.first_local();
+                let ia =
+                    std::array::from_fn(|l| (by * T + (l0 + l) / T) * n + m * T + (l0 + l) % T);
+                let ib =
+                    std::array::from_fn(|l| (m * T + (l0 + l) / T) * n + bx * T + (l0 + l) % T);
+                let va = w.load_idx(0x00, a, &ia, u32::MAX);
+                let vb = w.load_idx(0x08, b, &ib, u32::MAX);
+                sa[l0..l0 + WARP].copy_from_slice(&va);
+                sb[l0..l0 + WARP].copy_from_slice(&vb);
                 w.shared(2);
                 w.compute(4);
             });
@@ -68,7 +68,8 @@ impl Kernel for MatrixMul {
                 // ascending per thread as in the CUDA loop: the same sums, vectorizable.
                 for row in w.locals().step_by(T) {
                     let ty = row / T;
-                    let out: &mut [f32; T] = (&mut acc[ty * T..ty * T + T]).try_into().unwrap();
+                    let row = ty * T..ty * T + T;
+                    let mut out: [f32; T] = acc[row.clone()].try_into().unwrap();
                     for k in 0..T {
                         let a = sa[ty * T + k];
                         let b: &[f32; T] = sb[k * T..k * T + T].try_into().unwrap();
@@ -76,6 +77,7 @@ impl Kernel for MatrixMul {
                             out[tx] += a * b[tx];
                         }
                     }
+                    acc[row].copy_from_slice(&out);
                 }
                 w.shared(2 * T as u64);
                 w.compute(T as u64 + 2);

@@ -289,6 +289,9 @@ impl Input {
     pub fn below(&mut self, n: u64) -> u64 {
         self.0.below(n)
     }
+    pub fn u64(&mut self) -> u64 {
+        self.0.next_u64()
+    }
     pub fn u32(&mut self) -> u32 {
         self.0.next_u64() as u32
     }

@@ -4,7 +4,7 @@
 //! Named in adaptive-gpu-l1-bypassing.txt Table 2 (*nn*, 342,080 records).
 
 use super::{GpgpuParams, Input};
-use crate::simt::{Alloc, Block, Buf, Kernel, Launch};
+use crate::simt::{first_lanes, Alloc, Block, Buf, Kernel, Launch};
 
 const THREADS: usize = 256;
 
@@ -77,15 +77,20 @@ impl Kernel for Nn {
         let target = self.target;
         let (records, distances) = (&self.records, &mut self.distances);
         blk.phase(|w| {
-            let id = |t: crate::simt::Tid| (base + t.local < n).then_some(base + t.local);
-            let lat = w.load(0x00, records, |t| id(t).map(|i| 2 * i));
-            let lng = w.load(0x08, records, |t| id(t).map(|i| 2 * i + 1));
+            // Lane l handles record i = i0 + l (lanes past the last record inactive).
+            let i0 = base + w.first_local();
+            let live = n.saturating_sub(i0);
+            let mask = first_lanes(live);
+            let lat_at: [usize; 32] = std::array::from_fn(|l| 2 * (i0 + l));
+            let lng_at = lat_at.map(|i| i + 1);
+            let lat = w.load_idx(0x00, records, &lat_at, mask);
+            let lng = w.load_idx(0x08, records, &lng_at, mask);
             let mut out = [0f32; 32];
-            for t in w.tids() {
-                out[t.lane] = distance(lat[t.lane], lng[t.lane], target);
+            for l in 0..32 {
+                out[l] = distance(lat[l], lng[l], target);
             }
             w.compute(6);
-            w.store(0x10, distances, |t| id(t).map(|i| (i, out[t.lane])));
+            w.store_run(0x10, distances, i0, n, &out);
         });
     }
     fn footprint(&self) -> u64 {

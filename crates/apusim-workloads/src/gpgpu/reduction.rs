@@ -69,12 +69,12 @@ impl Kernel for Reduction {
         blk.phase(|w| {
             let mut i0 = b * THREADS;
             while i0 < n {
-                let v = w.load(0x00, src, |t| {
-                    let i = i0 + t.local;
-                    (i < n).then_some(i)
-                });
-                for t in w.tids() {
-                    sdata[t.local] += v[t.lane];
+                let start = i0 + w.first_local();
+                let v = w.load_run(0x00, src, start, n);
+                let live = n.saturating_sub(start).min(v.len());
+                let first = w.first_local();
+                for (s, x) in sdata[first..first + live].iter_mut().zip(&v) {
+                    *s += x;
                 }
                 w.compute(3);
                 i0 += stride;

@@ -93,24 +93,34 @@ impl Kernel for Sobol {
         let stride = BLOCKS_PER_DIM * THREADS;
         blk.phase(|w| {
             let mut i0 = part * THREADS;
-            let mut first = true;
-            // Per lane: the Gray code of its last index and its point there.
-            let (mut gray, mut x) = ([0u32; 32], [0u32; 32]);
+            // The lanes' points, and the index of lane 0 at the previous step.
+            let mut x = [0u32; 32];
+            let mut prev: Option<usize> = None;
             while i0 < n {
                 // The first point is computed from scratch, later ones by Gray-code steps
                 // (one scratchpad read of a direction number each).
-                w.shared(if first { 32 } else { 1 });
-                w.compute(if first { 64 } else { 6 });
-                first = false;
-                w.store(0x08, out, |t| {
-                    let i = i0 + t.local;
-                    (i < n).then(|| {
-                        let g = (i ^ (i >> 1)) as u32;
-                        x[t.lane] ^= flip(&v, g ^ gray[t.lane]);
-                        gray[t.lane] = g;
-                        (d * n + i, x[t.lane] as f32 / 4_294_967_296.0)
-                    })
-                });
+                w.shared(if prev.is_none() { 32 } else { 1 });
+                w.compute(if prev.is_none() { 64 } else { 6 });
+                let start = i0 + w.first_local();
+                match prev {
+                    None => {
+                        for (l, x) in x.iter_mut().enumerate() {
+                            let i = start + l;
+                            *x = flip(&v, (i ^ (i >> 1)) as u32);
+                        }
+                    }
+                    Some(p) => {
+                        // Every lane's index moved by the same multiple of the stride (a
+                        // multiple of the block size, so lane bits are untouched): the Gray
+                        // codes changed by the same bits, one flip for the whole warp.
+                        let moved = start ^ p;
+                        let f = flip(&v, (moved ^ (moved >> 1)) as u32);
+                        x.iter_mut().for_each(|x| *x ^= f);
+                    }
+                }
+                prev = Some(start);
+                let vals = x.map(|x| x as f32 / 4_294_967_296.0);
+                w.store_run(0x08, out, d * n + start, d * n + n, &vals);
                 i0 += stride;
             }
         });

@@ -17,6 +17,10 @@
 //! the element index a lane touches, or `None` for an inactive lane), [`Warp::shared`] counts
 //! scratchpad (shared-memory) instructions, [`Warp::compute`] counts ALU instructions. The
 //! kernel really computes: loads return the lanes' values from the [`Buf`], stores write them.
+//! Kernels whose lanes touch consecutive elements use [`Warp::load_run`] /
+//! [`Warp::store_run`] (no per-lane work: a slice copy and one byte span), and kernels that
+//! compute their lanes' indices as an array use [`Warp::load_idx`] / [`Warp::store_idx`]
+//! (no closure per lane); both record exactly what the closure forms record.
 //! Scratchpad contents are plain Rust arrays of the kernel; barrier semantics come from
 //! running phases in order.
 //!
@@ -26,6 +30,10 @@
 //! the active lanes' bytes are grouped by 128-byte aligned segment, in order of the lowest lane
 //! touching each segment; a segment whose touched bytes all lie in one 64-byte half is
 //! reduced to a 64-byte transaction. Each transaction is one [`Access`] (size 64 or 128).
+//! The work is per lane only where it must be: a warp inside one segment is found from its
+//! lowest and highest address, runs of consecutive elements are coalesced span by span, and
+//! runs of lanes on one segment through bit masks; a randomized test checks every fast path
+//! against the per-lane algorithm.
 //!
 //! # Scheduling and timing convention
 //!
@@ -77,11 +85,107 @@ pub fn coalesce(addrs: &[u64; WARP], mask: u32, size: u64, mut emit: impl FnMut(
         emit_segment(lo >> 7, half, &mut emit);
         return;
     }
+    // Runs of consecutive lanes touching consecutive elements.
+    let cont = contiguous_lanes(addrs, size) & mask & (mask << 1);
+    let starts = mask & !cont;
+    if starts.count_ones() <= MAX_SPANS {
+        coalesce_spans(addrs, size, starts, cont, emit);
+        return;
+    }
     let lanes = LaneBits::new(addrs, size);
     if lanes.multi & mask != 0 {
         coalesce_general(addrs, mask, size, emit);
     } else {
         coalesce_runs(addrs, mask, &lanes, emit);
+    }
+}
+
+/// Warps whose active lanes form at most this many runs of consecutive elements are
+/// coalesced run by run (unit-stride accesses: one run; a 16-wide tile row pair or a wrapped
+/// neighbour: two or three).
+const MAX_SPANS: u32 = 4;
+
+/// Bit `l` set when lane `l` touches the element right after lane `l − 1`'s (`addrs[l] =
+/// addrs[l − 1] + size`), computed branch-free over all 32 lanes.
+#[inline]
+fn contiguous_lanes(addrs: &[u64; WARP], size: u64) -> u32 {
+    let mut cont = 0u32;
+    for l in 1..WARP {
+        cont |= u32::from(addrs[l] == addrs[l - 1].wrapping_add(size)) << l;
+    }
+    cont
+}
+
+/// [`coalesce`] of active lanes forming runs of consecutive elements (`starts`: each run's
+/// first lane, `cont`: the lanes continuing a run): a run touches one byte range, whose
+/// segments are recorded in address order (the order its lanes first touch them), merged
+/// with the earlier runs' segments exactly as [`coalesce_general`] merges lanes.
+#[inline]
+fn coalesce_spans(
+    addrs: &[u64; WARP],
+    size: u64,
+    mut starts: u32,
+    cont: u32,
+    mut emit: impl FnMut(u64, u16),
+) {
+    let run_end = |l: u32| l + (!(u64::from(cont) >> (l + 1))).trailing_zeros();
+    // Runs in ascending address order, each starting in a segment after the previous run's
+    // last one, share no segment: their spans are the transactions, in run order.
+    let mut ascending = true;
+    let mut next = 0u64;
+    let mut m = starts;
+    while m != 0 {
+        let l = m.trailing_zeros();
+        m &= m - 1;
+        ascending &= addrs[l as usize] >> 7 >= next;
+        next = ((addrs[run_end(l) as usize] + size - 1) >> 7) + 1;
+    }
+    if ascending {
+        while starts != 0 {
+            let l = starts.trailing_zeros();
+            starts &= starts - 1;
+            coalesce_span(
+                addrs[l as usize],
+                addrs[run_end(l) as usize] + size,
+                &mut emit,
+            );
+        }
+        return;
+    }
+    let mut segs = Segments::default();
+    while starts != 0 {
+        let l = starts.trailing_zeros();
+        starts &= starts - 1;
+        let first = addrs[l as usize];
+        coalesce_span(first, addrs[run_end(l) as usize] + size, |a, sz| {
+            let half = match (a & 127, sz) {
+                (0, 64) => 1,
+                (_, 64) => 2,
+                _ => 3,
+            };
+            segs.touch(a >> 7, half);
+        });
+    }
+    for i in 0..segs.n {
+        emit_segment(segs.seg[i], segs.half[i], &mut emit);
+    }
+}
+
+/// The transactions of a warp touching exactly the bytes `first..end` (one run of
+/// consecutive lanes in lane order): the same as [`coalesce_general`] gives for such lanes —
+/// every segment in address order, full inside the run, the two ends reduced to a 64-byte
+/// half where only one half is touched.
+#[inline]
+fn coalesce_span(first: u64, end: u64, mut emit: impl FnMut(u64, u16)) {
+    let last = end - 1;
+    let (s0, s1) = (first >> 7, last >> 7);
+    let hi0 = if s0 == s1 { last & 127 } else { 127 };
+    emit_segment(s0, half_bits(first & 127, hi0), &mut emit);
+    for s in s0 + 1..s1 {
+        emit_segment(s, 3, &mut emit);
+    }
+    if s1 > s0 {
+        emit_segment(s1, half_bits(0, last & 127), &mut emit);
     }
 }
 
@@ -126,15 +230,45 @@ impl LaneBits {
 fn coalesce_runs(addrs: &[u64; WARP], mask: u32, lanes: &LaneBits, mut emit: impl FnMut(u64, u16)) {
     let cont = mask & lanes.same & (mask << 1);
     let mut starts = mask & !cont;
+    let run_half = |l: u32| {
+        // The run: lane `l` and the continuing lanes right after it.
+        let len = 1 + (!(u64::from(cont) >> (l + 1))).trailing_zeros();
+        let run = (((1u64 << len) - 1) << l) as u32;
+        u8::from(lanes.low & run != 0) | (u8::from(lanes.high & run != 0) << 1)
+    };
+    // Runs on nondecreasing segments (addresses growing with the lane, as most indexed
+    // accesses do): a segment's runs are adjacent, merged into the pending transaction.
+    let mut m = starts;
+    let mut prev = 0u64;
+    let mut ascending = true;
+    while m != 0 {
+        let seg = addrs[m.trailing_zeros() as usize] >> 7;
+        m &= m - 1;
+        ascending &= seg >= prev;
+        prev = seg;
+    }
+    if ascending {
+        let (mut seg, mut half) = (u64::MAX, 0u8);
+        while starts != 0 {
+            let l = starts.trailing_zeros();
+            starts &= starts - 1;
+            let s = addrs[l as usize] >> 7;
+            if s != seg {
+                if half != 0 {
+                    emit_segment(seg, half, &mut emit);
+                }
+                (seg, half) = (s, 0);
+            }
+            half |= run_half(l);
+        }
+        emit_segment(seg, half, &mut emit);
+        return;
+    }
     let mut segs = Segments::default();
     while starts != 0 {
         let l = starts.trailing_zeros();
         starts &= starts - 1;
-        // The run: lane `l` and the continuing lanes right after it.
-        let len = 1 + (!(u64::from(cont) >> (l + 1))).trailing_zeros();
-        let run = (((1u64 << len) - 1) << l) as u32;
-        let half = u8::from(lanes.low & run != 0) | (u8::from(lanes.high & run != 0) << 1);
-        segs.touch(addrs[l as usize] >> 7, half);
+        segs.touch(addrs[l as usize] >> 7, run_half(l));
     }
     for i in 0..segs.n {
         emit_segment(segs.seg[i], segs.half[i], &mut emit);
@@ -239,6 +373,17 @@ impl Segments {
             self.half[n] = half;
             self.n = n + 1;
         }
+    }
+}
+
+/// Mask of a warp's first `n` lanes (all 32 when `n ≥ 32`): the active lanes of a warp whose
+/// threads past the `n`-th have no work.
+#[inline]
+pub fn first_lanes(n: usize) -> u32 {
+    if n >= WARP {
+        u32::MAX
+    } else {
+        (1u32 << n) - 1
     }
 }
 
@@ -397,11 +542,7 @@ impl Block<'_> {
         for wi in 0..self.warps() {
             let first = wi * WARP;
             let lanes = (self.dim - first).min(WARP);
-            let mask = if lanes == WARP {
-                u32::MAX
-            } else {
-                (1u32 << lanes) - 1
-            };
+            let mask = first_lanes(lanes);
             let mut w = Warp {
                 emit: &mut self.emit,
                 first_local: first,
@@ -448,6 +589,14 @@ impl Iterator for Lanes {
         let n = self.mask.count_ones() as usize;
         (n, Some(n))
     }
+}
+
+/// The bytes a warp memory instruction touches.
+enum Touch<'a> {
+    /// Lane addresses, active-lane mask, bytes per lane (see [`coalesce`]).
+    Lanes(&'a [u64; WARP], u32, u64),
+    /// Exactly the bytes `first..end`, touched by consecutive lanes in lane order.
+    Span(u64, u64),
 }
 
 /// One warp executing one phase of a block.
@@ -507,10 +656,32 @@ impl Warp<'_, '_> {
         self.emit.stats.shared_instrs += n;
     }
 
+    /// `threadIdx.x` of the warp's lane 0.
+    #[inline]
+    pub fn first_local(&self) -> usize {
+        self.first_local
+    }
+    /// Global thread index of the warp's lane 0.
+    #[inline]
+    pub fn first_global(&self) -> usize {
+        self.block_first + self.first_local
+    }
+    /// Lanes `0..n` of a run access from element `start` bounded by `end`: the warp's active
+    /// lanes (always its first ones) with `start + lane < end`.
+    #[inline]
+    fn run_lanes(&self, start: usize, end: usize) -> usize {
+        (self.mask.count_ones() as usize).min(end.saturating_sub(start))
+    }
+
     fn issue(&mut self, pc: u64, op: Op, flags: u8, addrs: &[u64; WARP], mask: u32, size: u64) {
-        if mask == 0 {
-            return;
+        if mask != 0 {
+            self.issue_with(pc, op, flags, Touch::Lanes(addrs, mask, size));
         }
+    }
+
+    /// Issue a warp memory instruction touching `touch`.
+    #[inline(always)]
+    fn issue_with(&mut self, pc: u64, op: Op, flags: u8, touch: Touch<'_>) {
         let time = self.start + self.k * self.emit.stride;
         self.k += 1;
         let e = &mut *self.emit;
@@ -518,7 +689,7 @@ impl Warp<'_, '_> {
         let before = e.out.len();
         let (sm, warp) = (e.sm, self.warp_id);
         let out = &mut *e.out;
-        coalesce(addrs, mask, size, |addr, sz| {
+        let emit = |addr, sz| {
             let mut a = Access::new(Agent::GPU, Stream::ShaderData, op, addr, sz)
                 .with_pc(CODE_BASE + pc)
                 .with_time(time)
@@ -526,7 +697,11 @@ impl Warp<'_, '_> {
                 .with_warp(warp);
             a.flags = flags;
             out.push(a);
-        });
+        };
+        match touch {
+            Touch::Lanes(addrs, mask, size) => coalesce(addrs, mask, size, emit),
+            Touch::Span(first, end) => coalesce_span(first, end, emit),
+        }
         e.stats.transactions += (e.out.len() - before) as u64;
     }
 
@@ -558,6 +733,116 @@ impl Warp<'_, '_> {
             std::mem::size_of::<T>() as u64,
         );
         vals
+    }
+
+    /// A global load of consecutive elements at site `pc`: lane `l` reads element
+    /// `start + l` of `buf` if it is active and `start + l < end` (the closure form
+    /// `|t| (start + t.lane < end).then_some(start + t.lane)` of [`Warp::load`], without the
+    /// per-lane work: the transactions come from the byte range at once). Returns the values
+    /// read (default for inactive lanes).
+    #[inline]
+    pub fn load_run<T: Copy + Default>(
+        &mut self,
+        pc: u64,
+        buf: &Buf<T>,
+        start: usize,
+        end: usize,
+    ) -> [T; WARP] {
+        let mut vals = [T::default(); WARP];
+        let n = self.run_lanes(start, end);
+        if n > 0 {
+            vals[..n].copy_from_slice(&buf.data[start..start + n]);
+        }
+        self.issue_run(pc, Op::Read, buf, start, n);
+        vals
+    }
+
+    /// A global load at site `pc` of precomputed element indices: lane `l` reads element
+    /// `idx[l]` of `buf` if bit `l` of `mask` is set and the lane is active (the closure
+    /// form of [`Warp::load`] for kernels that compute their lanes' indices as a
+    /// vectorizable array). Returns the values read (default for inactive lanes).
+    #[inline]
+    pub fn load_idx<T: Copy + Default>(
+        &mut self,
+        pc: u64,
+        buf: &Buf<T>,
+        idx: &[usize; WARP],
+        mask: u32,
+    ) -> [T; WARP] {
+        let mask = mask & self.mask;
+        let size = std::mem::size_of::<T>() as u64;
+        let mut vals = [T::default(); WARP];
+        let mut addrs = [0u64; WARP];
+        if mask == u32::MAX {
+            for ((v, a), &i) in vals.iter_mut().zip(&mut addrs).zip(idx) {
+                *v = buf.data[i];
+                *a = buf.addr(i);
+            }
+        } else {
+            let mut m = mask;
+            while m != 0 {
+                let l = m.trailing_zeros() as usize;
+                m &= m - 1;
+                vals[l] = buf.data[idx[l]];
+                addrs[l] = buf.addr(idx[l]);
+            }
+        }
+        self.issue(pc, Op::Read, 0, &addrs, mask, size);
+        vals
+    }
+
+    /// A global store at site `pc` of precomputed element indices: lane `l` writes `vals[l]`
+    /// to element `idx[l]` of `buf` if bit `l` of `mask` is set and the lane is active, in
+    /// lane order (see [`Warp::store`] and [`Warp::load_idx`]).
+    #[inline]
+    pub fn store_idx<T: Copy>(
+        &mut self,
+        pc: u64,
+        buf: &mut Buf<T>,
+        idx: &[usize; WARP],
+        vals: &[T; WARP],
+        mask: u32,
+    ) {
+        let mask = mask & self.mask;
+        let mut addrs = [0u64; WARP];
+        let mut m = mask;
+        while m != 0 {
+            let l = m.trailing_zeros() as usize;
+            m &= m - 1;
+            buf.data[idx[l]] = vals[l];
+            addrs[l] = buf.addr(idx[l]);
+        }
+        let size = std::mem::size_of::<T>() as u64;
+        self.issue(pc, Op::Write, 0, &addrs, mask, size);
+    }
+
+    /// A global store of consecutive elements at site `pc`: lane `l` writes `vals[l]` to
+    /// element `start + l` of `buf` if it is active and `start + l < end` (see
+    /// [`Warp::load_run`]).
+    #[inline]
+    pub fn store_run<T: Copy>(
+        &mut self,
+        pc: u64,
+        buf: &mut Buf<T>,
+        start: usize,
+        end: usize,
+        vals: &[T; WARP],
+    ) {
+        let n = self.run_lanes(start, end);
+        if n > 0 {
+            buf.data[start..start + n].copy_from_slice(&vals[..n]);
+        }
+        self.issue_run(pc, Op::Write, buf, start, n);
+    }
+
+    /// Issue the instruction of lanes `0..n` touching elements `start..start + n` of `buf`.
+    #[inline]
+    fn issue_run<T: Copy>(&mut self, pc: u64, op: Op, buf: &Buf<T>, start: usize, n: usize) {
+        if n > 0 {
+            let first = buf.addr(start);
+            let end = buf.addr(start + n).max(first + 1);
+            self.issue_with(pc, op, 0, Touch::Span(first, end));
+        }
     }
 
     /// A global store at site `pc`: lane `t` writes `(index, value)` = `f(t)` (`None`:
@@ -616,6 +901,35 @@ impl Warp<'_, '_> {
     }
 }
 
+/// Stable sort of `wave` by time, all times within `lo..=hi`: count the records of every
+/// cycle, turn the counts into first positions, place every record at its cycle's next
+/// position (in `scratch`, swapped in).
+fn counting_sort_by_time(
+    wave: &mut Vec<Access>,
+    lo: u64,
+    hi: u64,
+    counts: &mut Vec<u32>,
+    scratch: &mut Vec<Access>,
+) {
+    counts.clear();
+    counts.resize((hi - lo) as usize + 1, 0);
+    for a in wave.iter() {
+        counts[(a.time - lo) as usize] += 1;
+    }
+    let mut next = 0u32;
+    for c in counts.iter_mut() {
+        (*c, next) = (next, next + *c);
+    }
+    scratch.clear();
+    scratch.resize(wave.len(), wave[0]);
+    for a in wave.iter() {
+        let at = &mut counts[(a.time - lo) as usize];
+        scratch[*at as usize] = *a;
+        *at += 1;
+    }
+    std::mem::swap(wave, scratch);
+}
+
 /// Runs a [`Kernel`] and hands out its transactions: the [`AccessSource`] of every GPGPU
 /// workload.
 pub struct SimtSource<K: Kernel> {
@@ -626,8 +940,10 @@ pub struct SimtSource<K: Kernel> {
     next_block: usize,
     warp_base: u32,
     wave: Vec<Access>,
-    /// Scratch of [`SimtSource::order_wave`]: sort keys and the gathered records.
+    /// Scratch of [`SimtSource::order_wave`]: sort keys, records per cycle and the gathered
+    /// records.
     keys: Vec<u64>,
+    counts: Vec<u32>,
     sorted: Vec<Access>,
     pos: usize,
     time: u64,
@@ -663,6 +979,7 @@ impl<K: Kernel> SimtSource<K> {
             warp_base: 0,
             wave: Vec::new(),
             keys: Vec::new(),
+            counts: Vec::new(),
             sorted: Vec::new(),
             pos: 0,
             time: 0,
@@ -705,6 +1022,10 @@ impl<K: Kernel> SimtSource<K> {
         let (lo, hi) = wave.iter().fold((u64::MAX, 0), |(lo, hi), a| {
             (lo.min(a.time), hi.max(a.time))
         });
+        if hi - lo <= 4 * wave.len() as u64 {
+            counting_sort_by_time(wave, lo, hi, &mut self.counts, &mut self.sorted);
+            return;
+        }
         let bits = usize::BITS - (wave.len() - 1).leading_zeros();
         if bits >= 64 || (hi - lo) >> (64 - bits) != 0 {
             wave.sort_by_key(|a| a.time);
@@ -848,6 +1169,67 @@ mod tests {
         // Inactive lanes contribute nothing.
         assert!(tx(&a, 0, 4).is_empty());
         assert_eq!(tx(&a, 0b101, 4).len(), 2);
+    }
+
+    /// The general per-lane path of the coalescer, for comparison with the fast paths.
+    fn tx_general(addrs: &[u64; WARP], mask: u32, size: u64) -> Vec<(u64, u16)> {
+        let mut v = Vec::new();
+        coalesce_general(addrs, mask, size, |a, s| v.push((a, s)));
+        v
+    }
+
+    #[test]
+    fn fast_paths_match_the_general_coalescer() {
+        let mut rng = crate::rng::SplitMix64::new(7);
+        let mut spans = 0;
+        for _ in 0..20_000 {
+            let size = [1u64, 2, 4, 8, 12, 16][rng.below(6) as usize];
+            let base = 0x4000 + rng.below(512);
+            let lanes = 1 + rng.below(32) as u32;
+            let mask = if lanes == 32 {
+                u32::MAX
+            } else {
+                (1u32 << lanes) - 1
+            };
+            // Unit stride, sometimes with one lane off (a wrapped neighbour), sometimes a
+            // stride of two elements or a broadcast.
+            let kind = rng.below(6);
+            let gap = rng.below(1024);
+            let mut a: [u64; WARP] = std::array::from_fn(|l| match kind {
+                2 => base + 2 * size * l as u64,
+                3 => base,
+                // Two tile rows (matrixmul) with a gap, possibly overlapping.
+                4 => base + size * l as u64 + if l >= 16 { gap } else { 0 },
+                _ => base + size * l as u64,
+            });
+            if kind == 5 {
+                // Runs of random lengths at random places.
+                let mut l = 0;
+                while l < WARP {
+                    let (len, at) = (1 + rng.below(12) as usize, 0x4000 + rng.below(2048));
+                    for (i, x) in a[l..(l + len).min(WARP)].iter_mut().enumerate() {
+                        *x = at + size * i as u64;
+                    }
+                    l += len;
+                }
+            }
+            if kind == 1 {
+                a[rng.below(32) as usize] += 128 * (1 + rng.below(3));
+            }
+            let mut check = |mask: u32| {
+                let cont = contiguous_lanes(&a, size) & mask & (mask << 1);
+                spans += u32::from((mask & !cont).count_ones() <= MAX_SPANS);
+                assert_eq!(
+                    tx(&a, mask, size),
+                    tx_general(&a, mask, size),
+                    "{a:x?} {mask:x}"
+                );
+            };
+            check(mask);
+            check(mask & !1);
+            check(rng.next_u64() as u32);
+        }
+        assert!(spans > 5_000, "{spans}");
     }
 
     /// y = a·x + y over 1000 elements with 96-thread blocks.
