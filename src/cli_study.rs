@@ -33,6 +33,10 @@ pub enum StudyCommand {
 pub struct CommonArgs {
     #[arg(long, default_value_t = 1)]
     seed: u64,
+    /// Override a key of the study's system preset (`gspc` or `4c1g`), e.g.
+    /// `--set llc.cpu_inclusive=false`.
+    #[arg(long = "set", value_name = "KEY=VALUE")]
+    set: Vec<String>,
     /// Worker threads (default: every core).
     #[arg(long)]
     threads: Option<usize>,
@@ -137,6 +141,7 @@ fn gspc_run(fig: gspc::Figure, a: &GspcArgs) -> Result<StudyOutput> {
         frames: a.frames,
         seed: a.common.seed,
         llc_sizes: a.llc_sizes.clone(),
+        overrides: a.common.set.clone(),
         cache: a.common.cache(),
     };
     in_pool(a.common.threads, || gspc::run(fig, &o))
@@ -148,6 +153,7 @@ fn drp_run(fig: drp::Figure, a: &DrpArgs) -> Result<StudyOutput> {
         scale: a.scale.max(1),
         seed: a.common.seed,
         limit: a.limit,
+        overrides: a.common.set.clone(),
         cache: a.common.cache(),
     };
     in_pool(a.common.threads, || drp::run(fig, &o))

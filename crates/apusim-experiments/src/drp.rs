@@ -10,7 +10,7 @@
 //! are full hierarchy runs rather than replays of one LLC stream.
 
 use crate::jobs::{ensure_cached, JobInputs};
-use crate::{progress, with_means, Record, StudyOutput};
+use crate::{overrides_note, progress, with_means, Record, StudyOutput};
 use anyhow::{bail, Context, Result};
 use apusim_sim::{RunOptions, SystemConfig};
 use apusim_workloads::mixes::{self, Job};
@@ -73,6 +73,8 @@ pub struct Options {
     pub seed: u64,
     /// Stop each run after this many trace accesses (`apusim run --limit`).
     pub limit: Option<u64>,
+    /// `--set KEY=VALUE` overrides of preset `4c1g` (e.g. `llc.cpu_inclusive=false`).
+    pub overrides: Vec<String>,
     /// Trace cache; `None` keeps the generated traces in a temporary directory for the run.
     pub cache: Option<PathBuf>,
 }
@@ -87,6 +89,7 @@ impl Default for Options {
             scale: 1,
             seed: 1,
             limit: None,
+            overrides: Vec::new(),
             cache: None,
         }
     }
@@ -142,7 +145,7 @@ pub fn run(fig: Figure, o: &Options) -> Result<StudyOutput> {
     if let Some(b) = bar {
         b.finish_and_clear();
     }
-    let base_cfg = SystemConfig::preset("4c1g")?;
+    let base_cfg = SystemConfig::load_preset("4c1g", &o.overrides)?;
     let bars = fig.bars();
     let cases: Vec<(usize, &str)> = (0..inputs.len())
         .flat_map(|m| bars.iter().map(move |b| (m, b.1)))
@@ -198,7 +201,13 @@ pub fn run(fig: Figure, o: &Options) -> Result<StudyOutput> {
     records.sort_by_key(|r| r.config.trim_end_matches("C1G").parse::<u32>().unwrap_or(0));
     Ok(StudyOutput {
         study: fig.name().into(),
-        title: format!("{}; scale {}, seed {}", fig.title(), o.scale, o.seed),
+        title: format!(
+            "{}; scale {}, seed {}{}",
+            fig.title(),
+            o.scale,
+            o.seed,
+            overrides_note(&o.overrides)
+        ),
         paper: fig.paper().into(),
         records: with_means(records),
     })
@@ -224,6 +233,7 @@ mod tests {
             scale: 1,
             seed: 3,
             limit: Some(600_000),
+            overrides: Vec::new(),
             cache: None,
         };
         let out = run(Figure::Fig14, &o).unwrap();

@@ -137,6 +137,9 @@ pub struct Options {
     pub seed: u64,
     /// LLC capacities (`8M`, `16M`), 16-way with 64-byte lines as in gspc §4.
     pub llc_sizes: Vec<String>,
+    /// `--set KEY=VALUE` overrides of preset `gspc` (its render caches, LLC banks; the LLC
+    /// size is [`Options::llc_sizes`]).
+    pub overrides: Vec<String>,
     /// Trace cache; `None` keeps the rendered traces in a temporary directory for the run.
     pub cache: Option<PathBuf>,
 }
@@ -153,6 +156,7 @@ impl Default for Options {
             frames: 3,
             seed: 1,
             llc_sizes: vec!["8M".into(), "16M".into()],
+            overrides: Vec::new(),
             cache: None,
         }
     }
@@ -278,7 +282,7 @@ pub fn run(fig: Figure, o: &Options) -> Result<StudyOutput> {
             tmp.path()
         }
     };
-    let preset = SystemConfig::preset("gspc")?;
+    let preset = SystemConfig::load_preset("gspc", &o.overrides)?;
     let streams: Vec<PathBuf> = jobs
         .par_iter()
         .map(|j| llc_stream(dir, j, &preset))
@@ -326,12 +330,13 @@ pub fn run(fig: Figure, o: &Options) -> Result<StudyOutput> {
     Ok(StudyOutput {
         study: fig.name().into(),
         title: format!(
-            "{}; scenes at {}x{}, {} frame(s), seed {}",
+            "{}; scenes at {}x{}, {} frame(s), seed {}{}",
             fig.title(),
             o.width,
             o.height,
             o.frames,
-            o.seed
+            o.seed,
+            crate::overrides_note(&o.overrides)
         ),
         paper: fig.paper().into(),
         records: with_means(records),
@@ -379,6 +384,7 @@ mod tests {
             frames: 1,
             seed: 1,
             llc_sizes: vec!["256K".into()],
+            overrides: Vec::new(),
             cache: None,
         }
     }

@@ -213,6 +213,15 @@ pub fn oracle_setup(
     Ok((ocfg, apusim_sim::run::policy_context(cfg)?))
 }
 
+/// `; with KEY=VALUE, ...` for a study title, or nothing without overrides.
+pub(crate) fn overrides_note(overrides: &[String]) -> String {
+    if overrides.is_empty() {
+        String::new()
+    } else {
+        format!("; with {}", overrides.join(", "))
+    }
+}
+
 /// A progress bar over `n` runs, on a terminal only.
 pub(crate) fn progress(n: usize, what: &str) -> Option<indicatif::ProgressBar> {
     use std::io::IsTerminal;
