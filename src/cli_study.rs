@@ -1,9 +1,8 @@
 //! `apusim study NAME`: the papers' LLC studies, one command each (crate `apusim-experiments`).
 //! Prints one table per metric, writes the long-format CSV/JSON when asked.
 
-use anyhow::{Context, Result};
+use anyhow::Result;
 use apusim_experiments::{drp, gspc, jobs, StudyOutput};
-use apusim_sim::report::write_atomic;
 use clap::{Args, Subcommand};
 use std::path::PathBuf;
 
@@ -46,12 +45,9 @@ pub struct CommonArgs {
     /// Keep generated traces only for the duration of the study.
     #[arg(long, conflicts_with = "cache_dir")]
     no_cache: bool,
-    /// Write the results (long format: study,config,workload,policy,metric,value) as CSV.
-    #[arg(long, value_name = "FILE")]
-    csv: Option<PathBuf>,
-    /// Write the results as JSON.
-    #[arg(long, value_name = "FILE")]
-    json: Option<PathBuf>,
+    /// `--csv` (long format: study,config,workload,policy,metric,value) and `--json`.
+    #[command(flatten)]
+    output: crate::OutputArgs,
 }
 
 impl CommonArgs {
@@ -121,18 +117,6 @@ pub fn run(c: StudyCommand) -> Result<()> {
     write(&out, &common)
 }
 
-/// Run `f` on a pool of `threads` workers (the global pool when unset).
-fn in_pool<T: Send>(threads: Option<usize>, f: impl FnOnce() -> Result<T> + Send) -> Result<T> {
-    match threads {
-        Some(n) => rayon::ThreadPoolBuilder::new()
-            .num_threads(n.max(1))
-            .build()
-            .context("building the thread pool")?
-            .install(f),
-        None => f(),
-    }
-}
-
 fn gspc_run(fig: gspc::Figure, a: &GspcArgs) -> Result<StudyOutput> {
     let o = gspc::Options {
         scenes: a.scenes.clone(),
@@ -144,7 +128,7 @@ fn gspc_run(fig: gspc::Figure, a: &GspcArgs) -> Result<StudyOutput> {
         overrides: a.common.set.clone(),
         cache: a.common.cache(),
     };
-    in_pool(a.common.threads, || gspc::run(fig, &o))
+    crate::in_pool(a.common.threads, || gspc::run(fig, &o))
 }
 
 fn drp_run(fig: drp::Figure, a: &DrpArgs) -> Result<StudyOutput> {
@@ -156,17 +140,9 @@ fn drp_run(fig: drp::Figure, a: &DrpArgs) -> Result<StudyOutput> {
         overrides: a.common.set.clone(),
         cache: a.common.cache(),
     };
-    in_pool(a.common.threads, || drp::run(fig, &o))
+    crate::in_pool(a.common.threads, || drp::run(fig, &o))
 }
 
 fn write(out: &StudyOutput, c: &CommonArgs) -> Result<()> {
-    if let Some(p) = &c.csv {
-        write_atomic(p, out.to_csv().as_bytes())?;
-        eprintln!("wrote {}", p.display());
-    }
-    if let Some(p) = &c.json {
-        write_atomic(p, out.to_json()?.as_bytes())?;
-        eprintln!("wrote {}", p.display());
-    }
-    Ok(())
+    crate::write_outputs(&c.output, || out.to_json(), || out.to_csv())
 }

@@ -430,14 +430,7 @@ fn run(a: RunArgs) -> Result<()> {
         let results = cli_oracle::run_with_oracles(&cfg, inputs, &names, &opts)?;
         return print_oracle(&results, &a.output);
     }
-    let results = match a.threads {
-        Some(n) => rayon::ThreadPoolBuilder::new()
-            .num_threads(n.max(1))
-            .build()
-            .context("building the thread pool")?
-            .install(|| run_policies(&cfg, &names, inputs, &opts))?,
-        None => run_policies(&cfg, &names, inputs, &opts)?,
-    };
+    let results = in_pool(a.threads, || run_policies(&cfg, &names, inputs, &opts))?;
     print_results(&cfg, inputs, &results, &a.output, a.cachegrind)
 }
 
@@ -458,6 +451,18 @@ fn print_oracle(results: &[apusim_oracle::OracleResult], out: &OutputArgs) -> Re
             csv
         },
     )
+}
+
+/// Run `f` on a pool of `threads` workers (the global pool, every core, when unset).
+fn in_pool<T: Send>(threads: Option<usize>, f: impl FnOnce() -> Result<T> + Send) -> Result<T> {
+    match threads {
+        Some(n) => rayon::ThreadPoolBuilder::new()
+            .num_threads(n.max(1))
+            .build()
+            .context("building the thread pool")?
+            .install(f),
+        None => f(),
+    }
 }
 
 /// Write `--json` and `--csv` files (atomically) when asked for.

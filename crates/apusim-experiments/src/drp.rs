@@ -9,11 +9,11 @@
 //! The LLC stream depends on the policy here (back-invalidations of CPU lines), so the runs
 //! are full hierarchy runs rather than replays of one LLC stream.
 
-use crate::jobs::{ensure_cached, JobInputs};
-use crate::{overrides_note, progress, with_means, Record, StudyOutput};
+use crate::jobs::{prepare_all, JobInputs};
+use crate::{overrides_note, with_means, Record, StudyOutput};
 use anyhow::{bail, Context, Result};
 use apusim_sim::{RunOptions, SystemConfig};
-use apusim_workloads::mixes::{self, Job};
+use apusim_workloads::mixes;
 use rayon::prelude::*;
 use std::path::PathBuf;
 
@@ -127,30 +127,13 @@ pub fn run(fig: Figure, o: &Options) -> Result<StudyOutput> {
         .iter()
         .map(|m| JobInputs::mix(m, o.scale, o.seed, Some(dir.clone())))
         .collect::<Result<_>>()?;
-    // Generate every distinct job once, in parallel, before any run reads it.
-    let mut distinct: Vec<&Job> = Vec::new();
-    for j in inputs.iter().flat_map(|i| i.jobs()) {
-        if !distinct.iter().any(|d| d.key() == j.key()) {
-            distinct.push(j);
-        }
-    }
-    let bar = progress(distinct.len(), "workloads generated");
-    distinct.par_iter().try_for_each(|j| {
-        ensure_cached(&dir, j).with_context(|| format!("generating {}", j.label))?;
-        if let Some(b) = &bar {
-            b.inc(1);
-        }
-        anyhow::Ok(())
-    })?;
-    if let Some(b) = bar {
-        b.finish_and_clear();
-    }
+    prepare_all(&dir, &inputs)?;
     let base_cfg = SystemConfig::load_preset("4c1g", &o.overrides)?;
     let bars = fig.bars();
     let cases: Vec<(usize, &str)> = (0..inputs.len())
         .flat_map(|m| bars.iter().map(move |b| (m, b.1)))
         .collect();
-    let bar = progress(cases.len(), "runs");
+    let bar = apusim_sim::run::count_bar(cases.len(), "runs");
     let results: Vec<(u64, u64)> = cases
         .par_iter()
         .map(|&(m, policy)| {
@@ -175,6 +158,8 @@ pub fn run(fig: Figure, o: &Options) -> Result<StudyOutput> {
     let mut records = Vec::new();
     for (m, chunk) in results.chunks(bars.len()).enumerate() {
         let config = config_name(cpu_jobs(&inputs[m]));
+        let workload =
+            mixes::mix(&o.mixes[m]).map_or_else(|| o.mixes[m].clone(), |x| x.name.clone());
         let base = (chunk[0].0 + chunk[0].1) as f64;
         for (&(cpu, gpu), &(label, _)) in chunk.iter().zip(bars) {
             for (metric, v) in [
@@ -184,8 +169,7 @@ pub fn run(fig: Figure, o: &Options) -> Result<StudyOutput> {
             ] {
                 records.push(Record {
                     config: config.clone(),
-                    workload: mixes::mix(&o.mixes[m])
-                        .map_or_else(|| o.mixes[m].clone(), |x| x.name.clone()),
+                    workload: workload.clone(),
                     policy: label.into(),
                     metric: metric.into(),
                     value: if base > 0.0 {

@@ -19,7 +19,7 @@
 //! LLC bank as gspc §5.1 configures it.
 
 use crate::jobs::{ensure_cached, JobInputs};
-use crate::{oracle_setup, progress, with_means, Record, StudyOutput};
+use crate::{oracle_setup, with_means, Record, StudyOutput};
 use anyhow::{bail, Context, Result};
 use apusim_oracle::{OraclePolicy, OracleResult};
 use apusim_sim::{RunOptions, StudyOptions, SystemConfig};
@@ -186,20 +186,13 @@ fn render_job(scene: &str, o: &Options) -> Result<Job> {
     })
 }
 
-/// FNV-1a, for cache keys.
-fn fnv(text: &str) -> u64 {
-    text.bytes().fold(0xcbf2_9ce4_8422_2325, |h, b| {
-        (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
-    })
-}
-
 /// The LLC access stream of `job` behind preset `gspc`'s render caches, cached in `dir` under
 /// a key naming the job and the preset's configuration.
 fn llc_stream(dir: &Path, job: &Job, preset: &SystemConfig) -> Result<PathBuf> {
     let path = dir.join(format!(
         "llc-{}-{:016x}.apt",
         job.key(),
-        fnv(&preset.to_toml())
+        apusim_trace::hash::fnv1a(preset.to_toml().as_bytes())
     ));
     if path.exists() {
         return Ok(path);
@@ -294,7 +287,7 @@ pub fn run(fig: Figure, o: &Options) -> Result<StudyOutput> {
             cases.extend(bars.iter().map(|b| (s, z, *b)));
         }
     }
-    let bar = progress(cases.len(), "policy replays");
+    let bar = apusim_sim::run::count_bar(cases.len(), "policy replays");
     let replays: Vec<Replay> = cases
         .par_iter()
         .map(|&(s, size, b)| {

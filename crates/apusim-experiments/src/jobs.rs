@@ -11,6 +11,8 @@ use apusim_sim::run::{Input, Inputs};
 use apusim_trace::apt::{AptReader, AptWriter};
 use apusim_trace::AccessSource;
 use apusim_workloads::mixes::{self, Job};
+use rayon::prelude::*;
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 /// The trace cache directory: `$APUSIM_CACHE_DIR`, else `$XDG_CACHE_HOME/apusim`, else
@@ -79,17 +81,6 @@ impl JobInputs {
         &self.jobs
     }
 
-    /// Generate every job into the cache now (no-op without a cache). Studies call this
-    /// before running policies in parallel, so no two runs generate the same trace.
-    pub fn prepare(&self) -> Result<()> {
-        if let Some(dir) = &self.cache {
-            for job in &self.jobs {
-                ensure_cached(dir, job).with_context(|| format!("generating {}", job.label))?;
-            }
-        }
-        Ok(())
-    }
-
     /// The source of one job: generated on the fly, or read from the cached `.apt`.
     fn open_job(&self, job: &Job) -> Result<Box<dyn AccessSource>> {
         match &self.cache {
@@ -119,4 +110,30 @@ impl Inputs for JobInputs {
     fn describe(&self) -> String {
         self.description.clone()
     }
+}
+
+/// Generate every distinct job of `inputs` into the cache `dir` now, in parallel, so that runs
+/// started in parallel afterwards never generate the same trace twice.
+pub fn prepare_all(dir: &Path, inputs: &[JobInputs]) -> Result<()> {
+    let distinct: BTreeMap<String, &Job> = inputs
+        .iter()
+        .flat_map(|i| i.jobs())
+        .map(|j| (j.key(), j))
+        .collect();
+    let bar = apusim_sim::run::count_bar(distinct.len(), "workloads generated");
+    distinct
+        .values()
+        .collect::<Vec<_>>()
+        .par_iter()
+        .try_for_each(|j| {
+            ensure_cached(dir, j).with_context(|| format!("generating {}", j.label))?;
+            if let Some(b) = &bar {
+                b.inc(1);
+            }
+            anyhow::Ok(())
+        })?;
+    if let Some(b) = bar {
+        b.finish_and_clear();
+    }
+    Ok(())
 }

@@ -65,13 +65,7 @@ pub struct StudyOutput {
 impl StudyOutput {
     /// Metrics in first-appearance order.
     fn metrics(&self) -> Vec<&str> {
-        let mut v: Vec<&str> = Vec::new();
-        for r in &self.records {
-            if !v.contains(&r.metric.as_str()) {
-                v.push(&r.metric);
-            }
-        }
-        v
+        first_seen(self.records.iter().map(|r| r.metric.as_str()))
     }
 
     /// One table per metric: (config, workload) down, policies across.
@@ -80,16 +74,11 @@ impl StudyOutput {
         let _ = writeln!(out, "{}: {}", self.study, self.title);
         for metric in self.metrics() {
             let recs: Vec<&Record> = self.records.iter().filter(|r| r.metric == metric).collect();
-            let mut policies: Vec<&str> = Vec::new();
-            let mut rows: Vec<(&str, &str)> = Vec::new();
-            for r in &recs {
-                if !policies.contains(&r.policy.as_str()) {
-                    policies.push(&r.policy);
-                }
-                if !rows.contains(&(r.config.as_str(), r.workload.as_str())) {
-                    rows.push((&r.config, &r.workload));
-                }
-            }
+            let policies = first_seen(recs.iter().map(|r| r.policy.as_str()));
+            let rows = first_seen(
+                recs.iter()
+                    .map(|r| (r.config.as_str(), r.workload.as_str())),
+            );
             let mut t = TextTable::new(
                 ["config".to_string(), "workload".to_string()]
                     .into_iter()
@@ -137,6 +126,17 @@ impl StudyOutput {
     }
 }
 
+/// The distinct items of `items`, in first-appearance order.
+fn first_seen<T: PartialEq>(items: impl IntoIterator<Item = T>) -> Vec<T> {
+    let mut v = Vec::new();
+    for x in items {
+        if !v.contains(&x) {
+            v.push(x);
+        }
+    }
+    v
+}
+
 /// Quote a CSV field when it holds a comma or quote.
 fn csv_field(s: &str) -> String {
     if s.contains([',', '"']) {
@@ -150,14 +150,12 @@ fn csv_field(s: &str) -> String {
 /// over the workloads, as the papers' "on average". Undefined values (NaN: a rate of a
 /// stream a workload does not have, e.g. blending reads in a scene without blending) are
 /// left out of the mean; a mean of none is NaN.
-pub fn with_means(mut records: Vec<Record>) -> Vec<Record> {
-    let mut keys: Vec<(String, String, String)> = Vec::new();
-    for r in &records {
-        let k = (r.config.clone(), r.policy.clone(), r.metric.clone());
-        if !keys.contains(&k) {
-            keys.push(k);
-        }
-    }
+pub fn with_means(records: Vec<Record>) -> Vec<Record> {
+    let keys = first_seen(
+        records
+            .iter()
+            .map(|r| (r.config.clone(), r.policy.clone(), r.metric.clone())),
+    );
     let means: Vec<Record> = keys
         .into_iter()
         .map(|(config, policy, metric)| {
@@ -180,24 +178,10 @@ pub fn with_means(mut records: Vec<Record>) -> Vec<Record> {
             }
         })
         .collect();
-    // Keep each config's mean rows right after its workloads.
-    let mut out = Vec::with_capacity(records.len() + means.len());
-    let configs: Vec<String> = {
-        let mut c: Vec<String> = Vec::new();
-        for r in &records {
-            if !c.contains(&r.config) {
-                c.push(r.config.clone());
-            }
-        }
-        c
-    };
-    for c in configs {
-        let (mine, rest): (Vec<Record>, Vec<Record>) =
-            records.into_iter().partition(|r| r.config == c);
-        records = rest;
-        out.extend(mine);
-        out.extend(means.iter().filter(|m| m.config == c).cloned());
-    }
+    // Each config's mean rows right after its workloads (a stable sort by config order).
+    let configs = first_seen(records.iter().map(|r| r.config.clone()));
+    let mut out: Vec<Record> = records.into_iter().chain(means).collect();
+    out.sort_by_key(|r| configs.iter().position(|c| *c == r.config));
     out
 }
 
@@ -220,22 +204,6 @@ pub(crate) fn overrides_note(overrides: &[String]) -> String {
     } else {
         format!("; with {}", overrides.join(", "))
     }
-}
-
-/// A progress bar over `n` runs, on a terminal only.
-pub(crate) fn progress(n: usize, what: &str) -> Option<indicatif::ProgressBar> {
-    use std::io::IsTerminal;
-    std::io::stderr().is_terminal().then(|| {
-        let bar = indicatif::ProgressBar::new(n as u64);
-        bar.set_style(
-            indicatif::ProgressStyle::with_template(&format!(
-                "{{spinner}} {{elapsed}} {{pos}}/{{len}} {what}"
-            ))
-            .unwrap_or_else(|_| indicatif::ProgressStyle::default_spinner()),
-        );
-        bar.enable_steady_tick(std::time::Duration::from_millis(250));
-        bar
-    })
 }
 
 #[cfg(test)]

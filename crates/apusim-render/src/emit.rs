@@ -97,19 +97,14 @@ impl Stats {
     }
     /// A stable checksum of the counts (FNV-1a over the numbers), for golden tests.
     pub fn checksum(&self) -> u64 {
-        let mut h = 0xcbf2_9ce4_8422_2325u64;
+        use apusim_trace::hash::{fnv1a_extend, FNV_OFFSET};
         let nums = self.reads.iter().chain(&self.writes).chain([
             &self.triangles,
             &self.quads,
             &self.pixels_shaded,
             &self.hiz_rejected_tiles,
         ]);
-        for n in nums {
-            for b in n.to_le_bytes() {
-                h = (h ^ b as u64).wrapping_mul(0x0100_0000_01b3);
-            }
-        }
-        h
+        nums.fold(FNV_OFFSET, |h, n| fnv1a_extend(h, &n.to_le_bytes()))
     }
 }
 

@@ -2,6 +2,7 @@
 //! checksums of the built-in scenes at a small resolution.
 
 use apusim_render::{builtin, load, render, scene, Options, Renderer, Source};
+use apusim_trace::hash::fnv1a as fnv;
 use apusim_trace::{Access, Op, Stream};
 use std::collections::BTreeSet;
 
@@ -190,12 +191,6 @@ fn obj_import_triangulates_faces() {
     assert_eq!(m.idx.len(), 6);
     assert_eq!(m.verts.len(), 4);
     assert_eq!(m.verts[2].uv, [1.0, 0.0]);
-}
-
-fn fnv(bytes: &[u8]) -> u64 {
-    bytes.iter().fold(0xcbf2_9ce4_8422_2325u64, |h, &b| {
-        (h ^ b as u64).wrapping_mul(0x0100_0000_01b3)
-    })
 }
 
 /// Golden checksums of each built-in scene at 96x64, two frames: (PNG pixels of the last

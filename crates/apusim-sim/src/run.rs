@@ -57,6 +57,22 @@ pub struct RunResult {
     pub seconds: f64,
 }
 
+/// A progress bar counting `n` finished units of work (`{pos}/{len} what`), on a terminal only
+/// (`None` otherwise).
+pub fn count_bar(n: usize, what: &str) -> Option<indicatif::ProgressBar> {
+    std::io::stderr().is_terminal().then(|| {
+        let bar = indicatif::ProgressBar::new(n as u64);
+        bar.set_style(
+            indicatif::ProgressStyle::with_template(&format!(
+                "{{spinner}} {{elapsed}} {{pos}}/{{len}} {what}"
+            ))
+            .unwrap_or_else(|_| indicatif::ProgressStyle::default_spinner()),
+        );
+        bar.enable_steady_tick(Duration::from_millis(250));
+        bar
+    })
+}
+
 /// Build the policy context of `cfg`'s LLC.
 pub fn policy_context(cfg: &SystemConfig) -> Result<PolicyContext> {
     let g = crate::config::parse_geometry(&cfg.llc.geometry)?;
@@ -109,17 +125,11 @@ pub fn run_policies(
     }
     let progress = opts.progress && names.len() == 1;
     // Several policies: one bar counting finished policies (on a terminal only).
-    let bar = (opts.progress && names.len() > 1 && std::io::stderr().is_terminal()).then(|| {
-        let bar = indicatif::ProgressBar::new(names.len() as u64);
-        bar.set_style(
-            indicatif::ProgressStyle::with_template(
-                "{spinner} {elapsed} {pos}/{len} policies done",
-            )
-            .unwrap_or_else(|_| indicatif::ProgressStyle::default_spinner()),
-        );
-        bar.enable_steady_tick(Duration::from_millis(250));
-        bar
-    });
+    let bar = if opts.progress && names.len() > 1 {
+        count_bar(names.len(), "policies done")
+    } else {
+        None
+    };
     let results = names
         .par_iter()
         .map(|n| {

@@ -21,6 +21,7 @@
 pub mod access;
 pub mod apt;
 pub mod error;
+pub mod hash;
 pub mod header;
 pub mod import;
 

@@ -457,12 +457,11 @@ pub fn jobs(name: &str, scale: u64, seed: u64) -> Result<Vec<Job>, WorkloadError
 
 /// FNV-1a of a built-in scene's text, so edited scenes get fresh cache keys.
 fn scene_hash(scene: &str) -> u64 {
-    apusim_render::builtin::get(scene)
-        .unwrap_or(scene)
-        .bytes()
-        .fold(0xcbf2_9ce4_8422_2325, |h, b| {
-            (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
-        })
+    apusim_trace::hash::fnv1a(
+        apusim_render::builtin::get(scene)
+            .unwrap_or(scene)
+            .as_bytes(),
+    )
 }
 
 /// The 1-based number of a rendering title in [`DRP_GPU`] (0 for other jobs).
