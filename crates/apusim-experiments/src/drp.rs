@@ -9,7 +9,7 @@
 //! The LLC stream depends on the policy here (back-invalidations of CPU lines), so the runs
 //! are full hierarchy runs rather than replays of one LLC stream.
 
-use crate::jobs::{prepare_all, JobInputs};
+use crate::jobs::{prepare_all, JobInputs, TraceDir};
 use crate::{overrides_note, with_means, Record, StudyOutput};
 use anyhow::{bail, Context, Result};
 use apusim_sim::{RunOptions, SystemConfig};
@@ -114,14 +114,8 @@ pub fn run(fig: Figure, o: &Options) -> Result<StudyOutput> {
     if o.mixes.is_empty() {
         bail!("{}: give at least one mix", fig.name());
     }
-    let tmp;
-    let dir = match &o.cache {
-        Some(d) => d.clone(),
-        None => {
-            tmp = tempfile::tempdir().context("creating a temporary trace directory")?;
-            tmp.path().to_path_buf()
-        }
-    };
+    let traces = TraceDir::new(o.cache.as_deref())?;
+    let dir = traces.path().to_path_buf();
     let inputs: Vec<JobInputs> = o
         .mixes
         .iter()

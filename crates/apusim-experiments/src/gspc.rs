@@ -18,7 +18,7 @@
 //! inter-stream statistics, gspc §2.3). SHiP-mem is `ship-mem-bank`, one 16K-entry table per
 //! LLC bank as gspc §5.1 configures it.
 
-use crate::jobs::{ensure_cached, JobInputs};
+use crate::jobs::{ensure_cached, JobInputs, TraceDir};
 use crate::{oracle_setup, with_means, Record, StudyOutput};
 use anyhow::{bail, Context, Result};
 use apusim_oracle::{OraclePolicy, OracleResult};
@@ -267,14 +267,8 @@ pub fn run(fig: Figure, o: &Options) -> Result<StudyOutput> {
         apusim_sim::config::parse_geometry(&format!("{size},16,64"))
             .with_context(|| format!("LLC size `{size}`"))?;
     }
-    let tmp;
-    let dir = match &o.cache {
-        Some(d) => d.as_path(),
-        None => {
-            tmp = tempfile::tempdir().context("creating a temporary trace directory")?;
-            tmp.path()
-        }
-    };
+    let traces = TraceDir::new(o.cache.as_deref())?;
+    let dir = traces.path();
     let preset = SystemConfig::load_preset("gspc", &o.overrides)?;
     let streams: Vec<PathBuf> = jobs
         .par_iter()

@@ -137,3 +137,32 @@ pub fn prepare_all(dir: &Path, inputs: &[JobInputs]) -> Result<()> {
     }
     Ok(())
 }
+
+/// Where a study keeps its traces: the trace cache if there is one, else a temporary directory
+/// that lives as long as this value.
+pub struct TraceDir {
+    path: PathBuf,
+    _temp: Option<tempfile::TempDir>,
+}
+
+impl TraceDir {
+    pub fn new(cache: Option<&Path>) -> Result<TraceDir> {
+        Ok(match cache {
+            Some(d) => TraceDir {
+                path: d.to_path_buf(),
+                _temp: None,
+            },
+            None => {
+                let t = tempfile::tempdir().context("creating a temporary trace directory")?;
+                TraceDir {
+                    path: t.path().to_path_buf(),
+                    _temp: Some(t),
+                }
+            }
+        })
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+}
