@@ -184,9 +184,9 @@ impl<P: Policy> Cache<P> {
     }
 
     /// The way of `set` holding `line`.
-    #[inline]
+    #[inline(always)]
     fn find(&self, set: usize, line: u64) -> Option<usize> {
-        first_way(self.set_tags(set), |t| t & LINE_MASK == line)
+        crate::simd::first_match(self.set_tags(set), LINE_MASK, line)
     }
 
     /// Ask the host to bring the set that `addr` maps to into its caches (a hint for replaying
@@ -211,6 +211,7 @@ impl<P: Policy> Cache<P> {
 
     /// Access every request of `reqs` in order, prefetching a few requests ahead, and hand each
     /// outcome to `on_outcome`. Same results as calling [`Cache::access`] one by one.
+    #[inline(never)]
     pub fn access_batch(
         &mut self,
         reqs: &[Access],
@@ -224,7 +225,7 @@ impl<P: Policy> Cache<P> {
             if let Some(next) = reqs.get(i + AHEAD) {
                 self.prefetch(next.addr);
             }
-            let o = self.access(r)?;
+            let o = self.access_inlined(r)?;
             on_outcome(r, o);
         }
         Ok(())
@@ -247,6 +248,12 @@ impl<P: Policy> Cache<P> {
     /// Access the line holding `req.addr` (the caller splits accesses that straddle lines).
     #[inline]
     pub fn access(&mut self, req: &Access) -> Result<Outcome, CacheError> {
+        self.access_inlined(req)
+    }
+
+    /// [`Cache::access`], always inlined: the body of [`Cache::access_batch`]'s loop.
+    #[inline(always)]
+    fn access_inlined(&mut self, req: &Access) -> Result<Outcome, CacheError> {
         let line = self.line_of(req.addr);
         if line > MAX_LINE {
             return Err(CacheError::AddressTooLarge { addr: req.addr });
@@ -268,11 +275,9 @@ impl<P: Policy> Cache<P> {
             0
         };
         let word = &mut self.tags[set * self.ways + way];
-        let shared = if req.agent.is_cpu() && (*word >> AGENT_SHIFT) as u8 != req.agent.to_byte() {
-            LineMeta::SHARED
-        } else {
-            0
-        };
+        // Branch-free (`&`, not `&&`): whether another core touches the line is unpredictable.
+        let other_cpu = req.agent.is_cpu() & ((*word >> AGENT_SHIFT) as u8 != req.agent.to_byte());
+        let shared = u8::from(other_cpu) * LineMeta::SHARED;
         *word |= ((LineMeta::REUSED | cpu_flag(req) | shared | dirty) as u64) << FLAG_SHIFT;
         self.policy.on_hit(set, way, req);
         Outcome::Hit {
@@ -305,7 +310,7 @@ impl<P: Policy> Cache<P> {
         }
         let base = set * self.ways;
         let invalid = if self.valid < self.tags.len() {
-            first_way(self.set_tags(set), |t| t == INVALID)
+            crate::simd::first_match(self.set_tags(set), u64::MAX, INVALID)
         } else {
             None
         };
@@ -331,9 +336,7 @@ impl<P: Policy> Cache<P> {
                     meta: word_meta(word),
                 };
                 self.counters.evictions += 1;
-                if ev.meta.dirty() {
-                    self.counters.dirty_evictions += 1;
-                }
+                self.counters.dirty_evictions += u64::from(ev.meta.dirty());
                 self.policy.on_evict(set, w, &ev);
                 (w, Some(ev))
             }
@@ -385,24 +388,6 @@ impl<P: Policy> Cache<P> {
             self.tags.iter().filter(|&&t| t != INVALID).count()
         );
         self.valid
-    }
-}
-
-/// The lowest way of a set whose tag word satisfies `is`. A 16-way set (the LLCs of every
-/// paper) is searched branch-free: the 16 comparisons become a bit mask (SIMD compares) and the
-/// answer its lowest set bit. An early-exit scan costs fewer instructions, but where it exits
-/// is data-dependent, and on a realistic LLC stream it mispredicted about once per access.
-#[inline]
-fn first_way(tags: &[u64], is: impl Fn(u64) -> bool) -> Option<usize> {
-    match <&[u64; 16]>::try_from(tags) {
-        Ok(set) => {
-            let mask = set
-                .iter()
-                .enumerate()
-                .fold(0u32, |m, (w, &t)| m | u32::from(is(t)) << w);
-            (mask != 0).then(|| mask.trailing_zeros() as usize)
-        }
-        Err(_) => tags.iter().position(|&t| is(t)),
     }
 }
 

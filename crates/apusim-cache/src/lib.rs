@@ -25,6 +25,7 @@ pub mod falru;
 mod geometry;
 pub mod policies;
 pub mod policy;
+mod simd;
 
 pub use cache::{Cache, CacheCounters, Outcome, WritePolicy};
 pub use counts::Counts;

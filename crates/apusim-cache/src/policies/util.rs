@@ -183,7 +183,7 @@ pub fn rrip_victim(rrpv: &mut [u8]) -> usize {
 #[inline]
 pub fn rrip_victim_max(rrpv: &mut [u8], distant: u8) -> usize {
     match <&mut [u8; 16]>::try_from(&mut *rrpv) {
-        Ok(set) => rrip_victim_16(set, distant),
+        Ok(set) => crate::simd::rrip_victim_16(set, distant),
         Err(_) => rrip_victim_scan(rrpv, distant),
     }
 }
@@ -207,23 +207,6 @@ fn rrip_victim_scan(rrpv: &mut [u8], distant: u8) -> usize {
         *v += age;
     }
     way
-}
-
-/// [`rrip_victim_max`] for the common 16-way set, branch-free: the maximum, the aging that
-/// brings it to `distant` (none if a line is there already), and the lowest way at `distant`
-/// are each one pass over 16 bytes, which the compiler turns into a few SIMD instructions.
-/// Whether a set needs aging and which way is the victim are data-dependent, so the
-/// early-exit loop mispredicted on most misses of a full cache.
-#[inline]
-fn rrip_victim_16(set: &mut [u8; 16], distant: u8) -> usize {
-    let max = set.iter().copied().fold(0, u8::max);
-    let age = distant.saturating_sub(max);
-    let mut at_distant = 0u32;
-    for (w, v) in set.iter_mut().enumerate() {
-        *v += age;
-        at_distant |= u32::from(*v >= distant) << w;
-    }
-    at_distant.trailing_zeros() as usize
 }
 
 /// The per-line RRPVs of an RRIP-family policy, flat `set * ways + way`, all starting
@@ -834,7 +817,7 @@ mod tests {
             let mut set = raw.map(|v| v.min(distant));
             let mut scanned = set;
             let want = rrip_victim_scan(&mut scanned, distant);
-            proptest::prop_assert_eq!(rrip_victim_16(&mut set, distant), want);
+            proptest::prop_assert_eq!(crate::simd::rrip_victim_16(&mut set, distant), want);
             proptest::prop_assert_eq!(set, scanned);
         }
     }
