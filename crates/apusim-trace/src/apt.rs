@@ -1150,13 +1150,15 @@ impl<R: Read> AptReader<R> {
     /// nothing is appended.
     fn decode_into(&mut self, out: &mut Vec<Access>, n: usize) -> Result<()> {
         let before = out.len();
-        out.reserve(n);
+        // Decode straight into the output slots: returning each 40-byte record and pushing it
+        // cost a copy through the stack per record.
+        out.resize(before + n, Access::new(Agent::GPU, Stream::Other, Op::Read, 0, 0));
         let raw = &self.raw[..];
         let mut c = self.cursors;
         let mut failure = None;
-        for i in 0..n {
+        for (i, slot) in out[before..].iter_mut().enumerate() {
             match self.codec.decode(raw, &mut c) {
-                Ok(a) => out.push(a),
+                Ok(a) => *slot = a,
                 Err(msg) => {
                     failure = Some(format!(
                         "record {}: {msg}",
