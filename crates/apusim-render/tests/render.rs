@@ -223,11 +223,13 @@ fn obj_import_triangulates_faces() {
 /// cast into the shadow maps, uncleared G-buffer, smoke and a bloom chain in lake; then the
 /// Intel Gen7 HiZ layout, 16 bytes per 8x4 block — traces only, HiZ is conservative so the
 /// PNGs stayed; then denser geometry — tessellated terrain, finer spheres, grass clumps —
-/// 16-bit index buffers and normal maps on the terrain, walls and rocks.)
+/// 16-bit index buffers and normal maps on the terrain, walls and rocks; then RGBA16F HDR
+/// scene colour and bloom targets — 8-byte texels, and values above 1 and below 1/255 that
+/// RGBA8 clipped or quantized now reach the tone mapper, so the PNGs changed too.)
 const GOLDEN: &[(&str, u64, u64)] = &[
-    ("courtyard", 12992378816759954511, 9121285533369554557),
-    ("deferred", 16995527008309851036, 16727530342948066296),
-    ("lake", 16801552121164127314, 16033039068378638070),
+    ("courtyard", 4094218715970475131, 5702746519424587301),
+    ("deferred", 10242089243943496874, 16842532361225011872),
+    ("lake", 1054917589439468576, 13920745651117986583),
 ];
 
 #[test]
