@@ -82,6 +82,7 @@ impl Format {
             _ => 1,
         }
     }
+    #[inline(always)]
     pub fn decode(self, t: u64) -> [f32; 4] {
         match self {
             Format::Rgba8 => {
@@ -105,17 +106,17 @@ impl Format {
     }
     /// The texel bits of colour `c` (RGBA16F: round to nearest even, out of range to
     /// infinity, as a GPU's float render-target write does).
+    #[inline(always)]
     pub fn encode(self, c: [f32; 4]) -> u64 {
         match self {
             Format::Rgba8 => {
                 let q = |v: f32| (v.clamp(0.0, 1.0) * 255.0 + 0.5) as u8;
                 u32::from_le_bytes([q(c[0]), q(c[1]), q(c[2]), q(c[3])]) as u64
             }
-            Format::Rgba16f => c
-                .iter()
-                .enumerate()
-                .map(|(k, &v)| (half::f16::from_f32(v).to_bits() as u64) << (16 * k))
-                .fold(0, |a, b| a | b),
+            Format::Rgba16f => {
+                let h = |k: usize| (half::f16::from_f32(c[k]).to_bits() as u64) << (16 * k);
+                h(0) | h(1) | h(2) | h(3)
+            }
             Format::R32f | Format::Depth32 => c[0].to_bits() as u64,
             Format::Stencil8 => (c[0].clamp(0.0, 1.0) * 255.0 + 0.5) as u64,
         }
@@ -228,13 +229,16 @@ impl Surface {
     /// Store mip 0 from RGBA colours in row-major order (one per texel).
     pub fn load0(&mut self, px: &[[f32; 4]]) {
         let f = self.format;
-        self.mips[0].texels = px
-            .iter()
-            .flat_map(|c| {
-                let v = f.encode(*c);
-                [v as u32, (v >> 32) as u32].into_iter().take(f.words())
-            })
-            .collect();
+        self.mips[0].texels = if f.words() == 1 {
+            px.iter().map(|c| f.encode(*c) as u32).collect()
+        } else {
+            px.iter()
+                .flat_map(|c| {
+                    let v = f.encode(*c);
+                    [v as u32, (v >> 32) as u32]
+                })
+                .collect()
+        };
     }
     /// Lines of mip 0.
     pub fn lines0(&self) -> usize {
