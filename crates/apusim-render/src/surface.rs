@@ -3,16 +3,18 @@
 //!
 //! Layout (the issue's item 2; the papers are silent on the exact tiling, so this follows what
 //! Intel Gen7 "Y-tiling" and the ATTILA simulator do at cache-line granularity). A Y-tile is
-//! 128 B x 32 rows stored as eight 16-byte-wide columns, so one 64 B line is **16 bytes x 4
-//! rows** of the surface whatever the texel size:
+//! 128 B x 32 rows, an 8x8 Y-major grid of cache lines, and "each 64B cache line within the
+//! tile is laid out as 4 rows of 16B each" (Mesa, `docs/isl/tiling.rst`), so one line is
+//! **16 bytes x 4 rows** of the surface whatever the texel size:
 //! - 32-bit surfaces (RGBA8 colour, R32F, depth) store **4x4 texel tiles in one 64 B line**.
 //! - 64-bit surfaces (RGBA16F: four IEEE 754 binary16 channels, DXGI
 //!   `R16G16B16A16_FLOAT` / D3D9 `A16B16G16R16F`, the HDR scene-colour format of the DX9/DX10
 //!   era's games) store **2x4 texel tiles (2 wide, 4 high) in one 64 B line**: the same
 //!   16 B x 4-row Y-tile column segment holding two 8-byte texels per row. A 2x2 quad at even
 //!   coordinates still lies in one line; an 8x8 raster tile covers 8 lines instead of 4.
-//!   (AMD's GCN micro-tiling would put 4x2 texels of a 64-bit format in a line; the footprint
-//!   per quad and per tile is the same.)
+//!   (AMD's micro-tiling would put 4x2 texels of a 64-bit format in a line — addrlib's
+//!   `ComputePixelIndexWithinMicroTile` takes the low pixel-index bits of a 64 bpp thin micro
+//!   tile from x0, y0, x1 —; the footprint per 2x2 quad and per 8x8 tile is the same.)
 //! - Lines are in row-major tile order; each mip level is its own tile grid after the previous
 //!   one.
 //! - Stencil (8 bit) stores **8x8 texel tiles per 64 B line**, so one line serves one 8x8
