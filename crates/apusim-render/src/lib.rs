@@ -8,7 +8,9 @@
 //!   [`builtin::SCENES`] embeds the built-in scenes; [`load`] parses a file or a built-in
 //!   name, reporting errors with file and line.
 //! - [`Renderer`] resolves a scene into GPU memory ([`surface::GpuMemory`]: every buffer and
-//!   tiled surface at a physical address, HiZ buffers beside depth buffers) and renders frames
+//!   tiled surface at a physical address, in one of the texel formats of
+//!   [`surface::Format`] — RGBA8, RGBA16F (HDR colour, 8-byte texels), R32F, depth,
+//!   stencil —, HiZ buffers beside depth buffers) and renders frames
 //!   through the pipeline of gspc-graphics-stream-llc.txt §2.1: index/vertex fetch, vertex
 //!   shading, clipping, triangle setup and top-left rasterization into 2x2 quads
 //!   ([`raster`]), hierarchical-Z, stencil, early/late depth, pixel shading with

@@ -143,10 +143,6 @@ fn lookup(
     })
 }
 
-fn to_texels(fmt: Format, px: &[[f32; 4]]) -> Vec<u32> {
-    px.iter().map(|c| fmt.encode(*c)).collect()
-}
-
 impl Renderer {
     /// Resolve a parsed scene: allocate every surface and buffer, generate textures and meshes.
     pub fn new(src: &Source, desc: &SceneDesc, opt: &Options) -> Result<Renderer, SceneError> {
@@ -203,7 +199,7 @@ impl Renderer {
             }
             let levels = if t.mipmaps { 0 } else { 1 };
             let mut s = mem.surface(&t.name, Format::Rgba8, Usage::Texture, tw, th, levels);
-            s.mips[0].texels = to_texels(Format::Rgba8, &px);
+            s.load0(&px);
             s.build_mips();
             names.insert(t.name.clone(), surfaces.len());
             surfaces.push(s);
@@ -217,6 +213,7 @@ impl Renderer {
             let levels = if t.mipmaps { 0 } else { 1 };
             let (fmt, usage) = match t.format {
                 TargetFormat::Rgba8 => (Format::Rgba8, Usage::Target),
+                TargetFormat::Rgba16f => (Format::Rgba16f, Usage::Target),
                 TargetFormat::R32f => (Format::R32f, Usage::Target),
                 TargetFormat::Depth => (Format::Depth32, Usage::Depth),
             };
@@ -495,7 +492,7 @@ impl Renderer {
     pub fn backbuffer_rgba(&self) -> (u32, u32, Vec<u8>) {
         let s = &self.surfaces[self.backbuffer];
         let mut out = Vec::with_capacity((s.width() * s.height() * 4) as usize);
-        for t in &s.mips[0].texels {
+        for &t in &s.mips[0].texels {
             let mut b = t.to_le_bytes();
             b[3] = 255;
             out.extend_from_slice(&b);
@@ -632,17 +629,18 @@ impl Renderer {
         self.resolve(em, src, tag);
         let (dw, dh, t) = {
             let d = &self.surfaces[dst];
-            (d.mips[dl].width, d.mips[dl].height, d.format.tile())
+            (d.mips[dl].width, d.mips[dl].height, d.format)
         };
+        let (tw, th) = (t.tile_w(), t.tile_h());
         let mut lines = LineSet::default();
         let mut vals = Vec::new();
-        for ty in (0..dh).step_by(t as usize) {
-            for tx in (0..dw).step_by(t as usize) {
+        for ty in (0..dh).step_by(th as usize) {
+            for tx in (0..dw).step_by(tw as usize) {
                 lines.clear();
                 vals.clear();
                 let s = &self.surfaces[src];
-                for y in ty..(ty + t).min(dh) {
-                    for x in tx..(tx + t).min(dw) {
+                for y in ty..(ty + th).min(dh) {
+                    for x in tx..(tx + tw).min(dw) {
                         let uv = [(x as f32 + 0.5) / dw as f32, (y as f32 + 0.5) / dh as f32];
                         let c = s.bilinear(sl, uv, Wrap::Clamp, &mut lines);
                         vals.push((x, y, c));
@@ -684,7 +682,7 @@ impl Renderer {
             for &s in &color {
                 let surf = &mut self.surfaces[s];
                 let v = surf.format.encode(c);
-                surf.mips[0].texels.fill(v);
+                surf.fill0(v);
                 surf.cleared.fill(true);
                 surf.clear_value = v;
             }
@@ -692,7 +690,7 @@ impl Renderer {
         if let Some(d) = depth {
             if let Some(z) = cd {
                 let surf = &mut self.surfaces[d];
-                surf.mips[0].texels.fill(z.to_bits());
+                surf.fill0(z.to_bits() as u64);
                 surf.cleared.fill(true);
                 let ex = self
                     .depth_extra
@@ -708,7 +706,7 @@ impl Renderer {
             if let Some(s) = cs {
                 let st = self.depth_extra[&d].stencil;
                 let surf = &mut self.surfaces[st];
-                surf.mips[0].texels.fill(s as u32);
+                surf.fill0(s as u64);
                 surf.cleared.fill(true);
             }
         }
@@ -941,7 +939,7 @@ fn block_range(ds: &Surface, x0: u32, y0: u32, tw: u32, th: u32) -> (f32, f32) {
     let (mut lo, mut hi) = (f32::INFINITY, f32::NEG_INFINITY);
     for y in y0..(y0 + HiZ::BLOCK_H).min(th) {
         for x in x0..(x0 + HiZ::BLOCK_W).min(tw) {
-            let v = f32::from_bits(ds.texel(0, x, y));
+            let v = f32::from_bits(ds.texel(0, x, y) as u32);
             lo = lo.min(v);
             hi = hi.max(v);
         }
@@ -1318,7 +1316,7 @@ impl RasterCtx<'_, '_> {
                 if let Some(wv) = sd.write {
                     for i in 0..4 {
                         if mask & (1 << i) != 0 {
-                            s.set(0, px[i].0, px[i].1, wv as u32);
+                            s.set(0, px[i].0, px[i].1, wv as u64);
                         }
                     }
                     stencil_dirty = true;
@@ -1402,10 +1400,10 @@ impl RasterCtx<'_, '_> {
                 continue;
             }
             let (x, y) = px[i];
-            let stored = f32::from_bits(ds.texel(0, x, y));
+            let stored = f32::from_bits(ds.texel(0, x, y) as u32);
             if z[i] < stored {
                 if write {
-                    ds.set(0, x, y, z[i].to_bits());
+                    ds.set(0, x, y, z[i].to_bits() as u64);
                     wrote = true;
                 }
             } else {

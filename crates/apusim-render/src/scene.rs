@@ -217,6 +217,8 @@ fn d_uv() -> f32 {
 #[serde(rename_all = "kebab-case")]
 pub enum TargetFormat {
     Rgba8,
+    /// 16-bit float RGBA (8 bytes per texel): HDR scene colour and bloom targets.
+    Rgba16f,
     R32f,
     Depth,
 }

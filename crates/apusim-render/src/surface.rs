@@ -2,9 +2,21 @@
 //! tiled layouts of textures, render targets, depth, stencil and HiZ, and the texel data.
 //!
 //! Layout (the issue's item 2; the papers are silent on the exact tiling, so this follows what
-//! Intel Gen7 "Y-tiling" and the ATTILA simulator do at cache-line granularity):
-//! - 32-bit surfaces (RGBA8 colour, R32F, depth) store **4x4 texel tiles in one 64 B line**,
-//!   lines in row-major tile order; each mip level is its own tile grid after the previous one.
+//! Intel Gen7 "Y-tiling" and the ATTILA simulator do at cache-line granularity). A Y-tile is
+//! 128 B x 32 rows, an 8x8 Y-major grid of cache lines, and "each 64B cache line within the
+//! tile is laid out as 4 rows of 16B each" (Mesa, `docs/isl/tiling.rst`), so one line is
+//! **16 bytes x 4 rows** of the surface whatever the texel size:
+//! - 32-bit surfaces (RGBA8 colour, R32F, depth) store **4x4 texel tiles in one 64 B line**.
+//! - 64-bit surfaces (RGBA16F: four IEEE 754 binary16 channels, DXGI
+//!   `R16G16B16A16_FLOAT` / D3D9 `A16B16G16R16F`, the HDR scene-colour format of the DX9/DX10
+//!   era's games) store **2x4 texel tiles (2 wide, 4 high) in one 64 B line**: the same
+//!   16 B x 4-row Y-tile column segment holding two 8-byte texels per row. A 2x2 quad at even
+//!   coordinates still lies in one line; an 8x8 raster tile covers 8 lines instead of 4.
+//!   (AMD's micro-tiling would put 4x2 texels of a 64-bit format in a line — addrlib's
+//!   `ComputePixelIndexWithinMicroTile` takes the low pixel-index bits of a 64 bpp thin micro
+//!   tile from x0, y0, x1 —; the footprint per 2x2 quad and per 8x8 tile is the same.)
+//! - Lines are in row-major tile order; each mip level is its own tile grid after the previous
+//!   one.
 //! - Stencil (8 bit) stores **8x8 texel tiles per 64 B line**, so one line serves one 8x8
 //!   screen tile.
 //! - HiZ follows Intel Gen7 (the GPU family gspc §4 models its shader cores on): one 16-byte
@@ -16,6 +28,11 @@
 //!   of the real HiZ buffer's footprint, which let the 12 KB HiZ cache of gspc §4 catch most
 //!   HiZ traffic (HiZ was 2-3% of LLC accesses instead of the paper's ~7%).
 //! - Linear buffers (vertex, index, constants, shader code, commands) are byte-addressed.
+//!
+//! Texel values are stored as 32-bit words, one per texel of a 32-bit (or smaller) format and
+//! two (low word first) per texel of RGBA16F; [`Surface::texel`] returns the texel's bits as a
+//! `u64` and [`Format::decode`] turns them into four f32 channels, so filtering and blending
+//! always work on the decoded (float) values.
 //!
 //! Every allocation is 4 KiB aligned, starting at [`GPU_BASE`].
 
@@ -29,11 +46,13 @@ pub const LINE: u64 = 64;
 /// Start of the GPU's physical allocations (above a 64 GiB boundary, far from CPU traces).
 pub const GPU_BASE: u64 = 0x10_0000_0000;
 
-/// Texel formats. All 32-bit formats share the 4x4-per-line tiling.
+/// Texel formats. All 32-bit formats share the 4x4-per-line tiling, RGBA16F uses 2x4.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Format {
     /// 8-bit RGBA, unorm.
     Rgba8,
+    /// 16-bit float RGBA (IEEE 754 binary16 per channel, 8 bytes per texel): HDR colour.
+    Rgba16f,
     /// One 32-bit float channel (shadow maps, linear depth).
     R32f,
     /// 32-bit float depth buffer.
@@ -43,17 +62,33 @@ pub enum Format {
 }
 
 impl Format {
-    /// Texels per tile side in one 64 B line.
-    pub const fn tile(self) -> u32 {
+    /// Texels per tile row in one 64 B line (16 bytes of a Y-tile column; stencil 8).
+    pub const fn tile_w(self) -> u32 {
+        match self {
+            Format::Stencil8 => 8,
+            Format::Rgba16f => 2,
+            _ => 4,
+        }
+    }
+    /// Texel rows per 64 B line.
+    pub const fn tile_h(self) -> u32 {
         match self {
             Format::Stencil8 => 8,
             _ => 4,
         }
     }
-    pub fn decode(self, t: u32) -> [f32; 4] {
+    /// 32-bit storage words per texel.
+    pub const fn words(self) -> usize {
+        match self {
+            Format::Rgba16f => 2,
+            _ => 1,
+        }
+    }
+    #[inline(always)]
+    pub fn decode(self, t: u64) -> [f32; 4] {
         match self {
             Format::Rgba8 => {
-                let b = t.to_le_bytes();
+                let b = (t as u32).to_le_bytes();
                 [
                     b[0] as f32 / 255.0,
                     b[1] as f32 / 255.0,
@@ -61,21 +96,31 @@ impl Format {
                     b[3] as f32 / 255.0,
                 ]
             }
+            Format::Rgba16f => {
+                std::array::from_fn(|k| half::f16::from_bits((t >> (16 * k)) as u16).to_f32())
+            }
             Format::R32f | Format::Depth32 => {
-                let v = f32::from_bits(t);
+                let v = f32::from_bits(t as u32);
                 [v, v, v, 1.0]
             }
             Format::Stencil8 => [(t & 0xff) as f32 / 255.0, 0.0, 0.0, 1.0],
         }
     }
-    pub fn encode(self, c: [f32; 4]) -> u32 {
+    /// The texel bits of colour `c` (RGBA16F: round to nearest even, out of range to
+    /// infinity, as a GPU's float render-target write does).
+    #[inline(always)]
+    pub fn encode(self, c: [f32; 4]) -> u64 {
         match self {
             Format::Rgba8 => {
                 let q = |v: f32| (v.clamp(0.0, 1.0) * 255.0 + 0.5) as u8;
-                u32::from_le_bytes([q(c[0]), q(c[1]), q(c[2]), q(c[3])])
+                u32::from_le_bytes([q(c[0]), q(c[1]), q(c[2]), q(c[3])]) as u64
             }
-            Format::R32f | Format::Depth32 => c[0].to_bits(),
-            Format::Stencil8 => (c[0].clamp(0.0, 1.0) * 255.0 + 0.5) as u32,
+            Format::Rgba16f => {
+                let h = |k: usize| (half::f16::from_f32(c[k]).to_bits() as u64) << (16 * k);
+                h(0) | h(1) | h(2) | h(3)
+            }
+            Format::R32f | Format::Depth32 => c[0].to_bits() as u64,
+            Format::Stencil8 => (c[0].clamp(0.0, 1.0) * 255.0 + 0.5) as u64,
         }
     }
 }
@@ -87,6 +132,8 @@ pub struct Mip {
     pub height: u32,
     pub tiles_x: u32,
     pub offset: u64,
+    /// Texel bits, [`Format::words`] 32-bit words per texel, row-major (not in tile order:
+    /// the tiling only decides addresses).
     pub texels: Vec<u32>,
 }
 
@@ -118,7 +165,7 @@ pub struct Surface {
     pub written_in: Option<u32>,
     /// Per line of mip 0: still holds the fast-clear value (no memory copy yet).
     pub cleared: Vec<bool>,
-    pub clear_value: u32,
+    pub clear_value: u64,
 }
 
 impl Surface {
@@ -131,34 +178,74 @@ impl Surface {
     /// Bytes the surface occupies.
     pub fn bytes(&self) -> u64 {
         let last = self.mips.last().expect("surface has mip 0");
-        last.offset + lines_of(last.width, last.height, self.format.tile()) * LINE
+        last.offset + lines_of(last.width, last.height, self.format) * LINE
     }
     /// Index of the line holding texel (x, y) of `mip` within the surface.
     #[inline]
     pub fn line_index(&self, mip: usize, x: u32, y: u32) -> u64 {
         let m = &self.mips[mip];
-        let t = self.format.tile();
-        m.offset / LINE + (y / t) as u64 * m.tiles_x as u64 + (x / t) as u64
+        let f = self.format;
+        m.offset / LINE + (y / f.tile_h()) as u64 * m.tiles_x as u64 + (x / f.tile_w()) as u64
     }
     /// Address of the line holding texel (x, y) of `mip`.
     #[inline]
     pub fn line_addr(&self, mip: usize, x: u32, y: u32) -> u64 {
         self.base + self.line_index(mip, x, y) * LINE
     }
+    /// The bits of texel (x, y) of `mip` (see [`Format::decode`]).
     #[inline]
-    pub fn texel(&self, mip: usize, x: u32, y: u32) -> u32 {
+    pub fn texel(&self, mip: usize, x: u32, y: u32) -> u64 {
         let m = &self.mips[mip];
-        m.texels[(y * m.width + x) as usize]
+        let i = (y * m.width + x) as usize;
+        if self.format.words() == 1 {
+            m.texels[i] as u64
+        } else {
+            m.texels[2 * i] as u64 | (m.texels[2 * i + 1] as u64) << 32
+        }
     }
     #[inline]
-    pub fn set(&mut self, mip: usize, x: u32, y: u32, v: u32) {
+    pub fn set(&mut self, mip: usize, x: u32, y: u32, v: u64) {
+        let words = self.format.words();
         let m = &mut self.mips[mip];
-        m.texels[(y * m.width + x) as usize] = v;
+        let i = (y * m.width + x) as usize;
+        if words == 1 {
+            m.texels[i] = v as u32;
+        } else {
+            m.texels[2 * i] = v as u32;
+            m.texels[2 * i + 1] = (v >> 32) as u32;
+        }
+    }
+    /// Set every texel of mip 0 to `v` (clears).
+    pub fn fill0(&mut self, v: u64) {
+        let words = self.format.words();
+        let t = &mut self.mips[0].texels;
+        if words == 1 {
+            t.fill(v as u32);
+        } else {
+            for p in t.chunks_exact_mut(2) {
+                p[0] = v as u32;
+                p[1] = (v >> 32) as u32;
+            }
+        }
+    }
+    /// Store mip 0 from RGBA colours in row-major order (one per texel).
+    pub fn load0(&mut self, px: &[[f32; 4]]) {
+        let f = self.format;
+        self.mips[0].texels = if f.words() == 1 {
+            px.iter().map(|c| f.encode(*c) as u32).collect()
+        } else {
+            px.iter()
+                .flat_map(|c| {
+                    let v = f.encode(*c);
+                    [v as u32, (v >> 32) as u32]
+                })
+                .collect()
+        };
     }
     /// Lines of mip 0.
     pub fn lines0(&self) -> usize {
         let m = &self.mips[0];
-        lines_of(m.width, m.height, self.format.tile()) as usize
+        lines_of(m.width, m.height, self.format) as usize
     }
     /// Fill mip levels 1.. with 2x2 box filtering of the level above.
     pub fn build_mips(&mut self) {
@@ -184,8 +271,9 @@ impl Surface {
     }
 }
 
-fn lines_of(w: u32, h: u32, tile: u32) -> u64 {
-    (w.div_ceil(tile) as u64) * (h.div_ceil(tile) as u64)
+/// 64 B lines of a `w` x `h` level of format `f`.
+fn lines_of(w: u32, h: u32, f: Format) -> u64 {
+    (w.div_ceil(f.tile_w()) as u64) * (h.div_ceil(f.tile_h()) as u64)
 }
 
 /// The HiZ buffer of a depth surface: (min, max) depth per 8x4 pixel block, two blocks
@@ -260,7 +348,6 @@ impl GpuMemory {
     ) -> Surface {
         let full = 32 - width.max(height).max(1).leading_zeros();
         let n = if levels == 0 { full } else { levels.min(full) };
-        let t = format.tile();
         let mut mips = Vec::with_capacity(n as usize);
         let mut off = 0u64;
         let (mut w, mut h) = (width.max(1), height.max(1));
@@ -268,11 +355,11 @@ impl GpuMemory {
             mips.push(Mip {
                 width: w,
                 height: h,
-                tiles_x: w.div_ceil(t),
+                tiles_x: w.div_ceil(format.tile_w()),
                 offset: off,
-                texels: vec![0; (w * h) as usize],
+                texels: vec![0; (w * h) as usize * format.words()],
             });
-            off += lines_of(w, h, t) * LINE;
+            off += lines_of(w, h, format) * LINE;
             w = (w / 2).max(1);
             h = (h / 2).max(1);
         }
@@ -627,6 +714,78 @@ mod tests {
         assert_eq!(s.line_addr(0, 4, 0), s.base + 64);
         assert_eq!(s.line_addr(0, 0, 4), s.base + 4 * 64);
         assert_eq!(s.bytes() % 64, 0);
+    }
+
+    #[test]
+    fn rgba16f_encodes_known_half_floats_and_round_trips() {
+        let f = Format::Rgba16f;
+        // IEEE 754 binary16 bit patterns: 1.0, 0.5, -2.0, 65504 (largest finite), channels
+        // packed low to high (R in bits 0..16, as the little-endian DXGI layout stores them).
+        let v = f.encode([1.0, 0.5, -2.0, 65504.0]);
+        assert_eq!(v, 0x7BFF_C000_3800_3C00);
+        assert_eq!(f.decode(v), [1.0, 0.5, -2.0, 65504.0]);
+        // Smallest subnormal 2^-24, zero, HDR values above 1 (exact: few mantissa bits).
+        let w = f.encode([2f32.powi(-24), 0.0, 3.25, 1024.0]);
+        assert_eq!(w & 0xffff, 0x0001);
+        assert_eq!(f.decode(w), [2f32.powi(-24), 0.0, 3.25, 1024.0]);
+        // Rounding to nearest: 1/3 has no exact half; 0x3555 = 0.333251953125 is within half
+        // an ulp (2^-13 in [0.25, 0.5)), and re-encoding the decoded value is exact.
+        let third = f.encode([1.0 / 3.0; 4]);
+        assert_eq!(third & 0xffff, 0x3555);
+        let t = f.decode(third);
+        assert!((t[0] - 1.0 / 3.0).abs() <= 2f32.powi(-13), "{t:?}");
+        assert_eq!(f.encode(t), third);
+        // Beyond the half range: infinity, as a float render-target write.
+        assert!(f.decode(f.encode([1e6, 0.0, 0.0, 0.0]))[0].is_infinite());
+        // RGBA8 clamps what RGBA16F keeps.
+        assert_eq!(
+            Format::Rgba8.decode(Format::Rgba8.encode([3.25; 4]))[0],
+            1.0
+        );
+    }
+
+    #[test]
+    fn rgba16f_puts_2x4_texels_of_8_bytes_in_a_line() {
+        let mut s = GpuMemory::default().surface("h", Format::Rgba16f, Usage::Target, 10, 8, 0);
+        // 10x8 texels: 5 lines across, 2 down; mip 1 (5x4) is 3x1 lines after mip 0.
+        assert_eq!(s.lines0(), 10);
+        assert_eq!(s.mips[1].offset, 10 * LINE);
+        // Mips 2 (2x2) and 3 (1x1) take one line each.
+        assert_eq!(s.bytes(), (10 + 3 + 1 + 1) * LINE);
+        for y in 0..8 {
+            for x in 0..10 {
+                let want = s.base + ((y / 4) * 5 + x / 2) as u64 * LINE;
+                assert_eq!(s.line_addr(0, x, y), want, "texel ({x}, {y})");
+            }
+        }
+        assert_eq!(s.line_addr(1, 4, 3), s.base + 12 * LINE);
+        // Two 32-bit words per texel, low word first; texels are independent.
+        s.set(0, 3, 5, 0x1122_3344_5566_7788);
+        s.set(0, 4, 5, 7);
+        assert_eq!(s.texel(0, 3, 5), 0x1122_3344_5566_7788);
+        assert_eq!(s.texel(0, 4, 5), 7);
+        assert_eq!(s.mips[0].texels.len(), 2 * 10 * 8);
+        s.fill0(Format::Rgba16f.encode([2.5, 0.0, 1.0, 1.0]));
+        assert_eq!(
+            Format::Rgba16f.decode(s.texel(0, 9, 7)),
+            [2.5, 0.0, 1.0, 1.0]
+        );
+    }
+
+    #[test]
+    fn rgba16f_filters_and_mipmaps_float_values_above_one() {
+        let mut s = GpuMemory::default().surface("h", Format::Rgba16f, Usage::Target, 2, 2, 0);
+        s.load0(&[
+            [4.0, 0.0, 0.0, 1.0],
+            [0.0, 0.0, 0.0, 1.0],
+            [4.0, 0.0, 0.0, 1.0],
+            [0.0, 0.0, 0.0, 1.0],
+        ]);
+        s.build_mips();
+        let mut ls = LineSet::default();
+        let c = s.bilinear(0, [0.5, 0.5], Wrap::Clamp, &mut ls);
+        assert_eq!(c[0], 2.0);
+        assert_eq!(Format::Rgba16f.decode(s.texel(1, 0, 0))[0], 2.0);
     }
 
     #[test]

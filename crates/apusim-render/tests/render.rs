@@ -62,7 +62,18 @@ filter = "point"
 
 #[test]
 fn render_to_texture_reads_exactly_the_written_lines() {
-    let (s, d) = src(RTT);
+    rtt_reads_exactly_the_written_lines("rgba8", 16);
+}
+
+/// The same with a 16-bit float target: 8-byte texels, 2x4 per line, so twice the lines.
+#[test]
+fn rgba16f_render_to_texture_reads_exactly_the_written_lines() {
+    rtt_reads_exactly_the_written_lines("rgba16f", 8);
+}
+
+fn rtt_reads_exactly_the_written_lines(format: &str, texels_per_line: usize) {
+    let text = RTT.replace("format = \"rgba8\"", &format!("format = \"{format}\""));
+    let (s, d) = src(&text);
     let mut v: Vec<Access> = Vec::new();
     let opt = Options {
         width: 64,
@@ -89,6 +100,7 @@ fn render_to_texture_reads_exactly_the_written_lines() {
     assert_eq!(dynamic, written);
     // The whole target is read back (full-screen point-sampled copy at the same size).
     assert_eq!(written.len(), off.lines0());
+    assert_eq!(written.len(), 64 * 48 / texels_per_line);
     // Static texture reads are only of the checker texture, never of the offscreen target.
     assert!(v
         .iter()
@@ -169,6 +181,18 @@ fn scene_errors_name_file_and_line() {
     assert_eq!(e.line, want, "{e}");
     assert!(e.to_string().starts_with(&format!("x.toml:{want}:")), "{e}");
 
+    // An unknown target format names the line and the formats there are.
+    let bad_fmt = RTT.replace("format = \"rgba8\"", "format = \"rgba16\"");
+    let want = line_of(&bad_fmt, "rgba16");
+    let s = Source {
+        file: "f.toml".into(),
+        text: bad_fmt,
+        dir: None,
+    };
+    let e = scene::parse(&s).unwrap_err();
+    assert_eq!(e.line, want, "{e}");
+    assert!(e.msg.contains("rgba16f"), "{e}");
+
     let bad_png = format!(
         "{}\n[[texture]]\nname = \"photo\"\nkind = \"png\"\npath = \"/nonexistent/photo.png\"\n",
         RTT
@@ -199,11 +223,14 @@ fn obj_import_triangulates_faces() {
 /// cast into the shadow maps, uncleared G-buffer, smoke and a bloom chain in lake; then the
 /// Intel Gen7 HiZ layout, 16 bytes per 8x4 block — traces only, HiZ is conservative so the
 /// PNGs stayed; then denser geometry — tessellated terrain, finer spheres, grass clumps —
-/// 16-bit index buffers and normal maps on the terrain, walls and rocks.)
+/// 16-bit index buffers and normal maps on the terrain, walls and rocks; then RGBA16F HDR
+/// scene colour and bloom targets — 8-byte texels, and values above 1 and below 1/255 that
+/// RGBA8 clipped or quantized now reach the tone mapper, so the PNGs changed too; then the
+/// deferred scene's forward-blended effects layer, sparks and smoke.)
 const GOLDEN: &[(&str, u64, u64)] = &[
-    ("courtyard", 12992378816759954511, 9121285533369554557),
-    ("deferred", 16995527008309851036, 16727530342948066296),
-    ("lake", 16801552121164127314, 16033039068378638070),
+    ("courtyard", 4094218715970475131, 5702746519424587301),
+    ("deferred", 3796360576950156127, 2321441383535267091),
+    ("lake", 1054917589439468576, 13920745651117986583),
 ];
 
 #[test]
@@ -356,8 +383,8 @@ fn png_textures_are_imported_relative_to_the_scene_file() {
     let r = Renderer::new(&s, &d, &Options::default()).unwrap();
     let t = r.surface("checker").unwrap();
     assert_eq!((t.width(), t.height(), t.mips.len()), (2, 2, 2));
-    assert_eq!(t.texel(0, 1, 0).to_le_bytes(), [0, 255, 0, 255]);
-    assert_eq!(t.texel(0, 0, 1).to_le_bytes(), [0, 0, 255, 255]);
+    assert_eq!((t.texel(0, 1, 0) as u32).to_le_bytes(), [0, 255, 0, 255]);
+    assert_eq!((t.texel(0, 0, 1) as u32).to_le_bytes(), [0, 0, 255, 255]);
     // A JPEG that is not one is an error naming the file and the scene line.
     std::fs::write(dir.path().join("bad.jpg"), b"not a jpeg").unwrap();
     let scene = scene.replace(
