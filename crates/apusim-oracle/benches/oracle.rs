@@ -112,7 +112,12 @@ fn thread_cpu_ns() -> Option<u64> {
 
 /// Best of three runs of `run` (each on a fresh `setup()`, not timed), in million references
 /// per CPU-second.
+/// `ORACLE_CPU_ONLY=LABEL` runs only that CPU-time measurement (for profiling with perf or
+/// callgrind); unset, all of them.
 fn cpu_rate<T>(label: &str, refs: u64, mut setup: impl FnMut() -> T, mut run: impl FnMut(T)) {
+    if std::env::var("ORACLE_CPU_ONLY").is_ok_and(|only| only != label) {
+        return;
+    }
     let mut best = f64::INFINITY;
     for _ in 0..3 {
         let input = setup();
@@ -161,6 +166,18 @@ fn oracle(c: &mut Criterion) {
         });
     }
 
+    let opt = OraclePolicy::Opt { bypass: false };
+    let opt_cfg = OracleConfig::new(llc);
+    cpu_rate(
+        "opt-16m16w-total",
+        refs,
+        || (source(), source()),
+        |(mut s1, mut s2)| {
+            let nu = NextUses::compute(&mut s1, 64, &spill).unwrap();
+            black_box(apusim_oracle::run(&opt, &opt_cfg, &ctx, Some(&nu), &mut s2).unwrap());
+        },
+    );
+
     let mut group = c.benchmark_group("oracle");
     group.throughput(Throughput::Elements(stream.len() as u64));
     group.sample_size(10);
@@ -189,14 +206,12 @@ fn oracle(c: &mut Criterion) {
             )
         });
     }
-    let p = OraclePolicy::Opt { bypass: false };
-    let cfg = OracleConfig::new(llc);
     group.bench_function("opt-16m16w-total", |b| {
         b.iter_batched(
             || (source(), source()),
             |(mut s1, mut s2)| {
                 let nu = NextUses::compute(&mut s1, 64, &spill).unwrap();
-                black_box(apusim_oracle::run(&p, &cfg, &ctx, Some(&nu), &mut s2).unwrap())
+                black_box(apusim_oracle::run(&opt, &opt_cfg, &ctx, Some(&nu), &mut s2).unwrap())
             },
             BatchSize::LargeInput,
         )
