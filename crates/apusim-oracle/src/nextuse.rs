@@ -17,8 +17,7 @@
 //! 3. the forward simulation reads the next uses in step with a replay of the source
 //!    ([`NextUseReader`]: the in-memory first chunk, then the file).
 //!
-//! Memory is O(distinct lines) for the table (16 bytes per slot, at most half full after the
-//! first growth: 32–64 bytes per distinct line) plus three chunk buffers. The spill files are
+//! Memory is O(distinct lines) for the table (21–43 bytes per distinct line) plus three chunk buffers. The spill files are
 //! removed when the [`NextUses`] is dropped.
 
 use crate::error::{OracleError, Result};
@@ -220,7 +219,8 @@ impl Forward {
     ) -> Result<Forward> {
         let mut counts = TraceCounts::default();
         let (mut fp, mut written) = (0u64, 0u64);
-        let mut buf: Vec<u64> = Vec::with_capacity(chunk);
+        let mut buf: Vec<u64> = vec![0; chunk];
+        let mut len = 0;
         let mut batch = Vec::with_capacity(BATCH);
         loop {
             batch.clear();
@@ -230,20 +230,26 @@ impl Forward {
             counts.accesses += batch.len() as u64;
             for a in &batch {
                 let (first, last) = checked_span(a, line_bits)?;
-                let n = last - first + 1;
-                counts.references += n;
-                counts.read_references += n * a.op.is_read() as u64;
-                for line in first..=last {
-                    if buf.len() == chunk {
+                counts.read_references += (last - first + 1) * a.op.is_read() as u64;
+                let mut line = first;
+                loop {
+                    if len == chunk {
                         file.write_all(le_bytes(&mut buf)).map_err(err)?;
                         written += chunk as u64;
-                        buf.clear();
+                        len = 0;
                     }
-                    buf.push(line);
+                    buf[len] = line;
+                    len += 1;
                     fp = fingerprint(fp, line);
+                    if line == last {
+                        break;
+                    }
+                    line += 1;
                 }
             }
         }
+        buf.truncate(len);
+        counts.references = written + len as u64;
         Ok(Forward {
             file,
             written,
