@@ -26,7 +26,7 @@ use apusim_cache::cache::MAX_LINE;
 use apusim_cache::CacheError;
 use apusim_trace::{Access, AccessSource, BATCH};
 use std::fs::File;
-use std::io::{BufReader, Read, Seek, SeekFrom, Write};
+use std::io::{Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -86,26 +86,25 @@ impl Refs {
     ) -> std::result::Result<(), CacheError> {
         self.lines.clear();
         self.split.clear();
-        self.straddles = false;
+        // Fast path: one line per access and every line in range (two branch-free passes).
+        let odd = batch.iter().fold(false, |odd, a| {
+            let (first, last) = line_span(a, line_bits);
+            odd | (first != last) | (last > MAX_LINE)
+        });
+        self.straddles = odd;
+        if !odd {
+            self.lines
+                .extend(batch.iter().map(|a| line_span(a, line_bits).0));
+            return Ok(());
+        }
         for a in batch {
             let (first, last) = checked_span(a, line_bits)?;
-            if first != last {
-                self.straddles = true;
-                break;
-            }
-            self.lines.push(first);
-        }
-        if self.straddles {
-            self.lines.clear();
-            for a in batch {
-                let (first, last) = checked_span(a, line_bits)?;
-                self.lines.extend(first..=last);
-                self.split.push(*a);
-                self.split.extend((first + 1..=last).map(|line| Access {
-                    addr: line << line_bits,
-                    ..*a
-                }));
-            }
+            self.lines.extend(first..=last);
+            self.split.push(*a);
+            self.split.extend((first + 1..=last).map(|line| Access {
+                addr: line << line_bits,
+                ..*a
+            }));
         }
         Ok(())
     }
@@ -344,7 +343,7 @@ impl NextUses {
         Ok(NextUseReader {
             head: Arc::clone(&self.head),
             pos: 0,
-            input: BufReader::with_capacity(1 << 16, f),
+            input: f,
             remaining: self.counts.references,
             dir: self.dir.clone(),
         })
@@ -356,8 +355,9 @@ pub struct NextUseReader {
     /// The in-memory first chunk and the position in it.
     head: Arc<Vec<u64>>,
     pos: usize,
-    /// The spill file, from the first reference after the head on.
-    input: BufReader<File>,
+    /// The spill file, from the first reference after the head on (read straight into the
+    /// caller's buffer: one system call per batch, no intermediate copy).
+    input: File,
     remaining: u64,
     dir: PathBuf,
 }
