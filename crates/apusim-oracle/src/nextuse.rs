@@ -6,25 +6,29 @@
 //! `i`'s next use is the index of the next reference to the same line, or [`NEVER`].
 //!
 //! Traces may be larger than memory, so nothing here holds the whole trace:
-//! 1. the source is read forward in batches and each reference's line address is spilled to an
-//!    anonymous temporary file (8 bytes per reference);
-//! 2. that file is walked backward in chunks of [`SpillOptions::chunk_refs`] references; a hash
-//!    map line → index of its latest-seen (i.e. next) reference gives each reference its next
-//!    use, and each chunk of next uses is written at its own offset of a second temporary file;
-//! 3. the forward simulation reads the second file in step with a replay of the source
-//!    ([`NextUseReader`]).
+//! 1. the source is read forward in batches and each reference's line address is collected in
+//!    chunks of [`SpillOptions::chunk_refs`] references; every full chunk is spilled to an
+//!    anonymous temporary file (8 bytes per reference), the last one stays in memory;
+//! 2. the chunks are walked backward, last first; a table line → index of its latest-seen
+//!    (i.e. next) reference (`LatestUse` of `latest.rs`: open addressing, fixed hash, lookups
+//!    prefetched a few references ahead) gives each reference its next use, and each chunk of
+//!    next uses is written at its own offset of a second temporary file — except the first
+//!    chunk's, computed last, which stays in memory (a trace of one chunk touches no file);
+//! 3. the forward simulation reads the next uses in step with a replay of the source
+//!    ([`NextUseReader`]: the in-memory first chunk, then the file).
 //!
-//! Memory is O(distinct lines) for the map plus two chunk buffers. The spill files are removed
-//! when the [`NextUses`] is dropped.
+//! Memory is O(distinct lines) for the table (21–43 bytes per distinct line) plus three chunk buffers. The spill files are
+//! removed when the [`NextUses`] is dropped.
 
 use crate::error::{OracleError, Result};
+use crate::latest::LatestUse;
 use apusim_cache::cache::MAX_LINE;
 use apusim_cache::CacheError;
 use apusim_trace::{Access, AccessSource, BATCH};
-use rustc_hash::FxHashMap;
 use std::fs::File;
-use std::io::{BufReader, Read, Seek, SeekFrom, Write};
+use std::io::{Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 /// Next use of a reference whose line is never referenced again.
 pub const NEVER: u64 = u64::MAX;
@@ -61,31 +65,71 @@ pub fn line_span(a: &Access, line_bits: u32) -> (u64, u64) {
     (first, last)
 }
 
-/// Expand `batch` into line references: `(request, line)` with the request's address moved to
-/// the start of every line after the first. Returns an error for lines beyond the tag range.
-pub(crate) fn expand(
-    batch: &[Access],
-    line_bits: u32,
-    out: &mut Vec<(Access, u64)>,
-) -> std::result::Result<(), CacheError> {
-    out.clear();
-    for a in batch {
-        let (first, last) = line_span(a, line_bits);
-        if last > MAX_LINE {
-            return Err(CacheError::AddressTooLarge { addr: a.addr });
+/// The line references of one batch of accesses, for the replay: `lines()[i]` is the line of
+/// `reqs(batch)[i]`. A batch whose accesses each touch one line (the normal case for an LLC
+/// stream) is used as it is; only a batch with an access that straddles a line boundary is
+/// copied, with one request per line (its address moved to the start of every line after the
+/// first).
+#[derive(Default)]
+pub(crate) struct Refs {
+    lines: Vec<u64>,
+    split: Vec<Access>,
+    straddles: bool,
+}
+
+impl Refs {
+    /// Split `batch` into line references; an error for lines beyond the tag range.
+    pub(crate) fn fill(
+        &mut self,
+        batch: &[Access],
+        line_bits: u32,
+    ) -> std::result::Result<(), CacheError> {
+        self.lines.clear();
+        self.split.clear();
+        // Fast path: one line per access and every line in range (two branch-free passes).
+        let odd = batch.iter().fold(false, |odd, a| {
+            let (first, last) = line_span(a, line_bits);
+            odd | (first != last) | (last > MAX_LINE)
+        });
+        self.straddles = odd;
+        if !odd {
+            self.lines
+                .extend(batch.iter().map(|a| line_span(a, line_bits).0));
+            return Ok(());
         }
-        out.push((*a, first));
-        for line in first + 1..=last {
-            out.push((
-                Access {
-                    addr: line << line_bits,
-                    ..*a
-                },
-                line,
-            ));
+        for a in batch {
+            let (first, last) = checked_span(a, line_bits)?;
+            self.lines.extend(first..=last);
+            self.split.push(*a);
+            self.split.extend((first + 1..=last).map(|line| Access {
+                addr: line << line_bits,
+                ..*a
+            }));
+        }
+        Ok(())
+    }
+    /// The lines referenced, in order.
+    pub(crate) fn lines(&self) -> &[u64] {
+        &self.lines
+    }
+    /// The request of every line reference (`batch` itself unless an access straddles).
+    pub(crate) fn reqs<'a>(&'a self, batch: &'a [Access]) -> &'a [Access] {
+        if self.straddles {
+            &self.split
+        } else {
+            batch
         }
     }
-    Ok(())
+}
+
+/// [`line_span`], with an error for lines beyond the tag range.
+#[inline]
+fn checked_span(a: &Access, line_bits: u32) -> std::result::Result<(u64, u64), CacheError> {
+    let (first, last) = line_span(a, line_bits);
+    if last > MAX_LINE {
+        return Err(CacheError::AddressTooLarge { addr: a.addr });
+    }
+    Ok((first, last))
 }
 
 /// Order-sensitive fingerprint of the line sequence, to detect a replay that differs.
@@ -96,34 +140,27 @@ pub(crate) fn fingerprint(h: u64, line: u64) -> u64 {
         .rotate_left(29)
 }
 
-/// Lines per group of the backward pass's map (one 64-byte host cache line of indices).
-const GROUP: usize = 8;
-
-/// Line → index of its latest-seen reference, for the backward pass. Lines are grouped by
-/// [`GROUP`] neighbours (lines of one 512-byte region share a map entry and one host cache line
-/// of indices), which makes the map several times smaller and the walk cache-friendlier for the
-/// mostly sequential GPU streams; the worst case (one line per group) costs 64 bytes per line.
-#[derive(Default)]
-struct LatestUse {
-    map: FxHashMap<u64, u32>,
-    groups: Vec<[u64; GROUP]>,
-    distinct: u64,
+/// The bytes of `v` as stored in the spill files (little-endian `u64`s).
+fn le_bytes(v: &mut [u64]) -> &[u8] {
+    for x in v.iter_mut() {
+        *x = x.to_le(); // the identity on little-endian hosts (compiled away)
+    }
+    // SAFETY: `u64` has no padding and every byte is initialized; `u8` has alignment 1.
+    unsafe { std::slice::from_raw_parts(v.as_ptr().cast::<u8>(), std::mem::size_of_val(v)) }
 }
 
-impl LatestUse {
-    /// Record reference `idx` to `line`; the previously recorded index (or [`NEVER`]).
-    #[inline]
-    fn replace(&mut self, line: u64, idx: u64) -> u64 {
-        let groups = &mut self.groups;
-        let g = *self.map.entry(line / GROUP as u64).or_insert_with(|| {
-            groups.push([NEVER; GROUP]);
-            (groups.len() - 1) as u32
-        });
-        let slot = &mut self.groups[g as usize][(line % GROUP as u64) as usize];
-        let prev = std::mem::replace(slot, idx);
-        self.distinct += (prev == NEVER) as u64;
-        prev
+/// Read `v.len()` little-endian `u64`s from `r` into `v`.
+fn read_u64s(r: &mut impl Read, v: &mut [u64]) -> std::io::Result<()> {
+    // SAFETY: every byte pattern is a valid `u64`; `u8` has alignment 1; the slice covers
+    // exactly `v`'s memory, which it borrows mutably.
+    let bytes = unsafe {
+        std::slice::from_raw_parts_mut(v.as_mut_ptr().cast::<u8>(), std::mem::size_of_val(v))
+    };
+    r.read_exact(bytes)?;
+    for x in v.iter_mut() {
+        *x = u64::from_le(*x);
     }
+    Ok(())
 }
 
 /// Summary counts gathered on the forward pass.
@@ -139,8 +176,12 @@ pub struct TraceCounts {
     pub distinct_lines: u64,
 }
 
-/// The next use of every line reference of a trace, spilled to a temporary file.
+/// The next use of every line reference of a trace: the first chunk in memory, the rest
+/// spilled to a temporary file.
 pub struct NextUses {
+    /// Next uses of references `0..head.len()` (the first chunk, computed last).
+    head: Arc<Vec<u64>>,
+    /// Next uses of references `head.len()..` at offset `8 * index`.
     file: tempfile::NamedTempFile,
     dir: PathBuf,
     line_bits: u32,
@@ -152,6 +193,69 @@ fn spill_err(dir: &Path) -> impl Fn(std::io::Error) -> OracleError + '_ {
     move |source| OracleError::Spill {
         dir: dir.to_path_buf(),
         source,
+    }
+}
+
+/// The forward pass: line addresses in chunks, all but the last written to a spill file.
+struct Forward {
+    /// The full chunks.
+    file: File,
+    /// References written to `file` (a multiple of the chunk size).
+    written: u64,
+    /// The last, partial chunk.
+    tail: Vec<u64>,
+    counts: TraceCounts,
+    fingerprint: u64,
+}
+
+impl Forward {
+    fn read(
+        source: &mut dyn AccessSource,
+        line_bits: u32,
+        chunk: usize,
+        mut file: File,
+        err: &impl Fn(std::io::Error) -> OracleError,
+    ) -> Result<Forward> {
+        let mut counts = TraceCounts::default();
+        let (mut fp, mut written) = (0u64, 0u64);
+        let mut buf: Vec<u64> = vec![0; chunk];
+        let mut len = 0;
+        let mut batch = Vec::with_capacity(BATCH);
+        loop {
+            batch.clear();
+            if !source.next_batch(&mut batch)? {
+                break;
+            }
+            counts.accesses += batch.len() as u64;
+            for a in &batch {
+                let (first, last) = checked_span(a, line_bits)?;
+                counts.read_references += (last - first + 1) * a.op.is_read() as u64;
+                let mut line = first;
+                loop {
+                    if len == chunk {
+                        file.write_all(le_bytes(&mut buf)).map_err(err)?;
+                        written += chunk as u64;
+                        len = 0;
+                    }
+                    buf[len] = line;
+                    len += 1;
+                    fp = fingerprint(fp, line);
+                    if line == last {
+                        break;
+                    }
+                    line += 1;
+                }
+            }
+        }
+        buf.truncate(len);
+        counts.references = written + len as u64;
+        Ok(Forward {
+            file,
+            written,
+            tail: buf,
+            counts,
+            fingerprint: fp,
+        })
     }
 }
 
@@ -174,69 +278,47 @@ impl NextUses {
         let err = spill_err(&dir);
         let chunk = opts.chunk_refs.max(1);
 
-        // Pass 1: forward, spill line addresses.
-        let mut lines_file = tempfile::tempfile_in(&dir).map_err(&err)?;
-        let mut counts = TraceCounts::default();
-        let mut fp = 0u64;
-        {
-            let mut w = std::io::BufWriter::with_capacity(1 << 20, &mut lines_file);
-            let mut batch = Vec::with_capacity(BATCH);
-            let mut refs = Vec::with_capacity(BATCH);
-            let mut bytes = Vec::with_capacity(BATCH * 8);
-            loop {
-                batch.clear();
-                if !source.next_batch(&mut batch)? {
-                    break;
-                }
-                counts.accesses += batch.len() as u64;
-                expand(&batch, line_bits, &mut refs)?;
-                bytes.clear();
-                for (a, line) in &refs {
-                    bytes.extend_from_slice(&line.to_le_bytes());
-                    fp = fingerprint(fp, *line);
-                    counts.read_references += a.op.is_read() as u64;
-                }
-                counts.references += refs.len() as u64;
-                w.write_all(&bytes).map_err(&err)?;
-            }
-            w.flush().map_err(&err)?;
-        }
+        // Pass 1: forward, spill line addresses (all but the last chunk).
+        let lines_file = tempfile::tempfile_in(&dir).map_err(&err)?;
+        let Forward {
+            file: mut lines_file,
+            written,
+            tail,
+            mut counts,
+            fingerprint,
+        } = Forward::read(source, line_bits, chunk, lines_file, &err)?;
 
-        // Pass 2: backward over chunks, next uses written at their own offsets.
+        // Pass 2: backward over chunks (the last one still in memory), next uses written at
+        // their own offsets except the first chunk's, which stays in memory.
         let file = tempfile::NamedTempFile::new_in(&dir).map_err(&err)?;
-        let n = counts.references;
-        {
-            let mut out = file.as_file();
-            out.set_len(n * 8).map_err(&err)?;
-            let mut map = LatestUse::default();
-            let mut inbuf = vec![0u8; chunk * 8];
-            let mut outbuf = vec![0u8; chunk * 8];
-            let mut end = n;
-            while end > 0 {
-                let start = end.saturating_sub(chunk as u64);
-                let len = (end - start) as usize;
-                lines_file.seek(SeekFrom::Start(start * 8)).map_err(&err)?;
-                lines_file.read_exact(&mut inbuf[..len * 8]).map_err(&err)?;
-                for k in (0..len).rev() {
-                    let line = u64::from_le_bytes(inbuf[k * 8..k * 8 + 8].try_into().unwrap());
-                    let idx = start + k as u64;
-                    let next = map.replace(line, idx);
-                    outbuf[k * 8..k * 8 + 8].copy_from_slice(&next.to_le_bytes());
-                }
-                out.seek(SeekFrom::Start(start * 8)).map_err(&err)?;
-                out.write_all(&outbuf[..len * 8]).map_err(&err)?;
-                end = start;
+        let mut map = LatestUse::with_capacity(chunk.min(counts.references as usize));
+        let mut lines = tail;
+        let mut next = vec![0u64; lines.len().max(chunk.min(written as usize))];
+        let mut start = written;
+        loop {
+            map.walk_back(&lines, start, &mut next);
+            if start == 0 {
+                break;
             }
-            out.flush().map_err(&err)?;
-            counts.distinct_lines = map.distinct;
+            let mut out = file.as_file();
+            out.seek(SeekFrom::Start(start * 8)).map_err(&err)?;
+            out.write_all(le_bytes(&mut next[..lines.len()]))
+                .map_err(&err)?;
+            start -= chunk as u64;
+            lines.resize(chunk, 0);
+            lines_file.seek(SeekFrom::Start(start * 8)).map_err(&err)?;
+            read_u64s(&mut lines_file, &mut lines).map_err(&err)?;
         }
+        next.truncate(lines.len());
+        counts.distinct_lines = map.distinct();
         drop(err);
         Ok(NextUses {
+            head: Arc::new(next),
             file,
             dir,
             line_bits,
             counts,
-            fingerprint: fp,
+            fingerprint,
         })
     }
 
@@ -254,22 +336,30 @@ impl NextUses {
 
     /// A reader of the next uses from the first reference on (independent of other readers).
     pub fn reader(&self) -> Result<NextUseReader> {
-        let f = self.file.reopen().map_err(spill_err(&self.dir))?;
+        let err = spill_err(&self.dir);
+        let mut f = self.file.reopen().map_err(&err)?;
+        f.seek(SeekFrom::Start(self.head.len() as u64 * 8))
+            .map_err(&err)?;
         Ok(NextUseReader {
-            input: BufReader::with_capacity(1 << 16, f),
+            head: Arc::clone(&self.head),
+            pos: 0,
+            input: f,
             remaining: self.counts.references,
             dir: self.dir.clone(),
-            bytes: Vec::new(),
         })
     }
 }
 
-/// Sequential reader of a [`NextUses`] file, in step with a replay of the trace.
+/// Sequential reader of a [`NextUses`], in step with a replay of the trace.
 pub struct NextUseReader {
-    input: BufReader<File>,
+    /// The in-memory first chunk and the position in it.
+    head: Arc<Vec<u64>>,
+    pos: usize,
+    /// The spill file, from the first reference after the head on (read straight into the
+    /// caller's buffer: one system call per batch, no intermediate copy).
+    input: File,
     remaining: u64,
     dir: PathBuf,
-    bytes: Vec<u8>,
 }
 
 impl NextUseReader {
@@ -286,16 +376,12 @@ impl NextUseReader {
                 self.remaining
             )));
         }
-        self.bytes.resize(n * 8, 0);
-        self.input
-            .read_exact(&mut self.bytes)
-            .map_err(spill_err(&self.dir))?;
         out.clear();
-        out.extend(
-            self.bytes
-                .chunks_exact(8)
-                .map(|c| u64::from_le_bytes(c.try_into().unwrap())),
-        );
+        let from_head = n.min(self.head.len() - self.pos);
+        out.extend_from_slice(&self.head[self.pos..self.pos + from_head]);
+        self.pos += from_head;
+        out.resize(n, 0);
+        read_u64s(&mut self.input, &mut out[from_head..]).map_err(spill_err(&self.dir))?;
         self.remaining -= n as u64;
         Ok(())
     }
@@ -343,6 +429,97 @@ mod tests {
             assert_eq!(nu.counts().distinct_lines, 97);
             assert_eq!(nu.counts().read_references, 5000);
         }
+    }
+
+    /// SplitMix64, for reproducible random traces.
+    fn mix(mut z: u64) -> u64 {
+        z = z.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+
+    /// Next uses by a backward walk with a std map, whole trace in memory.
+    fn by_std_map(lines: &[u64]) -> Vec<u64> {
+        let mut last = std::collections::HashMap::new();
+        let mut v = vec![NEVER; lines.len()];
+        for (i, &l) in lines.iter().enumerate().rev() {
+            v[i] = last.insert(l, i as u64).unwrap_or(NEVER);
+        }
+        v
+    }
+
+    #[test]
+    fn random_traces_match_at_every_chunk_boundary_and_table_size() {
+        // Sparse lines over a wide range and sequential runs, with straddling accesses, so
+        // that the table grows several times in the middle of chunks.
+        for seed in 0..4u64 {
+            let n = 3000 + 1700 * seed as usize;
+            let accesses: Vec<Access> = (0..n as u64)
+                .map(|i| {
+                    let r = mix(seed << 32 | i);
+                    let line = match r % 4 {
+                        0 => i,
+                        1 => (r >> 8) % (1 << 36),
+                        _ => (r >> 8) % (50 + 400 * seed),
+                    };
+                    let size = if r.is_multiple_of(16) { 100 } else { 8 };
+                    rd(line * 64 + 40, size)
+                })
+                .collect();
+            let lines: Vec<u64> = accesses
+                .iter()
+                .flat_map(|a| {
+                    let (f, l) = line_span(a, 6);
+                    f..=l
+                })
+                .collect();
+            let want = by_std_map(&lines);
+            assert_eq!(want[..500], naive(&lines)[..500]);
+            let distinct = lines
+                .iter()
+                .collect::<std::collections::BTreeSet<_>>()
+                .len() as u64;
+            let refs = lines.len();
+            for chunk in [1, 3, 1000, refs - 1, refs, refs + 1] {
+                let opts = SpillOptions {
+                    dir: None,
+                    chunk_refs: chunk,
+                };
+                let nu =
+                    NextUses::compute(&mut VecSource::new(accesses.clone()), 64, &opts).unwrap();
+                assert_eq!(all(&nu), want, "seed {seed}, chunk {chunk}");
+                assert_eq!(nu.counts().distinct_lines, distinct);
+                assert_eq!(nu.counts().references, refs as u64);
+                // Reading in pieces that do not line up with the chunks gives the same.
+                let mut r = nu.reader().unwrap();
+                let (mut got, mut piece) = (Vec::new(), Vec::new());
+                for k in 0.. {
+                    let take = (7 * k % 1500 + 1).min(r.remaining() as usize);
+                    if take == 0 {
+                        break;
+                    }
+                    r.read(take, &mut piece).unwrap();
+                    got.extend_from_slice(&piece);
+                }
+                assert_eq!(got, want, "seed {seed}, chunk {chunk}, pieces");
+            }
+        }
+    }
+
+    #[test]
+    fn refs_split_only_batches_with_straddling_accesses() {
+        let mut refs = Refs::default();
+        let plain = vec![rd(0, 8), rd(640, 64)];
+        refs.fill(&plain, 6).unwrap();
+        assert_eq!(refs.lines(), &[0, 10]);
+        assert_eq!(refs.reqs(&plain), &plain[..]);
+        let straddling = vec![rd(0, 8), rd(60, 8), rd(640, 8)];
+        refs.fill(&straddling, 6).unwrap();
+        assert_eq!(refs.lines(), &[0, 0, 1, 10]);
+        let addrs: Vec<u64> = refs.reqs(&straddling).iter().map(|a| a.addr).collect();
+        assert_eq!(addrs, vec![0, 60, 64, 640]);
+        assert!(refs.fill(&[rd(0, 8), rd(u64::MAX - 4, 4)], 6).is_err());
     }
 
     #[test]

@@ -160,11 +160,14 @@ impl ScanOpt {
     }
 }
 
-impl RefSim for ScanOpt {
-    #[inline]
-    fn access(&mut self, req: &Access, line: u64, next: u64) -> Result<Outcome, CacheError> {
+impl ScanOpt {
+    /// [`RefSim::access`] for sets of `W` ways: the same code as the general case, with the
+    /// set's length a constant so that the tag compare and the victim scan are unrolled and
+    /// vectorized (`W` = 0 means "any").
+    #[inline(always)]
+    fn access_ways<const W: usize>(&mut self, req: &Access, line: u64, next: u64) -> Outcome {
         let set = self.index.of(line);
-        let ways = self.ways;
+        let ways = if W == 0 { self.ways } else { W };
         let base = set * 2 * ways;
         let (tags, nexts) = self.slots[base..base + 2 * ways].split_at_mut(ways);
         let mut mask = 0u64;
@@ -175,45 +178,64 @@ impl RefSim for ScanOpt {
             let w = mask.trailing_zeros() as usize;
             tags[w] |= hit_flags(req);
             nexts[w] = next;
-            return Ok(HIT);
+            return HIT;
         }
         let n = self.filled[set] as usize;
         let (way, evicted) = if n < ways {
             self.filled[set] += 1;
             (n, None)
         } else {
-            let mut best = 0;
-            let mut far = nexts[0];
-            match self.tie {
-                TieBreak::First => {
-                    for (w, &v) in nexts.iter().enumerate().skip(1) {
-                        if v > far {
-                            far = v;
-                            best = w;
-                        }
-                    }
-                }
-                TieBreak::Last => {
-                    for (w, &v) in nexts.iter().enumerate().skip(1) {
-                        if v >= far {
-                            far = v;
-                            best = w;
-                        }
-                    }
-                }
-            }
+            let (best, far) = farthest(nexts, self.tie);
             if self.bypass && req.agent.is_gpu() && next > far {
                 self.bypasses += 1;
-                return Ok(BYPASS);
+                return BYPASS;
             }
             (best, Some(unpack(tags[best])))
         };
         tags[way] = pack(line, req);
         nexts[way] = next;
-        Ok(Outcome::Miss {
+        Outcome::Miss {
             filled: true,
             bypassed: false,
             evicted,
+        }
+    }
+}
+
+/// The way with the farthest next use and that next use; among equal ones the first or the
+/// last way, by `tie`.
+#[inline(always)]
+fn farthest(nexts: &[u64], tie: TieBreak) -> (usize, u64) {
+    let mut best = 0;
+    let mut far = nexts[0];
+    match tie {
+        TieBreak::First => {
+            for (w, &v) in nexts.iter().enumerate().skip(1) {
+                if v > far {
+                    far = v;
+                    best = w;
+                }
+            }
+        }
+        TieBreak::Last => {
+            for (w, &v) in nexts.iter().enumerate().skip(1) {
+                if v >= far {
+                    far = v;
+                    best = w;
+                }
+            }
+        }
+    }
+    (best, far)
+}
+
+impl RefSim for ScanOpt {
+    #[inline(always)]
+    fn access(&mut self, req: &Access, line: u64, next: u64) -> Result<Outcome, CacheError> {
+        Ok(match self.ways {
+            16 => self.access_ways::<16>(req, line, next),
+            8 => self.access_ways::<8>(req, line, next),
+            _ => self.access_ways::<0>(req, line, next),
         })
     }
 

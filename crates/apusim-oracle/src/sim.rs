@@ -15,7 +15,7 @@
 //! farther than that of every line in the set, the wrapper answers `Bypass` instead.
 
 use crate::error::{OracleError, Result};
-use crate::nextuse::{expand, fingerprint, NextUses, NEVER};
+use crate::nextuse::{fingerprint, NextUses, Refs, NEVER};
 use crate::stats::{OracleResult, Table};
 use apusim_cache::policies::PolicyVisitor;
 use apusim_cache::{
@@ -67,7 +67,7 @@ pub(crate) fn drive<S: RefSim, O: Observer>(
     let mut reader = next_uses.map(|n| n.reader()).transpose()?;
     let mut table = Table::new();
     let mut batch = Vec::with_capacity(BATCH);
-    let mut refs = Vec::with_capacity(BATCH);
+    let mut refs = Refs::default();
     let mut nexts = Vec::with_capacity(BATCH);
     let (mut accesses, mut references, mut fp) = (0u64, 0u64, 0u64);
     loop {
@@ -76,27 +76,28 @@ pub(crate) fn drive<S: RefSim, O: Observer>(
             break;
         }
         accesses += batch.len() as u64;
-        expand(&batch, line_bits, &mut refs)?;
+        refs.fill(&batch, line_bits)?;
+        let (reqs, lines) = (refs.reqs(&batch), refs.lines());
         match reader.as_mut() {
-            Some(r) => r.read(refs.len(), &mut nexts)?,
+            Some(r) => r.read(lines.len(), &mut nexts)?,
             None => {
                 nexts.clear();
-                nexts.resize(refs.len(), NEVER);
+                nexts.resize(lines.len(), NEVER);
             }
         }
-        for (req, line) in refs.iter().take(AHEAD) {
-            sim.prefetch(req, *line);
+        for (req, &line) in reqs.iter().zip(lines).take(AHEAD) {
+            sim.prefetch(req, line);
         }
-        for (i, ((req, line), &next)) in refs.iter().zip(&nexts).enumerate() {
-            if let Some((r, l)) = refs.get(i + AHEAD) {
-                sim.prefetch(r, *l);
+        for (i, ((req, &line), &next)) in reqs.iter().zip(lines).zip(&nexts).enumerate() {
+            if let (Some(r), Some(&l)) = (reqs.get(i + AHEAD), lines.get(i + AHEAD)) {
+                sim.prefetch(r, l);
             }
-            let o = sim.access(req, *line, next)?;
+            let o = sim.access(req, line, next)?;
             table.record(req, &o);
-            observer.observe(req, *line, next, &o);
-            fp = fingerprint(fp, *line);
+            observer.observe(req, line, next, &o);
+            fp = fingerprint(fp, line);
         }
-        references += refs.len() as u64;
+        references += lines.len() as u64;
     }
     if references == 0 {
         return Err(OracleError::EmptyTrace);
