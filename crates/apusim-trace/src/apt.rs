@@ -1152,7 +1152,10 @@ impl<R: Read> AptReader<R> {
         let before = out.len();
         // Decode straight into the output slots: returning each 40-byte record and pushing it
         // cost a copy through the stack per record.
-        out.resize(before + n, Access::new(Agent::GPU, Stream::Other, Op::Read, 0, 0));
+        out.resize(
+            before + n,
+            Access::new(Agent::GPU, Stream::Other, Op::Read, 0, 0),
+        );
         let raw = &self.raw[..];
         let mut c = self.cursors;
         let mut failure = None;
