@@ -35,3 +35,4 @@ pub use geometry::{parse_size, Geometry};
 pub use policy::{
     Evicted, Feedback, LineMeta, MissAction, Policy, PolicyContext, PolicyStat, SetView,
 };
+pub use simd::first_match;

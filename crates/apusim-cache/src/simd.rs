@@ -9,9 +9,11 @@
 //! assembling the bit mask lane by lane. Elsewhere the portable loops below are used; a test
 //! checks that both give the same answers.
 
-/// The lowest way of `tags` whose word `w` satisfies `w & mask == value`.
+/// The lowest way of `tags` whose word `w` satisfies `w & mask == value` (branch-free for 8
+/// and 16 ways; an early-exit scan otherwise). Public for other set-associative structures
+/// with the same tag words, such as the oracle's OPT sets.
 #[inline(always)]
-pub(crate) fn first_match(tags: &[u64], mask: u64, value: u64) -> Option<usize> {
+pub fn first_match(tags: &[u64], mask: u64, value: u64) -> Option<usize> {
     let bits = match tags.len() {
         16 => match16(tags.try_into().unwrap(), mask, value),
         8 => match8(tags.try_into().unwrap(), mask, value),

@@ -170,12 +170,7 @@ impl ScanOpt {
         let ways = if W == 0 { self.ways } else { W };
         let base = set * 2 * ways;
         let (tags, nexts) = self.slots[base..base + 2 * ways].split_at_mut(ways);
-        let mut mask = 0u64;
-        for (w, &t) in tags.iter().enumerate() {
-            mask |= ((t & LINE_MASK == line) as u64) << w;
-        }
-        if mask != 0 {
-            let w = mask.trailing_zeros() as usize;
+        if let Some(w) = apusim_cache::first_match(tags, LINE_MASK, line) {
             tags[w] |= hit_flags(req);
             nexts[w] = next;
             return HIT;
