@@ -194,18 +194,11 @@ impl<P: Policy> Cache<P> {
     #[inline]
     pub fn prefetch(&self, addr: u64) {
         let set = self.set_of(self.line_of(addr));
-        let p = self.tags.as_ptr().wrapping_add(set * self.ways);
-        #[cfg(target_arch = "x86_64")]
-        // SAFETY: prefetch is a hint that never faults, whatever the address.
-        unsafe {
-            use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
-            _mm_prefetch(p as *const i8, _MM_HINT_T0);
-            if self.ways > 8 {
-                _mm_prefetch(p.wrapping_add(8) as *const i8, _MM_HINT_T0);
-            }
+        let base = set * self.ways;
+        crate::policies::util::prefetch(&self.tags, base);
+        if self.ways > 8 {
+            crate::policies::util::prefetch(&self.tags, base + 8);
         }
-        #[cfg(not(target_arch = "x86_64"))]
-        let _ = p;
         self.policy.prefetch_set(set);
     }
 

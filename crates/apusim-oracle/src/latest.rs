@@ -12,7 +12,7 @@
 //!   reference just brought in;
 //! - **software prefetch**: [`LatestUse::prefetch`] lets the caller touch the home slot of a
 //!   reference [`AHEAD`] references before it is looked up, so the table's cache misses overlap
-//!   instead of being paid one after another (`_mm_prefetch` on x86-64, nothing elsewhere);
+//!   instead of being paid one after another (`apusim_cache::policies::util::prefetch`);
 //! - **fixed hashing** (Fibonacci multiplicative hash of the group): the table's layout, and so
 //!   everything derived from it, never depends on a random seed;
 //! - the table doubles when it is more than three quarters full (probes mostly stay in the
@@ -21,6 +21,7 @@
 //!   distinct lines up front, so short traces never grow it.
 
 use crate::nextuse::NEVER;
+use apusim_cache::policies::util::prefetch;
 
 /// Ask the kernel to back a large table with transparent huge pages (fewer page faults and TLB
 /// misses for random lookups); a hint, ignored where unsupported.
@@ -113,18 +114,7 @@ impl LatestUse {
     /// Hint: `line` will be looked up soon.
     #[inline(always)]
     pub(crate) fn prefetch(&self, line: u64) {
-        let p = self
-            .slots
-            .as_ptr()
-            .wrapping_add(self.base + self.home(line));
-        #[cfg(target_arch = "x86_64")]
-        // SAFETY: a prefetch is a hint that never faults, whatever the address.
-        unsafe {
-            use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
-            _mm_prefetch(p as *const i8, _MM_HINT_T0);
-        }
-        #[cfg(not(target_arch = "x86_64"))]
-        let _ = p;
+        prefetch(&self.slots, self.base + self.home(line));
     }
 
     /// Record reference `idx` to `line`; returns the previously recorded index, or [`NEVER`]

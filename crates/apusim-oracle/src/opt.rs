@@ -237,19 +237,10 @@ impl RefSim for ScanOpt {
     #[inline]
     fn prefetch(&self, _req: &Access, line: u64) {
         let base = self.index.of(line) * 2 * self.ways;
-        let p = self.slots.as_ptr().wrapping_add(base);
-        #[cfg(target_arch = "x86_64")]
-        // SAFETY: prefetch is a hint that never faults, whatever the address.
-        unsafe {
-            use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
-            let mut off = 0;
-            while off < 2 * self.ways {
-                _mm_prefetch(p.wrapping_add(off) as *const i8, _MM_HINT_T0);
-                off += 8;
-            }
+        // One hint per 64-byte host line of the set's tags and next uses.
+        for off in (0..2 * self.ways).step_by(8) {
+            apusim_cache::policies::util::prefetch(&self.slots, base + off);
         }
-        #[cfg(not(target_arch = "x86_64"))]
-        let _ = p;
     }
 
     fn policy_stats(&self) -> Vec<PolicyStat> {

@@ -16,6 +16,16 @@ fn src(text: &str) -> (Source, apusim_render::SceneDesc) {
     (s, d)
 }
 
+/// The error of parsing `text` as scene file `file`.
+fn parse_err(file: &str, text: String) -> apusim_render::SceneError {
+    let s = Source {
+        file: file.into(),
+        text,
+        dir: None,
+    };
+    scene::parse(&s).unwrap_err()
+}
+
 const RTT: &str = r#"
 name = "rtt"
 frames = 1
@@ -172,24 +182,14 @@ fn scene_errors_name_file_and_line() {
 
     let bad_shader = RTT.replace("shader = \"copy\"", "shader = \"kopy\"");
     let want = line_of(&bad_shader, "kopy");
-    let s = Source {
-        file: "x.toml".into(),
-        text: bad_shader,
-        dir: None,
-    };
-    let e = scene::parse(&s).unwrap_err();
+    let e = parse_err("x.toml", bad_shader);
     assert_eq!(e.line, want, "{e}");
     assert!(e.to_string().starts_with(&format!("x.toml:{want}:")), "{e}");
 
     // An unknown target format names the line and the formats there are.
     let bad_fmt = RTT.replace("format = \"rgba8\"", "format = \"rgba16\"");
     let want = line_of(&bad_fmt, "rgba16");
-    let s = Source {
-        file: "f.toml".into(),
-        text: bad_fmt,
-        dir: None,
-    };
-    let e = scene::parse(&s).unwrap_err();
+    let e = parse_err("f.toml", bad_fmt);
     assert_eq!(e.line, want, "{e}");
     assert!(e.msg.contains("rgba16f"), "{e}");
 

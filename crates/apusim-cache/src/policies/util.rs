@@ -158,7 +158,7 @@ pub const RRPV_MAX: u8 = 3;
 pub const RRPV_LONG: u8 = 2;
 
 /// Prefetch hint for `v[i]` (never faults; a no-op off x86-64).
-#[inline]
+#[inline(always)]
 pub fn prefetch<T>(v: &[T], i: usize) {
     let p = v.as_ptr().wrapping_add(i);
     #[cfg(target_arch = "x86_64")]
