@@ -8,13 +8,14 @@
 //! and in the `cpu/...` groups timed by the CPU time of the benchmark thread (Linux
 //! `/proc/thread-self/schedstat`), whose throughput stays meaningful on a shared, loaded machine.
 
-use apusim_trace::apt::{AptReader, AptWriter};
+use apusim_trace::apt::{AptReader, AptWriter, ParallelAptReader};
 use apusim_trace::import::champsim::{encode_record, ChampSimSource};
 use apusim_trace::import::{record_with_lackey, ImportOptions, LackeySource};
 use apusim_trace::{Access, AccessSource, Op, Stream, TraceHeader, BATCH};
 use criterion::measurement::{Measurement, ValueFormatter, WallTime};
 use criterion::{black_box, criterion_group, criterion_main, Criterion, Throughput};
 use std::io::Write as _;
+use std::sync::Arc;
 
 /// The trace crate's tests' mixed stream: a CPU core running code (2-7 byte instruction
 /// fetches with branches, stack and heap loads/stores, lackey-style times and PCs) interleaved
@@ -195,8 +196,31 @@ fn importers<M: Measurement>(c: &mut Criterion<M>, group: &str) {
     g.finish();
 }
 
+/// The read-ahead reader (`ParallelAptReader`) on the synthetic mix with 1, 2 and 4 decoder
+/// threads: wall clock only (its work is spread over threads, so the calling thread's CPU time
+/// says nothing).
+fn apt_parallel(c: &mut Criterion) {
+    const N: usize = 1 << 21;
+    let v = mixed_stream(N);
+    let bytes: Arc<[u8]> = encode(&v, &TraceHeader::describing(&v, "bench")).into();
+    let mut g = c.benchmark_group("apt");
+    g.throughput(Throughput::Elements(N as u64));
+    g.sample_size(20);
+    for workers in [1, 2, 4] {
+        g.bench_function(format!("decode_mixed_parallel/{workers}"), |b| {
+            b.iter(|| {
+                let input = std::io::Cursor::new(Arc::clone(&bytes));
+                let mut r = ParallelAptReader::with_name(input, "bench", workers).unwrap();
+                assert_eq!(drain(&mut r), N as u64);
+            })
+        });
+    }
+    g.finish();
+}
+
 fn apt_wall(c: &mut Criterion) {
     apt(c, "apt");
+    apt_parallel(c);
 }
 fn importers_wall(c: &mut Criterion) {
     importers(c, "import");

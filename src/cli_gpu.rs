@@ -6,7 +6,7 @@ use anyhow::{Context, Result};
 use apusim_gpu::study::{self, Study, StudyOptions};
 use apusim_gpu::{GpuConfig, RunResult};
 use apusim_sim::report::{write_atomic, TextTable};
-use apusim_trace::apt::AptReader;
+use apusim_trace::apt::ParallelAptReader;
 use clap::{Args, Subcommand};
 use std::path::PathBuf;
 
@@ -124,7 +124,7 @@ fn run_one(a: GpuRunArgs) -> Result<()> {
     let r = match (&a.kernel, &a.trace) {
         (Some(k), _) => study::run_kernel(&cfg, k, a.size, a.seed, true)?,
         (None, Some(t)) => {
-            let mut src = AptReader::open(t)?;
+            let mut src = ParallelAptReader::open_default(t)?;
             apusim_gpu::run_source(&cfg, &t.display().to_string(), &mut src, true)?
         }
         (None, None) => unreachable!("clap requires --kernel or --trace"),

@@ -8,7 +8,7 @@
 
 use anyhow::{Context, Result};
 use apusim_sim::run::{Input, Inputs};
-use apusim_trace::apt::{AptReader, AptWriter};
+use apusim_trace::apt::{AptWriter, ParallelAptReader};
 use apusim_trace::AccessSource;
 use apusim_workloads::mixes::{self, Job};
 use rayon::prelude::*;
@@ -85,7 +85,7 @@ impl JobInputs {
     fn open_job(&self, job: &Job) -> Result<Box<dyn AccessSource>> {
         match &self.cache {
             None => Ok(job.open()?),
-            Some(dir) => Ok(Box::new(AptReader::open(ensure_cached(dir, job)?)?)),
+            Some(dir) => Ok(ParallelAptReader::open_default(ensure_cached(dir, job)?)?),
         }
     }
 }

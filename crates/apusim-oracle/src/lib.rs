@@ -264,7 +264,7 @@ pub fn run_many(
 
 /// Open an `.apt` file as a boxed source (for [`run_many`] and [`characterize`]).
 pub fn open_apt(path: &std::path::Path) -> Result<Box<dyn AccessSource>> {
-    Ok(Box::new(apusim_trace::apt::AptReader::open(path)?))
+    Ok(apusim_trace::apt::ParallelAptReader::open_default(path)?)
 }
 
 #[cfg(test)]

@@ -34,8 +34,12 @@
 //!
 //! Writing goes to a temporary file in the destination directory that is renamed into place by
 //! [`AptWriter::finish`], so a crash or an error never leaves a partial `.apt` behind. Reading is
-//! strictly streaming: one block's compressed and decompressed bytes are in memory at a time and
-//! records are decoded straight into the caller's batch vector. Every malformation is reported
+//! strictly streaming and split in two halves: a `BlockScanner` walks the container (block
+//! headers, payloads and their CRCs, the trailer) and a `BlockDecoder` decompresses a block and
+//! decodes its records. [`AptReader`] runs both on the calling thread, one block in memory at a
+//! time, decoding straight into the caller's batch vector; [`ParallelAptReader`] runs the
+//! scanner and several decoders on their own threads and hands out the same batches in file
+//! order (bounded read-ahead), so that decoding overlaps with whatever consumes the records. Every malformation is reported
 //! as [`TraceError::Format`] with the file and byte offset; no input makes the reader panic.
 
 use crate::{Access, AccessSource, Agent, Op, Result, Stream, TraceError, TraceHeader, BATCH};
@@ -43,6 +47,9 @@ use std::fmt;
 use std::fs::File;
 use std::io::{self, BufReader, BufWriter, Read, Write};
 use std::path::{Path, PathBuf};
+
+mod parallel;
+pub use parallel::{default_decode_threads, ParallelAptReader, DECODE_THREADS_ENV};
 
 /// First 8 bytes of every `.apt` file (PNG-style: catches text-mode and 7-bit mangling).
 pub const MAGIC: [u8; 8] = *b"\x89APT\r\n\x1a\n";
@@ -784,49 +791,6 @@ pub fn write_file(path: impl AsRef<Path>, header: &TraceHeader, accesses: &[Acce
 // Reader
 // ------------------------------------------------------------------------------------------
 
-/// Streaming `.apt` reader; an [`AccessSource`].
-pub struct AptReader<R: Read> {
-    input: R,
-    path: PathBuf,
-    header: TraceHeader,
-    /// File offset of the next unread byte.
-    offset: u64,
-    codec: Codec,
-    decompressor: zstd::bulk::Decompressor<'static>,
-    comp: Vec<u8>,
-    raw: Vec<u8>,
-    /// Decode positions in the columns of `raw`.
-    cursors: Cursors,
-    /// End offset of every column in `raw` (which is followed by [`DECODE_PAD`] zeros).
-    col_ends: [usize; COLUMNS],
-    /// Records left in the current block.
-    left: usize,
-    /// Index of the current block and the file offset of its header.
-    block: u64,
-    block_offset: u64,
-    block_records: usize,
-    blocks_read: u64,
-    records_read: u64,
-    raw_bytes: u64,
-    state: ReaderState,
-}
-
-#[derive(PartialEq, Eq, Clone, Copy)]
-enum ReaderState {
-    Running,
-    Done,
-    Failed,
-}
-
-impl AptReader<BufReader<File>> {
-    /// Open `path` and read its header.
-    pub fn open(path: impl AsRef<Path>) -> Result<Self> {
-        let path = path.as_ref();
-        let f = File::open(path).map_err(|e| TraceError::io(path, e))?;
-        AptReader::with_name(BufReader::with_capacity(1 << 18, f), path)
-    }
-}
-
 /// Read until `buf` is full or end of input; returns the bytes read.
 fn read_full<R: Read>(r: &mut R, buf: &mut [u8]) -> io::Result<usize> {
     let mut n = 0;
@@ -841,132 +805,129 @@ fn read_full<R: Read>(r: &mut R, buf: &mut [u8]) -> io::Result<usize> {
     Ok(n)
 }
 
-impl<R: Read> AptReader<R> {
-    /// Read an `.apt` stream from any reader; `name` is used in error messages.
-    pub fn with_name(mut input: R, name: impl AsRef<Path>) -> Result<Self> {
-        let path = name.as_ref().to_path_buf();
-        let fmt = |off: u64, msg: String| TraceError::format(&path, off, msg);
-        let mut pre = [0u8; PREAMBLE_FIXED as usize];
-        let n = read_full(&mut input, &mut pre).map_err(|e| TraceError::io(&path, e))?;
-        if n < 8 || pre[..8] != MAGIC {
-            return Err(fmt(
-                0,
-                format!(
-                    "not an .apt trace: expected magic {:02x?}, found {:02x?}",
-                    MAGIC,
-                    &pre[..n.min(8)]
-                ),
-            ));
-        }
-        if n < 16 {
-            return Err(fmt(
-                n as u64,
-                "truncated preamble: expected version and header length".into(),
-            ));
-        }
-        let version = u32::from_le_bytes([pre[8], pre[9], pre[10], pre[11]]);
-        if version != VERSION {
-            return Err(fmt(
-                8,
-                format!("unsupported .apt version {version}; this build reads version {VERSION}"),
-            ));
-        }
-        let hlen = u32::from_le_bytes([pre[12], pre[13], pre[14], pre[15]]);
-        if hlen > MAX_HEADER_LEN {
-            return Err(fmt(
-                12,
-                format!("header length {hlen} exceeds the maximum of {MAX_HEADER_LEN} bytes"),
-            ));
-        }
-        // Read what is there (up to the declared length) rather than allocating the declared
-        // length up front: a corrupt length must not cost 16 MiB.
-        let want = hlen as usize + 4;
-        let mut json = Vec::with_capacity(want.min(1 << 16));
-        let n = (&mut input)
-            .take(want as u64)
-            .read_to_end(&mut json)
-            .map_err(|e| TraceError::io(&path, e))?;
-        if n < want {
-            return Err(fmt(
-                PREAMBLE_FIXED + n as u64,
-                format!(
-                    "truncated header: expected {want} bytes of header JSON and CRC, found {n}"
-                ),
-            ));
-        }
-        let crc_bytes = &json[hlen as usize..];
-        let crc = u32::from_le_bytes([crc_bytes[0], crc_bytes[1], crc_bytes[2], crc_bytes[3]]);
-        let json = &json[..hlen as usize];
-        if crc32fast::hash(json) != crc {
-            return Err(fmt(
-                PREAMBLE_FIXED + hlen as u64,
-                "header CRC mismatch: the header JSON is corrupt".into(),
-            ));
-        }
-        let mut header: TraceHeader = serde_json::from_slice(json).map_err(|e| {
-            fmt(
-                PREAMBLE_FIXED + (e.column() as u64).min(hlen as u64),
-                format!("invalid header JSON (expected a TraceHeader object): {e}"),
-            )
-        })?;
-        header.version = version;
-        let decompressor = zstd::bulk::Decompressor::new().map_err(|e| TraceError::io(&path, e))?;
-        Ok(AptReader {
-            input,
-            header,
-            offset: PREAMBLE_FIXED + hlen as u64 + 4,
-            codec: Codec::new(),
-            decompressor,
-            comp: Vec::new(),
-            raw: Vec::new(),
-            cursors: Cursors::default(),
-            col_ends: [0; COLUMNS],
-            left: 0,
-            block: 0,
-            block_offset: 0,
-            block_records: 0,
-            blocks_read: 0,
-            records_read: 0,
-            raw_bytes: 0,
-            state: ReaderState::Running,
-            path,
-        })
+/// Read and check the preamble (magic, version, header JSON and its CRC); returns the header
+/// and the file offset of the first block.
+fn read_preamble<R: Read>(input: &mut R, path: &Path) -> Result<(TraceHeader, u64)> {
+    let fmt = |off: u64, msg: String| TraceError::format(path, off, msg);
+    let mut pre = [0u8; PREAMBLE_FIXED as usize];
+    let n = read_full(input, &mut pre).map_err(|e| TraceError::io(path, e))?;
+    if n < 8 || pre[..8] != MAGIC {
+        return Err(fmt(
+            0,
+            format!(
+                "not an .apt trace: expected magic {:02x?}, found {:02x?}",
+                MAGIC,
+                &pre[..n.min(8)]
+            ),
+        ));
     }
+    if n < 16 {
+        return Err(fmt(
+            n as u64,
+            "truncated preamble: expected version and header length".into(),
+        ));
+    }
+    let version = u32::from_le_bytes([pre[8], pre[9], pre[10], pre[11]]);
+    if version != VERSION {
+        return Err(fmt(
+            8,
+            format!("unsupported .apt version {version}; this build reads version {VERSION}"),
+        ));
+    }
+    let hlen = u32::from_le_bytes([pre[12], pre[13], pre[14], pre[15]]);
+    if hlen > MAX_HEADER_LEN {
+        return Err(fmt(
+            12,
+            format!("header length {hlen} exceeds the maximum of {MAX_HEADER_LEN} bytes"),
+        ));
+    }
+    // Read what is there (up to the declared length) rather than allocating the declared
+    // length up front: a corrupt length must not cost 16 MiB.
+    let want = hlen as usize + 4;
+    let mut json = Vec::with_capacity(want.min(1 << 16));
+    let n = input
+        .take(want as u64)
+        .read_to_end(&mut json)
+        .map_err(|e| TraceError::io(path, e))?;
+    if n < want {
+        return Err(fmt(
+            PREAMBLE_FIXED + n as u64,
+            format!("truncated header: expected {want} bytes of header JSON and CRC, found {n}"),
+        ));
+    }
+    let crc_bytes = &json[hlen as usize..];
+    let crc = u32::from_le_bytes([crc_bytes[0], crc_bytes[1], crc_bytes[2], crc_bytes[3]]);
+    let json = &json[..hlen as usize];
+    if crc32fast::hash(json) != crc {
+        return Err(fmt(
+            PREAMBLE_FIXED + hlen as u64,
+            "header CRC mismatch: the header JSON is corrupt".into(),
+        ));
+    }
+    let mut header: TraceHeader = serde_json::from_slice(json).map_err(|e| {
+        fmt(
+            PREAMBLE_FIXED + (e.column() as u64).min(hlen as u64),
+            format!("invalid header JSON (expected a TraceHeader object): {e}"),
+        )
+    })?;
+    header.version = version;
+    Ok((header, PREAMBLE_FIXED + hlen as u64 + 4))
+}
 
-    /// The file name used in error messages.
-    pub fn path(&self) -> &Path {
-        &self.path
-    }
-    /// Blocks read so far.
-    pub fn blocks_read(&self) -> u64 {
-        self.blocks_read
-    }
-    /// Records handed out so far.
-    pub fn records_read(&self) -> u64 {
-        self.records_read
-    }
-    /// Decompressed (delta/varint encoded) bytes of the blocks read so far.
-    pub fn raw_bytes(&self) -> u64 {
-        self.raw_bytes
-    }
+/// Where a block sits in the file and what its header declares; its payload's CRC has been
+/// checked by the [`BlockScanner`] that produced it.
+#[derive(Clone, Copy, Debug)]
+struct BlockInfo {
+    /// Index of the block in the file (0-based).
+    index: u64,
+    /// File offset of the block header.
+    offset: u64,
+    records: usize,
+    raw_len: usize,
+}
 
+impl BlockInfo {
+    fn payload_offset(&self) -> u64 {
+        self.offset + BLOCK_HEADER_LEN as u64
+    }
+}
+
+/// The container half of reading: walks the file block by block, reading each block's header
+/// and compressed payload and checking the payload's CRC, and checks the trailer at the end.
+/// It does not decompress or decode ([`BlockDecoder`] does), so that blocks can be decoded on
+/// other threads ([`ParallelAptReader`]).
+struct BlockScanner<R: Read> {
+    input: R,
+    path: PathBuf,
+    /// File offset of the next unread byte.
+    offset: u64,
+    blocks: u64,
+    /// Records of the blocks scanned so far.
+    records: u64,
+}
+
+impl<R: Read> BlockScanner<R> {
     fn err(&self, offset: u64, msg: impl Into<String>) -> TraceError {
         TraceError::format(&self.path, offset, msg)
     }
 
-    /// Read the next block header and payload; `Ok(false)` after a valid trailer.
-    fn load_block(&mut self) -> Result<bool> {
+    fn read(&mut self, buf: &mut [u8]) -> Result<usize> {
+        read_full(&mut self.input, buf).map_err(|e| TraceError::io(&self.path, e))
+    }
+
+    /// Read the next block into `payload` (its compressed bytes); `Ok(None)` after a valid
+    /// trailer.
+    fn next_block(&mut self, payload: &mut Vec<u8>) -> Result<Option<BlockInfo>> {
         let at = self.offset;
         let mut hdr = [0u8; BLOCK_HEADER_LEN];
-        let n =
-            read_full(&mut self.input, &mut hdr[..4]).map_err(|e| TraceError::io(&self.path, e))?;
+        let n = self.read(&mut hdr[..4])?;
         if n == 0 {
             return Err(self.err(
                 at,
                 format!(
                     "missing trailer: the file ends after {} blocks ({} records) without the \
                      end marker (truncated?)",
-                    self.blocks_read, self.records_read
+                    self.blocks, self.records
                 ),
             ));
         }
@@ -974,37 +935,8 @@ impl<R: Read> AptReader<R> {
             return Err(self.err(at, "truncated: expected a block or trailer magic"));
         }
         if hdr[..4] == TRAILER_MAGIC {
-            let mut t = [0u8; TRAILER_LEN];
-            t[..4].copy_from_slice(&TRAILER_MAGIC);
-            let n = read_full(&mut self.input, &mut t[4..])
-                .map_err(|e| TraceError::io(&self.path, e))?;
-            if n < TRAILER_LEN - 4 {
-                return Err(self.err(at + 4 + n as u64, "truncated trailer"));
-            }
-            let crc = u32::from_le_bytes([t[20], t[21], t[22], t[23]]);
-            if crc32fast::hash(&t[..20]) != crc {
-                return Err(self.err(at + 20, "trailer CRC mismatch"));
-            }
-            let total = u64::from_le_bytes(t[4..12].try_into().unwrap_or([0; 8]));
-            let blocks = u64::from_le_bytes(t[12..20].try_into().unwrap_or([0; 8]));
-            if total != self.records_read || blocks != self.blocks_read {
-                return Err(self.err(
-                    at + 4,
-                    format!(
-                        "trailer says {total} records in {blocks} blocks, but the file holds \
-                         {} records in {} blocks",
-                        self.records_read, self.blocks_read
-                    ),
-                ));
-            }
-            let mut extra = [0u8; 1];
-            let n = read_full(&mut self.input, &mut extra)
-                .map_err(|e| TraceError::io(&self.path, e))?;
-            if n != 0 {
-                return Err(self.err(at + TRAILER_LEN as u64, "unexpected data after the trailer"));
-            }
-            self.offset = at + TRAILER_LEN as u64;
-            return Ok(false);
+            self.check_trailer(at)?;
+            return Ok(None);
         }
         if hdr[..4] != BLOCK_MAGIC {
             return Err(self.err(
@@ -1017,8 +949,7 @@ impl<R: Read> AptReader<R> {
                 ),
             ));
         }
-        let n =
-            read_full(&mut self.input, &mut hdr[4..]).map_err(|e| TraceError::io(&self.path, e))?;
+        let n = self.read(&mut hdr[4..])?;
         if n < BLOCK_HEADER_LEN - 4 {
             return Err(self.err(at + 4 + n as u64, "truncated block header"));
         }
@@ -1054,51 +985,134 @@ impl<R: Read> AptReader<R> {
                 ),
             ));
         }
-        let payload_at = at + BLOCK_HEADER_LEN as u64;
-        self.comp.clear();
+        let info = BlockInfo {
+            index: self.blocks,
+            offset: at,
+            records: count,
+            raw_len,
+        };
+        let payload_at = info.payload_offset();
+        payload.clear();
         let n = (&mut self.input)
             .take(comp_len as u64)
-            .read_to_end(&mut self.comp)
+            .read_to_end(payload)
             .map_err(|e| TraceError::io(&self.path, e))?;
         if n < comp_len {
             return Err(self.err(
                 payload_at + n as u64,
                 format!(
                     "truncated block {}: expected {comp_len} payload bytes, found {n}",
-                    self.blocks_read
+                    info.index
                 ),
             ));
         }
-        if crc32fast::hash(&self.comp) != crc {
+        if crc32fast::hash(payload) != crc {
             return Err(self.err(
                 payload_at,
                 format!(
                     "CRC mismatch in block {}: the compressed payload is corrupt",
-                    self.blocks_read
+                    info.index
                 ),
             ));
         }
+        self.offset = payload_at + comp_len as u64;
+        self.blocks += 1;
+        self.records += count as u64;
+        Ok(Some(info))
+    }
+
+    /// Check the trailer whose magic starts at `at` and that nothing follows it.
+    fn check_trailer(&mut self, at: u64) -> Result<()> {
+        let mut t = [0u8; TRAILER_LEN];
+        t[..4].copy_from_slice(&TRAILER_MAGIC);
+        let n = self.read(&mut t[4..])?;
+        if n < TRAILER_LEN - 4 {
+            return Err(self.err(at + 4 + n as u64, "truncated trailer"));
+        }
+        let crc = u32::from_le_bytes([t[20], t[21], t[22], t[23]]);
+        if crc32fast::hash(&t[..20]) != crc {
+            return Err(self.err(at + 20, "trailer CRC mismatch"));
+        }
+        let total = u64::from_le_bytes(t[4..12].try_into().unwrap_or([0; 8]));
+        let blocks = u64::from_le_bytes(t[12..20].try_into().unwrap_or([0; 8]));
+        if total != self.records || blocks != self.blocks {
+            return Err(self.err(
+                at + 4,
+                format!(
+                    "trailer says {total} records in {blocks} blocks, but the file holds {} \
+                     records in {} blocks",
+                    self.records, self.blocks
+                ),
+            ));
+        }
+        let mut extra = [0u8; 1];
+        if self.read(&mut extra)? != 0 {
+            return Err(self.err(at + TRAILER_LEN as u64, "unexpected data after the trailer"));
+        }
+        self.offset = at + TRAILER_LEN as u64;
+        Ok(())
+    }
+}
+
+/// The record half of reading: decompresses one block and decodes its records, a batch at a
+/// time, into the caller's vector.
+struct BlockDecoder {
+    path: PathBuf,
+    codec: Codec,
+    decompressor: zstd::bulk::Decompressor<'static>,
+    raw: Vec<u8>,
+    /// Decode positions in the columns of `raw`.
+    cursors: Cursors,
+    /// End offset of every column in `raw` (which is followed by [`DECODE_PAD`] zeros).
+    col_ends: [usize; COLUMNS],
+    /// Records left in the current block.
+    left: usize,
+    /// The current block.
+    info: BlockInfo,
+}
+
+impl BlockDecoder {
+    fn new(path: &Path) -> Result<BlockDecoder> {
+        Ok(BlockDecoder {
+            path: path.to_path_buf(),
+            codec: Codec::new(),
+            decompressor: zstd::bulk::Decompressor::new().map_err(|e| TraceError::io(path, e))?,
+            raw: Vec::new(),
+            cursors: Cursors::default(),
+            col_ends: [0; COLUMNS],
+            left: 0,
+            info: BlockInfo {
+                index: 0,
+                offset: 0,
+                records: 0,
+                raw_len: 0,
+            },
+        })
+    }
+
+    fn err(&self, offset: u64, msg: impl Into<String>) -> TraceError {
+        TraceError::format(&self.path, offset, msg)
+    }
+
+    /// Decompress the block `info` from its compressed `payload` and check its column table.
+    fn load(&mut self, info: BlockInfo, payload: &[u8]) -> Result<()> {
+        let payload_at = info.payload_offset();
+        let (index, raw_len, count) = (info.index, info.raw_len, info.records);
         self.raw.clear();
         self.raw.reserve(raw_len + DECODE_PAD);
         let got = match self
             .decompressor
-            .decompress_to_buffer(&self.comp[..], &mut self.raw)
+            .decompress_to_buffer(payload, &mut self.raw)
         {
             Ok(k) => k,
             Err(e) => {
-                return Err(self.err(
-                    payload_at,
-                    format!("zstd failed on block {}: {e}", self.blocks_read),
-                ))
+                return Err(self.err(payload_at, format!("zstd failed on block {index}: {e}")))
             }
         };
         if got != raw_len {
             return Err(self.err(
                 payload_at,
-                format!(
-                    "block {} decompressed to {got} bytes, header says {raw_len}",
-                    self.blocks_read
-                ),
+                format!("block {index} decompressed to {got} bytes, header says {raw_len}"),
             ));
         }
         // Column table: the length of each column; the columns follow in order.
@@ -1129,26 +1143,22 @@ impl<R: Read> AptReader<R> {
         if let Some(msg) = bad_table {
             return Err(self.err(
                 payload_at,
-                format!("block {}: bad column table: {msg}", self.blocks_read),
+                format!("block {index}: bad column table: {msg}"),
             ));
         }
         self.raw.resize(raw_len + DECODE_PAD, 0);
         self.cursors = Cursors::from_array(&starts);
         self.col_ends = ends;
-        self.offset = payload_at + comp_len as u64;
-        self.block = self.blocks_read;
-        self.block_offset = at;
-        self.block_records = count;
-        self.blocks_read += 1;
-        self.raw_bytes += raw_len as u64;
+        self.info = info;
         self.left = count;
         self.codec.reset();
-        Ok(true)
+        Ok(())
     }
 
-    /// Decode the next `n` records of the current block and append them to `out`. On error
-    /// nothing is appended.
-    fn decode_into(&mut self, out: &mut Vec<Access>, n: usize) -> Result<()> {
+    /// Decode the next batch (at most [`BATCH`] records) of the current block and append it
+    /// to `out`. On error nothing is appended.
+    fn decode_batch(&mut self, out: &mut Vec<Access>) -> Result<usize> {
+        let n = self.left.min(BATCH);
         let before = out.len();
         // Decode straight into the output slots: returning each 40-byte record and pushing it
         // cost a copy through the stack per record.
@@ -1159,62 +1169,152 @@ impl<R: Read> AptReader<R> {
         let raw = &self.raw[..];
         let mut c = self.cursors;
         let mut failure = None;
+        let first = self.info.records - self.left;
         for (i, slot) in out[before..].iter_mut().enumerate() {
             match self.codec.decode(raw, &mut c) {
                 Ok(a) => *slot = a,
                 Err(msg) => {
-                    failure = Some(format!(
-                        "record {}: {msg}",
-                        self.block_records - self.left + i
-                    ));
+                    failure = Some(format!("record {}: {msg}", first + i));
                     break;
                 }
             }
         }
         if failure.is_none() {
-            // Every byte consumed must lie inside its own column.
-            let pos = c.to_array();
-            if let Some(k) = (0..COLUMNS).find(|&k| pos[k] > self.col_ends[k]) {
-                let first = self.block_records - self.left;
-                failure = Some(format!(
-                    "records {first}..{}: the {} column runs past its end",
-                    first + n,
-                    COLUMN_NAMES[k]
-                ));
-            } else if self.left == n {
-                if let Some(k) = (0..COLUMNS).find(|&k| pos[k] != self.col_ends[k]) {
-                    failure = Some(format!(
-                        "{} undecoded bytes in the {} column after the last record",
-                        self.col_ends[k] - pos[k],
-                        COLUMN_NAMES[k]
-                    ));
-                }
-            }
+            failure = self.check_cursors(&c, first, n);
         }
         if let Some(msg) = failure {
             out.truncate(before);
-            return Err(TraceError::format(
-                &self.path,
-                self.block_offset + BLOCK_HEADER_LEN as u64,
+            let info = self.info;
+            return Err(self.err(
+                info.payload_offset(),
                 format!(
                     "block {} (header at byte {}), {msg}",
-                    self.block, self.block_offset
+                    info.index, info.offset
                 ),
             ));
         }
         self.cursors = c;
         self.left -= n;
-        self.records_read += n as u64;
-        Ok(())
+        Ok(n)
+    }
+
+    /// Every byte the records `first..first + n` consumed must lie inside its own column, and
+    /// the last record of the block must leave no column bytes unread.
+    fn check_cursors(&self, c: &Cursors, first: usize, n: usize) -> Option<String> {
+        let pos = c.to_array();
+        if let Some(k) = (0..COLUMNS).find(|&k| pos[k] > self.col_ends[k]) {
+            return Some(format!(
+                "records {first}..{}: the {} column runs past its end",
+                first + n,
+                COLUMN_NAMES[k]
+            ));
+        }
+        if self.left == n {
+            if let Some(k) = (0..COLUMNS).find(|&k| pos[k] != self.col_ends[k]) {
+                return Some(format!(
+                    "{} undecoded bytes in the {} column after the last record",
+                    self.col_ends[k] - pos[k],
+                    COLUMN_NAMES[k]
+                ));
+            }
+        }
+        None
+    }
+}
+
+/// Streaming `.apt` reader that decodes on the calling thread; an [`AccessSource`].
+///
+/// [`ParallelAptReader`] yields exactly the same batches and errors with the decoding done by
+/// worker threads.
+pub struct AptReader<R: Read> {
+    scanner: BlockScanner<R>,
+    header: TraceHeader,
+    decoder: BlockDecoder,
+    comp: Vec<u8>,
+    records_read: u64,
+    raw_bytes: u64,
+    state: ReaderState,
+}
+
+#[derive(PartialEq, Eq, Clone, Copy)]
+enum ReaderState {
+    Running,
+    Done,
+    Failed,
+}
+
+impl ReaderState {
+    /// What `next_batch` returns in a state other than `Running`, if any.
+    fn finished(self, path: &Path) -> Option<Result<bool>> {
+        match self {
+            ReaderState::Running => None,
+            ReaderState::Done => Some(Ok(false)),
+            ReaderState::Failed => Some(Err(TraceError::Other(format!(
+                "{}: reading after an earlier error",
+                path.display()
+            )))),
+        }
+    }
+}
+
+impl AptReader<BufReader<File>> {
+    /// Open `path` and read its header.
+    pub fn open(path: impl AsRef<Path>) -> Result<Self> {
+        let path = path.as_ref();
+        let f = File::open(path).map_err(|e| TraceError::io(path, e))?;
+        AptReader::with_name(BufReader::with_capacity(1 << 18, f), path)
+    }
+}
+
+impl<R: Read> AptReader<R> {
+    /// Read an `.apt` stream from any reader; `name` is used in error messages.
+    pub fn with_name(mut input: R, name: impl AsRef<Path>) -> Result<Self> {
+        let path = name.as_ref();
+        let (header, offset) = read_preamble(&mut input, path)?;
+        Ok(AptReader {
+            scanner: BlockScanner {
+                input,
+                path: path.to_path_buf(),
+                offset,
+                blocks: 0,
+                records: 0,
+            },
+            header,
+            decoder: BlockDecoder::new(path)?,
+            comp: Vec::new(),
+            records_read: 0,
+            raw_bytes: 0,
+            state: ReaderState::Running,
+        })
+    }
+
+    /// The file name used in error messages.
+    pub fn path(&self) -> &Path {
+        &self.scanner.path
+    }
+    /// Blocks read so far.
+    pub fn blocks_read(&self) -> u64 {
+        self.scanner.blocks
+    }
+    /// Records handed out so far.
+    pub fn records_read(&self) -> u64 {
+        self.records_read
+    }
+    /// Decompressed (delta/varint encoded) bytes of the blocks read so far.
+    pub fn raw_bytes(&self) -> u64 {
+        self.raw_bytes
     }
 
     fn next_batch_inner(&mut self, out: &mut Vec<Access>) -> Result<bool> {
-        if self.left == 0 && !self.load_block()? {
-            self.state = ReaderState::Done;
-            return Ok(false);
+        if self.decoder.left == 0 {
+            let Some(info) = self.scanner.next_block(&mut self.comp)? else {
+                self.state = ReaderState::Done;
+                return Ok(false);
+            };
+            self.decoder.load(info, &self.comp)?;
+            self.raw_bytes += info.raw_len as u64;
         }
-        let n = self.left.min(BATCH);
-        self.decode_into(out, n)?;
+        self.records_read += self.decoder.decode_batch(out)? as u64;
         Ok(true)
     }
 }
@@ -1225,15 +1325,8 @@ impl<R: Read + Send> AccessSource for AptReader<R> {
     }
 
     fn next_batch(&mut self, out: &mut Vec<Access>) -> Result<bool> {
-        match self.state {
-            ReaderState::Done => return Ok(false),
-            ReaderState::Failed => {
-                return Err(TraceError::Other(format!(
-                    "{}: reading after an earlier error",
-                    self.path.display()
-                )))
-            }
-            ReaderState::Running => {}
+        if let Some(r) = self.state.finished(self.path()) {
+            return r;
         }
         let r = self.next_batch_inner(out);
         if r.is_err() {
@@ -1323,13 +1416,37 @@ impl TraceSummary {
     }
 }
 
-/// Read the whole `.apt` file at `path` (streaming) and count its records per agent and stream.
+/// The counters a finished `.apt` reader reports: blocks, records and decompressed bytes read.
+trait ReadCounters: AccessSource {
+    fn counters(&self) -> (u64, u64, u64);
+}
+
+impl<R: Read + Send> ReadCounters for AptReader<R> {
+    fn counters(&self) -> (u64, u64, u64) {
+        (self.blocks_read(), self.records_read(), self.raw_bytes())
+    }
+}
+
+impl ReadCounters for ParallelAptReader {
+    fn counters(&self) -> (u64, u64, u64) {
+        (self.blocks_read(), self.records_read(), self.raw_bytes())
+    }
+}
+
+/// Read the whole `.apt` file at `path` (streaming, decoded by [`default_decode_threads`]
+/// threads) and count its records per agent and stream.
 pub fn summarize(path: impl AsRef<Path>) -> Result<TraceSummary> {
     let path = path.as_ref();
+    match default_decode_threads() {
+        0 => summarize_with(path, AptReader::open(path)?),
+        n => summarize_with(path, ParallelAptReader::open(path, n)?),
+    }
+}
+
+fn summarize_with(path: &Path, mut r: impl ReadCounters) -> Result<TraceSummary> {
     let file_bytes = std::fs::metadata(path)
         .map_err(|e| TraceError::io(path, e))?
         .len();
-    let mut r = AptReader::open(path)?;
     let mut agents = vec![Counts::default(); N_AGENTS];
     let mut streams = vec![Counts::default(); Stream::COUNT];
     let mut batch = Vec::with_capacity(BATCH);
@@ -1343,13 +1460,14 @@ pub fn summarize(path: impl AsRef<Path>) -> Result<TraceSummary> {
             streams[a.stream.to_byte() as usize].add(a);
         }
     }
+    let (blocks, records, raw_bytes) = r.counters();
     Ok(TraceSummary {
         path: path.to_path_buf(),
-        header: r.header.clone(),
+        header: r.header().clone(),
         file_bytes,
-        blocks: r.blocks_read,
-        records: r.records_read,
-        raw_bytes: r.raw_bytes,
+        blocks,
+        records,
+        raw_bytes,
         agents: agents
             .into_iter()
             .enumerate()

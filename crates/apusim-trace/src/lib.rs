@@ -12,7 +12,9 @@
 //! A trace file starts with a [`TraceHeader`] naming its agents, their clocks and the streams
 //! present. The `.apt` container (documented in `docs/trace-format.md`) stores records in
 //! independently zstd-compressed, checksummed blocks with delta/varint encoding, and is read and
-//! written strictly streaming: a trace is never held in memory whole.
+//! written strictly streaming: a trace is never held in memory whole. Because blocks decode on
+//! their own, [`apt::ParallelAptReader`] decodes several ahead on worker threads (what the CLI
+//! uses); [`apt::AptReader`] decodes on the caller's thread; both hand out the same batches.
 //!
 //! Importers ([`import`]) turn valgrind lackey logs, ChampSim binary traces and a plain CSV/text
 //! form into the same stream of [`Access`] records. Every parser reports malformed input as a

@@ -19,7 +19,7 @@ pub use champsim::ChampSimSource;
 pub use csv::CsvSource;
 pub use lackey::{record_with_lackey, LackeySource};
 
-use crate::apt::{AptReader, AptWriter};
+use crate::apt::{default_decode_threads, AptReader, AptWriter, ParallelAptReader};
 use crate::{AccessSource, Agent, Result, TraceError};
 use std::fmt;
 use std::fs::File;
@@ -164,7 +164,7 @@ pub fn open(
         None => Format::detect(path)?,
     };
     Ok(match format {
-        Format::Apt => Box::new(AptReader::open(path)?),
+        Format::Apt => ParallelAptReader::open_default(path)?,
         Format::Lackey => Box::new(LackeySource::open(path, opts)?),
         Format::ChampSim => Box::new(ChampSimSource::open(path, opts)?),
         Format::Csv => Box::new(CsvSource::open(path, opts)?),
@@ -183,10 +183,13 @@ pub fn open_reader(
     use std::io::BufReader;
     let name = name.as_ref();
     Ok(match format {
-        Format::Apt => Box::new(AptReader::with_name(
-            BufReader::with_capacity(1 << 18, reader),
-            name,
-        )?),
+        Format::Apt => {
+            let input = BufReader::with_capacity(1 << 18, reader);
+            match default_decode_threads() {
+                0 => Box::new(AptReader::with_name(input, name)?),
+                n => Box::new(ParallelAptReader::with_name(input, name, n)?),
+            }
+        }
         Format::Lackey => Box::new(LackeySource::new(
             BufReader::with_capacity(1 << 20, reader),
             name,

@@ -1,0 +1,338 @@
+//! Read-ahead `.apt` reading: blocks decompressed and decoded by worker threads.
+//!
+//! Blocks decode independently (their delta state is reset at every block start), so a
+//! [`ParallelAptReader`] splits reading three ways:
+//!
+//! * a **scanner** thread walks the container ([`BlockScanner`]: block headers, payloads,
+//!   CRCs, trailer) and, for each block, hands the payload to the workers and a one-shot
+//!   reply channel to the consumer, in file order;
+//! * `workers` **decoder** threads each take the next payload, decompress and decode the
+//!   whole block ([`BlockDecoder`]) into a vector of records, and send it back on the block's
+//!   reply channel;
+//! * the **consumer** (the thread calling [`AccessSource::next_batch`]) waits for the blocks
+//!   in file order and copies them out in batches.
+//!
+//! The output is identical to [`AptReader`]'s, batch for batch and error for error: a block
+//! whose decoding fails hands out the batches decoded before the failing one, then the same
+//! error the sequential reader reports. Memory stays bounded: at most `2 × workers` blocks
+//! wait for the consumer, plus one per worker in flight (a decoded block is at most
+//! 65,536 × 40 bytes), and record vectors are recycled. When the reader is dropped early, the
+//! threads notice their closed channels and exit; `Drop` joins them.
+
+use super::{read_preamble, AptReader, BlockDecoder, BlockInfo, BlockScanner, ReaderState};
+use crate::{Access, AccessSource, Result, TraceError, TraceHeader, BATCH};
+use std::fs::File;
+use std::io::{BufReader, Read};
+use std::path::{Path, PathBuf};
+use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
+use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
+
+/// Environment variable that sets the number of decoder threads of readers opened with
+/// [`ParallelAptReader::open_default`] (and so of every `.apt` input of the CLI); `0` decodes
+/// on the calling thread with the sequential [`AptReader`].
+pub const DECODE_THREADS_ENV: &str = "APUSIM_DECODE_THREADS";
+
+/// Decoder threads used when [`DECODE_THREADS_ENV`] is not set: the machine's cores, at most 4
+/// (beyond that the consumer's copy, not decoding, limits a single reader).
+pub fn default_decode_threads() -> usize {
+    match std::env::var(DECODE_THREADS_ENV) {
+        Ok(v) => v.trim().parse().unwrap_or(1),
+        Err(_) => std::thread::available_parallelism().map_or(1, |n| n.get().min(4)),
+    }
+}
+
+/// One block as decoded by a worker: its batches (those before a failure) and the error that
+/// stopped it, if any.
+struct Decoded {
+    batches: std::vec::IntoIter<Vec<Access>>,
+    error: Option<TraceError>,
+    raw_len: usize,
+}
+
+impl Decoded {
+    fn empty() -> Decoded {
+        Decoded {
+            batches: Vec::new().into_iter(),
+            error: None,
+            raw_len: 0,
+        }
+    }
+}
+
+/// What the scanner sends the consumer, in file order.
+enum Item {
+    /// The next block; its decoded form arrives on this channel.
+    Block(Receiver<Decoded>),
+    /// A valid trailer: the end of the trace.
+    End,
+    /// The container is malformed here (or unreadable).
+    Failed(TraceError),
+}
+
+/// A decoding job: the block, its compressed payload and where to send the result.
+type Job = (BlockInfo, Vec<u8>, SyncSender<Decoded>);
+
+/// Spent batch vectors, handed back by the consumer for the workers to reuse.
+type Pool = Arc<Mutex<Vec<Vec<Access>>>>;
+
+fn recycle(pool: &Mutex<Vec<Vec<Access>>>, mut v: Vec<Access>) {
+    v.clear();
+    if let Ok(mut p) = pool.lock() {
+        p.push(v);
+    }
+}
+
+/// `.apt` reader whose blocks are decoded ahead by worker threads; an [`AccessSource`] with
+/// exactly [`AptReader`]'s output.
+pub struct ParallelAptReader {
+    header: TraceHeader,
+    path: PathBuf,
+    items: Option<Receiver<Item>>,
+    threads: Vec<JoinHandle<()>>,
+    pool: Pool,
+    current: Decoded,
+    blocks_read: u64,
+    records_read: u64,
+    raw_bytes: u64,
+    state: ReaderState,
+}
+
+impl ParallelAptReader {
+    /// Open `path` and read its header; `workers` (at least 1) threads decode its blocks.
+    pub fn open(path: impl AsRef<Path>, workers: usize) -> Result<Self> {
+        let path = path.as_ref();
+        let f = File::open(path).map_err(|e| TraceError::io(path, e))?;
+        Self::with_name(BufReader::with_capacity(1 << 18, f), path, workers)
+    }
+
+    /// Open `path` with [`default_decode_threads`] workers, or as a sequential [`AptReader`]
+    /// when that is 0.
+    pub fn open_default(path: impl AsRef<Path>) -> Result<Box<dyn AccessSource>> {
+        match default_decode_threads() {
+            0 => Ok(Box::new(AptReader::open(path)?)),
+            n => Ok(Box::new(Self::open(path, n)?)),
+        }
+    }
+
+    /// Read an `.apt` stream from any reader; `name` is used in error messages.
+    pub fn with_name<R: Read + Send + 'static>(
+        mut input: R,
+        name: impl AsRef<Path>,
+        workers: usize,
+    ) -> Result<Self> {
+        let path = name.as_ref().to_path_buf();
+        let (header, offset) = read_preamble(&mut input, &path)?;
+        let workers = workers.max(1);
+        let (item_tx, items) = sync_channel(2 * workers);
+        let (job_tx, job_rx) = sync_channel::<Job>(workers);
+        let job_rx = Arc::new(Mutex::new(job_rx));
+        let pool: Pool = Arc::default();
+        let mut threads = Vec::with_capacity(workers + 1);
+        for _ in 0..workers {
+            let decoder = BlockDecoder::new(&path)?;
+            let (jobs, pool) = (Arc::clone(&job_rx), Arc::clone(&pool));
+            threads.push(spawn("apt-decode", move || {
+                decode_blocks(decoder, &jobs, &pool)
+            })?);
+        }
+        let scanner = BlockScanner {
+            input,
+            path: path.clone(),
+            offset,
+            blocks: 0,
+            records: 0,
+        };
+        threads.push(spawn("apt-scan", move || {
+            scan_blocks(scanner, &item_tx, &job_tx)
+        })?);
+        Ok(ParallelAptReader {
+            header,
+            path,
+            items: Some(items),
+            threads,
+            pool,
+            current: Decoded::empty(),
+            blocks_read: 0,
+            records_read: 0,
+            raw_bytes: 0,
+            state: ReaderState::Running,
+        })
+    }
+
+    /// The file name used in error messages.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+    /// Blocks handed to the consumer so far.
+    pub fn blocks_read(&self) -> u64 {
+        self.blocks_read
+    }
+    /// Records handed out so far.
+    pub fn records_read(&self) -> u64 {
+        self.records_read
+    }
+    /// Decompressed (delta/varint encoded) bytes of the blocks handed over so far.
+    pub fn raw_bytes(&self) -> u64 {
+        self.raw_bytes
+    }
+
+    fn thread_failed(&self) -> TraceError {
+        TraceError::Other(format!(
+            "{}: a trace decoder thread stopped unexpectedly",
+            self.path.display()
+        ))
+    }
+
+    /// Wait for the next block in file order; `Ok(false)` at the end of the trace.
+    fn next_block(&mut self) -> Result<bool> {
+        let item = self.items.as_ref().and_then(|rx| rx.recv().ok());
+        let block = match item {
+            Some(Item::Block(reply)) => reply.recv().map_err(|_| self.thread_failed())?,
+            Some(Item::End) => return Ok(false),
+            Some(Item::Failed(e)) => return Err(e),
+            None => return Err(self.thread_failed()),
+        };
+        self.current = block;
+        self.blocks_read += 1;
+        self.raw_bytes += self.current.raw_len as u64;
+        Ok(true)
+    }
+
+    fn next_batch_inner(&mut self, out: &mut Vec<Access>) -> Result<bool> {
+        loop {
+            if let Some(mut batch) = self.current.batches.next() {
+                self.records_read += batch.len() as u64;
+                // Hand the decoded vector over instead of copying it when the caller's batch
+                // is empty (the usual case); the caller's vector goes back to the workers.
+                if out.is_empty() {
+                    std::mem::swap(out, &mut batch);
+                } else {
+                    out.extend_from_slice(&batch);
+                }
+                recycle(&self.pool, batch);
+                return Ok(true);
+            }
+            if let Some(e) = self.current.error.take() {
+                return Err(e);
+            }
+            if !self.next_block()? {
+                self.state = ReaderState::Done;
+                return Ok(false);
+            }
+        }
+    }
+}
+
+fn spawn(name: &str, f: impl FnOnce() + Send + 'static) -> Result<JoinHandle<()>> {
+    std::thread::Builder::new()
+        .name(name.to_string())
+        .spawn(f)
+        .map_err(|e| TraceError::Other(format!("cannot start a trace decoder thread: {e}")))
+}
+
+/// The scanner thread: read blocks in file order, queue each for decoding and tell the
+/// consumer where its result will arrive. Stops at the trailer, at the first error, or when
+/// the consumer is gone.
+fn scan_blocks<R: Read>(
+    mut scanner: BlockScanner<R>,
+    items: &SyncSender<Item>,
+    jobs: &SyncSender<Job>,
+) {
+    loop {
+        let mut payload = Vec::new();
+        let item = match scanner.next_block(&mut payload) {
+            Ok(Some(info)) => {
+                let (reply_tx, reply_rx) = sync_channel(1);
+                if jobs.send((info, payload, reply_tx)).is_err() {
+                    return;
+                }
+                Item::Block(reply_rx)
+            }
+            Ok(None) => Item::End,
+            Err(e) => Item::Failed(e),
+        };
+        let last = !matches!(item, Item::Block(_));
+        if items.send(item).is_err() || last {
+            return;
+        }
+    }
+}
+
+/// A decoder thread: decode whole blocks until the job queue closes.
+fn decode_blocks(
+    mut decoder: BlockDecoder,
+    jobs: &Mutex<Receiver<Job>>,
+    pool: &Mutex<Vec<Vec<Access>>>,
+) {
+    loop {
+        let job = match jobs.lock() {
+            Ok(rx) => rx.recv(),
+            Err(_) => return,
+        };
+        let Ok((info, payload, reply)) = job else {
+            return;
+        };
+        let mut batches = Vec::with_capacity(info.records.div_ceil(BATCH));
+        let error = decode_block(&mut decoder, info, &payload, pool, &mut batches).err();
+        // A closed reply channel means the consumer is gone; the scanner stops too.
+        let _ = reply.send(Decoded {
+            batches: batches.into_iter(),
+            error,
+            raw_len: info.raw_len,
+        });
+    }
+}
+
+/// Decompress and decode every batch of one block into `batches` (vectors taken from `pool`);
+/// on error `batches` holds the batches decoded before the failing one.
+fn decode_block(
+    decoder: &mut BlockDecoder,
+    info: BlockInfo,
+    payload: &[u8],
+    pool: &Mutex<Vec<Vec<Access>>>,
+    batches: &mut Vec<Vec<Access>>,
+) -> Result<()> {
+    decoder.load(info, payload)?;
+    while decoder.left > 0 {
+        let mut batch = pool
+            .lock()
+            .ok()
+            .and_then(|mut p| p.pop())
+            .unwrap_or_default();
+        if let Err(e) = decoder.decode_batch(&mut batch) {
+            recycle(pool, batch);
+            return Err(e);
+        }
+        batches.push(batch);
+    }
+    Ok(())
+}
+
+impl AccessSource for ParallelAptReader {
+    fn header(&self) -> &TraceHeader {
+        &self.header
+    }
+
+    fn next_batch(&mut self, out: &mut Vec<Access>) -> Result<bool> {
+        if let Some(r) = self.state.finished(&self.path) {
+            return r;
+        }
+        let r = self.next_batch_inner(out);
+        if r.is_err() {
+            self.state = ReaderState::Failed;
+        }
+        r
+    }
+}
+
+impl Drop for ParallelAptReader {
+    fn drop(&mut self) {
+        // Closing the item channel stops the scanner, which closes the job queue, which stops
+        // the workers.
+        drop(self.items.take());
+        for t in self.threads.drain(..) {
+            let _ = t.join();
+        }
+    }
+}
