@@ -15,7 +15,7 @@ use crate::device::{ChannelState, Command};
 use crate::mapping::DecodedAddr;
 use crate::request::{Completion, Request};
 use crate::scheduler::{
-    make_scheduler, BankView, Candidate, RowStatus, SchedContext, Scheduler, NO_CANDIDATE,
+    make_scheduler, BankView, Candidate, HeadKeys, RowStatus, SchedContext, Scheduler, NO_CANDIDATE,
 };
 use crate::stats::{AccessStats, ChannelStats};
 use crate::DramError;
@@ -105,6 +105,7 @@ pub(crate) struct Controller {
     sched: Box<dyn Scheduler>,
     /// `sched.observes_issue()`: whether [`Scheduler::on_issue`] needs calling.
     observe_issue: bool,
+
     views: Vec<BankView>,
     /// Banks with candidates in the served queue (bit set).
     occupied: Vec<u64>,
@@ -163,6 +164,7 @@ impl Controller {
             ref_due,
             ref_pending: vec![false; ranks],
             observe_issue: sched.observes_issue(),
+
             sched,
             views: vec![BankView::IDLE; n_banks],
             occupied: vec![0; n_banks.div_ceil(64)],
@@ -428,6 +430,7 @@ impl Controller {
             v.act_ready = u64::MAX;
             v.pre_ready = u64::MAX;
             v.col_ready = u64::MAX;
+            v.other_ready = u64::MAX;
         } else {
             let col_cmd = if self.write_mode {
                 Command::Wr
@@ -437,7 +440,20 @@ impl Controller {
             v.act_ready = self.dev.earliest(Command::Act, b);
             v.pre_ready = self.dev.earliest(Command::Pre, b);
             v.col_ready = self.dev.earliest(col_cmd, b);
+            Self::time_other(v);
         }
+    }
+
+    /// Set `v.other_ready` from its open row and ACT/PRE timing.
+    #[inline]
+    fn time_other(v: &mut BankView) {
+        v.other_ready = select_unpredictable(v.open_row.is_some(), v.pre_ready, v.act_ready);
+    }
+
+    /// Recompute bank `b`'s cached plan keys ([`Scheduler::head_keys`]) from its view.
+    #[inline]
+    fn rekey(&mut self, b: usize) {
+        self.views[b].keys = self.sched.head_keys(&self.views[b]);
     }
 
     /// Account a newly queued candidate of the served queue without a rebuild (the state has
@@ -448,6 +464,7 @@ impl Controller {
             self.time_view(bank);
         }
         Self::note(&mut self.views[bank], row, idx);
+        self.rekey(bank);
         self.occupied[bank / 64] |= 1 << (bank % 64);
     }
 
@@ -477,6 +494,10 @@ impl Controller {
             if v.oldest_hit != NO_CANDIDATE || v.oldest_other != NO_CANDIDATE {
                 self.occupied[b / 64] |= 1 << (b % 64);
                 self.time_view(b);
+                self.rekey(b);
+            } else {
+                // No heads, nothing eligible (the hook is not asked).
+                self.views[b].keys = HeadKeys::NONE;
             }
         }
         self.dirty = false;
@@ -644,6 +665,7 @@ impl Controller {
     /// Bring the bank views up to date after an issued command, touching only what the
     /// command can have changed (falls back to a full rebuild if the drain mode flips).
     /// Debug builds check the result against a full rebuild.
+    #[inline(never)]
     fn update_after(&mut self, effect: Effect) {
         if self.desired_mode() != self.write_mode {
             self.rebuild();
@@ -667,17 +689,44 @@ impl Controller {
                     // ACT: only candidates from the bank's oldest one on can hit.
                     self.rescan_bank_from(bank, first as usize);
                 }
-                // ACT constrains the ACTs of its rank (tRRD, tFAW); PRE only its bank.
+                // ACT constrains the ACTs of its rank (tRRD, tFAW) and its bank's PRE (tRAS)
+                // and column commands (tRCD); PRE only its bank's ACT (tRP).
                 let rank = bank / bpr;
                 if !self.ref_pending[rank] {
                     if open.is_some() {
+                        // The bank itself is among the occupied banks (it has candidates).
                         let (lo, hi) = (rank * bpr, (rank + 1) * bpr);
-                        for b in self.occupied_in(lo, hi) {
-                            self.views[b].act_ready = self.dev.earliest(Command::Act, b);
+                        let banks = self.occupied_in(lo, hi);
+                        if banks.dense {
+                            // Every bank of the rank, in one pass over the device state.
+                            let ready = self.dev.act_ready_in_rank(rank);
+                            for (v, t) in self.views[lo..hi].iter_mut().zip(ready) {
+                                v.act_ready = t;
+                                Self::time_other(v);
+                            }
+                        } else {
+                            for b in banks {
+                                let v = &mut self.views[b];
+                                v.act_ready = self.dev.earliest(Command::Act, b);
+                                Self::time_other(v);
+                            }
                         }
+                        let col_cmd = if self.write_mode {
+                            Command::Wr
+                        } else {
+                            Command::Rd
+                        };
+                        let v = &mut self.views[bank];
+                        v.pre_ready = self.dev.earliest(Command::Pre, bank);
+                        v.col_ready = self.dev.earliest(col_cmd, bank);
+                        v.other_ready = v.pre_ready;
+                    } else {
+                        let v = &mut self.views[bank];
+                        v.act_ready = self.dev.earliest(Command::Act, bank);
+                        v.other_ready = v.act_ready;
                     }
-                    self.time_view(bank);
                 }
+                self.rekey(bank);
             }
             Effect::Column {
                 bank,
@@ -689,9 +738,13 @@ impl Controller {
                 self.views[bank].pending_hits -= 1;
                 for v in self.views.iter_mut() {
                     // Heads behind the removed candidate move up one; NO_CANDIDATE (u32::MAX)
-                    // stays, as it wraps to 0 when incremented (one compare per head).
+                    // stays, as it wraps to 0 when incremented (one compare per head). The
+                    // other banks' keys shift with them (their eligibility and classes do
+                    // not change: nothing of their banks did, and their heads keep their
+                    // order); the issued bank is re-keyed below.
                     v.oldest_hit -= (v.oldest_hit.wrapping_add(1) > r + 1) as u32;
                     v.oldest_other -= (v.oldest_other.wrapping_add(1) > r + 1) as u32;
+                    v.keys.shift(r);
                 }
                 // Column commands constrain every rank's column commands.
                 let col_cmd = if self.write_mode {
@@ -741,8 +794,11 @@ impl Controller {
                 if auto_pre {
                     self.time_view(bank);
                 } else if !self.ref_pending[bank >> self.rank_shift] {
-                    self.views[bank].pre_ready = self.dev.earliest(Command::Pre, bank);
+                    let v = &mut self.views[bank];
+                    v.pre_ready = self.dev.earliest(Command::Pre, bank);
+                    Self::time_other(v);
                 }
+                self.rekey(bank);
             }
         }
         self.dirty = false;
@@ -775,19 +831,21 @@ impl Controller {
                 (v.open_row, v.pending_hits, v.oldest_hit, v.oldest_other),
                 "bank {b} heads"
             );
+            assert_eq!(self.sched.head_keys(f), v.keys, "bank {b} keys");
             if f.oldest_hit != NO_CANDIDATE || f.oldest_other != NO_CANDIDATE {
                 let expect = if self.ref_pending[b >> self.rank_shift] {
-                    (u64::MAX, u64::MAX, u64::MAX)
+                    (u64::MAX, u64::MAX, u64::MAX, u64::MAX)
                 } else {
-                    (
+                    let (act, pre) = (
                         self.dev.earliest(Command::Act, b),
                         self.dev.earliest(Command::Pre, b),
-                        self.dev.earliest(col_cmd, b),
-                    )
+                    );
+                    let other = if f.open_row.is_some() { pre } else { act };
+                    (act, pre, self.dev.earliest(col_cmd, b), other)
                 };
                 assert_eq!(
                     expect,
-                    (v.act_ready, v.pre_ready, v.col_ready),
+                    (v.act_ready, v.pre_ready, v.col_ready, v.other_ready),
                     "bank {b} timing"
                 );
             }
