@@ -3,12 +3,15 @@
 //!
 //! The controller is never ticked cycle by cycle. It keeps one [`BankView`] per bank for the
 //! queue it serves (open row, earliest ACT/PRE/column cycle, pending hits, oldest hit and
-//! oldest non-hit) and updates only what an issued command changed. After a change it asks
-//! the scheduler for a plan — the earliest cycle it could issue something and what — and
-//! sleeps until then, the next refresh deadline, or an arrival (which pulls `next_wake` back
-//! to the current cycle). The command bus carries one command per cycle, so after a command
-//! the next decision is at the following cycle at the earliest. Between those cycles nothing
-//! can happen, so the simulation jumps.
+//! oldest non-hit, the non-hits' ready cycle, and the scheduler's [`HeadKeys`]) and updates
+//! only what an issued command changed: the keys are recomputed with
+//! [`Scheduler::head_keys`] only for the bank whose heads, row or hit streak changed; the
+//! other banks' keys just shift with their heads when a candidate leaves the queue. After a
+//! change it asks the scheduler for a plan — the earliest cycle it could issue something and
+//! what — and sleeps until then, the next refresh deadline, or an arrival (which pulls
+//! `next_wake` back to the current cycle). The command bus carries one command per cycle, so
+//! after a command the next decision is at the following cycle at the earliest. Between
+//! those cycles nothing can happen, so the simulation jumps.
 
 use crate::config::{DramConfig, RowPolicy};
 use crate::device::{ChannelState, Command};
@@ -997,5 +1000,128 @@ impl Controller {
     /// Read access to the timing state (tests, tools).
     pub(crate) fn device(&self) -> &ChannelState {
         &self.dev
+    }
+
+    /// Replace the scheduler (tests of schedulers that are not registered); the views are
+    /// rebuilt with its head keys at the next decision.
+    #[cfg(test)]
+    pub(crate) fn set_scheduler(&mut self, sched: Box<dyn Scheduler>) {
+        self.observe_issue = sched.observes_issue();
+        self.sched = sched;
+        self.dirty = true;
+        self.needs_plan = true;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::presets::preset;
+    use crate::scheduler::frfcfs::plan_heads;
+    use crate::system::MemorySystem;
+
+    /// "First ready, oldest head": every existing head is eligible, all in one class (no
+    /// row-hit priority, no held-back precharges), and the plan is FR-FCFS's minimum over the
+    /// cached keys. A scheduler that changes only the key hook.
+    #[derive(Debug)]
+    struct OldestReadyHead;
+
+    impl Scheduler for OldestReadyHead {
+        fn name(&self) -> &'static str {
+            "oldest-ready-head"
+        }
+        fn observes_issue(&self) -> bool {
+            false
+        }
+        fn head_keys(&self, v: &BankView) -> HeadKeys {
+            HeadKeys {
+                hit: HeadKeys::key(v.oldest_hit != NO_CANDIDATE, 0, v.oldest_hit),
+                other: HeadKeys::key(v.oldest_other != NO_CANDIDATE, 0, v.oldest_other),
+            }
+        }
+        fn pick(&mut self, ctx: &SchedContext, _cands: &[Candidate]) -> Option<usize> {
+            plan_heads(ctx).and_then(|(t, pick)| pick.filter(|_| t == ctx.now))
+        }
+        fn next_decision(&self, ctx: &SchedContext, _cands: &[Candidate]) -> Option<u64> {
+            plan_heads(ctx).map(|(t, _)| t)
+        }
+        fn plan(&mut self, ctx: &SchedContext, _c: &[Candidate]) -> Option<(u64, Option<usize>)> {
+            plan_heads(ctx)
+        }
+    }
+
+    /// A saturating mix of reads and writes over a few rows of every bank (row hits,
+    /// misses and conflicts; write drains), deterministic.
+    fn requests(mem: &MemorySystem, n: u64) -> Vec<Request> {
+        let cfg = mem.config();
+        let org = &cfg.spec.org;
+        let row_bytes = u64::from(org.columns) * org.transaction_bytes() / 8;
+        (0..n)
+            .map(|i| {
+                let h = (i + 1).wrapping_mul(0x9e37_79b9_7f4a_7c15) >> 32;
+                let addr = (h % 4) * row_bytes * 64 + (h >> 8) % (row_bytes * 8);
+                let r = Request::read(i, addr & !63, i * 2);
+                if h % 5 == 0 {
+                    Request {
+                        is_write: true,
+                        ..r
+                    }
+                } else {
+                    r
+                }
+            })
+            .collect()
+    }
+
+    fn run(mem: &mut MemorySystem, reqs: &[Request]) -> crate::stats::DramReport {
+        crate::cli::run_requests(mem, reqs.iter().copied().map(Ok)).unwrap();
+        mem.report()
+    }
+
+    /// The controller computes the cached keys with the scheduler's own hook: a custom hook
+    /// changes the schedule (in debug builds, every command also checks the cached keys
+    /// against the hook, see `check_views`).
+    #[test]
+    fn custom_head_keys_drive_the_plan() {
+        let cfg = preset("ddr3-1600-11-1ch").unwrap();
+        let mut fr = MemorySystem::new(cfg.clone()).unwrap();
+        let reqs = requests(&fr, 3000);
+        let fr_report = run(&mut fr, &reqs);
+        let mut oldest = MemorySystem::new(cfg).unwrap();
+        oldest
+            .controller_mut(0)
+            .set_scheduler(Box::new(OldestReadyHead));
+        let oldest_report = run(&mut oldest, &reqs);
+        let (a, b) = (&fr_report.total.access, &oldest_report.total.access);
+        assert_eq!(a.reads + a.writes, b.reads + b.writes);
+        assert!(
+            a.row_hits > b.row_hits,
+            "FR-FCFS-cap {} hits, oldest ready head {}",
+            a.row_hits,
+            b.row_hits
+        );
+    }
+
+    /// The debug view check notices a cached key that no longer matches the hook.
+    #[cfg(debug_assertions)]
+    #[test]
+    fn view_check_catches_stale_keys() {
+        let cfg = preset("ddr3-1600-11-1ch").unwrap();
+        let mut mem = MemorySystem::new(cfg).unwrap();
+        let reqs = requests(&mem, 40);
+        for r in &reqs[..20] {
+            mem.try_send(*r).unwrap();
+        }
+        let mut sink = Vec::new();
+        mem.advance_to(30, &mut sink);
+        let c = mem.controller_mut(0);
+        c.rebuild();
+        c.check_views();
+        let b = (0..c.views.len())
+            .find(|&b| c.views[b].keys.other != HeadKeys::INELIGIBLE)
+            .expect("a bank with an eligible non-hit");
+        c.views[b].keys.other -= 1;
+        let caught = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| c.check_views()));
+        assert!(caught.is_err());
     }
 }

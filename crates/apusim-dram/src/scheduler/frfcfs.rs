@@ -6,7 +6,11 @@
 //! Because this order depends only on row-hit status and age, and all non-hits of a bank need
 //! the same command at the same cycle, the decision is taken over the per-bank heads
 //! ([`BankView::oldest_hit`], [`BankView::oldest_other`]) in O(banks); the tests check it
-//! against the O(queue) definition.
+//! against the O(queue) definition. The part of that decision that depends on one bank alone
+//! — which of its heads may issue, and in which priority class — is the bank's
+//! [`HeadKeys`] ([`head_keys`], the default [`Scheduler::head_keys`] hook), which the
+//! controller caches in the views; the plan ([`plan_heads`]) combines those keys with the
+//! heads' ready cycles and takes one minimum.
 
 use super::{BankView, Candidate, HeadKeys, SchedContext, Scheduler, NO_CANDIDATE};
 use std::hint::select_unpredictable;
@@ -107,9 +111,11 @@ fn for_each_head(ctx: &SchedContext, mut f: impl FnMut(u64, u64)) {
     });
 }
 
-/// [`next_heads`] and [`pick_heads`] at that cycle, fused into one pass over the banks' cached
-/// [`HeadKeys`] (so the row-hit cap is whatever the keys were computed with): the pick at the
-/// earliest cycle `T` is among the heads whose (clamped) ready cycle is `T`.
+/// The FR-FCFS(-cap) plan ([`Scheduler::plan`]: the earliest cycle `T` anything could issue
+/// and the pick at `T`) in one pass over the banks' cached [`HeadKeys`] (so the row-hit cap,
+/// or any other eligibility rule, is whatever [`Scheduler::head_keys`] computed them with):
+/// the pick at `T` is among the heads whose (clamped) ready cycle is `T`. A scheduler that
+/// supplies its own key hook can use this as its plan.
 ///
 /// The pass takes the lexicographic minimum of (ready cycle, class, index) over the eligible
 /// heads, where class 0 is an uncapped hit and 1 anything else: the earliest cycle `T`, then
@@ -121,7 +127,7 @@ fn for_each_head(ctx: &SchedContext, mut f: impl FnMut(u64, u64)) {
 /// every eligible head waits for a refresh (ready = `u64::MAX`), with absurd timing sets, or
 /// when no head is eligible, and then the decision goes to the wide-key pass.
 #[inline]
-pub(crate) fn plan_heads(ctx: &SchedContext) -> Option<(u64, Option<usize>)> {
+pub fn plan_heads(ctx: &SchedContext) -> Option<(u64, Option<usize>)> {
     const FAR: u64 = u32::MAX as u64;
     let from = ctx.now;
     let mut best = u64::MAX;
