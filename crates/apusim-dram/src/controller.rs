@@ -499,8 +499,13 @@ impl Controller {
                 self.time_view(b);
                 self.rekey(b);
             } else {
-                // No heads, nothing eligible (the hook is not asked).
-                self.views[b].keys = HeadKeys::NONE;
+                // No heads, nothing eligible (the hook is not asked). Clear the heads' ready
+                // cycles too: a refresh leaves them at u64::MAX, which would send every plan
+                // that visits this bank to the scheduler's slow exact pass.
+                let v = &mut self.views[b];
+                v.keys = HeadKeys::NONE;
+                v.col_ready = 0;
+                v.other_ready = 0;
             }
         }
         self.dirty = false;

@@ -120,23 +120,26 @@ fn for_each_head(ctx: &SchedContext, mut f: impl FnMut(u64, u64)) {
 /// The pass takes the lexicographic minimum of (ready cycle, class, index) over the eligible
 /// heads, where class 0 is an uncapped hit and 1 anything else: the earliest cycle `T`, then
 /// at `T` the oldest uncapped hit, else the oldest other head. The key is packed into one
-/// `u64` — ready cycle relative to `now` in the high 32 bits (clamped to 2^32 − 1), OR-ed
-/// onto the head's key (class in bit 31, index in the low 31; queues hold at most 4096; an
-/// ineligible head has all ones in the high half) — so each head costs a few conditional
-/// moves. Clamping is exact unless the minimum itself is clamped: that happens only when
-/// every eligible head waits for a refresh (ready = `u64::MAX`), with absurd timing sets, or
-/// when no head is eligible, and then the decision goes to the wide-key pass.
+/// `u64` — ready cycle relative to `now` in the high 32 bits, OR-ed onto the head's key
+/// (class in bit 31, index in the low 31; queues hold at most 4096; an ineligible head has
+/// all ones in the high half) — so each head costs a few conditional moves. The packing is
+/// exact while every head's ready cycle is less than 2^32 cycles away (the pass ORs the
+/// distances together to know); otherwise — some head waits for a refresh (ready =
+/// `u64::MAX`) or a bank without candidates still carries such a cycle, absurd timing sets —
+/// or when no head is eligible, the decision goes to the wide-key pass.
 #[inline]
 pub fn plan_heads(ctx: &SchedContext) -> Option<(u64, Option<usize>)> {
-    const FAR: u64 = u32::MAX as u64;
     let from = ctx.now;
     let mut best = u64::MAX;
+    // OR of all deltas: a set high half means some delta did not fit the packed key.
+    let mut far = 0u64;
     for_each_head(ctx, |ready, key| {
-        let delta = ready.saturating_sub(from).min(FAR);
+        let delta = ready.saturating_sub(from);
+        far |= delta;
         let k = (delta << 32) | key;
         best = select_unpredictable(k < best, k, best);
     });
-    if best >> 32 == FAR {
+    if far >> 32 != 0 || best >= HeadKeys::INELIGIBLE {
         return plan_heads_wide(ctx);
     }
     Some((from + (best >> 32), Some((best & HeadKeys::INDEX) as usize)))
@@ -311,6 +314,12 @@ pub(crate) mod tests {
         // Heads waiting for a refresh are never planned.
         let s = Scene::new(8).bank(0, None, u64::MAX, 0, 0).cand(0, 1);
         assert_eq!(plan_heads(&s.ctx(3)), None);
+        // A far cycle in a bank without candidates (stale timing) changes nothing.
+        let s = Scene::new(8)
+            .bank(0, Some(4), 0, 0, 7)
+            .bank(1, Some(2), u64::MAX, u64::MAX, u64::MAX)
+            .cand(0, 4);
+        assert_eq!(plan_heads(&s.ctx(3)), Some((7, Some(0))));
         // No eligible head at all (not reachable from the controller: a bank with
         // candidates always has one) also takes the wide pass and plans nothing.
         let mut s = Scene::new(8).bank(0, None, 0, 0, 0).cand(0, 1);
