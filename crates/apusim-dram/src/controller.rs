@@ -744,31 +744,33 @@ impl Controller {
                 let r = removed as u32;
                 let lost_head = self.views[bank].oldest_hit == r;
                 self.views[bank].pending_hits -= 1;
-                for v in self.views.iter_mut() {
-                    // Heads behind the removed candidate move up one; NO_CANDIDATE (u32::MAX)
-                    // stays, as it wraps to 0 when incremented (one compare per head). The
-                    // other banks' keys shift with them (their eligibility and classes do
-                    // not change: nothing of their banks did, and their heads keep their
-                    // order); the issued bank is re-keyed below.
+                // Heads behind the removed candidate move up one; NO_CANDIDATE (u32::MAX)
+                // stays, as it wraps to 0 when incremented (one compare per head). The other
+                // banks' keys shift with them (their eligibility and classes do not change:
+                // nothing of their banks did, and their heads keep their order); the issued
+                // bank is re-keyed below.
+                let shift = |v: &mut BankView| {
                     v.oldest_hit -= (v.oldest_hit.wrapping_add(1) > r + 1) as u32;
                     v.oldest_other -= (v.oldest_other.wrapping_add(1) > r + 1) as u32;
                     v.keys.shift(r);
-                }
-                // Column commands constrain every rank's column commands.
-                let col_cmd = if self.write_mode {
-                    Command::Wr
-                } else {
-                    Command::Rd
                 };
+                // Column commands constrain every rank's column commands.
                 let all = self.occupied_in(0, self.views.len());
                 if all.dense {
-                    // Every bank, in one pass over the device state.
+                    // Every bank, in one pass over the views and the device state.
                     let rs = self.rank_shift;
                     let ready = self.dev.column_ready(self.write_mode);
                     for (b, (v, t)) in self.views.iter_mut().zip(ready).enumerate() {
+                        shift(v);
                         v.col_ready = select_unpredictable(self.ref_pending[b >> rs], u64::MAX, t);
                     }
                 } else {
+                    self.views.iter_mut().for_each(shift);
+                    let col_cmd = if self.write_mode {
+                        Command::Wr
+                    } else {
+                        Command::Rd
+                    };
                     for b in all {
                         self.views[b].col_ready = if self.ref_pending[b >> self.rank_shift] {
                             u64::MAX
