@@ -699,7 +699,7 @@ impl Controller {
                 }
                 // ACT constrains the ACTs of its rank (tRRD, tFAW) and its bank's PRE (tRAS)
                 // and column commands (tRCD); PRE only its bank's ACT (tRP).
-                let rank = bank / bpr;
+                let rank = bank >> self.rank_shift;
                 if !self.ref_pending[rank] {
                     if open.is_some() {
                         // The bank itself is among the occupied banks (it has candidates).
