@@ -302,12 +302,16 @@ pub trait Scheduler: Send + std::fmt::Debug {
     }
     /// The plan keys of bank view `v`'s heads (the view's own `keys` field is not an input).
     /// The controller calls this whenever a view's heads, pending hits, open row or hit
-    /// streak change and stores the result in [`BankView::keys`], so a scheduler's
-    /// [`Scheduler::plan`] can read per-bank keys instead of recomputing them. The keys must
-    /// depend on the view alone. The default is FR-FCFS's (no row-hit cap): the oldest hit is
-    /// eligible in class 0, the oldest non-hit in class 1 unless its precharge would close a
-    /// row other queued requests still hit. A scheduler that does not use the keys can
-    /// ignore them.
+    /// streak change (and for every bank with candidates on a rebuild) and stores the result
+    /// in [`BankView::keys`], so a scheduler's [`Scheduler::plan`] can read per-bank keys
+    /// instead of recomputing them; a bank without candidates gets [`HeadKeys::NONE`] without
+    /// a call. The keys must depend on the view alone, and an eligible key's index must be
+    /// its head's ([`BankView::oldest_hit`] / [`BankView::oldest_other`]): when a candidate
+    /// leaves the queue the controller shifts the indices of the other banks' keys with their
+    /// heads instead of asking again. The default is FR-FCFS's (no row-hit cap): the oldest
+    /// hit is eligible in class 0, the oldest non-hit in class 1 unless its precharge would
+    /// close a row other queued requests still hit. A scheduler that does not use the keys
+    /// can ignore them.
     fn head_keys(&self, v: &BankView) -> HeadKeys {
         frfcfs::head_keys(v, u32::MAX)
     }
@@ -347,8 +351,8 @@ pub(crate) mod test_util {
 
     /// A scenario for scheduler tests: banks with given open rows and ready times, and
     /// candidates (bank, row) in age order. Heads, pending hits, the non-hits' ready cycle and
-    /// the FR-FCFS head keys for row-hit cap `cap` (none unless [`Scene::keyed`]) are derived
-    /// like the controller derives them.
+    /// the FR-FCFS head keys for row-hit cap `cap` (no cap unless [`Scene::keyed`]) are
+    /// derived like the controller derives them.
     #[derive(Clone, Debug)]
     pub struct Scene {
         pub banks: Vec<BankView>,
