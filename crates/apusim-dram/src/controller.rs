@@ -108,7 +108,6 @@ pub(crate) struct Controller {
     sched: Box<dyn Scheduler>,
     /// `sched.observes_issue()`: whether [`Scheduler::on_issue`] needs calling.
     observe_issue: bool,
-
     views: Vec<BankView>,
     /// Banks with candidates in the served queue (bit set).
     occupied: Vec<u64>,
@@ -167,7 +166,6 @@ impl Controller {
             ref_due,
             ref_pending: vec![false; ranks],
             observe_issue: sched.observes_issue(),
-
             sched,
             views: vec![BankView::IDLE; n_banks],
             occupied: vec![0; n_banks.div_ceil(64)],
@@ -672,7 +670,8 @@ impl Controller {
 
     /// Bring the bank views up to date after an issued command, touching only what the
     /// command can have changed (falls back to a full rebuild if the drain mode flips).
-    /// Debug builds check the result against a full rebuild.
+    /// Debug builds check the result against a full rebuild. Kept out of line: inlined into
+    /// the decision step it cost 4.5% more instructions in the saturated run (callgrind).
     #[inline(never)]
     fn update_after(&mut self, effect: Effect) {
         if self.desired_mode() != self.write_mode {
