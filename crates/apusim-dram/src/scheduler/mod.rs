@@ -80,9 +80,11 @@ impl HeadKeys {
     /// Mask of the candidate index in a key.
     pub const INDEX: u64 = 0x7fff_ffff;
 
-    /// The key of a head: `index` with priority class `class` (0 first) if `eligible`.
+    /// The key of a head: `index` (below 2^31) with priority class `class` (0 or 1, 0 first)
+    /// if `eligible`.
     #[inline]
     pub fn key(eligible: bool, class: u32, index: u32) -> u64 {
+        debug_assert!(class <= 1 && (!eligible || u64::from(index) <= Self::INDEX));
         let k = (u64::from(class) << 31) | u64::from(index);
         std::hint::select_unpredictable(eligible, k, Self::INELIGIBLE)
     }
