@@ -267,6 +267,23 @@ impl ChannelState {
             })
     }
 
+    /// [`ChannelState::earliest`] of ACT for every bank of `rank`, in flat order (one pass
+    /// over the rank's groups and their banks, no per-bank lookups).
+    #[inline]
+    pub fn act_ready_in_rank(&self, rank: usize) -> impl Iterator<Item = u64> + '_ {
+        let per_group = self.banks_per_group as usize;
+        let per_rank = self.banks_per_rank as usize;
+        let groups = per_rank / per_group;
+        let r = self.ranks[rank].next_act;
+        self.groups[rank * groups..(rank + 1) * groups]
+            .iter()
+            .zip(self.banks[rank * per_rank..(rank + 1) * per_rank].chunks(per_group))
+            .flat_map(move |(g, banks)| {
+                let common = g.next_act.max(r);
+                banks.iter().map(move |b| common.max(b.next_act))
+            })
+    }
+
     fn rank_banks(&self, rank: usize) -> impl Iterator<Item = &BankState> {
         let n = self.banks_per_rank as usize;
         self.banks[rank * n..(rank + 1) * n].iter()

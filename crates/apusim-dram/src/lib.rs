@@ -29,7 +29,9 @@
 //! oldest hit and oldest non-hit), from which every candidate's row-hit status, next command
 //! and ready cycle follow. The scheduler picks ([`scheduler`]: FCFS, FR-FCFS, FR-FCFS with a
 //! row-hit cap; the heterogeneous CPU-GPU schedulers plug in here). The controller keeps the
-//! bank views up to date incrementally as commands issue. The simulation is event-driven:
+//! bank views up to date incrementally as commands issue, including each bank's
+//! [`HeadKeys`] (which of its heads the scheduler may pick, in which priority class), computed
+//! by the scheduler's [`Scheduler::head_keys`] hook whenever that bank changes. The simulation is event-driven:
 //! when nothing can issue now, the scheduler names the next cycle it could issue something
 //! ([`Scheduler::plan`]); the controller sleeps until then, a refresh deadline or an arrival,
 //! and the clock jumps there instead of ticking through idle cycles.
@@ -67,7 +69,7 @@ pub use mapping::{make_mapper, AddressMapper, DecodedAddr};
 pub use presets::presets;
 pub use request::{Completion, Request, GPU_SOURCE};
 pub use scheduler::{
-    make_scheduler, BankView, Candidate, RowStatus, SchedContext, Scheduler, NO_CANDIDATE,
+    make_scheduler, BankView, Candidate, HeadKeys, RowStatus, SchedContext, Scheduler, NO_CANDIDATE,
 };
 pub use spec::{DramSpec, Organization, Timings};
 pub use stats::DramReport;

@@ -71,6 +71,12 @@ impl MemorySystem {
         })
     }
 
+    /// Channel `ch`'s controller (tests of the controller internals).
+    #[cfg(test)]
+    pub(crate) fn controller_mut(&mut self, ch: usize) -> &mut Controller {
+        &mut self.ctrls[ch]
+    }
+
     /// The configuration in use.
     pub fn config(&self) -> &DramConfig {
         &self.cfg

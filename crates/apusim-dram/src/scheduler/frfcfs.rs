@@ -6,9 +6,13 @@
 //! Because this order depends only on row-hit status and age, and all non-hits of a bank need
 //! the same command at the same cycle, the decision is taken over the per-bank heads
 //! ([`BankView::oldest_hit`], [`BankView::oldest_other`]) in O(banks); the tests check it
-//! against the O(queue) definition.
+//! against the O(queue) definition. The part of that decision that depends on one bank alone
+//! — which of its heads may issue, and in which priority class — is the bank's
+//! [`HeadKeys`] ([`head_keys`], the default [`Scheduler::head_keys`] hook), which the
+//! controller caches in the views; the plan ([`plan_heads`]) combines those keys with the
+//! heads' ready cycles and takes one minimum.
 
-use super::{BankView, Candidate, SchedContext, Scheduler, NO_CANDIDATE};
+use super::{BankView, Candidate, HeadKeys, SchedContext, Scheduler, NO_CANDIDATE};
 use std::hint::select_unpredictable;
 
 #[derive(Debug, Default)]
@@ -82,61 +86,76 @@ pub(crate) fn next_heads(ctx: &SchedContext, cap: u32) -> Option<u64> {
     (t != u64::MAX).then(|| t.max(ctx.now))
 }
 
-/// Call `f(eligible, ready, index, uncapped_hit)` for the two heads of every bank that has
-/// candidates: its oldest hit (eligible if it exists and the bank's hits may issue) and its
-/// oldest non-hit (eligible if it exists and FR-FCFS(-cap) allows its command).
+/// The FR-FCFS(-cap) plan keys of a bank's heads ([`Scheduler::head_keys`]): its oldest hit,
+/// eligible if it exists and the bank's hits may issue, in class 0 while the bank is below the
+/// cap and class 1 after; its oldest non-hit, eligible if it exists and FR-FCFS(-cap) allows
+/// its command, in class 1.
+#[inline]
+pub fn head_keys(v: &BankView, cap: u32) -> HeadKeys {
+    let hit_ok = (v.oldest_hit != NO_CANDIDATE) & hits_eligible(v, cap);
+    let (_, allowed) = other_head(v, cap);
+    let other_ok = (v.oldest_other != NO_CANDIDATE) & allowed;
+    HeadKeys {
+        hit: HeadKeys::key(hit_ok, u32::from(v.hit_streak >= cap), v.oldest_hit),
+        other: HeadKeys::key(other_ok, 1, v.oldest_other),
+    }
+}
+
+/// Call `f(ready, key)` for the two heads of every bank that has candidates (and possibly of
+/// some that have none: their keys are ineligible).
 #[inline(always)]
-fn for_each_head(ctx: &SchedContext, cap: u32, mut f: impl FnMut(bool, u64, u32, bool)) {
+fn for_each_head(ctx: &SchedContext, mut f: impl FnMut(u64, u64)) {
     ctx.for_candidate_banks(|v| {
-        let hit_ok = (v.oldest_hit != NO_CANDIDATE) & hits_eligible(v, cap);
-        f(hit_ok, v.col_ready, v.oldest_hit, v.hit_streak < cap);
-        let (ready, allowed) = other_head(v, cap);
-        let other_ok = (v.oldest_other != NO_CANDIDATE) & allowed;
-        f(other_ok, ready, v.oldest_other, false);
+        f(v.col_ready, v.keys.hit);
+        f(v.other_ready, v.keys.other);
     });
 }
 
-/// [`next_heads`] and [`pick_heads`] at that cycle, fused into one pass over the banks: the
-/// pick at the earliest cycle `T` is among the heads whose (clamped) ready cycle is `T`.
+/// The FR-FCFS(-cap) plan ([`Scheduler::plan`]: the earliest cycle `T` anything could issue
+/// and the pick at `T`) in one pass over the banks' cached [`HeadKeys`] (so the row-hit cap,
+/// or any other eligibility rule, is whatever [`Scheduler::head_keys`] computed them with):
+/// the pick at `T` is among the heads whose (clamped) ready cycle is `T`. A scheduler that
+/// supplies its own key hook can use this as its plan.
 ///
 /// The pass takes the lexicographic minimum of (ready cycle, class, index) over the eligible
 /// heads, where class 0 is an uncapped hit and 1 anything else: the earliest cycle `T`, then
 /// at `T` the oldest uncapped hit, else the oldest other head. The key is packed into one
-/// `u64` — ready cycle relative to `now` in the high 32 bits (clamped to 2^32 − 1), class in
-/// bit 31, index in the low 31 (queues hold at most 4096) — so each head costs a few
-/// conditional moves. Clamping is exact unless the minimum itself is clamped: that happens
-/// only when every eligible head waits for a refresh (ready = `u64::MAX`) or with absurd
-/// timing sets, and then the decision goes to the wide-key pass.
+/// `u64` — ready cycle relative to `now` in the high 32 bits, OR-ed onto the head's key
+/// (class in bit 31, index in the low 31; queues hold at most 4096; an ineligible head has
+/// all ones in the high half) — so each head costs a few conditional moves. The packing is
+/// exact while every head's ready cycle is less than 2^32 cycles away (the pass ORs the
+/// distances together to know); otherwise — some head waits for a refresh (ready =
+/// `u64::MAX`) or a bank without candidates still carries such a cycle, absurd timing sets —
+/// or when no head is eligible, the decision goes to the wide-key pass.
 #[inline]
-pub(crate) fn plan_heads(ctx: &SchedContext, cap: u32) -> Option<(u64, Option<usize>)> {
-    const FAR: u64 = u32::MAX as u64;
+pub fn plan_heads(ctx: &SchedContext) -> Option<(u64, Option<usize>)> {
     let from = ctx.now;
     let mut best = u64::MAX;
-    for_each_head(ctx, cap, |ok, ready, idx, uncapped_hit| {
-        let delta = ready.saturating_sub(from).min(FAR);
-        let class = u64::from(!uncapped_hit) << 31;
-        // All ones when not eligible.
-        let key = (delta << 32) | class | u64::from(idx) | u64::from(ok).wrapping_sub(1);
-        best = select_unpredictable(key < best, key, best);
+    // OR of all deltas: a set high half means some delta did not fit the packed key.
+    let mut far = 0u64;
+    for_each_head(ctx, |ready, key| {
+        let delta = ready.saturating_sub(from);
+        far |= delta;
+        let k = (delta << 32) | key;
+        best = select_unpredictable(k < best, k, best);
     });
-    match best {
-        u64::MAX => None,
-        k if k >> 32 == FAR => plan_heads_wide(ctx, cap),
-        k => Some((from + (k >> 32), Some((k & 0x7fff_ffff) as usize))),
+    if far >> 32 != 0 || best >= HeadKeys::INELIGIBLE {
+        return plan_heads_wide(ctx);
     }
+    Some((from + (best >> 32), Some((best & HeadKeys::INDEX) as usize)))
 }
 
-/// [`plan_heads`] with a (ready cycle, class-and-index) pair per head: exact for any ready
-/// cycle, and about half as fast.
+/// [`plan_heads`] with a (ready cycle, key) pair per head: exact for any ready cycle, and
+/// about half as fast.
 #[cold]
 #[inline(never)]
-fn plan_heads_wide(ctx: &SchedContext, cap: u32) -> Option<(u64, Option<usize>)> {
+fn plan_heads_wide(ctx: &SchedContext) -> Option<(u64, Option<usize>)> {
     let from = ctx.now;
     let mut t = u64::MAX;
     let mut best = u64::MAX;
-    for_each_head(ctx, cap, |ok, ready, idx, uncapped_hit| {
+    for_each_head(ctx, |ready, key| {
+        let ok = key != HeadKeys::INELIGIBLE;
         let r = select_unpredictable(ok, ready.max(from), u64::MAX);
-        let key = (u64::from(!uncapped_hit) << 32) | u64::from(idx);
         let better = (r < t) | ((r == t) & (key < best));
         t = select_unpredictable(better, r, t);
         best = select_unpredictable(better, key, best);
@@ -144,7 +163,7 @@ fn plan_heads_wide(ctx: &SchedContext, cap: u32) -> Option<(u64, Option<usize>)>
     if t == u64::MAX {
         return None;
     }
-    Some((t, Some(best as u32 as usize)))
+    Some((t, Some((best & HeadKeys::INDEX) as usize)))
 }
 
 impl Scheduler for FrFcfs {
@@ -163,8 +182,9 @@ impl Scheduler for FrFcfs {
     fn next_decision(&self, ctx: &SchedContext, _cands: &[Candidate]) -> Option<u64> {
         next_heads(ctx, u32::MAX)
     }
+    /// Over the cached keys of the default [`Scheduler::head_keys`] (no cap).
     fn plan(&mut self, ctx: &SchedContext, _cands: &[Candidate]) -> Option<(u64, Option<usize>)> {
-        plan_heads(ctx, u32::MAX)
+        plan_heads(ctx)
     }
 }
 
@@ -284,16 +304,27 @@ pub(crate) mod tests {
             .bank(1, None, far + 5, 0, 0)
             .cand(1, 2)
             .cand(0, 4);
-        assert_eq!(plan_heads(&s.ctx(3), u32::MAX), Some((far, Some(1))));
+        assert_eq!(plan_heads(&s.ctx(3)), Some((far, Some(1))));
         let s = Scene::new(8)
             .bank(0, Some(4), 0, 0, far + 5)
             .bank(1, None, far, 0, 0)
             .cand(1, 2)
             .cand(0, 4);
-        assert_eq!(plan_heads(&s.ctx(3), u32::MAX), Some((far, Some(0))));
+        assert_eq!(plan_heads(&s.ctx(3)), Some((far, Some(0))));
         // Heads waiting for a refresh are never planned.
         let s = Scene::new(8).bank(0, None, u64::MAX, 0, 0).cand(0, 1);
-        assert_eq!(plan_heads(&s.ctx(3), u32::MAX), None);
+        assert_eq!(plan_heads(&s.ctx(3)), None);
+        // A far cycle in a bank without candidates (stale timing) changes nothing.
+        let s = Scene::new(8)
+            .bank(0, Some(4), 0, 0, 7)
+            .bank(1, Some(2), u64::MAX, u64::MAX, u64::MAX)
+            .cand(0, 4);
+        assert_eq!(plan_heads(&s.ctx(3)), Some((7, Some(0))));
+        // No eligible head at all (not reachable from the controller: a bank with
+        // candidates always has one) also takes the wide pass and plans nothing.
+        let mut s = Scene::new(8).bank(0, None, 0, 0, 0).cand(0, 1);
+        s.banks[0].keys = HeadKeys::NONE;
+        assert_eq!(plan_heads(&s.ctx(3)), None);
     }
 
     /// Random bank states and queues: the O(banks) pick equals the O(queue) definition.
@@ -334,12 +365,14 @@ pub(crate) mod tests {
             prop_assert_eq!(pick_heads(&x, cap), reference_pick(&x, &s.cands, cap));
             prop_assert_eq!(next_heads(&x, cap), reference_next(&x, &s.cands, cap));
             // The fused plan equals next_decision followed by pick at that cycle.
+            // The keyed scene's views carry the head keys of that cap.
             for c in [u32::MAX, cap] {
                 let expect = reference_next(&x, &s.cands, c).map(|t| {
                     let at = SchedContext { now: t, ..x };
                     (t, reference_pick(&at, &s.cands, c))
                 });
-                prop_assert_eq!(plan_heads(&x, c), expect);
+                let keyed = s.keyed(c);
+                prop_assert_eq!(plan_heads(&keyed.ctx(now)), expect);
             }
         }
     }

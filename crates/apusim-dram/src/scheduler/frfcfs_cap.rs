@@ -4,8 +4,8 @@
 //! wait behind an older request for another row, which may now close the row). Bounds the
 //! starvation plain FR-FCFS allows. Decided over bank heads like [`super::frfcfs`].
 
-use super::frfcfs::{next_heads, pick_heads, plan_heads};
-use super::{Candidate, SchedContext, Scheduler};
+use super::frfcfs::{head_keys, next_heads, pick_heads, plan_heads};
+use super::{BankView, Candidate, HeadKeys, SchedContext, Scheduler};
 
 #[derive(Debug)]
 pub struct FrFcfsCap {
@@ -32,8 +32,14 @@ impl Scheduler for FrFcfsCap {
     fn next_decision(&self, ctx: &SchedContext, _cands: &[Candidate]) -> Option<u64> {
         next_heads(ctx, self.cap)
     }
+    /// FR-FCFS's keys under this cap: a capped bank's hits drop to class 1, and wait behind
+    /// an older non-hit of their bank, whose precharge is then allowed.
+    fn head_keys(&self, v: &BankView) -> HeadKeys {
+        head_keys(v, self.cap)
+    }
+    /// Over the cached keys of [`FrFcfsCap::head_keys`].
     fn plan(&mut self, ctx: &SchedContext, _cands: &[Candidate]) -> Option<(u64, Option<usize>)> {
-        plan_heads(ctx, self.cap)
+        plan_heads(ctx)
     }
 }
 

@@ -17,6 +17,14 @@
 //! does, use the per-bank heads and decide in O(banks); both see the same information.
 //! [`Scheduler::next_decision`] tells the event-driven controller how long it may sleep.
 //!
+//! Such a scheduler can go one step further and let the controller precompute, per bank, the
+//! part of its decision that depends on that bank alone: [`Scheduler::head_keys`] turns a
+//! bank's view into the [`HeadKeys`] of its two heads (eligibility, priority class, index),
+//! which the controller stores in the view ([`BankView::keys`]) and recomputes only for the
+//! banks a command or an arrival changed. The plan is then a minimum over the banks' keys
+//! combined with their ready cycles ([`BankView::col_ready`], [`BankView::other_ready`]).
+//! The default hook is FR-FCFS's; a scheduler that decides otherwise simply ignores the keys.
+//!
 //! Implementations live one per file and are registered by name in [`make_scheduler`]:
 //! `fcfs` ([`fcfs::Fcfs`]), `frfcfs` ([`frfcfs::FrFcfs`]) and `frfcfs-cap`
 //! ([`frfcfs_cap::FrFcfsCap`]). A new scheduler (critical-GPU-access, SMS, DASH, …) is a new
@@ -44,6 +52,51 @@ pub enum RowStatus {
 
 /// No candidate (in [`BankView`] head fields).
 pub const NO_CANDIDATE: u32 = u32::MAX;
+
+/// The precomputed plan keys of a bank's two heads (see [`Scheduler::head_keys`]): for an
+/// eligible head, its priority class in bit 31 (0 = preferred, e.g. an uncapped row hit) and
+/// its candidate index in bits 0..31; for a head that does not exist or may not be picked,
+/// [`HeadKeys::INELIGIBLE`]. A plan combines each key with its head's ready cycle relative to
+/// the decision cycle, in bits 32..64, and takes the minimum: the earliest ready cycle, then
+/// the class, then the oldest.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct HeadKeys {
+    /// Key of the oldest hit (ready at [`BankView::col_ready`]).
+    pub hit: u64,
+    /// Key of the oldest non-hit (ready at [`BankView::other_ready`]).
+    pub other: u64,
+}
+
+impl HeadKeys {
+    /// Key of a head that cannot be picked: all ones in the ready half, so that it is above
+    /// every eligible key whatever ready cycle is OR-ed in, and zero index bits, so that the
+    /// index shift after a removal leaves it alone.
+    pub const INELIGIBLE: u64 = 0xffff_ffff_0000_0000;
+    /// Both heads ineligible.
+    pub const NONE: HeadKeys = HeadKeys {
+        hit: Self::INELIGIBLE,
+        other: Self::INELIGIBLE,
+    };
+    /// Mask of the candidate index in a key.
+    pub const INDEX: u64 = 0x7fff_ffff;
+
+    /// The key of a head: `index` (below 2^31) with priority class `class` (0 or 1, 0 first)
+    /// if `eligible`.
+    #[inline]
+    pub fn key(eligible: bool, class: u32, index: u32) -> u64 {
+        debug_assert!(class <= 1 && (!eligible || u64::from(index) <= Self::INDEX));
+        let k = (u64::from(class) << 31) | u64::from(index);
+        std::hint::select_unpredictable(eligible, k, Self::INELIGIBLE)
+    }
+
+    /// The keys after candidate `removed` left the queue: indices behind it move up one.
+    #[inline]
+    pub fn shift(&mut self, removed: u32) {
+        let r = u64::from(removed);
+        self.hit -= u64::from((self.hit & Self::INDEX) > r);
+        self.other -= u64::from((self.other & Self::INDEX) > r);
+    }
+}
 
 /// One queued request as the scheduler sees it.
 #[derive(Clone, Debug)]
@@ -80,6 +133,11 @@ pub struct BankView {
     /// Index of the oldest candidate that is not a hit (all of a bank's non-hits need the
     /// same command at the same cycle), or [`NO_CANDIDATE`].
     pub oldest_other: u32,
+    /// Earliest cycle the non-hits' command is legal: `pre_ready` if a row is open, else
+    /// `act_ready`.
+    pub other_ready: u64,
+    /// The scheduler's [`Scheduler::head_keys`] of this view, kept current by the controller.
+    pub keys: HeadKeys,
 }
 
 impl BankView {
@@ -93,6 +151,8 @@ impl BankView {
         hit_streak: 0,
         oldest_hit: NO_CANDIDATE,
         oldest_other: NO_CANDIDATE,
+        other_ready: 0,
+        keys: HeadKeys::NONE,
     };
 }
 
@@ -242,6 +302,21 @@ pub trait Scheduler: Send + std::fmt::Debug {
     fn next_decision(&self, ctx: &SchedContext, cands: &[Candidate]) -> Option<u64> {
         cands.iter().map(|c| ctx.ready_at(c).max(ctx.now)).min()
     }
+    /// The plan keys of bank view `v`'s heads (the view's own `keys` field is not an input).
+    /// The controller calls this whenever a view's heads, pending hits, open row or hit
+    /// streak change (and for every bank with candidates on a rebuild) and stores the result
+    /// in [`BankView::keys`], so a scheduler's [`Scheduler::plan`] can read per-bank keys
+    /// instead of recomputing them; a bank without candidates gets [`HeadKeys::NONE`] without
+    /// a call. The keys must depend on the view alone, and an eligible key's index must be
+    /// its head's ([`BankView::oldest_hit`] / [`BankView::oldest_other`]): when a candidate
+    /// leaves the queue the controller shifts the indices of the other banks' keys with their
+    /// heads instead of asking again. The default is FR-FCFS's (no row-hit cap): the oldest
+    /// hit is eligible in class 0, the oldest non-hit in class 1 unless its precharge would
+    /// close a row other queued requests still hit. A scheduler that does not use the keys
+    /// can ignore them.
+    fn head_keys(&self, v: &BankView) -> HeadKeys {
+        frfcfs::head_keys(v, u32::MAX)
+    }
     /// [`Scheduler::next_decision`] and the pick at that cycle together: `(T, pick at T)`.
     /// The controller calls this when it goes to sleep and, if nothing changes before `T`,
     /// issues the planned pick at `T` without calling [`Scheduler::pick`] again. The default
@@ -277,13 +352,15 @@ pub(crate) mod test_util {
     use super::*;
 
     /// A scenario for scheduler tests: banks with given open rows and ready times, and
-    /// candidates (bank, row) in age order. Heads and pending hits are derived like the
-    /// controller derives them.
-    #[derive(Debug)]
+    /// candidates (bank, row) in age order. Heads, pending hits, the non-hits' ready cycle and
+    /// the FR-FCFS head keys for row-hit cap `cap` (no cap unless [`Scene::keyed`]) are
+    /// derived like the controller derives them.
+    #[derive(Clone, Debug)]
     pub struct Scene {
         pub banks: Vec<BankView>,
         pub cands: Vec<Candidate>,
         pub occupied: Vec<u64>,
+        pub cap: u32,
     }
 
     impl Scene {
@@ -292,6 +369,7 @@ pub(crate) mod test_util {
                 banks: vec![BankView::IDLE; n_banks],
                 cands: Vec::new(),
                 occupied: vec![0; n_banks.div_ceil(64)],
+                cap: u32::MAX,
             }
         }
         /// Open `row` in `bank`; ACT/PRE/column ready at the given cycles.
@@ -308,10 +386,12 @@ pub(crate) mod test_util {
             v.act_ready = act;
             v.pre_ready = pre;
             v.col_ready = col;
+            self.derive();
             self
         }
         pub fn streak(mut self, bank: usize, streak: u32) -> Self {
             self.banks[bank].hit_streak = streak;
+            self.derive();
             self
         }
         pub fn cand(mut self, bank: u32, row: u32) -> Self {
@@ -327,6 +407,15 @@ pub(crate) mod test_util {
             });
             self.derive();
             self
+        }
+        /// This scene with the head keys of FR-FCFS with row-hit cap `cap` (`u32::MAX`: none).
+        pub fn keyed(&self, cap: u32) -> Self {
+            let mut s = Scene {
+                cap,
+                ..self.clone()
+            };
+            s.derive();
+            s
         }
         fn derive(&mut self) {
             for v in &mut self.banks {
@@ -346,6 +435,14 @@ pub(crate) mod test_util {
                 } else if v.oldest_other == NO_CANDIDATE {
                     v.oldest_other = i as u32;
                 }
+            }
+            for v in &mut self.banks {
+                v.other_ready = if v.open_row.is_some() {
+                    v.pre_ready
+                } else {
+                    v.act_ready
+                };
+                v.keys = frfcfs::head_keys(v, self.cap);
             }
         }
         pub fn ctx(&self, now: u64) -> SchedContext<'_> {
