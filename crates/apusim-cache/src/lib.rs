@@ -18,6 +18,7 @@
 //! the number of agents, the seed and named parameters into a policy's constructor; a
 //! [`Feedback`] carries run-time signals from a timing model into a running policy.
 
+mod aligned;
 pub mod cache;
 mod counts;
 mod error;
@@ -27,6 +28,7 @@ pub mod policies;
 pub mod policy;
 mod simd;
 
+pub use aligned::LineWords;
 pub use cache::{Cache, CacheCounters, Outcome, WritePolicy};
 pub use counts::Counts;
 pub use error::CacheError;
@@ -35,4 +37,4 @@ pub use geometry::{parse_size, Geometry};
 pub use policy::{
     Evicted, Feedback, LineMeta, MissAction, Policy, PolicyContext, PolicyStat, SetView,
 };
-pub use simd::first_match;
+pub use simd::{first_match, max_way};
