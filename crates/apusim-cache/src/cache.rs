@@ -287,7 +287,11 @@ impl<P: Policy> Cache<P> {
         }
     }
 
-    /// The miss path, out of line.
+    /// The miss path, out of line, as before [`Cache::access_batch`] inlined it: callers of
+    /// [`Cache::access`] (every hierarchy level) inline only the hit path. (Letting the
+    /// compiler inline it there too cut the hierarchy's instructions by 6%, but wall-clock
+    /// comparisons were inconclusive; docs/PERFORMANCE.md, "Cache engine".)
+    #[inline(never)]
     fn miss(&mut self, set: usize, line: u64, req: &Access) -> Result<Outcome, CacheError> {
         self.miss_inlined(set, line, req)
     }

@@ -10,6 +10,10 @@
 //! [`policies::PolicyVisitor`], which instantiates the caller's simulation loop for exactly that
 //! type.
 //!
+//! The set searches are branch-free SIMD code in `simd.rs` ([`first_match`] for a tag,
+//! [`max_way`] for the largest value of a set, used by the oracle's OPT victim), and arrays of
+//! sets start on 64-byte host cache lines ([`LineWords`]) so that a prefetched set is whole.
+//!
 //! [`FaLru`] is the fully-associative true-LRU cache with a hash index, for caches with so
 //! many ways that scanning a set is out of the question (render caches, oracle studies).
 //!
