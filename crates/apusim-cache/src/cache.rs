@@ -354,8 +354,11 @@ impl<P: Policy> Cache<P> {
                 (w, Some(ev))
             }
         };
-        // Branch-free: which requests write is data-dependent.
-        let dirty = u8::from(req.dirties() & self.write.write_back) * LineMeta::DIRTY;
+        let dirty = if req.dirties() && self.write.write_back {
+            LineMeta::DIRTY
+        } else {
+            0
+        };
         self.tags[base + way] = pack(
             line,
             LineMeta {

@@ -64,9 +64,8 @@ impl Policy for Drrip {
     }
     #[inline]
     fn on_miss(&mut self, set: usize, req: &Access) -> MissAction {
-        // Leaders first: rare, so predictable; whether a request is a demand is not.
         let leader = self.duel.leader(set);
-        if leader.is_some() && is_demand(req.op) {
+        if is_demand(req.op) {
             self.duel.record_leader_miss(leader);
         }
         self.pending = (set, leader.unwrap_or_else(|| self.duel.choice()));
