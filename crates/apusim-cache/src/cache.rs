@@ -1,7 +1,7 @@
 //! The set-associative cache engine, generic over its [`Policy`].
 
 use crate::policy::{Evicted, LineMeta, MissAction, Policy, SetView};
-use crate::{CacheError, Geometry};
+use crate::{CacheError, Geometry, LineWords};
 use apusim_trace::{Access, Op};
 
 /// Each way is one 64-bit word: the line address in the low 48 bits and the engine's line
@@ -107,8 +107,9 @@ pub struct Cache<P> {
     ways: usize,
     write: WritePolicy,
     cpu_inclusive: bool,
-    /// One word per way (see [`pack`]), `sets * ways` long.
-    tags: Vec<u64>,
+    /// One word per way (see [`pack`]), `sets * ways` long, starting a host cache line (so
+    /// that a 16-way set is two host lines, both prefetched by [`Cache::prefetch`]).
+    tags: LineWords,
     /// Valid ways in the whole cache: once every way is valid (the steady state), a miss
     /// skips the search for an invalid way.
     valid: usize,
@@ -138,7 +139,7 @@ impl<P: Policy> Cache<P> {
             ways,
             write,
             cpu_inclusive,
-            tags: vec![INVALID; slots],
+            tags: LineWords::new(slots, INVALID),
             valid: 0,
             policy,
             counters: CacheCounters::default(),
@@ -218,7 +219,7 @@ impl<P: Policy> Cache<P> {
             if let Some(next) = reqs.get(i + AHEAD) {
                 self.prefetch(next.addr);
             }
-            let o = self.access_inlined(r)?;
+            let o = self.access_inlined::<true>(r)?;
             on_outcome(r, o);
         }
         Ok(())
@@ -241,12 +242,19 @@ impl<P: Policy> Cache<P> {
     /// Access the line holding `req.addr` (the caller splits accesses that straddle lines).
     #[inline]
     pub fn access(&mut self, req: &Access) -> Result<Outcome, CacheError> {
-        self.access_inlined(req)
+        self.access_inlined::<false>(req)
     }
 
-    /// [`Cache::access`], always inlined: the body of [`Cache::access_batch`]'s loop.
+    /// [`Cache::access`], always inlined: the body of [`Cache::access_batch`]'s loop. With
+    /// `INLINE_MISS` the miss path is inlined too (the batch loop: an out-of-line miss saved
+    /// and restored six registers and returned its `Outcome` through memory, about 30
+    /// instructions per miss); without, it stays a call, so that callers of [`Cache::access`]
+    /// (every level of the hierarchy) inline only the hit path.
     #[inline(always)]
-    fn access_inlined(&mut self, req: &Access) -> Result<Outcome, CacheError> {
+    fn access_inlined<const INLINE_MISS: bool>(
+        &mut self,
+        req: &Access,
+    ) -> Result<Outcome, CacheError> {
         let line = self.line_of(req.addr);
         if line > MAX_LINE {
             return Err(CacheError::AddressTooLarge { addr: req.addr });
@@ -254,6 +262,7 @@ impl<P: Policy> Cache<P> {
         let set = self.set_of(line);
         match self.find(set, line) {
             Some(way) => Ok(self.hit(set, way, req)),
+            None if INLINE_MISS => self.miss_inlined(set, line, req),
             None => self.miss(set, line, req),
         }
     }
@@ -278,7 +287,18 @@ impl<P: Policy> Cache<P> {
         }
     }
 
+    /// The miss path, out of line, as before [`Cache::access_batch`] inlined it: callers of
+    /// [`Cache::access`] (every hierarchy level) inline only the hit path. (Letting the
+    /// compiler inline it there too cut the hierarchy's instructions by 6%, but wall-clock
+    /// comparisons were inconclusive; docs/PERFORMANCE.md, "Cache engine".)
+    #[inline(never)]
     fn miss(&mut self, set: usize, line: u64, req: &Access) -> Result<Outcome, CacheError> {
+        self.miss_inlined(set, line, req)
+    }
+
+    /// A miss: bypass or allocate (an invalid way, else the policy's victim), then fill.
+    #[inline(always)]
+    fn miss_inlined(&mut self, set: usize, line: u64, req: &Access) -> Result<Outcome, CacheError> {
         self.counters.misses += 1;
         if req.op == Op::Write && !self.write.write_allocate {
             return Ok(Outcome::Miss {

@@ -10,6 +10,10 @@
 //! [`policies::PolicyVisitor`], which instantiates the caller's simulation loop for exactly that
 //! type.
 //!
+//! The set searches are branch-free SIMD code in `simd.rs` ([`first_match`] for a tag,
+//! [`max_way`] for the largest value of a set, used by the oracle's OPT victim), and arrays of
+//! sets start on 64-byte host cache lines ([`LineWords`]) so that a prefetched set is whole.
+//!
 //! [`FaLru`] is the fully-associative true-LRU cache with a hash index, for caches with so
 //! many ways that scanning a set is out of the question (render caches, oracle studies).
 //!
@@ -18,6 +22,7 @@
 //! the number of agents, the seed and named parameters into a policy's constructor; a
 //! [`Feedback`] carries run-time signals from a timing model into a running policy.
 
+mod aligned;
 pub mod cache;
 mod counts;
 mod error;
@@ -27,6 +32,7 @@ pub mod policies;
 pub mod policy;
 mod simd;
 
+pub use aligned::LineWords;
 pub use cache::{Cache, CacheCounters, Outcome, WritePolicy};
 pub use counts::Counts;
 pub use error::CacheError;
@@ -35,4 +41,4 @@ pub use geometry::{parse_size, Geometry};
 pub use policy::{
     Evicted, Feedback, LineMeta, MissAction, Policy, PolicyContext, PolicyStat, SetView,
 };
-pub use simd::first_match;
+pub use simd::{first_match, max_way};

@@ -22,6 +22,38 @@ pub fn first_match(tags: &[u64], mask: u64, value: u64) -> Option<usize> {
     (bits != 0).then(|| bits.trailing_zeros() as usize / LANE_BITS)
 }
 
+/// The way of `values` holding the largest value, and that value: the lowest such way, or
+/// with `highest` the highest (branch-free for 16 ways with SSE4.2, a scan otherwise). For the
+/// oracle's OPT victim, the resident line whose next use is farthest.
+#[inline(always)]
+pub fn max_way(values: &[u64], highest: bool) -> (usize, u64) {
+    #[cfg(all(target_arch = "x86_64", target_feature = "sse4.2"))]
+    if let Ok(v) = <&[u64; 16]>::try_from(values) {
+        let (max, bits) = x86::max_16(v);
+        let lane = if highest {
+            31 - bits.leading_zeros()
+        } else {
+            bits.trailing_zeros()
+        };
+        return (lane as usize / LANE_BITS, max);
+    }
+    portable_max_way(values, highest)
+}
+
+/// [`max_way`] as a scan (one pass, no early exit).
+#[inline(always)]
+fn portable_max_way(values: &[u64], highest: bool) -> (usize, u64) {
+    let mut best = 0;
+    let mut max = values[0];
+    for (w, &v) in values.iter().enumerate().skip(1) {
+        if v > max || (highest && v == max) {
+            max = v;
+            best = w;
+        }
+    }
+    (best, max)
+}
+
 /// Bits per way in the masks of [`match8`] and [`match16`] (the SSE version packs each
 /// 64-bit comparison into two bytes of a byte mask).
 #[cfg(all(target_arch = "x86_64", target_feature = "sse4.1"))]
@@ -69,6 +101,34 @@ mod x86 {
             _mm_storeu_si128(p, aged);
             let at_distant = _mm_cmpeq_epi8(_mm_max_epu8(aged, _mm_set1_epi8(distant as i8)), aged);
             _mm_movemask_epi8(at_distant) as u32
+        }
+    }
+
+    /// The largest of 16 `u64`s and the byte mask of the words equal to it (bytes 2w and
+    /// 2w+1 for word w, as in [`match8`]).
+    #[cfg(target_feature = "sse4.2")]
+    #[inline(always)]
+    pub(super) fn max_16(v: &[u64; 16]) -> (u64, u32) {
+        // SAFETY: SSE4.2 is enabled at compile time (cfg above); the eight unaligned 16-byte
+        // loads read exactly the 128 bytes of `v`.
+        unsafe {
+            // `pcmpgtq` compares signed: flipping the top bit orders unsigned values.
+            let bias = _mm_set1_epi64x(i64::MIN);
+            let p = v.as_ptr() as *const __m128i;
+            let x: [__m128i; 8] =
+                std::array::from_fn(|i| _mm_xor_si128(_mm_loadu_si128(p.add(i)), bias));
+            let max2 = |a, b| _mm_blendv_epi8(b, a, _mm_cmpgt_epi64(a, b));
+            let m = max2(
+                max2(max2(x[0], x[1]), max2(x[2], x[3])),
+                max2(max2(x[4], x[5]), max2(x[6], x[7])),
+            );
+            let m = max2(m, _mm_unpackhi_epi64(m, m));
+            let m = _mm_unpacklo_epi64(m, m);
+            let eq = |i: usize| _mm_cmpeq_epi64(x[i], m);
+            let lo = _mm_packs_epi16(_mm_packs_epi32(eq(0), eq(1)), _mm_packs_epi32(eq(2), eq(3)));
+            let hi = _mm_packs_epi16(_mm_packs_epi32(eq(4), eq(5)), _mm_packs_epi32(eq(6), eq(7)));
+            let mask = _mm_movemask_epi8(lo) as u32 | (_mm_movemask_epi8(hi) as u32) << 16;
+            ((_mm_cvtsi128_si64(m) as u64) ^ (1 << 63), mask)
         }
     }
 }
@@ -164,6 +224,23 @@ mod tests {
             let exact = tags[tags.len() / 2];
             let want = tags.iter().position(|&t| t == exact);
             prop_assert_eq!(first_match(&tags, u64::MAX, exact), want);
+        }
+
+        #[test]
+        fn max_way_is_the_lowest_or_highest_largest_way(
+            values in prop_oneof![
+                // Few distinct values (ties), values with the top bit set, and NEVER.
+                proptest::collection::vec(prop_oneof![0u64..4, Just(u64::MAX), Just(1 << 63), any::<u64>()], 16),
+                proptest::collection::vec(any::<u64>(), 16),
+                proptest::collection::vec(0u64..3, 1..20),
+            ],
+        ) {
+            let max = *values.iter().max().unwrap();
+            let first = values.iter().position(|&v| v == max).unwrap();
+            let last = values.iter().rposition(|&v| v == max).unwrap();
+            prop_assert_eq!(max_way(&values, false), (first, max));
+            prop_assert_eq!(max_way(&values, true), (last, max));
+            prop_assert_eq!(portable_max_way(&values, true), (last, max));
         }
 
         #[test]

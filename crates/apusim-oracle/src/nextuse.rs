@@ -86,17 +86,18 @@ impl Refs {
     ) -> std::result::Result<(), CacheError> {
         self.lines.clear();
         self.split.clear();
-        // Fast path: one line per access and every line in range (two branch-free passes).
-        let odd = batch.iter().fold(false, |odd, a| {
+        // Fast path: one line per access and every line in range (one branch-free pass).
+        let mut odd = false;
+        self.lines.extend(batch.iter().map(|a| {
             let (first, last) = line_span(a, line_bits);
-            odd | (first != last) | (last > MAX_LINE)
-        });
+            odd |= (first != last) | (last > MAX_LINE);
+            first
+        }));
         self.straddles = odd;
         if !odd {
-            self.lines
-                .extend(batch.iter().map(|a| line_span(a, line_bits).0));
             return Ok(());
         }
+        self.lines.clear();
         for a in batch {
             let (first, last) = checked_span(a, line_bits)?;
             self.lines.extend(first..=last);
@@ -107,6 +108,15 @@ impl Refs {
             }));
         }
         Ok(())
+    }
+    /// True if every access of `batch` touches one line, in the tag range (one branch-free
+    /// pass).
+    #[inline]
+    fn one_line_each(batch: &[Access], line_bits: u32) -> bool {
+        !batch.iter().fold(false, |odd, a| {
+            let (first, last) = line_span(a, line_bits);
+            odd | (first != last) | (last > MAX_LINE)
+        })
     }
     /// The lines referenced, in order.
     pub(crate) fn lines(&self) -> &[u64] {
@@ -227,16 +237,38 @@ impl Forward {
                 break;
             }
             counts.accesses += batch.len() as u64;
+            // A full chunk is spilled when the next line arrives (the last one stays).
+            let mut spill = |buf: &mut Vec<u64>, len: &mut usize| -> Result<()> {
+                if *len == chunk {
+                    file.write_all(le_bytes(buf)).map_err(err)?;
+                    written += chunk as u64;
+                    *len = 0;
+                }
+                Ok(())
+            };
+            if Refs::one_line_each(&batch, line_bits) {
+                // Fast path (the normal case): one reference per access, chunk by chunk.
+                let mut rest = &batch[..];
+                while !rest.is_empty() {
+                    spill(&mut buf, &mut len)?;
+                    let n = rest.len().min(chunk - len);
+                    for (slot, a) in buf[len..len + n].iter_mut().zip(&rest[..n]) {
+                        let line = a.addr >> line_bits;
+                        *slot = line;
+                        counts.read_references += u64::from(a.op.is_read());
+                        fp = fingerprint(fp, line);
+                    }
+                    len += n;
+                    rest = &rest[n..];
+                }
+                continue;
+            }
             for a in &batch {
                 let (first, last) = checked_span(a, line_bits)?;
                 counts.read_references += (last - first + 1) * a.op.is_read() as u64;
                 let mut line = first;
                 loop {
-                    if len == chunk {
-                        file.write_all(le_bytes(&mut buf)).map_err(err)?;
-                        written += chunk as u64;
-                        len = 0;
-                    }
+                    spill(&mut buf, &mut len)?;
                     buf[len] = line;
                     len += 1;
                     fp = fingerprint(fp, line);

@@ -3,7 +3,7 @@
 //! per *line reference* (an access that straddles a line boundary counts once per line).
 
 use apusim_cache::{Geometry, Outcome, PolicyStat};
-use apusim_trace::{Access, Agent, Stream};
+use apusim_trace::{Access, Agent, Op, Stream};
 use serde::Serialize;
 use std::fmt::Write as _;
 
@@ -12,44 +12,81 @@ pub use apusim_cache::Counts;
 /// Number of agent slots: every agent byte (CPU cores 0..=127 and the GPU, 128).
 const AGENTS: usize = Agent::GPU_ID as usize + 1;
 
+/// The counters of one (agent, stream) in the hot loop: references and misses per op, indexed
+/// by the op's number (no branch on it: ops are mixed at random in an LLC stream), then the
+/// counts every op shares.
+#[derive(Clone, Copy, Default)]
+struct Cell {
+    /// `[references, misses]` of `Op::Read`, `Op::Write`, `Op::Writeback`, `Op::Prefetch`.
+    by_op: [[u64; 2]; 4],
+    bypasses: u64,
+    evictions: u64,
+    dirty_evictions: u64,
+}
+
+impl Cell {
+    fn counts(&self) -> Counts {
+        let op = |o: Op| self.by_op[o as usize];
+        let ([reads, read_misses], [writes, write_misses]) = (op(Op::Read), op(Op::Write));
+        let ([writebacks, writeback_misses], [prefetches, prefetch_misses]) =
+            (op(Op::Writeback), op(Op::Prefetch));
+        Counts {
+            reads,
+            read_misses,
+            writes,
+            write_misses,
+            writebacks,
+            writeback_misses,
+            prefetches,
+            prefetch_misses,
+            bypasses: self.bypasses,
+            evictions: self.evictions,
+            dirty_evictions: self.dirty_evictions,
+            ..Counts::default()
+        }
+    }
+}
+
 /// Dense per (agent, stream) counters, filled in the hot loop.
 #[derive(Clone)]
 pub(crate) struct Table {
-    cells: Vec<Counts>,
+    cells: Vec<Cell>,
 }
 
 impl Table {
     pub(crate) fn new() -> Table {
         Table {
-            cells: vec![Counts::default(); AGENTS * Stream::COUNT],
+            cells: vec![Cell::default(); AGENTS * Stream::COUNT],
         }
     }
     #[inline]
-    fn cell(&mut self, agent: Agent, stream: Stream) -> &mut Counts {
+    fn cell(&mut self, agent: Agent, stream: Stream) -> &mut Cell {
         &mut self.cells[agent.to_byte() as usize * Stream::COUNT + stream as usize]
     }
     /// Count one line reference and what it did.
     #[inline]
     pub(crate) fn record(&mut self, req: &Access, o: &Outcome) {
-        match o {
-            Outcome::Hit { .. } => self.cell(req.agent, req.stream).record(req.op, false),
+        let (miss, bypassed, evicted) = match o {
+            Outcome::Hit { .. } => (false, false, &None),
             Outcome::Miss {
                 bypassed, evicted, ..
-            } => {
-                let c = self.cell(req.agent, req.stream);
-                c.record(req.op, true);
-                c.bypasses += *bypassed as u64;
-                if let Some(e) = evicted {
-                    let c = self.cell(e.meta.agent, e.meta.stream());
-                    c.evictions += 1;
-                    c.dirty_evictions += e.meta.dirty() as u64;
-                }
-            }
+            } => (true, *bypassed, evicted),
+        };
+        let c = self.cell(req.agent, req.stream);
+        let by_op = &mut c.by_op[req.op as usize];
+        by_op[0] += 1;
+        by_op[1] += u64::from(miss);
+        c.bypasses += u64::from(bypassed);
+        if let Some(e) = evicted {
+            let c = self.cell(e.meta.agent, e.meta.stream());
+            c.evictions += 1;
+            c.dirty_evictions += u64::from(e.meta.dirty());
         }
     }
     pub(crate) fn entries(&self) -> Vec<AgentStream> {
         let mut v = Vec::new();
         for (i, c) in self.cells.iter().enumerate() {
+            let c = &c.counts();
             if c.accesses() == 0 && c.evictions == 0 {
                 continue;
             }

@@ -10,6 +10,13 @@
 //! set (it starts just below, so followers start as SRRIP). Hits set the RRPV to 0, victim
 //! selection is SRRIP's, and one deterministic bimodal throttle (parameter
 //! `brrip_throttle`, default 32) serves every BRRIP insertion of the cache.
+//!
+//! Speed (docs/PERFORMANCE.md, "Cache engine"): the set's duel role is computed once per miss.
+//! `on_miss` trains the selector and notes the set's insertion policy; `on_fill`, which the
+//! engine calls right after it for the same access, uses that note. The note is only taken
+//! when it names the set being filled, and the selector changes only in `on_miss`, which
+//! rewrites the note, so it always equals the policy the set has at fill time: a wrapper that
+//! bypasses after `on_miss`, or calls `on_fill` alone, gets the same insertions.
 
 use super::util::{is_demand, Bimodal, RrpvTable, SetDuel, RRPV_LONG};
 use crate::{CacheError, MissAction, Policy, PolicyContext, PolicyStat, SetView};
@@ -19,6 +26,8 @@ pub struct Drrip {
     rrpv: RrpvTable,
     duel: SetDuel,
     bimodal: Bimodal,
+    /// The set of the latest miss and its insertion policy (0 SRRIP, 1 BRRIP) after training.
+    pending: (usize, u8),
 }
 
 impl Drrip {
@@ -46,6 +55,7 @@ impl Policy for Drrip {
             rrpv: RrpvTable::new(ctx),
             duel: SetDuel::from_ctx(ctx)?,
             bimodal: Bimodal::from_ctx(ctx)?,
+            pending: (usize::MAX, 0),
         })
     }
     #[inline]
@@ -54,9 +64,11 @@ impl Policy for Drrip {
     }
     #[inline]
     fn on_miss(&mut self, set: usize, req: &Access) -> MissAction {
+        let leader = self.duel.leader(set);
         if is_demand(req.op) {
-            self.duel.record_miss(set);
+            self.duel.record_leader_miss(leader);
         }
+        self.pending = (set, leader.unwrap_or_else(|| self.duel.choice()));
         MissAction::Allocate
     }
     #[inline]
@@ -65,7 +77,12 @@ impl Policy for Drrip {
     }
     #[inline]
     fn on_fill(&mut self, set: usize, way: usize, _req: &Access) {
-        let rrpv = if self.duel.policy(set) == 0 {
+        let policy = if self.pending.0 == set {
+            self.pending.1
+        } else {
+            self.duel.policy(set)
+        };
+        let rrpv = if policy == 0 {
             RRPV_LONG
         } else {
             self.bimodal.insertion()
@@ -170,6 +187,64 @@ mod tests {
         // Hits promote and do not train.
         assert_eq!(run(&mut c, &cpu_read(line(SRRIP_LEADER, 0))), Did::Hit);
         assert_eq!((c.policy().psel(), rrpv(&c, SRRIP_LEADER, 0)), (512, 0));
+    }
+
+    /// The insertion note of `on_miss` gives exactly the insertions of looking the set's
+    /// policy up at fill time, also when hooks come out of the engine's order (a wrapper that
+    /// bypasses after `on_miss`, or fills a set without a miss hook first).
+    #[test]
+    fn the_insertion_note_matches_a_fresh_lookup_in_any_hook_order() {
+        use super::super::util::SplitMix64;
+        let c = ctx(64, 2);
+        let mut p = Drrip::build(&c).unwrap();
+        let (mut duel, mut bimodal) = (
+            SetDuel::from_ctx(&c).unwrap(),
+            Bimodal::from_ctx(&c).unwrap(),
+        );
+        let mut rng = SplitMix64::new(7);
+        for i in 0..20_000 {
+            let r = rng.next_u64();
+            let set = if r.is_multiple_of(3) {
+                [0, 31, 32, 33][(r >> 8) as usize % 4]
+            } else {
+                (r >> 8) as usize % 64
+            };
+            let op = [Op::Read, Op::Write, Op::Writeback, Op::Prefetch][(r >> 16) as usize % 4];
+            let req = Access::new(Agent::cpu(0), Stream::CpuData, op, 0, 64);
+            let way = (r >> 24) as usize % 2;
+            match (r >> 32) % 8 {
+                // A miss bypassed after the hook: no fill.
+                0 => {
+                    p.on_miss(set, &req);
+                    if is_demand(op) {
+                        duel.record_miss(set);
+                    }
+                }
+                // A fill of another set than the last miss, or with no miss hook at all.
+                1 => p.on_fill((set + 1) % 64, way, &req),
+                _ => {
+                    p.on_miss(set, &req);
+                    if is_demand(op) {
+                        duel.record_miss(set);
+                    }
+                    p.on_fill(set, way, &req);
+                }
+            }
+            if !(r >> 32).is_multiple_of(8) {
+                let filled = if (r >> 32) % 8 == 1 {
+                    (set + 1) % 64
+                } else {
+                    set
+                };
+                let want = if duel.policy(filled) == 0 {
+                    RRPV_LONG
+                } else {
+                    bimodal.insertion()
+                };
+                assert_eq!(p.rrpv(filled, way), want, "step {i}");
+            }
+            assert_eq!(p.psel(), duel.psel().value(), "step {i}");
+        }
     }
 
     #[test]

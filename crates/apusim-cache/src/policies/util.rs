@@ -428,39 +428,56 @@ impl Psel {
 }
 
 /// One selector for the whole cache (DRRIP, DIP): thread 0's leaders of [`SetSampler`].
+///
+/// The leader test runs on every miss of a DRRIP cache, so it is [`SetSampler::leader`] for
+/// thread 0 reduced to its arithmetic: a set leads policy `d` exactly when its offset
+/// `d = (b - a) mod m` is below `leads` (2; 0 for a cache without leaders).
 #[derive(Clone, Debug)]
 pub struct SetDuel {
-    sampler: SetSampler,
+    k: u32,
+    mask: usize,
+    leads: usize,
     psel: Psel,
 }
 
 impl SetDuel {
     /// Leaders for `ctx.sets`; selector width from parameter `psel_bits` (default 10).
     pub fn from_ctx(ctx: &PolicyContext) -> Result<SetDuel, CacheError> {
+        let sampler = SetSampler::new(ctx.sets);
         Ok(SetDuel {
-            sampler: SetSampler::new(ctx.sets),
+            k: sampler.k,
+            mask: sampler.mask,
+            leads: if sampler.enabled { 2 } else { 0 },
             psel: Psel::from_ctx(ctx, "psel_bits")?,
         })
     }
     /// The leader kind of `set`, if it is a leader.
     #[inline]
     pub fn leader(&self, set: usize) -> Option<u8> {
-        self.sampler.leader(set, 0)
+        let d = (set >> self.k).wrapping_sub(set) & self.mask;
+        (d < self.leads).then_some(d as u8)
+    }
+    /// The policy followers use now.
+    #[inline]
+    pub fn choice(&self) -> u8 {
+        self.psel.choice()
+    }
+    /// A miss in `set` whose leader kind is `leader` ([`SetDuel::leader`]), if it trains.
+    #[inline]
+    pub fn record_leader_miss(&mut self, leader: Option<u8>) {
+        if let Some(p) = leader {
+            self.psel.record_miss(p);
+        }
     }
     /// A (training) miss in `set`.
     #[inline]
     pub fn record_miss(&mut self, set: usize) {
-        if let Some(p) = self.leader(set) {
-            self.psel.record_miss(p);
-        }
+        self.record_leader_miss(self.leader(set));
     }
     /// The policy `set` uses now.
     #[inline]
     pub fn policy(&self, set: usize) -> u8 {
-        match self.leader(set) {
-            Some(p) => p,
-            None => self.psel.choice(),
-        }
+        self.leader(set).unwrap_or_else(|| self.psel.choice())
     }
     pub fn psel(&self) -> &Psel {
         &self.psel
@@ -948,6 +965,29 @@ mod tests {
         assert_eq!((d.psel().value(), d.policy(5), d.policy(33)), (6, 0, 0));
         c.params.insert("psel_bits".into(), 40.0);
         assert!(SetDuel::from_ctx(&c).is_err());
+    }
+
+    #[test]
+    fn set_duel_leaders_are_thread_0_of_the_sampler() {
+        for sets in [1, 2, 3, 4, 5, 8, 63, 64, 100, 1000, 1024, 3000, 16384] {
+            let d = SetDuel::from_ctx(&ctx(sets, 4)).unwrap();
+            let s = SetSampler::new(sets);
+            let mut leaders = [0; 2];
+            for set in 0..sets {
+                assert_eq!(d.leader(set), s.leader(set, 0), "set {set} of {sets}");
+                if let Some(p) = d.leader(set) {
+                    leaders[p as usize] += 1;
+                }
+            }
+            if sets >= 4 {
+                assert!(
+                    leaders[0] >= 2 && leaders[1] >= 2,
+                    "{sets} sets: {leaders:?}"
+                );
+            } else {
+                assert_eq!(leaders, [0, 0], "{sets} sets");
+            }
+        }
     }
 
     #[test]
