@@ -14,10 +14,11 @@
 //!
 //! The output is identical to [`AptReader`]'s, batch for batch and error for error: a block
 //! whose decoding fails hands out the batches decoded before the failing one, then the same
-//! error the sequential reader reports. Memory stays bounded: at most `2 × workers` blocks
-//! wait for the consumer, plus one per worker in flight (a decoded block is at most
-//! 65,536 × 40 bytes), and record vectors are recycled. When the reader is dropped early, the
-//! threads notice their closed channels and exit; `Drop` joins them.
+//! error the sequential reader reports. Memory stays bounded: at most `2 × workers` decoded
+//! blocks wait for the consumer, `workers` payloads wait in the job queue, one block per worker
+//! is being decoded and one is being handed out (a decoded block is at most 65,536 × 40 bytes,
+//! so about 4 × workers × 2.6 MB in all), and batch vectors are recycled. When the reader is
+//! dropped early, the threads notice their closed channels and exit; `Drop` joins them.
 
 use super::{read_preamble, AptReader, BlockDecoder, BlockInfo, BlockScanner, ReaderState};
 use crate::{Access, AccessSource, Result, TraceError, TraceHeader, BATCH};
@@ -33,8 +34,9 @@ use std::thread::JoinHandle;
 /// on the calling thread with the sequential [`AptReader`].
 pub const DECODE_THREADS_ENV: &str = "APUSIM_DECODE_THREADS";
 
-/// Decoder threads used when [`DECODE_THREADS_ENV`] is not set: the machine's cores, at most 4
-/// (beyond that the consumer's copy, not decoding, limits a single reader).
+/// Decoder threads: [`DECODE_THREADS_ENV`] if set (a value that is not a number counts as 1),
+/// else the machine's cores, at most 4 (read-ahead memory grows with the thread count, and on
+/// the 2-core development machine 4 threads were already slower than 2).
 pub fn default_decode_threads() -> usize {
     match std::env::var(DECODE_THREADS_ENV) {
         Ok(v) => v.trim().parse().unwrap_or(1),
