@@ -14,10 +14,11 @@
 //!
 //! The output is identical to [`AptReader`]'s, batch for batch and error for error: a block
 //! whose decoding fails hands out the batches decoded before the failing one, then the same
-//! error the sequential reader reports. Memory stays bounded: at most `2 × workers` decoded
-//! blocks wait for the consumer, `workers` payloads wait in the job queue, one block per worker
-//! is being decoded and one is being handed out (a decoded block is at most 65,536 × 40 bytes,
-//! so about 4 × workers × 2.6 MB in all), and batch vectors are recycled. When the reader is
+//! error the sequential reader reports. Memory stays bounded: at most `workers + 1` blocks are
+//! announced to the consumer and not yet taken (queued, being decoded or decoded), one more is
+//! being read by the scanner and one is being handed out; a decoded block is at most
+//! 65,536 × 40 bytes, so about (workers + 3) × 2.6 MB in all, and batch vectors are recycled.
+//! (A queue of `2 × workers` was no faster.) When the reader is
 //! dropped early, the threads notice their closed channels and exit; `Drop` joins them.
 
 use super::{read_preamble, AptReader, BlockDecoder, BlockInfo, BlockScanner, ReaderState};
@@ -126,7 +127,7 @@ impl ParallelAptReader {
         let path = name.as_ref().to_path_buf();
         let (header, offset) = read_preamble(&mut input, &path)?;
         let workers = workers.max(1);
-        let (item_tx, items) = sync_channel(2 * workers);
+        let (item_tx, items) = sync_channel(workers + 1);
         let (job_tx, job_rx) = sync_channel::<Job>(workers);
         let job_rx = Arc::new(Mutex::new(job_rx));
         let pool: Pool = Arc::default();
