@@ -211,8 +211,9 @@ impl Surface {
         if words == 1 {
             m.texels[i] = v as u32;
         } else {
-            m.texels[2 * i] = v as u32;
-            m.texels[2 * i + 1] = (v >> 32) as u32;
+            let [lo, hi] = words_of(v);
+            m.texels[2 * i] = lo;
+            m.texels[2 * i + 1] = hi;
         }
     }
     /// Set every texel of mip 0 to `v` (clears).
@@ -222,9 +223,9 @@ impl Surface {
         if words == 1 {
             t.fill(v as u32);
         } else {
+            let w = words_of(v);
             for p in t.chunks_exact_mut(2) {
-                p[0] = v as u32;
-                p[1] = (v >> 32) as u32;
+                p.copy_from_slice(&w);
             }
         }
     }
@@ -234,12 +235,7 @@ impl Surface {
         self.mips[0].texels = if f.words() == 1 {
             px.iter().map(|c| f.encode(*c) as u32).collect()
         } else {
-            px.iter()
-                .flat_map(|c| {
-                    let v = f.encode(*c);
-                    [v as u32, (v >> 32) as u32]
-                })
-                .collect()
+            px.iter().flat_map(|c| words_of(f.encode(*c))).collect()
         };
     }
     /// Lines of mip 0.
@@ -272,6 +268,12 @@ impl Surface {
 }
 
 /// 64 B lines of a `w` x `h` level of format `f`.
+/// The two 32-bit words a 64-bit texel is stored as, low word first.
+#[inline(always)]
+fn words_of(v: u64) -> [u32; 2] {
+    [v as u32, (v >> 32) as u32]
+}
+
 fn lines_of(w: u32, h: u32, f: Format) -> u64 {
     (w.div_ceil(f.tile_w()) as u64) * (h.div_ceil(f.tile_h()) as u64)
 }

@@ -112,9 +112,20 @@ impl ParallelAptReader {
     /// Open `path` with [`default_decode_threads`] workers, or as a sequential [`AptReader`]
     /// when that is 0.
     pub fn open_default(path: impl AsRef<Path>) -> Result<Box<dyn AccessSource>> {
+        let path = path.as_ref();
+        let f = File::open(path).map_err(|e| TraceError::io(path, e))?;
+        Self::with_name_default(BufReader::with_capacity(1 << 18, f), path)
+    }
+
+    /// [`ParallelAptReader::with_name`] with [`default_decode_threads`] workers, or a
+    /// sequential [`AptReader`] when that is 0.
+    pub fn with_name_default<R: Read + Send + 'static>(
+        input: R,
+        name: impl AsRef<Path>,
+    ) -> Result<Box<dyn AccessSource>> {
         match default_decode_threads() {
-            0 => Ok(Box::new(AptReader::open(path)?)),
-            n => Ok(Box::new(Self::open(path, n)?)),
+            0 => Ok(Box::new(AptReader::with_name(input, name)?)),
+            n => Ok(Box::new(Self::with_name(input, name, n)?)),
         }
     }
 

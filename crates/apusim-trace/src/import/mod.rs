@@ -19,7 +19,7 @@ pub use champsim::ChampSimSource;
 pub use csv::CsvSource;
 pub use lackey::{record_with_lackey, LackeySource};
 
-use crate::apt::{default_decode_threads, AptReader, AptWriter, ParallelAptReader};
+use crate::apt::{AptWriter, ParallelAptReader};
 use crate::{AccessSource, Agent, Result, TraceError};
 use std::fmt;
 use std::fs::File;
@@ -184,11 +184,7 @@ pub fn open_reader(
     let name = name.as_ref();
     Ok(match format {
         Format::Apt => {
-            let input = BufReader::with_capacity(1 << 18, reader);
-            match default_decode_threads() {
-                0 => Box::new(AptReader::with_name(input, name)?),
-                n => Box::new(ParallelAptReader::with_name(input, name, n)?),
-            }
+            ParallelAptReader::with_name_default(BufReader::with_capacity(1 << 18, reader), name)?
         }
         Format::Lackey => Box::new(LackeySource::new(
             BufReader::with_capacity(1 << 20, reader),
