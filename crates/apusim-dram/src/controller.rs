@@ -426,6 +426,7 @@ impl Controller {
     /// Fill the timing fields of bank `b`'s view from the device state.
     #[inline]
     fn time_view(&mut self, b: usize) {
+        let col_cmd = self.col_cmd();
         let v = &mut self.views[b];
         if self.ref_pending[b >> self.rank_shift] {
             v.act_ready = u64::MAX;
@@ -433,15 +434,20 @@ impl Controller {
             v.col_ready = u64::MAX;
             v.other_ready = u64::MAX;
         } else {
-            let col_cmd = if self.write_mode {
-                Command::Wr
-            } else {
-                Command::Rd
-            };
             v.act_ready = self.dev.earliest(Command::Act, b);
             v.pre_ready = self.dev.earliest(Command::Pre, b);
             v.col_ready = self.dev.earliest(col_cmd, b);
             Self::time_other(v);
+        }
+    }
+
+    /// The column command of the served queue: WR while draining writes, else RD.
+    #[inline]
+    fn col_cmd(&self) -> Command {
+        if self.write_mode {
+            Command::Wr
+        } else {
+            Command::Rd
         }
     }
 
@@ -718,11 +724,7 @@ impl Controller {
                                 Self::time_other(v);
                             }
                         }
-                        let col_cmd = if self.write_mode {
-                            Command::Wr
-                        } else {
-                            Command::Rd
-                        };
+                        let col_cmd = self.col_cmd();
                         let v = &mut self.views[bank];
                         v.pre_ready = self.dev.earliest(Command::Pre, bank);
                         v.col_ready = self.dev.earliest(col_cmd, bank);
@@ -765,11 +767,7 @@ impl Controller {
                     }
                 } else {
                     self.views.iter_mut().for_each(shift);
-                    let col_cmd = if self.write_mode {
-                        Command::Wr
-                    } else {
-                        Command::Rd
-                    };
+                    let col_cmd = self.col_cmd();
                     for b in all {
                         self.views[b].col_ready = if self.ref_pending[b >> self.rank_shift] {
                             u64::MAX
@@ -829,11 +827,7 @@ impl Controller {
         for (i, c) in q.iter().enumerate() {
             Self::note(&mut fresh[c.bank as usize], c.row, i as u32);
         }
-        let col_cmd = if self.write_mode {
-            Command::Wr
-        } else {
-            Command::Rd
-        };
+        let col_cmd = self.col_cmd();
         for (b, (f, v)) in fresh.iter().zip(&self.views).enumerate() {
             assert_eq!(
                 (f.open_row, f.pending_hits, f.oldest_hit, f.oldest_other),
