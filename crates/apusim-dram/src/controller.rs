@@ -454,7 +454,7 @@ impl Controller {
     /// Set `v.other_ready` from its open row and ACT/PRE timing.
     #[inline]
     fn time_other(v: &mut BankView) {
-        v.other_ready = select_unpredictable(v.open_row.is_some(), v.pre_ready, v.act_ready);
+        v.other_ready = v.non_hit_ready();
     }
 
     /// Recompute bank `b`'s cached plan keys ([`Scheduler::head_keys`]) from its view.
