@@ -437,7 +437,7 @@ impl Controller {
             v.act_ready = self.dev.earliest(Command::Act, b);
             v.pre_ready = self.dev.earliest(Command::Pre, b);
             v.col_ready = self.dev.earliest(col_cmd, b);
-            Self::time_other(v);
+            v.other_ready = v.non_hit_ready();
         }
     }
 
@@ -449,12 +449,6 @@ impl Controller {
         } else {
             Command::Rd
         }
-    }
-
-    /// Set `v.other_ready` from its open row and ACT/PRE timing.
-    #[inline]
-    fn time_other(v: &mut BankView) {
-        v.other_ready = v.non_hit_ready();
     }
 
     /// Recompute bank `b`'s cached plan keys ([`Scheduler::head_keys`]) from its view.
@@ -715,13 +709,13 @@ impl Controller {
                             let ready = self.dev.act_ready_in_rank(rank);
                             for (v, t) in self.views[lo..hi].iter_mut().zip(ready) {
                                 v.act_ready = t;
-                                Self::time_other(v);
+                                v.other_ready = v.non_hit_ready();
                             }
                         } else {
                             for b in banks {
                                 let v = &mut self.views[b];
                                 v.act_ready = self.dev.earliest(Command::Act, b);
-                                Self::time_other(v);
+                                v.other_ready = v.non_hit_ready();
                             }
                         }
                         let col_cmd = self.col_cmd();
@@ -803,7 +797,7 @@ impl Controller {
                 } else if !self.ref_pending[bank >> self.rank_shift] {
                     let v = &mut self.views[bank];
                     v.pre_ready = self.dev.earliest(Command::Pre, bank);
-                    Self::time_other(v);
+                    v.other_ready = v.non_hit_ready();
                 }
                 self.rekey(bank);
             }
