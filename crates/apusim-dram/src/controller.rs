@@ -426,6 +426,7 @@ impl Controller {
     /// Fill the timing fields of bank `b`'s view from the device state.
     #[inline]
     fn time_view(&mut self, b: usize) {
+        let col_cmd = self.col_cmd();
         let v = &mut self.views[b];
         if self.ref_pending[b >> self.rank_shift] {
             v.act_ready = u64::MAX;
@@ -433,22 +434,21 @@ impl Controller {
             v.col_ready = u64::MAX;
             v.other_ready = u64::MAX;
         } else {
-            let col_cmd = if self.write_mode {
-                Command::Wr
-            } else {
-                Command::Rd
-            };
             v.act_ready = self.dev.earliest(Command::Act, b);
             v.pre_ready = self.dev.earliest(Command::Pre, b);
             v.col_ready = self.dev.earliest(col_cmd, b);
-            Self::time_other(v);
+            v.other_ready = v.non_hit_ready();
         }
     }
 
-    /// Set `v.other_ready` from its open row and ACT/PRE timing.
+    /// The column command of the served queue: WR while draining writes, else RD.
     #[inline]
-    fn time_other(v: &mut BankView) {
-        v.other_ready = select_unpredictable(v.open_row.is_some(), v.pre_ready, v.act_ready);
+    fn col_cmd(&self) -> Command {
+        if self.write_mode {
+            Command::Wr
+        } else {
+            Command::Rd
+        }
     }
 
     /// Recompute bank `b`'s cached plan keys ([`Scheduler::head_keys`]) from its view.
@@ -709,20 +709,16 @@ impl Controller {
                             let ready = self.dev.act_ready_in_rank(rank);
                             for (v, t) in self.views[lo..hi].iter_mut().zip(ready) {
                                 v.act_ready = t;
-                                Self::time_other(v);
+                                v.other_ready = v.non_hit_ready();
                             }
                         } else {
                             for b in banks {
                                 let v = &mut self.views[b];
                                 v.act_ready = self.dev.earliest(Command::Act, b);
-                                Self::time_other(v);
+                                v.other_ready = v.non_hit_ready();
                             }
                         }
-                        let col_cmd = if self.write_mode {
-                            Command::Wr
-                        } else {
-                            Command::Rd
-                        };
+                        let col_cmd = self.col_cmd();
                         let v = &mut self.views[bank];
                         v.pre_ready = self.dev.earliest(Command::Pre, bank);
                         v.col_ready = self.dev.earliest(col_cmd, bank);
@@ -765,11 +761,7 @@ impl Controller {
                     }
                 } else {
                     self.views.iter_mut().for_each(shift);
-                    let col_cmd = if self.write_mode {
-                        Command::Wr
-                    } else {
-                        Command::Rd
-                    };
+                    let col_cmd = self.col_cmd();
                     for b in all {
                         self.views[b].col_ready = if self.ref_pending[b >> self.rank_shift] {
                             u64::MAX
@@ -805,7 +797,7 @@ impl Controller {
                 } else if !self.ref_pending[bank >> self.rank_shift] {
                     let v = &mut self.views[bank];
                     v.pre_ready = self.dev.earliest(Command::Pre, bank);
-                    Self::time_other(v);
+                    v.other_ready = v.non_hit_ready();
                 }
                 self.rekey(bank);
             }
@@ -829,11 +821,7 @@ impl Controller {
         for (i, c) in q.iter().enumerate() {
             Self::note(&mut fresh[c.bank as usize], c.row, i as u32);
         }
-        let col_cmd = if self.write_mode {
-            Command::Wr
-        } else {
-            Command::Rd
-        };
+        let col_cmd = self.col_cmd();
         for (b, (f, v)) in fresh.iter().zip(&self.views).enumerate() {
             assert_eq!(
                 (f.open_row, f.pending_hits, f.oldest_hit, f.oldest_other),

@@ -31,10 +31,11 @@
 //! row-hit cap; the heterogeneous CPU-GPU schedulers plug in here). The controller keeps the
 //! bank views up to date incrementally as commands issue, including each bank's
 //! [`HeadKeys`] (which of its heads the scheduler may pick, in which priority class), computed
-//! by the scheduler's [`Scheduler::head_keys`] hook whenever that bank changes. The simulation is event-driven:
-//! when nothing can issue now, the scheduler names the next cycle it could issue something
-//! ([`Scheduler::plan`]); the controller sleeps until then, a refresh deadline or an arrival,
-//! and the clock jumps there instead of ticking through idle cycles.
+//! by the scheduler's [`Scheduler::head_keys`] hook whenever that bank changes. The
+//! simulation is event-driven: when nothing can issue now, the scheduler names the next cycle
+//! it could issue something ([`Scheduler::plan`]); the controller sleeps until then, a
+//! refresh deadline or an arrival, and the clock jumps there instead of ticking through idle
+//! cycles.
 //!
 //! Callers (apusim's timing model) send [`Request`]s with [`MemorySystem::try_send`], advance
 //! time with [`MemorySystem::advance_to`] and receive [`Completion`]s carrying each request's

@@ -22,10 +22,8 @@ pub struct FrFcfs;
 /// `u32::MAX` for none).
 #[inline]
 pub(crate) fn other_head(v: &BankView, cap: u32) -> (u64, bool) {
-    let open = v.open_row.is_some();
-    let ready = select_unpredictable(open, v.pre_ready, v.act_ready);
-    let allowed = !open | (v.pending_hits == 0) | (v.hit_streak >= cap);
-    (ready, allowed)
+    let allowed = v.open_row.is_none() | (v.pending_hits == 0) | (v.hit_streak >= cap);
+    (v.non_hit_ready(), allowed)
 }
 
 /// May the hits of a bank be issued at all? Under the cap, a bank that has served `cap` hits

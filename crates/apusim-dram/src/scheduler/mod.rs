@@ -154,6 +154,14 @@ impl BankView {
         other_ready: 0,
         keys: HeadKeys::NONE,
     };
+
+    /// Earliest cycle the non-hits' command is legal, from the open row and the ACT/PRE
+    /// timing: `pre_ready` if a row is open, else `act_ready` (what [`BankView::other_ready`]
+    /// caches).
+    #[inline]
+    pub fn non_hit_ready(&self) -> u64 {
+        std::hint::select_unpredictable(self.open_row.is_some(), self.pre_ready, self.act_ready)
+    }
 }
 
 /// Controller state visible to a scheduler at a decision.
@@ -437,11 +445,7 @@ pub(crate) mod test_util {
                 }
             }
             for v in &mut self.banks {
-                v.other_ready = if v.open_row.is_some() {
-                    v.pre_ready
-                } else {
-                    v.act_ready
-                };
+                v.other_ready = v.non_hit_ready();
                 v.keys = frfcfs::head_keys(v, self.cap);
             }
         }
