@@ -287,10 +287,10 @@ impl<P: Policy> Cache<P> {
         }
     }
 
-    /// The miss path, out of line, as before [`Cache::access_batch`] inlined it: callers of
-    /// [`Cache::access`] (every hierarchy level) inline only the hit path. (Letting the
-    /// compiler inline it there too cut the hierarchy's instructions by 6%, but wall-clock
-    /// comparisons were inconclusive; docs/PERFORMANCE.md, "Cache engine".)
+    /// [`Cache::miss_inlined`] kept out of line for [`Cache::access`], so that its callers
+    /// (every hierarchy level) inline only the hit path; [`Cache::access_batch`] inlines the
+    /// miss path instead. (Inlining it into `access` too cut the hierarchy's instructions by
+    /// 6%, but wall-clock comparisons were inconclusive; docs/PERFORMANCE.md, "Cache engine".)
     #[inline(never)]
     fn miss(&mut self, set: usize, line: u64, req: &Access) -> Result<Outcome, CacheError> {
         self.miss_inlined(set, line, req)

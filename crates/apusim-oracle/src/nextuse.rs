@@ -90,7 +90,7 @@ impl Refs {
         let mut odd = false;
         self.lines.extend(batch.iter().map(|a| {
             let (first, last) = line_span(a, line_bits);
-            odd |= (first != last) | (last > MAX_LINE);
+            odd |= off_fast_path(first, last);
             first
         }));
         self.straddles = odd;
@@ -115,7 +115,7 @@ impl Refs {
     fn one_line_each(batch: &[Access], line_bits: u32) -> bool {
         !batch.iter().fold(false, |odd, a| {
             let (first, last) = line_span(a, line_bits);
-            odd | (first != last) | (last > MAX_LINE)
+            odd | off_fast_path(first, last)
         })
     }
     /// The lines referenced, in order.
@@ -130,6 +130,13 @@ impl Refs {
             batch
         }
     }
+}
+
+/// True if an access spanning lines `first..=last` leaves the one-line fast path: it
+/// straddles a line boundary or reaches beyond the tag range (branch-free, for batch folds).
+#[inline(always)]
+fn off_fast_path(first: u64, last: u64) -> bool {
+    (first != last) | (last > MAX_LINE)
 }
 
 /// [`line_span`], with an error for lines beyond the tag range.
