@@ -28,9 +28,13 @@
 //! B: bit 0 critical | 1 modify | 2 stream byte | 3 agent byte | 4 size | 5 unit | 6 warp
 //!    | 7 extra-flags byte
 //! then: [agent u8] [stream u8] [size varint] [unit varint] [warp varint] [flags u8]
-//!       [pc zigzag-delta varint if pc mode 2] [time zigzag-delta varint if time mode 2]
-//!       addr zigzag-delta varint (against previous addr + previous size of (agent, stream))
+//!       [pc zigzag delta if pc mode 2] [time zigzag delta if time mode 2]
+//!       addr zigzag delta (against previous addr + previous size of (agent, stream))
 //! ```
+//!
+//! Varints are LEB128. The three zigzag deltas are length-prefixed in version 2 (a byte
+//! `0..=8`, then that many little-endian bytes: one 8-byte load and a mask to decode) and LEB128
+//! in version 1, which this code still reads and can write ([`AptWriter::with_format_version`]).
 //!
 //! Writing goes to a temporary file in the destination directory that is renamed into place by
 //! [`AptWriter::finish`], so a crash or an error never leaves a partial `.apt` behind. Reading is
@@ -53,8 +57,11 @@ pub use parallel::{default_decode_threads, ParallelAptReader, DECODE_THREADS_ENV
 
 /// First 8 bytes of every `.apt` file (PNG-style: catches text-mode and 7-bit mangling).
 pub const MAGIC: [u8; 8] = *b"\x89APT\r\n\x1a\n";
-/// The format version this code writes and reads.
-pub const VERSION: u32 = 1;
+/// The format version this code writes.
+pub const VERSION: u32 = 2;
+/// The oldest format version this code reads (and can write): 1, whose pc, time and address
+/// deltas are LEB128 varints instead of length-prefixed.
+pub const OLDEST_VERSION: u32 = 1;
 /// Magic of a record block.
 pub const BLOCK_MAGIC: [u8; 4] = *b"APTB";
 /// Magic of the end-of-file trailer.
@@ -68,6 +75,10 @@ pub const MAX_HEADER_LEN: u32 = 16 << 20;
 pub const MAX_RECORD_LEN: usize = 46;
 /// Default zstd compression level.
 pub const DEFAULT_ZSTD_LEVEL: i32 = 3;
+/// zstd's shortest match at the default level (its own default there is 5). Longer matches
+/// mean fewer zstd sequences to decode: on the benchmark mix 16% fewer decode instructions
+/// together with the length-prefixed deltas, for a 1–6% larger file (docs/PERFORMANCE.md).
+const DEFAULT_ZSTD_MIN_MATCH: i32 = 7;
 
 const PREAMBLE_FIXED: u64 = 16;
 const BLOCK_HEADER_LEN: usize = 20;
@@ -149,8 +160,50 @@ const COLUMN_NAMES: [&str; COLUMNS] = [
 /// Bytes of the column-length table at the start of a block's decompressed data.
 const COLUMN_TABLE: usize = 4 * COLUMNS;
 
+/// How a block stores its pc, time and address deltas (the one difference between format
+/// versions 1 and 2).
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum DeltaCoding {
+    /// Version 1: LEB128 varints.
+    Leb128,
+    /// Version 2: a length byte `0..=8`, then that many little-endian bytes.
+    LengthPrefixed,
+}
+
+impl DeltaCoding {
+    fn of_version(version: u32) -> Option<DeltaCoding> {
+        match version {
+            1 => Some(DeltaCoding::Leb128),
+            2 => Some(DeltaCoding::LengthPrefixed),
+            _ => None,
+        }
+    }
+
+    #[inline]
+    fn put(self, out: &mut Vec<u8>, v: u64) {
+        match self {
+            DeltaCoding::Leb128 => put_varint(out, v),
+            DeltaCoding::LengthPrefixed => put_prefixed(out, v),
+        }
+    }
+}
+
+/// Read one delta of the coding chosen by `PREFIXED` (version 2 when true).
+#[inline(always)]
+fn get_delta<const PREFIXED: bool>(
+    buf: &[u8],
+    pos: &mut usize,
+) -> std::result::Result<u64, &'static str> {
+    if PREFIXED {
+        get_prefixed(buf, pos)
+    } else {
+        get_varint(buf, pos)
+    }
+}
+
 /// Per-block delta state shared by encoder and decoder.
 struct Codec {
+    delta: DeltaCoding,
     agent: u8,
     agents: Box<[AgentState; N_AGENTS]>,
     slots: Box<[SlotState; N_AGENTS * SLOTS_PER_AGENT]>,
@@ -207,8 +260,9 @@ impl Cursors {
 }
 
 impl Codec {
-    fn new() -> Codec {
+    fn new(delta: DeltaCoding) -> Codec {
         Codec {
+            delta,
             agent: 0,
             agents: Box::new([AgentState::default(); N_AGENTS]),
             slots: Box::new([SlotState::default(); N_AGENTS * SLOTS_PER_AGENT]),
@@ -301,13 +355,16 @@ impl Codec {
             }
         }
         if pc_mode == MODE_DELTA {
-            put_varint(&mut cols[C_PC], zigzag(a.pc.wrapping_sub(st.pc)));
+            self.delta
+                .put(&mut cols[C_PC], zigzag(a.pc.wrapping_sub(st.pc)));
         }
         if time_mode == MODE_DELTA {
-            put_varint(&mut cols[C_TIME], zigzag(a.time.wrapping_sub(st.time)));
+            self.delta
+                .put(&mut cols[C_TIME], zigzag(a.time.wrapping_sub(st.time)));
         }
         let pred = slot.addr.wrapping_add(slot.size as u64);
-        put_varint(&mut cols[C_ADDR], zigzag(a.addr.wrapping_sub(pred)));
+        self.delta
+            .put(&mut cols[C_ADDR], zigzag(a.addr.wrapping_sub(pred)));
 
         // Update state exactly as the decoder will.
         self.agent = ab;
@@ -326,14 +383,19 @@ impl Codec {
         slot.size = a.size;
     }
 
-    /// Decode the next record from the columns of `buf` at the cursors `c`.
+    /// Decode the next record from the columns of `buf` at the cursors `c`; `PREFIXED` says
+    /// whether the deltas are length-prefixed (version 2) or LEB128 (version 1).
     ///
     /// `buf` must extend at least [`DECODE_PAD`] bytes beyond the block's data (the reader pads
     /// it with zeros) so that varints can be read with 8-byte loads. A cursor may run past the
     /// end of its column into the next one when the block is malformed; the caller checks the
     /// cursors after each batch and rejects the whole batch then.
     #[inline(always)]
-    fn decode(&mut self, buf: &[u8], c: &mut Cursors) -> std::result::Result<Access, &'static str> {
+    fn decode<const PREFIXED: bool>(
+        &mut self,
+        buf: &[u8],
+        c: &mut Cursors,
+    ) -> std::result::Result<Access, &'static str> {
         const PAST: &str = "column data runs past the end of the block";
         let fa = *buf.get(c.a).ok_or(PAST)?;
         c.a += 1;
@@ -421,14 +483,14 @@ impl Codec {
             }
         }
         if pc_mode == MODE_DELTA {
-            pc = pc.wrapping_add(unzigzag(get_varint(buf, &mut c.pc)?));
+            pc = pc.wrapping_add(unzigzag(get_delta::<PREFIXED>(buf, &mut c.pc)?));
         }
         match time_mode {
             MODE_SAME => {}
             MODE_ONE => time = time.wrapping_add(1),
-            _ => time = time.wrapping_add(unzigzag(get_varint(buf, &mut c.time)?)),
+            _ => time = time.wrapping_add(unzigzag(get_delta::<PREFIXED>(buf, &mut c.time)?)),
         }
-        let addr = predicted.wrapping_add(unzigzag(get_varint(buf, &mut c.addr)?));
+        let addr = predicted.wrapping_add(unzigzag(get_delta::<PREFIXED>(buf, &mut c.addr)?));
         if pc_mode == MODE_ONE {
             pc = addr;
         }
@@ -454,6 +516,33 @@ impl Codec {
     }
 }
 
+/// Decode one record into each slot of `out`; the index and error of the first bad record.
+#[inline(always)]
+fn decode_records<const PREFIXED: bool>(
+    codec: &mut Codec,
+    raw: &[u8],
+    c: &mut Cursors,
+    out: &mut [Access],
+) -> Option<(usize, &'static str)> {
+    for (i, slot) in out.iter_mut().enumerate() {
+        match codec.decode::<PREFIXED>(raw, c) {
+            Ok(a) => *slot = a,
+            Err(msg) => return Some((i, msg)),
+        }
+    }
+    None
+}
+
+/// The zstd compressor of the default level, tuned for decoding speed (see
+/// [`DEFAULT_ZSTD_MIN_MATCH`]).
+fn default_compressor() -> io::Result<zstd::bulk::Compressor<'static>> {
+    let mut c = zstd::bulk::Compressor::new(DEFAULT_ZSTD_LEVEL)?;
+    c.set_parameter(zstd::zstd_safe::CParameter::MinMatch(
+        DEFAULT_ZSTD_MIN_MATCH as u32,
+    ))?;
+    Ok(c)
+}
+
 /// Zero bytes the reader appends to a decompressed block so that the decoder can use 8-byte
 /// loads near the end and a malformed record cannot read outside the buffer.
 const DECODE_PAD: usize = 64;
@@ -466,6 +555,43 @@ fn zigzag(v: u64) -> u64 {
 #[inline]
 fn unzigzag(v: u64) -> u64 {
     (v >> 1) ^ (v & 1).wrapping_neg()
+}
+
+/// Append `v` length-prefixed: a byte `0..=8` giving the number of significant bytes, then
+/// those bytes of `v`, least significant first.
+#[inline]
+fn put_prefixed(out: &mut Vec<u8>, v: u64) {
+    let len = (u64::BITS - v.leading_zeros()).div_ceil(8) as usize;
+    out.push(len as u8);
+    out.extend_from_slice(&v.to_le_bytes()[..len]);
+}
+
+/// The value masks of the length-prefixed coding, by length byte.
+const PREFIXED_MASKS: [u64; 9] = {
+    let mut m = [u64::MAX; 9];
+    let mut len = 0;
+    while len < 8 {
+        m[len] = (1u64 << (8 * len)) - 1;
+        len += 1;
+    }
+    m
+};
+
+/// Decode a length-prefixed value at `buf[*pos..]` with one 8-byte load and a mask; `buf` must
+/// extend at least 9 bytes past the position (the reader's [`DECODE_PAD`]).
+#[inline(always)]
+fn get_prefixed(buf: &[u8], pos: &mut usize) -> std::result::Result<u64, &'static str> {
+    let p = *pos;
+    let bytes = buf
+        .get(p..p + 9)
+        .ok_or("length-prefixed value runs past the end of the block")?;
+    let mask = *PREFIXED_MASKS
+        .get(bytes[0] as usize)
+        .ok_or("invalid length byte (expected 0..=8)")?;
+    let mut w = [0u8; 8];
+    w.copy_from_slice(&bytes[1..]);
+    *pos = p + 1 + bytes[0] as usize;
+    Ok(u64::from_le_bytes(w) & mask)
 }
 
 /// Append `v` as an unsigned LEB128 varint.
@@ -603,14 +729,30 @@ impl<W: Write> AptWriter<W> {
 
     /// Like [`AptWriter::new`], naming the destination `name` in error messages.
     pub fn with_name(out: W, name: impl AsRef<Path>, header: &TraceHeader) -> Result<Self> {
+        Self::with_format_version(out, name, header, VERSION)
+    }
+
+    /// Like [`AptWriter::with_name`], writing format `version` ([`OLDEST_VERSION`] to
+    /// [`VERSION`]): version 1 for builds of apusim that read only that one.
+    pub fn with_format_version(
+        out: W,
+        name: impl AsRef<Path>,
+        header: &TraceHeader,
+        version: u32,
+    ) -> Result<Self> {
         let path = name.as_ref().to_path_buf();
-        let compressor = zstd::bulk::Compressor::new(DEFAULT_ZSTD_LEVEL)
-            .map_err(|e| TraceError::io(&path, e))?;
+        let delta = DeltaCoding::of_version(version).ok_or_else(|| {
+            TraceError::Other(format!(
+                "{}: cannot write .apt version {version} (this build writes {OLDEST_VERSION} to {VERSION})",
+                path.display()
+            ))
+        })?;
+        let compressor = default_compressor().map_err(|e| TraceError::io(&path, e))?;
         let mut w = AptWriter {
             out,
             path,
             persist: None,
-            codec: Codec::new(),
+            codec: Codec::new(delta),
             cols: std::array::from_fn(|_| Vec::new()),
             raw: Vec::new(),
             comp: Vec::new(),
@@ -620,11 +762,12 @@ impl<W: Write> AptWriter<W> {
             blocks: 0,
             bytes: 0,
         };
-        w.write_preamble(header)?;
+        w.write_preamble(header, version)?;
         Ok(w)
     }
 
-    /// Use zstd level `level` (1..=22) for the blocks written from now on.
+    /// Use zstd level `level` (1..=22, zstd's own parameters for that level) for the blocks
+    /// written from now on.
     pub fn set_zstd_level(&mut self, level: i32) -> Result<()> {
         self.compressor = zstd::bulk::Compressor::new(level).map_err(|e| self.io_err(e))?;
         Ok(())
@@ -642,9 +785,9 @@ impl<W: Write> AptWriter<W> {
         Ok(())
     }
 
-    fn write_preamble(&mut self, header: &TraceHeader) -> Result<()> {
+    fn write_preamble(&mut self, header: &TraceHeader, version: u32) -> Result<()> {
         let mut h = header.clone();
-        h.version = VERSION;
+        h.version = version;
         let json = serde_json::to_vec(&h).map_err(|e| {
             TraceError::Other(format!(
                 "{}: cannot encode header: {e}",
@@ -653,7 +796,7 @@ impl<W: Write> AptWriter<W> {
         })?;
         let mut pre = Vec::with_capacity(json.len() + 20);
         pre.extend_from_slice(&MAGIC);
-        pre.extend_from_slice(&VERSION.to_le_bytes());
+        pre.extend_from_slice(&version.to_le_bytes());
         pre.extend_from_slice(&(json.len() as u32).to_le_bytes());
         pre.extend_from_slice(&json);
         pre.extend_from_slice(&crc32fast::hash(&json).to_le_bytes());
@@ -828,10 +971,12 @@ fn read_preamble<R: Read>(input: &mut R, path: &Path) -> Result<(TraceHeader, u6
         ));
     }
     let version = u32::from_le_bytes([pre[8], pre[9], pre[10], pre[11]]);
-    if version != VERSION {
+    if DeltaCoding::of_version(version).is_none() {
         return Err(fmt(
             8,
-            format!("unsupported .apt version {version}; this build reads version {VERSION}"),
+            format!(
+                "unsupported .apt version {version}; this build reads versions {OLDEST_VERSION} to {VERSION}"
+            ),
         ));
     }
     let hlen = u32::from_le_bytes([pre[12], pre[13], pre[14], pre[15]]);
@@ -1072,10 +1217,14 @@ struct BlockDecoder {
 }
 
 impl BlockDecoder {
-    fn new(path: &Path) -> Result<BlockDecoder> {
+    /// A decoder for the blocks of a trace of format `version` (checked by `read_preamble`).
+    fn new(path: &Path, version: u32) -> Result<BlockDecoder> {
+        let delta = DeltaCoding::of_version(version).ok_or_else(|| {
+            TraceError::format(path, 8, format!("unsupported .apt version {version}"))
+        })?;
         Ok(BlockDecoder {
             path: path.to_path_buf(),
-            codec: Codec::new(),
+            codec: Codec::new(delta),
             decompressor: zstd::bulk::Decompressor::new().map_err(|e| TraceError::io(path, e))?,
             raw: Vec::new(),
             cursors: Cursors::default(),
@@ -1170,14 +1319,15 @@ impl BlockDecoder {
         let mut c = self.cursors;
         let mut failure = None;
         let first = self.info.records - self.left;
-        for (i, slot) in out[before..].iter_mut().enumerate() {
-            match self.codec.decode(raw, &mut c) {
-                Ok(a) => *slot = a,
-                Err(msg) => {
-                    failure = Some(format!("record {}: {msg}", first + i));
-                    break;
-                }
+        let slots = &mut out[before..];
+        let bad = match self.codec.delta {
+            DeltaCoding::LengthPrefixed => {
+                decode_records::<true>(&mut self.codec, raw, &mut c, slots)
             }
+            DeltaCoding::Leb128 => decode_records::<false>(&mut self.codec, raw, &mut c, slots),
+        };
+        if let Some((i, msg)) = bad {
+            failure = Some(format!("record {}: {msg}", first + i));
         }
         if failure.is_none() {
             failure = self.check_cursors(&c, first, n);
@@ -1271,6 +1421,7 @@ impl<R: Read> AptReader<R> {
     pub fn with_name(mut input: R, name: impl AsRef<Path>) -> Result<Self> {
         let path = name.as_ref();
         let (header, offset) = read_preamble(&mut input, path)?;
+        let decoder = BlockDecoder::new(path, header.version)?;
         Ok(AptReader {
             scanner: BlockScanner {
                 input,
@@ -1280,7 +1431,7 @@ impl<R: Read> AptReader<R> {
                 records: 0,
             },
             header,
-            decoder: BlockDecoder::new(path)?,
+            decoder,
             comp: Vec::new(),
             records_read: 0,
             raw_bytes: 0,
@@ -1660,8 +1811,59 @@ mod tests {
     }
 
     #[test]
+    fn length_prefixed_values() {
+        let mut values = vec![0u64, 1, 255, 256, u32::MAX as u64, u64::MAX, 1 << 63];
+        for k in 1..64 {
+            values.extend([(1u64 << k) - 1, 1 << k]);
+        }
+        for v in values {
+            let mut b = Vec::new();
+            put_prefixed(&mut b, v);
+            let significant = (64 - v.leading_zeros()).div_ceil(8) as usize;
+            assert_eq!(b.len(), 1 + significant, "{v}");
+            assert_eq!(b[0] as usize, significant, "{v}");
+            // The bytes after the value (the next value, or padding) must not leak into it.
+            b.extend_from_slice(&[0xff; 9]);
+            let mut p = 0;
+            assert_eq!(get_prefixed(&b, &mut p), Ok(v));
+            assert_eq!(p, 1 + significant);
+        }
+        // A length byte above 8, and a value closer than 9 bytes to the end of the buffer.
+        let mut p = 0;
+        assert!(get_prefixed(&[9, 0, 0, 0, 0, 0, 0, 0, 0, 0], &mut p).is_err());
+        assert!(get_prefixed(&[1, 5], &mut p).is_err());
+        assert_eq!(p, 0);
+    }
+
+    /// Both format versions round-trip the same records, and version 1 files keep their
+    /// version in the header.
+    #[test]
+    fn both_versions_round_trip() {
+        let v = sample(BLOCK_RECORDS + 999);
+        for version in OLDEST_VERSION..=VERSION {
+            let h = TraceHeader::describing(&v, "t");
+            let mut w = AptWriter::with_format_version(Vec::new(), "t", &h, version).unwrap();
+            w.write_all(&v).unwrap();
+            let bytes = w.finish().unwrap();
+            assert_eq!(&bytes[8..12], &version.to_le_bytes());
+            let mut r = AptReader::with_name(&bytes[..], "t").unwrap();
+            assert_eq!(r.header().version, version);
+            assert_eq!(crate::collect(&mut r).unwrap(), v, "version {version}");
+        }
+        let h = TraceHeader::describing(&v, "t");
+        assert!(AptWriter::with_format_version(Vec::new(), "t", &h, VERSION + 1).is_err());
+        assert!(AptWriter::with_format_version(Vec::new(), "t", &h, 0).is_err());
+    }
+
+    #[test]
     fn max_record_len_holds() {
-        let mut c = Codec::new();
+        for coding in [DeltaCoding::Leb128, DeltaCoding::LengthPrefixed] {
+            max_record_len_holds_in(coding);
+        }
+    }
+
+    fn max_record_len_holds_in(coding: DeltaCoding) {
+        let mut c = Codec::new(coding);
         let mut cols: [Vec<u8>; COLUMNS] = Default::default();
         let a = Access {
             addr: 1 << 63,

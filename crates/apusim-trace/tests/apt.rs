@@ -8,11 +8,17 @@ use apusim_trace::{
 };
 use common::*;
 
-/// Build a file from a header JSON and hand-made blocks (each: record count, raw bytes).
+/// Build a file of the current format version from a header JSON and hand-made blocks (each:
+/// record count, raw bytes).
 fn build(json: &[u8], blocks: &[(u32, Vec<u8>)], trailer: bool) -> Vec<u8> {
+    build_version(VERSION, json, blocks, trailer)
+}
+
+/// [`build`] for format `version`.
+fn build_version(version: u32, json: &[u8], blocks: &[(u32, Vec<u8>)], trailer: bool) -> Vec<u8> {
     let mut f = Vec::new();
     f.extend_from_slice(&MAGIC);
-    f.extend_from_slice(&VERSION.to_le_bytes());
+    f.extend_from_slice(&version.to_le_bytes());
     f.extend_from_slice(&(json.len() as u32).to_le_bytes());
     f.extend_from_slice(json);
     f.extend_from_slice(&crc32fast::hash(json).to_le_bytes());
@@ -244,6 +250,8 @@ fn block_errors() {
 
 #[test]
 fn record_errors() {
+    // Hand-made version 1 blocks: the pc, time and address deltas are LEB128 varints.
+    let build = |j: &[u8], blocks: &[(u32, Vec<u8>)], trailer| build_version(1, j, blocks, trailer);
     let j = json();
     let e: &[u8] = &[];
     // Raw length disagrees with the payload.
@@ -307,6 +315,45 @@ fn record_errors() {
     );
 }
 
+/// The version 2 deltas: a length byte 0..=8, then that many little-endian bytes.
+#[test]
+fn record_errors_length_prefixed() {
+    let j = json();
+    let e: &[u8] = &[];
+    // A correct hand-made record: op write, GPU, stream color, address delta 128 (zigzag 0x40).
+    let bytes = build(
+        &j,
+        &[(1, rec(&[0x81], &[0x0c], &[0x80], &[7], e, &[1, 0x80]))],
+        true,
+    );
+    assert_eq!(
+        decode(&bytes).unwrap(),
+        vec![Access::new(Agent::GPU, Stream::Color, Op::Write, 0x40, 0)]
+    );
+    // The same record in version 1 is LEB128: `[1, 0x80]` is two varints for one record.
+    let v1 = build_version(
+        1,
+        &j,
+        &[(1, rec(&[0x81], &[0x0c], &[0x80], &[7], e, &[1, 0x80]))],
+        true,
+    );
+    expect_format(decode(&v1), "undecoded bytes in the address column");
+    // A length byte above 8.
+    let bytes = build(&j, &[(1, rec(&[0], e, e, e, e, &[9, 0, 0]))], true);
+    expect_format(decode(&bytes), "invalid length byte (expected 0..=8)");
+    // A value longer than what is left of its column.
+    let bytes = build(&j, &[(1, rec(&[0], e, e, e, e, &[3, 1]))], true);
+    expect_format(decode(&bytes), "address column runs past its end");
+    // Leftover bytes after the last record.
+    let bytes = build(&j, &[(1, rec(&[0], e, e, e, e, &[0, 0]))], true);
+    expect_format(decode(&bytes), "undecoded bytes in the address column");
+    // A version this build does not know.
+    let bytes = build_version(3, &j, &[], true);
+    expect_format(
+        decode(&bytes),
+        "unsupported .apt version 3; this build reads versions 1 to 2",
+    );
+}
 #[test]
 fn trailer_errors() {
     let v = mixed_stream(100, 2);

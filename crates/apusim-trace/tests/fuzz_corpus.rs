@@ -87,6 +87,10 @@ fn generate_corpus() {
     let mut w = AptWriter::new(Vec::new(), &h).unwrap();
     w.write_all(&common::mixed_stream(3000, 4)).unwrap();
     put(&d, "valid-3000.apt", &w.finish().unwrap());
+    // The previous format version (LEB128 deltas), which readers still accept.
+    let mut w = AptWriter::with_format_version(Vec::new(), "corpus", &h, 1).unwrap();
+    w.write_all(&common::mixed_stream(3000, 4)).unwrap();
+    put(&d, "valid-v1-3000.apt", &w.finish().unwrap());
     let hlen = u32::from_le_bytes(small[12..16].try_into().unwrap()) as usize;
     let first_block = 16 + hlen + 4;
     for (name, cut) in [
@@ -106,7 +110,7 @@ fn generate_corpus() {
     c[first_block + 4] = 0xff;
     put(&d, "corrupt-count.apt", &c);
     let mut c = small.clone();
-    c[8] = 2;
+    c[8] = 99;
     put(&d, "bad-version.apt", &c);
     let mut c = small.clone();
     c[20] ^= 1;

@@ -4,7 +4,7 @@
 
 mod common;
 
-use apusim_trace::apt::{AptReader, ParallelAptReader, BLOCK_RECORDS};
+use apusim_trace::apt::{AptReader, ParallelAptReader, BLOCK_RECORDS, OLDEST_VERSION, VERSION};
 use apusim_trace::{Access, AccessSource};
 use std::io::Cursor;
 
@@ -136,10 +136,16 @@ fn damage_block(bytes: &[u8], k: usize, damage: impl FnOnce(&mut Vec<u8>)) -> Ve
 
 #[test]
 fn same_batches_then_same_error_on_damaged_records() {
-    // Damage inside a block's records (valid CRC): both readers hand out the batches decoded
-    // before the failing one, then the same error.
+    for version in OLDEST_VERSION..=VERSION {
+        same_batches_then_same_error_on_damaged_records_of(version);
+    }
+}
+
+/// Damage inside a block's records (valid CRC) of a format-`version` trace: both readers hand
+/// out the batches decoded before the failing one, then the same error.
+fn same_batches_then_same_error_on_damaged_records_of(version: u32) {
     let v = common::mixed_stream(3 * BLOCK_RECORDS, 13);
-    let bytes = common::encode(&v);
+    let bytes = common::encode_version(&v, version);
     let mut x = 0x9e37_79b9_7f4a_7c15_u64;
     let mut partial = 0;
     for case in 0..40 {

@@ -144,7 +144,7 @@ impl ParallelAptReader {
         let pool: Pool = Arc::default();
         let mut threads = Vec::with_capacity(workers + 1);
         for _ in 0..workers {
-            let decoder = BlockDecoder::new(&path)?;
+            let decoder = BlockDecoder::new(&path, header.version)?;
             let (jobs, pool) = (Arc::clone(&job_rx), Arc::clone(&pool));
             threads.push(spawn("apt-decode", move || {
                 decode_blocks(decoder, &jobs, &pool)

@@ -121,6 +121,14 @@ pub fn encode(v: &[Access]) -> Vec<u8> {
     w.finish().unwrap()
 }
 
+/// [`encode`] in `.apt` format `version`.
+pub fn encode_version(v: &[Access], version: u32) -> Vec<u8> {
+    let mut w =
+        AptWriter::with_format_version(Vec::new(), "mem.apt", &header_for(v), version).unwrap();
+    w.write_all(v).unwrap();
+    w.finish().unwrap()
+}
+
 pub fn decode(bytes: &[u8]) -> Result<Vec<Access>> {
     let mut r = AptReader::with_name(bytes, "mem.apt")?;
     collect(&mut r)
