@@ -948,9 +948,9 @@ fn read_full<R: Read>(r: &mut R, buf: &mut [u8]) -> io::Result<usize> {
     Ok(n)
 }
 
-/// Read and check the preamble (magic, version, header JSON and its CRC); returns the header
-/// and the file offset of the first block.
-fn read_preamble<R: Read>(input: &mut R, path: &Path) -> Result<(TraceHeader, u64)> {
+/// Read and check the preamble (magic, version, header JSON and its CRC); returns the header,
+/// the file offset of the first block and the delta coding of the file's version.
+fn read_preamble<R: Read>(input: &mut R, path: &Path) -> Result<(TraceHeader, u64, DeltaCoding)> {
     let fmt = |off: u64, msg: String| TraceError::format(path, off, msg);
     let mut pre = [0u8; PREAMBLE_FIXED as usize];
     let n = read_full(input, &mut pre).map_err(|e| TraceError::io(path, e))?;
@@ -971,14 +971,14 @@ fn read_preamble<R: Read>(input: &mut R, path: &Path) -> Result<(TraceHeader, u6
         ));
     }
     let version = u32::from_le_bytes([pre[8], pre[9], pre[10], pre[11]]);
-    if DeltaCoding::of_version(version).is_none() {
+    let Some(delta) = DeltaCoding::of_version(version) else {
         return Err(fmt(
             8,
             format!(
                 "unsupported .apt version {version}; this build reads versions {OLDEST_VERSION} to {VERSION}"
             ),
         ));
-    }
+    };
     let hlen = u32::from_le_bytes([pre[12], pre[13], pre[14], pre[15]]);
     if hlen > MAX_HEADER_LEN {
         return Err(fmt(
@@ -1016,7 +1016,7 @@ fn read_preamble<R: Read>(input: &mut R, path: &Path) -> Result<(TraceHeader, u6
         )
     })?;
     header.version = version;
-    Ok((header, PREAMBLE_FIXED + hlen as u64 + 4))
+    Ok((header, PREAMBLE_FIXED + hlen as u64 + 4, delta))
 }
 
 /// Where a block sits in the file and what its header declares; its payload's CRC has been
@@ -1217,11 +1217,8 @@ struct BlockDecoder {
 }
 
 impl BlockDecoder {
-    /// A decoder for the blocks of a trace of format `version` (checked by `read_preamble`).
-    fn new(path: &Path, version: u32) -> Result<BlockDecoder> {
-        let delta = DeltaCoding::of_version(version).ok_or_else(|| {
-            TraceError::format(path, 8, format!("unsupported .apt version {version}"))
-        })?;
+    /// A decoder for the blocks of a trace whose deltas are coded as `delta`.
+    fn new(path: &Path, delta: DeltaCoding) -> Result<BlockDecoder> {
         Ok(BlockDecoder {
             path: path.to_path_buf(),
             codec: Codec::new(delta),
@@ -1317,7 +1314,6 @@ impl BlockDecoder {
         );
         let raw = &self.raw[..];
         let mut c = self.cursors;
-        let mut failure = None;
         let first = self.info.records - self.left;
         let slots = &mut out[before..];
         let bad = match self.codec.delta {
@@ -1326,9 +1322,7 @@ impl BlockDecoder {
             }
             DeltaCoding::Leb128 => decode_records::<false>(&mut self.codec, raw, &mut c, slots),
         };
-        if let Some((i, msg)) = bad {
-            failure = Some(format!("record {}: {msg}", first + i));
-        }
+        let mut failure = bad.map(|(i, msg)| format!("record {}: {msg}", first + i));
         if failure.is_none() {
             failure = self.check_cursors(&c, first, n);
         }
@@ -1420,8 +1414,7 @@ impl<R: Read> AptReader<R> {
     /// Read an `.apt` stream from any reader; `name` is used in error messages.
     pub fn with_name(mut input: R, name: impl AsRef<Path>) -> Result<Self> {
         let path = name.as_ref();
-        let (header, offset) = read_preamble(&mut input, path)?;
-        let decoder = BlockDecoder::new(path, header.version)?;
+        let (header, offset, delta) = read_preamble(&mut input, path)?;
         Ok(AptReader {
             scanner: BlockScanner {
                 input,
@@ -1431,7 +1424,7 @@ impl<R: Read> AptReader<R> {
                 records: 0,
             },
             header,
-            decoder,
+            decoder: BlockDecoder::new(path, delta)?,
             comp: Vec::new(),
             records_read: 0,
             raw_bytes: 0,

@@ -136,7 +136,7 @@ impl ParallelAptReader {
         workers: usize,
     ) -> Result<Self> {
         let path = name.as_ref().to_path_buf();
-        let (header, offset) = read_preamble(&mut input, &path)?;
+        let (header, offset, delta) = read_preamble(&mut input, &path)?;
         let workers = workers.max(1);
         let (item_tx, items) = sync_channel(workers + 1);
         let (job_tx, job_rx) = sync_channel::<Job>(workers);
@@ -144,7 +144,7 @@ impl ParallelAptReader {
         let pool: Pool = Arc::default();
         let mut threads = Vec::with_capacity(workers + 1);
         for _ in 0..workers {
-            let decoder = BlockDecoder::new(&path, header.version)?;
+            let decoder = BlockDecoder::new(&path, delta)?;
             let (jobs, pool) = (Arc::clone(&job_rx), Arc::clone(&pool));
             threads.push(spawn("apt-decode", move || {
                 decode_blocks(decoder, &jobs, &pool)
