@@ -410,7 +410,8 @@ impl Codec {
         c.a += 1;
         // Whether a B byte follows changes from record to record in a way branch predictors
         // do not learn: read the byte either way and keep it or not by arithmetic (as for the
-        // stream toggle below). This and the unchecked reads made decoding 11-14% faster.
+        // stream toggle below); docs/PERFORMANCE.md (session 15) has what this and the
+        // unchecked reads gained.
         let ext = fa >> 7;
         let fb = byte_at(buf, c.b) & ext.wrapping_neg();
         c.b += ext as usize;
@@ -1348,7 +1349,7 @@ impl BlockDecoder {
         let before = out.len();
         // Decode straight into the vector's spare capacity: returning each 40-byte record and
         // pushing it cost a copy through the stack per record, and filling the slots with a
-        // placeholder first a second write.
+        // default record first cost a second write of every slot.
         out.reserve(n);
         let raw = &self.raw[..];
         let mut c = self.cursors;
@@ -1360,10 +1361,9 @@ impl BlockDecoder {
             }
             DeltaCoding::Leb128 => decode_records::<false>(&mut self.codec, raw, &mut c, slots),
         };
-        let mut failure = bad.map(|(i, msg)| format!("record {}: {msg}", first + i));
-        if failure.is_none() {
-            failure = self.check_cursors(&c, first, n);
-        }
+        let failure = bad
+            .map(|(i, msg)| format!("record {}: {msg}", first + i))
+            .or_else(|| self.check_cursors(&c, first, n));
         if let Some(msg) = failure {
             let info = self.info;
             return Err(self.err(
