@@ -1,0 +1,249 @@
+//! Instructions for the core models, built from a trace's access records.
+//!
+//! Instruction-counted CPU traces (`.apt` from the generators, lackey, ChampSim imports, CSV)
+//! stamp each access with the number of instructions retired before it (`time`). One
+//! instruction is every access that shares a time stamp, in trace order (its fetch, its loads
+//! and its stores); a gap between stamps is a run of instructions that touch no memory. Such
+//! traces carry no register dependences, so [`DepModel`] chooses them: `none` (the default)
+//! leaves every instruction independent, as Ramulator's trace-driven core does, so misses
+//! overlap as far as the ROB, LQ and MSHRs allow; `chain` makes every load depend on the
+//! previous load's data (a pointer chase, the opposite bound). docs/timing.md shows the
+//! effect of each on the same traces.
+
+use apusim_trace::{Access, AccessSource, Agent, Stream, TraceError, BATCH};
+
+/// Most accesses one instruction carries; an instruction stamped with more is continued as
+/// further instructions (counted as such).
+pub const MAX_OPS: usize = 8;
+
+/// Register number meaning "no register".
+pub const NO_REG: u8 = 0;
+
+/// One instruction, or a run of `repeat` instructions that touch no memory.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Instr {
+    /// The accesses in trace order (instruction fetches and data).
+    pub ops: [Access; MAX_OPS],
+    pub n_ops: u8,
+    /// Source and destination registers (`NO_REG` = unused).
+    pub src: [u8; 4],
+    pub dst: [u8; 2],
+    /// Instructions this record stands for: 1, or the length of a run without memory accesses.
+    pub repeat: u32,
+}
+
+const BLANK: Access = Access {
+    addr: 0,
+    pc: 0,
+    time: 0,
+    warp: 0,
+    unit: 0,
+    size: 0,
+    agent: Agent::GPU,
+    stream: Stream::Other,
+    op: apusim_trace::Op::Read,
+    flags: 0,
+};
+
+impl Instr {
+    /// `n` instructions without memory accesses.
+    pub fn plain(n: u32) -> Instr {
+        Instr {
+            ops: [BLANK; MAX_OPS],
+            n_ops: 0,
+            src: [NO_REG; 4],
+            dst: [NO_REG; 2],
+            repeat: n.max(1),
+        }
+    }
+    pub fn ops(&self) -> &[Access] {
+        &self.ops[..self.n_ops as usize]
+    }
+    /// Add an access; false if the instruction is full.
+    pub fn push(&mut self, a: Access) -> bool {
+        if (self.n_ops as usize) < MAX_OPS {
+            self.ops[self.n_ops as usize] = a;
+            self.n_ops += 1;
+            true
+        } else {
+            false
+        }
+    }
+    pub fn has_load(&self) -> bool {
+        self.ops()
+            .iter()
+            .any(|a| a.stream != Stream::CpuInstr && !a.op.is_write())
+    }
+}
+
+/// A source of instructions for one core.
+pub trait InstrSource: Send {
+    /// The next instruction record, `None` at the end of the program.
+    fn next_instr(&mut self) -> Result<Option<Instr>, TraceError>;
+}
+
+/// Register dependences for traces that carry none.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DepModel {
+    /// Every instruction is independent.
+    None,
+    /// Every load depends on the previous load (register 1 is read and written by each load).
+    Chain,
+}
+
+impl DepModel {
+    pub const NAMES: &'static [&'static str] = &["none", "chain"];
+    pub fn parse(s: &str) -> Option<DepModel> {
+        match s {
+            "none" => Some(DepModel::None),
+            "chain" => Some(DepModel::Chain),
+            _ => None,
+        }
+    }
+}
+
+/// Instructions of one agent, rebuilt from an instruction-counted access stream.
+pub struct AccessInstrs {
+    source: Box<dyn AccessSource>,
+    /// Accesses of other agents in the same input are skipped; `None` takes them all.
+    agent: Option<Agent>,
+    remap: Option<Agent>,
+    buf: Vec<Access>,
+    pos: usize,
+    done: bool,
+    /// Index of the next instruction to emit.
+    next_index: u64,
+    started: bool,
+    deps: DepModel,
+}
+
+impl AccessInstrs {
+    /// Instructions of `source`'s accesses (every access is attributed to `remap` if set).
+    pub fn new(source: Box<dyn AccessSource>, remap: Option<Agent>, deps: DepModel) -> Self {
+        AccessInstrs {
+            source,
+            agent: None,
+            remap,
+            buf: Vec::with_capacity(BATCH),
+            pos: 0,
+            done: false,
+            next_index: 0,
+            started: false,
+            deps,
+        }
+    }
+    /// Keep only the accesses of `agent` (for multi-agent inputs split per core).
+    pub fn only(mut self, agent: Agent) -> Self {
+        self.agent = Some(agent);
+        self
+    }
+
+    fn head(&mut self) -> Result<Option<Access>, TraceError> {
+        loop {
+            if self.pos < self.buf.len() {
+                let mut a = self.buf[self.pos];
+                if let Some(r) = self.remap {
+                    a.agent = r;
+                }
+                if self.agent.is_some_and(|x| x != a.agent) {
+                    self.pos += 1;
+                    continue;
+                }
+                return Ok(Some(a));
+            }
+            if self.done {
+                return Ok(None);
+            }
+            self.buf.clear();
+            self.pos = 0;
+            if !self.source.next_batch(&mut self.buf)? && self.buf.is_empty() {
+                self.done = true;
+            }
+        }
+    }
+}
+
+impl InstrSource for AccessInstrs {
+    fn next_instr(&mut self) -> Result<Option<Instr>, TraceError> {
+        let Some(first) = self.head()? else {
+            return Ok(None);
+        };
+        if !self.started {
+            self.started = true;
+            self.next_index = first.time;
+        }
+        if first.time > self.next_index {
+            let gap = (first.time - self.next_index).min(u64::from(u32::MAX));
+            self.next_index += gap;
+            return Ok(Some(Instr::plain(gap as u32)));
+        }
+        let stamp = first.time;
+        let mut ins = Instr::plain(1);
+        while let Some(a) = self.head()? {
+            if a.time != stamp || !ins.push(a) {
+                break;
+            }
+            self.pos += 1;
+        }
+        self.next_index = stamp + 1;
+        if self.deps == DepModel::Chain && ins.has_load() {
+            ins.src[0] = 1;
+            ins.dst[0] = 1;
+        }
+        Ok(Some(ins))
+    }
+}
+
+/// An instruction source over a fixed list (tests, probes).
+pub struct VecInstrs(pub std::collections::VecDeque<Instr>);
+
+impl InstrSource for VecInstrs {
+    fn next_instr(&mut self) -> Result<Option<Instr>, TraceError> {
+        Ok(self.0.pop_front())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use apusim_trace::{Op, VecSource};
+
+    fn acc(stream: Stream, op: Op, addr: u64, time: u64) -> Access {
+        Access::new(Agent::cpu(0), stream, op, addr, 8).with_time(time)
+    }
+
+    #[test]
+    fn groups_by_stamp_and_fills_gaps() {
+        let v = vec![
+            acc(Stream::CpuInstr, Op::Read, 0x400, 0),
+            acc(Stream::CpuData, Op::Read, 0x1000, 0),
+            acc(Stream::CpuData, Op::Write, 0x2000, 3),
+            acc(Stream::CpuData, Op::Read, 0x3000, 4),
+        ];
+        let mut s = AccessInstrs::new(Box::new(VecSource::new(v)), None, DepModel::Chain);
+        let a = s.next_instr().unwrap().unwrap();
+        assert_eq!((a.n_ops, a.repeat, a.src[0]), (2, 1, 1));
+        let gap = s.next_instr().unwrap().unwrap();
+        assert_eq!((gap.n_ops, gap.repeat), (0, 2));
+        let st = s.next_instr().unwrap().unwrap();
+        assert_eq!(
+            (st.n_ops, st.src[0]),
+            (1, NO_REG),
+            "a store alone has no load dependence"
+        );
+        let ld = s.next_instr().unwrap().unwrap();
+        assert_eq!(ld.ops()[0].addr, 0x3000);
+        assert!(s.next_instr().unwrap().is_none());
+    }
+
+    #[test]
+    fn an_overfull_stamp_continues_as_another_instruction() {
+        let v: Vec<Access> = (0..MAX_OPS as u64 + 3)
+            .map(|i| acc(Stream::CpuData, Op::Read, i * 64, 7))
+            .collect();
+        let mut s = AccessInstrs::new(Box::new(VecSource::new(v)), None, DepModel::None);
+        assert_eq!(s.next_instr().unwrap().unwrap().n_ops as usize, MAX_OPS);
+        assert_eq!(s.next_instr().unwrap().unwrap().n_ops, 3);
+        assert!(s.next_instr().unwrap().is_none());
+    }
+}

@@ -1,0 +1,263 @@
+//! On-chip networks: how long a message takes from one stop to another.
+//!
+//! Every agent (CPU core, GPU), LLC bank and memory controller has a stop. A message sent
+//! from a stop at some tick arrives at another stop at the tick [`Network::send`] returns;
+//! messages are sent in time order (the engine sends them from its event loop), so the links
+//! they reserve are claimed in the order real traffic would claim them.
+//!
+//! - `ring` (drp §3, gpu-access-criticality Table 1): a bidirectional ring, one hop per
+//!   `hop_cycles`; a message takes the shorter direction (clockwise on a tie) and each
+//!   directed link carries one message per cycle, so a message waits for a link another
+//!   message holds. Stops are in the order cores, GPU, LLC banks, memory controllers.
+//! - `fixed` (tap Table 4: "20-cycle fixed latency, at most 1 req/cycle"): every message
+//!   takes `latency_cycles`, and the network accepts `per_cycle` messages per cycle in all.
+
+use crate::{Domain, Tick, TimingError};
+use apusim_registry::{Entry, ParamKind, ParamSpec, Params};
+
+/// A stop on the network.
+pub type Stop = usize;
+
+pub enum Network {
+    Ring(Ring),
+    Fixed(Fixed),
+}
+
+pub struct Ring {
+    hop: Tick,
+    /// Next free tick of each directed link: `cw[i]` goes i → i+1, `ccw[i]` goes i → i−1.
+    cw: Vec<Tick>,
+    ccw: Vec<Tick>,
+    /// Messages and link-cycles waited (for reports).
+    pub messages: u64,
+    pub hops: u64,
+    pub wait: Tick,
+}
+
+pub struct Fixed {
+    latency: Tick,
+    slot: Tick,
+    per_cycle: u64,
+    cur_slot: u64,
+    used: u64,
+    pub messages: u64,
+    pub wait: Tick,
+}
+
+impl Network {
+    /// Send a message from `from` to `to` at tick `at`; returns its arrival tick.
+    pub fn send(&mut self, from: Stop, to: Stop, at: Tick) -> Tick {
+        match self {
+            Network::Ring(r) => r.send(from, to, at),
+            Network::Fixed(f) => f.send(at),
+        }
+    }
+    /// The uncontended latency from `from` to `to` (for probes and reports).
+    pub fn base_latency(&self, from: Stop, to: Stop) -> Tick {
+        match self {
+            Network::Ring(r) => r.hop * r.hops_between(from, to).0 as Tick,
+            Network::Fixed(f) => f.latency,
+        }
+    }
+    /// (messages, ticks spent waiting for a link or slot).
+    pub fn counters(&self) -> (u64, Tick) {
+        match self {
+            Network::Ring(r) => (r.messages, r.wait),
+            Network::Fixed(f) => (f.messages, f.wait),
+        }
+    }
+}
+
+impl Ring {
+    /// Hops and direction (true = clockwise) from `from` to `to`.
+    fn hops_between(&self, from: Stop, to: Stop) -> (usize, bool) {
+        let n = self.cw.len();
+        let cw = (to + n - from) % n;
+        let ccw = (from + n - to) % n;
+        if cw <= ccw {
+            (cw, true)
+        } else {
+            (ccw, false)
+        }
+    }
+
+    fn send(&mut self, from: Stop, to: Stop, at: Tick) -> Tick {
+        let n = self.cw.len();
+        let (hops, clockwise) = self.hops_between(from % n, to % n);
+        self.messages += 1;
+        self.hops += hops as u64;
+        let mut t = at;
+        let mut s = from % n;
+        for _ in 0..hops {
+            let link = if clockwise {
+                &mut self.cw[s]
+            } else {
+                &mut self.ccw[s]
+            };
+            let start = t.max(*link);
+            self.wait += start - t;
+            *link = start + self.hop;
+            t = start + self.hop;
+            s = if clockwise {
+                (s + 1) % n
+            } else {
+                (s + n - 1) % n
+            };
+        }
+        t
+    }
+}
+
+impl Fixed {
+    fn send(&mut self, at: Tick) -> Tick {
+        self.messages += 1;
+        // The network's cycles are slots; a message takes the first slot at or after `at` that
+        // still has room.
+        let c = at.div_ceil(self.slot);
+        if c > self.cur_slot {
+            self.cur_slot = c;
+            self.used = 0;
+        }
+        if self.used >= self.per_cycle {
+            self.cur_slot += 1;
+            self.used = 0;
+        }
+        self.used += 1;
+        let start = (self.cur_slot * self.slot).max(at);
+        self.wait += start - at;
+        start + self.latency
+    }
+}
+
+/// The constructor of a registered network: validated parameters, the network's clock, the
+/// number of stops.
+pub type BuildNetwork = fn(&Params, Domain, usize) -> Network;
+
+const RING_PARAMS: &[ParamSpec] = &[ParamSpec {
+    name: "hop_cycles",
+    kind: ParamKind::Int { min: 1, max: 1000 },
+    default: "1",
+    unit: "cycles",
+    doc: "cycles per hop (drp §3: a single-cycle hop)",
+}];
+
+const FIXED_PARAMS: &[ParamSpec] = &[
+    ParamSpec {
+        name: "latency_cycles",
+        kind: ParamKind::Int {
+            min: 0,
+            max: 100_000,
+        },
+        default: "20",
+        unit: "cycles",
+        doc: "latency of every message (tap Table 4: 20)",
+    },
+    ParamSpec {
+        name: "per_cycle",
+        kind: ParamKind::Int { min: 1, max: 1024 },
+        default: "1",
+        unit: "messages/cycle",
+        doc: "messages the network accepts per cycle (tap Table 4: 1)",
+    },
+];
+
+fn build_ring(p: &Params, d: Domain, stops: usize) -> Network {
+    let n = stops.max(1);
+    Network::Ring(Ring {
+        hop: d.cycles(p.int("hop_cycles")),
+        cw: vec![0; n],
+        ccw: vec![0; n],
+        messages: 0,
+        hops: 0,
+        wait: 0,
+    })
+}
+
+fn build_fixed(p: &Params, d: Domain, _stops: usize) -> Network {
+    Network::Fixed(Fixed {
+        latency: d.cycles(p.int("latency_cycles")),
+        slot: d.period,
+        per_cycle: p.int("per_cycle"),
+        cur_slot: 0,
+        used: 0,
+        messages: 0,
+        wait: 0,
+    })
+}
+
+/// The registered on-chip networks.
+pub const REGISTRY: &[Entry<BuildNetwork>] = &[
+    Entry {
+        name: "ring",
+        description: "bidirectional ring, one stop per core, GPU, LLC bank and memory controller; link contention",
+        paper: "drp §3; gpu-access-criticality Table 1",
+        params: RING_PARAMS,
+        build: build_ring,
+    },
+    Entry {
+        name: "fixed",
+        description: "fixed-latency network accepting a bounded number of messages per cycle",
+        paper: "tap Table 4",
+        params: FIXED_PARAMS,
+        build: build_fixed,
+    },
+];
+
+/// Build the network `name` with user parameters `given`.
+pub fn build(
+    name: &str,
+    given: &toml::Table,
+    domain: Domain,
+    stops: usize,
+) -> Result<Network, TimingError> {
+    let e = apusim_registry::find(REGISTRY, "network", name)?;
+    let p = e.params(given)?;
+    Ok((e.build)(&p, domain, stops))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ring(stops: usize) -> Network {
+        build("ring", &toml::Table::new(), Domain::new(10), stops).unwrap()
+    }
+
+    #[test]
+    fn ring_takes_the_shorter_direction() {
+        let r = ring(8);
+        assert_eq!(r.base_latency(0, 1), 10);
+        assert_eq!(r.base_latency(0, 7), 10);
+        assert_eq!(r.base_latency(0, 4), 40);
+        assert_eq!(r.base_latency(6, 1), 30);
+    }
+
+    #[test]
+    fn ring_links_carry_one_message_per_cycle() {
+        let mut r = ring(8);
+        assert_eq!(r.send(0, 2, 0), 20);
+        // The second message waits a cycle on link 0→1, then follows one cycle behind.
+        assert_eq!(r.send(0, 2, 0), 30);
+        // The opposite direction is free.
+        assert_eq!(r.send(2, 0, 0), 20);
+        assert_eq!(r.counters(), (3, 10));
+    }
+
+    #[test]
+    fn fixed_network_accepts_per_cycle_messages() {
+        let mut f = build("fixed", &toml::Table::new(), Domain::new(10), 4).unwrap();
+        assert_eq!(f.send(0, 1, 0), 200);
+        assert_eq!(f.send(0, 1, 0), 210, "one message per cycle");
+        assert_eq!(f.send(2, 3, 5), 220);
+        assert_eq!(f.send(2, 3, 100), 300);
+        assert_eq!(f.base_latency(0, 3), 200);
+    }
+
+    #[test]
+    fn every_declared_default_is_valid() {
+        for e in REGISTRY {
+            e.params(&toml::Table::new())
+                .unwrap_or_else(|err| panic!("{}: {err}", e.name));
+        }
+    }
+}
