@@ -7,6 +7,7 @@ mod cli_dram;
 mod cli_gpu;
 mod cli_oracle;
 mod cli_render;
+mod cli_sim;
 mod cli_study;
 mod cli_workloads;
 mod inputs;
@@ -36,6 +37,8 @@ enum Command {
     Demo(DemoArgs),
     /// Run traces through a configured hierarchy (functional, untimed).
     Run(RunArgs),
+    /// Timed run: cores, caches, ring, LLC and DRAM on one clock; IPC per core.
+    Sim(cli_sim::SimArgs),
     /// List the LLC policies.
     Policies,
     /// List the built-in system presets, or show one as TOML.
@@ -129,6 +132,49 @@ impl SystemArgs {
     }
 }
 
+/// Where `--mix` traces are cached.
+#[derive(Args)]
+struct CacheArgs {
+    /// Directory of cached --mix traces (default: $APUSIM_CACHE_DIR, $XDG_CACHE_HOME/apusim
+    /// or ~/.cache/apusim).
+    #[arg(long)]
+    cache_dir: Option<PathBuf>,
+    /// Generate --mix traces on the fly; read and write no cache.
+    #[arg(long, conflicts_with = "cache_dir")]
+    no_cache: bool,
+}
+
+/// The inputs of `run` and `sim`: trace files, or the jobs of a named mix.
+fn run_inputs(
+    traces: &[String],
+    mix: Option<&str>,
+    scale: u64,
+    cache: &CacheArgs,
+    seed: u64,
+) -> Result<Box<dyn apusim_sim::Inputs>> {
+    Ok(match mix {
+        Some(m) => {
+            if apusim_workloads::mixes::mix(m).is_none() {
+                bail!("unknown mix `{m}` (see `apusim mixes`)");
+            }
+            Box::new(apusim_experiments::jobs::JobInputs::mix(
+                m,
+                scale.max(1),
+                seed,
+                if cache.no_cache {
+                    None
+                } else {
+                    cache
+                        .cache_dir
+                        .clone()
+                        .or_else(apusim_experiments::jobs::default_cache_dir)
+                },
+            )?)
+        }
+        None => Box::new(inputs::TraceInputs::parse(traces)?),
+    })
+}
+
 #[derive(Args)]
 struct OutputArgs {
     /// Write every counter as JSON to this file.
@@ -197,13 +243,8 @@ struct RunArgs {
     /// process `scale ×` their default elements, rendering jobs render `scale` frames.
     #[arg(long, default_value_t = 1)]
     scale: u64,
-    /// Directory of cached --mix traces (default: $APUSIM_CACHE_DIR, $XDG_CACHE_HOME/apusim
-    /// or ~/.cache/apusim).
-    #[arg(long)]
-    cache_dir: Option<PathBuf>,
-    /// Generate --mix traces on the fly; read and write no cache.
-    #[arg(long, conflicts_with = "cache_dir")]
-    no_cache: bool,
+    #[command(flatten)]
+    cache: CacheArgs,
     /// LLC policy, or a comma-separated list to compare (run in parallel; `all` and
     /// `baselines` expand).
     #[arg(long, value_delimiter = ',')]
@@ -265,6 +306,7 @@ fn dispatch(cli: Cli) -> Result<()> {
     match cli.command {
         Command::Demo(a) => demo(a),
         Command::Run(a) => run(a),
+        Command::Sim(a) => cli_sim::run(a),
         Command::Policies => {
             print!("{}", policies_table());
             Ok(())
@@ -391,35 +433,21 @@ fn demo(a: DemoArgs) -> Result<()> {
     print_results(&cfg, &inputs, &results, &a.output, false)
 }
 
+/// A `--policy` list with `all` and `baselines` expanded, or the configured policy.
+fn policy_list_or_configured(given: Option<&[String]>, cfg: &SystemConfig) -> Vec<String> {
+    match given {
+        Some(_) => policy_list(given, cfg),
+        None => vec![cfg.llc.policy.clone()],
+    }
+}
+
 fn run(a: RunArgs) -> Result<()> {
     let cfg = a.system.load()?;
-    let names = a
-        .policy
-        .clone()
-        .unwrap_or_else(|| vec![cfg.llc.policy.clone()]);
+    let names = policy_list_or_configured(a.policy.as_deref(), &cfg);
     if a.cachegrind && !cfg.cachegrind {
         bail!("--cachegrind output needs the cachegrind model: use --preset cachegrind");
     }
-    let inputs: Box<dyn apusim_sim::Inputs> = match &a.mix {
-        Some(m) => {
-            if apusim_workloads::mixes::mix(m).is_none() {
-                bail!("unknown mix `{m}` (see `apusim mixes`)");
-            }
-            Box::new(apusim_experiments::jobs::JobInputs::mix(
-                m,
-                a.scale.max(1),
-                cfg.seed,
-                if a.no_cache {
-                    None
-                } else {
-                    a.cache_dir
-                        .clone()
-                        .or_else(apusim_experiments::jobs::default_cache_dir)
-                },
-            )?)
-        }
-        None => Box::new(inputs::TraceInputs::parse(&a.traces)?),
-    };
+    let inputs = run_inputs(&a.traces, a.mix.as_deref(), a.scale, &a.cache, cfg.seed)?;
     let inputs = &*inputs;
     let opts = RunOptions {
         progress: true,

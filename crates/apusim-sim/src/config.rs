@@ -36,6 +36,12 @@ pub struct LevelConfig {
     /// Render caches that overwrite whole lines (color, depth) do not.
     #[serde(default = "yes")]
     pub fetch_on_write: bool,
+    /// Lookup latency in cycles of the agent's clock (timed runs; see [`LevelTiming`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub latency: Option<u32>,
+    /// Miss-status holding registers per instance (timed runs).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mshrs: Option<u32>,
 }
 
 fn yes() -> bool {
@@ -106,6 +112,12 @@ pub struct LlcConfig {
     /// Named numeric policy parameters.
     #[serde(default)]
     pub params: BTreeMap<String, f64>,
+    /// Lookup latency in cycles of the uncore clock (timed runs).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub latency: Option<u32>,
+    /// Miss-status holding registers per bank (timed runs).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mshrs: Option<u32>,
 }
 
 /// A whole system.
@@ -130,6 +142,9 @@ pub struct SystemConfig {
     #[serde(default)]
     pub gpu: GpuConfig,
     pub llc: LlcConfig,
+    /// The timed machine (`apusim sim`): core model, network, DRAM.
+    #[serde(default)]
+    pub timing: crate::timed::TimingConfig,
 }
 
 fn default_seed() -> u64 {
@@ -260,7 +275,8 @@ impl SystemConfig {
                 );
             }
         }
-        self.check_gpu_chains_acyclic()
+        self.check_gpu_chains_acyclic()?;
+        self.timing.validate(self)
     }
 
     fn check_gpu_chains_acyclic(&self) -> Result<()> {
@@ -323,6 +339,8 @@ impl GpuCacheConfig {
             write_back: self.write_back,
             write_allocate: self.write_allocate,
             fetch_on_write: self.fetch_on_write,
+            latency: None,
+            mshrs: None,
         }
     }
 }

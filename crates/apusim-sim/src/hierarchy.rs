@@ -52,6 +52,13 @@ impl Store {
             Store::Bypass(c) => c.access(req),
         }
     }
+    fn probe(&self, addr: u64) -> bool {
+        match self {
+            Store::Scan(c) => c.probe(addr),
+            Store::Hashed(c) => c.probe(addr),
+            Store::Bypass(c) => c.probe(addr),
+        }
+    }
     fn invalidate(&mut self, addr: u64) -> Option<LineMeta> {
         match self {
             Store::Scan(c) => c.invalidate(addr),
@@ -131,6 +138,26 @@ struct Level {
     line_bits: u32,
     fetch_on_write: bool,
     next: Target,
+    /// Levels between this one and the agent (0 for the level an access enters first).
+    depth: u8,
+}
+
+/// Depth reported by [`Hierarchy::take_depth`] for an access that went on to the LLC.
+pub const LLC_DEPTH: u8 = u8::MAX;
+
+/// What the timed system takes from the hierarchy instead of letting it reach the LLC and
+/// memory at once (see [`Hierarchy::set_deferred`]).
+#[derive(Default)]
+struct Deferred {
+    on: bool,
+    /// Set while [`Hierarchy::llc_access`] runs: requests to the LLC are served, not deferred.
+    at_llc: bool,
+    /// Requests that left the private levels for the LLC, in the order they left.
+    to_llc: Vec<Access>,
+    /// Requests that left the LLC for memory, in order.
+    to_memory: Vec<Access>,
+    /// Deepest level a non-writeback request of the current access reached.
+    depth: u8,
 }
 
 /// The hierarchy of one system with LLC policy `P`.
@@ -151,6 +178,7 @@ pub struct Hierarchy<P: Policy> {
     clamp: u16,
     /// Study switches at the LLC (`None` when all are off, the common case).
     study: Option<LlcStudy>,
+    deferred: Deferred,
 }
 
 impl<P: Policy> Hierarchy<P> {
@@ -245,7 +273,124 @@ impl<P: Policy> Hierarchy<P> {
             cachegrind: cfg.cachegrind,
             clamp: min_line.min(u16::MAX as u32) as u16,
             study: None,
-        })
+            deferred: Deferred::default(),
+        }
+        .with_depths())
+    }
+
+    /// Number each level by its distance from the agents: entry levels 0, the level they miss
+    /// into 1, and so on.
+    fn with_depths(mut self) -> Self {
+        let entries: Vec<Target> = self
+            .cpu_entry
+            .iter()
+            .chain(self.gpu_entry.iter())
+            .copied()
+            .collect();
+        for e in entries {
+            let (mut t, mut d) = (e, 0u8);
+            while let Target::Level(i) = t {
+                let l = &mut self.levels[i];
+                l.depth = l.depth.max(d);
+                t = l.next;
+                d = d.saturating_add(1);
+            }
+        }
+        self
+    }
+
+    /// Timed mode: requests leaving the private levels for the LLC, and the LLC's requests to
+    /// memory, are collected instead of served at once; the timed system delivers the first
+    /// to the LLC with [`Hierarchy::llc_access`] when they arrive there, and the second to
+    /// DRAM. State changes of the private levels happen when the agent accesses them, the
+    /// LLC's when a request reaches it.
+    pub fn set_deferred(&mut self, on: bool) {
+        self.deferred.on = on;
+    }
+
+    /// The deepest level the last access's demand (not its write-backs) reached: 0 for the
+    /// level it entered, 1 for the one below, ..., [`LLC_DEPTH`] if it went on to the LLC.
+    /// Resets it for the next access.
+    pub fn take_depth(&mut self) -> u8 {
+        std::mem::take(&mut self.deferred.depth)
+    }
+
+    /// Requests that left for the LLC since the last call (timed mode), in order.
+    pub fn drain_to_llc(&mut self, out: &mut Vec<Access>) {
+        out.append(&mut self.deferred.to_llc);
+    }
+
+    /// Requests that left the LLC for memory since the last call (timed mode), in order.
+    pub fn drain_to_memory(&mut self, out: &mut Vec<Access>) {
+        out.append(&mut self.deferred.to_memory);
+    }
+
+    /// Serve a request that has arrived at the LLC (timed mode): the LLC's lookup, fill,
+    /// eviction, back-invalidation of private copies, and requests to memory (collected).
+    pub fn llc_access(&mut self, req: &Access) -> Result<()> {
+        self.deferred.at_llc = true;
+        let r = self.send(Target::Llc, req);
+        self.deferred.at_llc = false;
+        r
+    }
+
+    /// Would `req` (a single-line access) miss the level it enters first? Changes nothing.
+    pub fn misses_first_level(&self, req: &Access) -> bool {
+        match self.entry_of(req) {
+            Target::Level(i) => !self.store_of(i, req).probe(req.addr),
+            Target::Llc => !self.llc.probe(req.addr),
+            Target::Memory => true,
+        }
+    }
+
+    /// Would `req` miss every private level down to the LLC? Changes nothing.
+    pub fn misses_private_levels(&self, req: &Access) -> bool {
+        let mut t = self.entry_of(req);
+        while let Target::Level(i) = t {
+            if self.store_of(i, req).probe(req.addr) {
+                return false;
+            }
+            t = self.levels[i].next;
+        }
+        true
+    }
+
+    /// Is the line of `addr` in the LLC?
+    pub fn llc_holds(&self, addr: u64) -> bool {
+        self.llc.probe(addr)
+    }
+
+    /// Line-size bits of the level `req` enters first.
+    pub fn entry_line_bits(&self, req: &Access) -> u32 {
+        self.bits_of(self.entry_of(req))
+    }
+
+    /// Line-size bits of the LLC.
+    pub fn llc_line_bits(&self) -> u32 {
+        self.llc_line_bits
+    }
+
+    #[inline]
+    fn entry_of(&self, req: &Access) -> Target {
+        if req.agent.is_cpu() {
+            self.cpu_entry[(req.stream != Stream::CpuInstr) as usize]
+        } else {
+            self.gpu_entry[req.stream as usize]
+        }
+    }
+
+    fn store_of(&self, i: usize, req: &Access) -> &Store {
+        let level = &self.levels[i];
+        let n = level.instances.len();
+        let inst = if n == 1 {
+            0
+        } else {
+            match level.owner {
+                Owner::PerCore => req.agent.cpu_index().unwrap_or(0) % n,
+                Owner::PerUnit => req.unit as usize % n,
+            }
+        };
+        &level.instances[inst]
     }
 
     /// Turn on the study switches of `opts` (see [`crate::study`]).
@@ -294,11 +439,7 @@ impl<P: Policy> Hierarchy<P> {
         if req.size == 0 {
             req.size = 1;
         }
-        let entry = if req.agent.is_cpu() {
-            self.cpu_entry[(req.stream != Stream::CpuInstr) as usize]
-        } else {
-            self.gpu_entry[req.stream as usize]
-        };
+        let entry = self.entry_of(&req);
         if self.cachegrind {
             if req.stream != Stream::CpuInstr {
                 req.size = req.size.min(self.clamp);
@@ -359,10 +500,27 @@ impl<P: Policy> Hierarchy<P> {
         let bits = match t {
             Target::Memory => {
                 self.memory.of(req).record(req.op, false);
+                if self.deferred.on {
+                    self.deferred.to_memory.push(*req);
+                }
                 return Ok(());
             }
-            Target::Llc => self.llc_line_bits,
-            Target::Level(i) => self.levels[i].line_bits,
+            Target::Llc => {
+                if self.deferred.on && !self.deferred.at_llc {
+                    if req.op != Op::Writeback {
+                        self.deferred.depth = LLC_DEPTH;
+                    }
+                    self.deferred.to_llc.push(*req);
+                    return Ok(());
+                }
+                self.llc_line_bits
+            }
+            Target::Level(i) => {
+                if self.deferred.on && req.op != Op::Writeback {
+                    self.deferred.depth = self.deferred.depth.max(self.levels[i].depth);
+                }
+                self.levels[i].line_bits
+            }
         };
         let next = self.next_of(t);
         if t == Target::Llc && self.study.is_some() {
@@ -694,6 +852,7 @@ fn build_level(
         line_bits: g.line.trailing_zeros(),
         fetch_on_write: lc.fetch_on_write,
         next,
+        depth: 0,
     })
 }
 

@@ -19,6 +19,7 @@ pub mod report;
 pub mod run;
 pub mod stats;
 pub mod study;
+pub mod timed;
 
 pub use config::SystemConfig;
 pub use hierarchy::Hierarchy;

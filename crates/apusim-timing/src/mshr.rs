@@ -16,6 +16,8 @@ pub const UNKNOWN: Tick = Tick::MAX;
 pub struct Entry {
     pub line: u64,
     pub ready: Tick,
+    /// When the first access asked for the line.
+    pub since: Tick,
     /// (who, token) of each access waiting for the line.
     pub waiters: Vec<(u32, Token)>,
 }
@@ -72,20 +74,24 @@ impl Mshrs {
     }
 
     /// Add an entry (the caller checked `is_full` and `contains`).
-    pub fn insert(&mut self, line: u64, ready: Tick, waiter: Option<(u32, Token)>) {
+    pub fn insert(&mut self, line: u64, since: Tick, ready: Tick, waiter: Option<(u32, Token)>) {
         self.entries.push(Entry {
             line,
             ready,
+            since,
             waiters: waiter.into_iter().collect(),
         });
     }
 
-    /// The line arrived at `at`: remove its entry and return its waiters.
-    pub fn fill(&mut self, line: u64) -> Vec<(u32, Token)> {
-        match self.entries.iter().position(|e| e.line == line) {
-            Some(i) => self.entries.swap_remove(i).waiters,
-            None => Vec::new(),
-        }
+    /// The line arrived: remove its entry and return it.
+    pub fn fill(&mut self, line: u64) -> Option<Entry> {
+        let i = self.entries.iter().position(|e| e.line == line)?;
+        Some(self.entries.swap_remove(i))
+    }
+
+    /// The entry waited for longest (for deadlock reports).
+    pub fn oldest(&self) -> Option<&Entry> {
+        self.entries.iter().min_by_key(|e| e.since)
     }
 }
 
@@ -96,8 +102,8 @@ mod tests {
     #[test]
     fn entries_merge_expire_and_fill() {
         let mut m = Mshrs::new(2);
-        m.insert(1, 100, None);
-        m.insert(2, UNKNOWN, Some((0, 7)));
+        m.insert(1, 0, 100, None);
+        m.insert(2, 0, UNKNOWN, Some((0, 7)));
         assert!(m.is_full());
         m.get_mut(2).unwrap().waiters.push((0, 8));
         m.expire(99);
@@ -105,7 +111,7 @@ mod tests {
         m.expire(100);
         assert_eq!(m.len(), 1, "the known arrival has passed");
         assert_eq!(m.earliest_known(), None);
-        assert_eq!(m.fill(2), vec![(0, 7), (0, 8)]);
+        assert_eq!(m.fill(2).unwrap().waiters, vec![(0, 7), (0, 8)]);
         assert!(m.is_empty());
     }
 }

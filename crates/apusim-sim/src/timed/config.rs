@@ -1,0 +1,207 @@
+//! The `[timing]` section of a system configuration, and each level's timing.
+
+use crate::config::SystemConfig;
+use anyhow::{bail, Context, Result};
+use serde::{Deserialize, Serialize};
+
+/// A registered model and its parameters (`model = "ooo"` plus the model's own keys).
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct ModelConfig {
+    /// The model's registered name; empty selects the default (`ooo` cores, `ring` network).
+    #[serde(default)]
+    pub model: String,
+    #[serde(flatten)]
+    pub params: toml::Table,
+}
+
+impl ModelConfig {
+    fn named(model: &str) -> ModelConfig {
+        ModelConfig {
+            model: model.into(),
+            params: toml::Table::new(),
+        }
+    }
+}
+
+/// How the timed machine is built (`apusim sim`); functional runs ignore it.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct TimingConfig {
+    /// The CPU core model (`apusim_timing::core::REGISTRY`) and its parameters.
+    #[serde(default = "default_core")]
+    pub core: ModelConfig,
+    /// The on-chip network (`apusim_timing::network::REGISTRY`) and its parameters.
+    #[serde(default = "default_network")]
+    pub network: ModelConfig,
+    /// Register dependences for traces that carry none: `none` or `chain`
+    /// (`apusim_timing::instr::DepModel`).
+    #[serde(default = "default_deps")]
+    pub deps: String,
+    /// Clock of the network and the LLC in MHz; 0 runs them at the CPU clock.
+    #[serde(default)]
+    pub uncore_clock_mhz: u32,
+    /// The DRAM behind the LLC: an `apusim dram --list-presets` name.
+    #[serde(default = "default_dram")]
+    pub dram: String,
+    /// `key=value` overrides of the DRAM preset (as `apusim dram --set`).
+    #[serde(default)]
+    pub dram_set: Vec<String>,
+    /// Deadlock watchdog: a run stops with an error naming the oldest outstanding request
+    /// when no request completes for this many CPU cycles while some are outstanding.
+    #[serde(default = "default_watchdog")]
+    pub watchdog_cycles: u64,
+}
+
+fn default_core() -> ModelConfig {
+    ModelConfig::named("ooo")
+}
+fn default_network() -> ModelConfig {
+    ModelConfig::named("ring")
+}
+fn default_deps() -> String {
+    "none".into()
+}
+fn default_dram() -> String {
+    "ddr3-2133-14-2ch".into()
+}
+fn default_watchdog() -> u64 {
+    10_000_000
+}
+
+impl Default for TimingConfig {
+    fn default() -> Self {
+        TimingConfig {
+            core: default_core(),
+            network: default_network(),
+            deps: default_deps(),
+            uncore_clock_mhz: 0,
+            dram: default_dram(),
+            dram_set: Vec::new(),
+            watchdog_cycles: default_watchdog(),
+        }
+    }
+}
+
+/// Largest latency accepted, in cycles (a latency beyond it is a typo, and would overflow
+/// the tick arithmetic of long runs).
+pub const MAX_LATENCY: u32 = 1_000_000;
+/// Largest MSHR count accepted.
+pub const MAX_MSHRS: u32 = 65_536;
+
+/// Latency and MSHRs of one level, with the defaults of ChampSim's default configuration
+/// where the configuration gives none.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LevelTiming {
+    pub latency: u32,
+    pub mshrs: u32,
+}
+
+impl TimingConfig {
+    /// The core model's name (`ooo` unless given).
+    pub fn core_model(&self) -> &str {
+        if self.core.model.is_empty() {
+            "ooo"
+        } else {
+            &self.core.model
+        }
+    }
+    /// The network's name (`ring` unless given).
+    pub fn network_model(&self) -> &str {
+        if self.network.model.is_empty() {
+            "ring"
+        } else {
+            &self.network.model
+        }
+    }
+
+    /// The DRAM configuration (preset plus overrides).
+    pub fn dram_config(&self) -> Result<apusim_dram::DramConfig> {
+        let mut d = apusim_dram::presets::preset(&self.dram)
+            .with_context(|| format!("timing.dram = `{}`", self.dram))?;
+        for o in &self.dram_set {
+            let (k, v) = o
+                .split_once('=')
+                .with_context(|| format!("timing.dram_set: `{o}` is not key=value"))?;
+            d.apply_override(k.trim(), v.trim())
+                .with_context(|| format!("timing.dram_set: `{o}`"))?;
+        }
+        d.validate().context("timing.dram")?;
+        Ok(d)
+    }
+
+    /// Check everything a timed run will use, naming the key.
+    pub fn validate(&self, cfg: &SystemConfig) -> Result<()> {
+        let core = apusim_registry::find(
+            apusim_timing::core::REGISTRY,
+            "core model",
+            self.core_model(),
+        )
+        .context("timing.core.model")?;
+        core.params(&self.core.params).context(
+            "timing.core (to switch models, replace the table: --set 'timing.core={model=\"NAME\"}')",
+        )?;
+        let net = apusim_registry::find(
+            apusim_timing::network::REGISTRY,
+            "network",
+            self.network_model(),
+        )
+        .context("timing.network.model")?;
+        net.params(&self.network.params).context(
+            "timing.network (to switch models, replace the table: --set 'timing.network={model=\"NAME\"}')",
+        )?;
+        if apusim_timing::DepModel::parse(&self.deps).is_none() {
+            bail!(
+                "timing.deps = `{}`: expected one of {}",
+                self.deps,
+                apusim_timing::DepModel::NAMES.join(", ")
+            );
+        }
+        if self.watchdog_cycles == 0 {
+            bail!("timing.watchdog_cycles must be at least 1");
+        }
+        self.dram_config()?;
+        for (name, l) in cfg.cpu_levels() {
+            check_level(&format!("cpu.{name}"), l.latency, l.mshrs)?;
+        }
+        check_level("llc", cfg.llc.latency, cfg.llc.mshrs)?;
+        Ok(())
+    }
+
+    /// The timing of CPU level `name` (`l1i`, `l1d`, `l2`) or `llc`.
+    pub fn level(cfg: &SystemConfig, name: &str) -> LevelTiming {
+        let (lat, mshrs, d_lat, d_mshrs) = match name {
+            "llc" => (cfg.llc.latency, cfg.llc.mshrs, 20, 64),
+            n => {
+                let l = cfg
+                    .cpu_levels()
+                    .into_iter()
+                    .find(|(x, _)| *x == n)
+                    .map(|x| x.1);
+                let (dl, dm) = match n {
+                    "l1i" => (4, 8),
+                    "l1d" => (5, 16),
+                    _ => (10, 32),
+                };
+                (l.and_then(|l| l.latency), l.and_then(|l| l.mshrs), dl, dm)
+            }
+        };
+        LevelTiming {
+            latency: lat.unwrap_or(d_lat),
+            mshrs: mshrs.unwrap_or(d_mshrs),
+        }
+    }
+}
+
+fn check_level(key: &str, latency: Option<u32>, mshrs: Option<u32>) -> Result<()> {
+    if let Some(l) = latency {
+        if l > MAX_LATENCY {
+            bail!("{key}.latency = {l}: above the maximum of {MAX_LATENCY} cycles");
+        }
+    }
+    if let Some(m) = mshrs {
+        if m == 0 || m > MAX_MSHRS {
+            bail!("{key}.mshrs = {m}: expected 1..={MAX_MSHRS}");
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,599 @@
+//! The timed memory side: private levels, network, LLC banks and DRAM on one clock.
+//!
+//! State lives in the functional [`Hierarchy`] (deferred mode), so hit/miss decisions are
+//! the functional ones: a core's access updates its private levels when the core makes it;
+//! a request that leaves them travels the network and updates the LLC when it arrives at
+//! its bank; a request the LLC sends to memory enters the DRAM model when it arrives at the
+//! controller. Timing is layered on top:
+//!
+//! - **Private levels**: an access that hits the level it enters costs that level's latency;
+//!   a hit in the level below adds that level's latency; a miss of both leaves for the LLC
+//!   after both lookups. Each first level has [`Mshrs`]: a later access to a line still on its
+//!   way merges and waits for it, and an access that would miss with every MSHR busy is
+//!   refused ([`Issue::Busy`]) until one frees; the L2's MSHRs bound the core's requests
+//!   outstanding at the LLC.
+//! - **Network**: requests and responses cross the [`Network`] between the core's stop, the
+//!   LLC bank of the line (lines interleave over banks) and the memory controller.
+//! - **LLC banks**: one lookup per uncore cycle per bank, answered after the LLC latency; a
+//!   miss holds one of the bank's MSHRs until its line returns from DRAM, and a request to a
+//!   line already on its way merges. A miss finding every MSHR busy waits in the bank.
+//! - **DRAM**: `apusim-dram`'s [`MemorySystem`], each request carrying its agent, stream and
+//!   critical flag to the scheduler; a read's completion returns over the network to the
+//!   bank, which forwards the line to every waiting core.
+//!
+//! Write-backs and write misses of the LLC are posted: they take bank and DRAM bandwidth but
+//! nobody waits for them.
+
+use super::config::TimingConfig;
+use crate::config::SystemConfig;
+use crate::hierarchy::{Hierarchy, LLC_DEPTH};
+use anyhow::{Context, Result};
+use apusim_cache::Policy;
+use apusim_dram::{Completion, MemorySystem, Request};
+use apusim_timing::mshr::UNKNOWN;
+use apusim_timing::{Domain, EventQueue, Issue, MemPort, Mshrs, Network, Tick, Token};
+use apusim_trace::{Access, Op, Stream};
+use rustc_hash::FxHashMap;
+use serde::Serialize;
+use std::collections::VecDeque;
+
+/// A message in flight or a component's scheduled work.
+enum Ev {
+    /// A request leaves agent `agent`'s stop for the LLC bank of its line.
+    ToLlc { req: Access, agent: u32 },
+    /// A request arrives at its LLC bank.
+    AtLlc { req: Access, agent: u32 },
+    /// A request from the LLC arrives at its memory controller.
+    AtMemory { req: Access, fill: Option<u64> },
+    /// DRAM has something to do at this tick (stale if another wake-up replaced it).
+    DramWake,
+    /// DRAM finished the read of LLC line `line` at this tick (at the controller).
+    FromMemory { line: u64 },
+    /// The line's data reached the LLC bank.
+    LlcFill { line: u64 },
+    /// The data of `addr` reached agent `agent`'s stop.
+    AtAgent { agent: u32, addr: u64, instr: bool },
+}
+
+/// Time spent by requests, summed, per agent.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct AgentLatency {
+    /// Accesses that missed the first level and hit the second (latency is fixed).
+    pub second_level_hits: u64,
+    /// Requests that went to the LLC, and their total time from issue to data (ticks).
+    pub llc_requests: u64,
+    pub llc_request_ticks: u64,
+    /// Accesses merged into a line already on its way.
+    pub merges: u64,
+}
+
+/// Counters of the LLC's timing.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct LlcTiming {
+    /// Misses sent to memory, and their total time from bank arrival to fill (ticks).
+    pub misses: u64,
+    pub miss_ticks: u64,
+    /// Requests that merged into a line already on its way from memory.
+    pub merges: u64,
+    /// Requests that waited in a bank for a free MSHR.
+    pub mshr_waits: u64,
+}
+
+/// DRAM requests as the timed system saw them (per source).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct DramTraffic {
+    pub reads: u64,
+    pub writes: u64,
+    /// Sum over reads of cycles from arrival at the controller to data (DRAM cycles).
+    pub read_cycles: u64,
+}
+
+/// A line on its way from memory to the LLC: since when, and who waits for it (agent,
+/// address, instruction fetch?).
+type LlcMiss = (Tick, Vec<(u32, u64, bool)>);
+
+struct Bank {
+    free: Tick,
+    busy_mshrs: u32,
+    blocked: VecDeque<(Access, u32)>,
+}
+
+/// Per-agent private timing state.
+struct Private {
+    l1i: Mshrs,
+    l1d: Mshrs,
+    /// Demand requests of this agent outstanding at the LLC (bounded by the L2's MSHRs).
+    at_llc: u32,
+}
+
+pub struct TimedMemory<P: Policy> {
+    pub h: Hierarchy<P>,
+    events: EventQueue<Ev>,
+    pub net: Network,
+    uncore: Domain,
+    dram_domain: Domain,
+    l1i_lat: Tick,
+    l1d_lat: Tick,
+    l2_lat: Tick,
+    llc_lat: Tick,
+    l2_mshrs: u32,
+    llc_mshrs: u32,
+    private: Vec<Private>,
+    banks: Vec<Bank>,
+    llc_inflight: FxHashMap<u64, LlcMiss>,
+    llc_bits: u32,
+    pub dram: MemorySystem,
+    dram_waiting: VecDeque<(Request, Option<u64>)>,
+    dram_tags: FxHashMap<u64, Option<u64>>,
+    dram_ids: u64,
+    dram_wake: Option<Tick>,
+    dram_done: Vec<Completion>,
+    n_agents: usize,
+    banks_first_stop: usize,
+    mcs_first_stop: usize,
+    scratch: Vec<Access>,
+    /// Data arrivals for the cores: (agent, token, tick).
+    pub completions: Vec<(u32, Token, Tick)>,
+    /// The first error a port call hit (reported by the engine after the cycle).
+    pub error: Option<anyhow::Error>,
+    pub latency: Vec<AgentLatency>,
+    pub llc_timing: LlcTiming,
+    pub dram_traffic: Vec<DramTraffic>,
+    /// Tick of the last data delivered anywhere (for the deadlock watchdog).
+    pub last_progress: Tick,
+}
+
+impl<P: Policy> TimedMemory<P> {
+    /// The memory side of `cfg` with `cpus` agents, the cores' clock `cpu`, uncore clock
+    /// `uncore` and DRAM clock `dram_domain`.
+    pub fn new(
+        cfg: &SystemConfig,
+        mut h: Hierarchy<P>,
+        cpu: Domain,
+        uncore: Domain,
+        dram_domain: Domain,
+        dram: MemorySystem,
+    ) -> Result<Self> {
+        h.set_deferred(true);
+        let t = &cfg.timing;
+        let lvl = |n: &str| TimingConfig::level(cfg, n);
+        let banks = cfg.llc.banks.max(1);
+        let channels = dram.config().spec.org.channels as usize;
+        let n_agents = cfg.cpus + 1;
+        let stops = n_agents + banks + channels;
+        let net =
+            apusim_timing::network::build(t.network_model(), &t.network.params, uncore, stops)
+                .context("timing.network")?;
+        let private = (0..n_agents)
+            .map(|_| Private {
+                l1i: Mshrs::new(lvl("l1i").mshrs as usize),
+                l1d: Mshrs::new(lvl("l1d").mshrs as usize),
+                at_llc: 0,
+            })
+            .collect();
+        let llc_bits = h.llc_line_bits();
+        Ok(TimedMemory {
+            h,
+            events: EventQueue::default(),
+            net,
+            uncore,
+            dram_domain,
+            l1i_lat: cpu.cycles(lvl("l1i").latency.into()),
+            l1d_lat: cpu.cycles(lvl("l1d").latency.into()),
+            l2_lat: if cfg.cpu.l2.is_some() {
+                cpu.cycles(lvl("l2").latency.into())
+            } else {
+                0
+            },
+            llc_lat: uncore.cycles(lvl("llc").latency.into()),
+            l2_mshrs: lvl("l2").mshrs,
+            llc_mshrs: lvl("llc").mshrs,
+            private,
+            banks: (0..banks)
+                .map(|_| Bank {
+                    free: 0,
+                    busy_mshrs: 0,
+                    blocked: VecDeque::new(),
+                })
+                .collect(),
+            llc_inflight: FxHashMap::default(),
+            llc_bits,
+            dram,
+            dram_waiting: VecDeque::new(),
+            dram_tags: FxHashMap::default(),
+            dram_ids: 0,
+            dram_wake: None,
+            dram_done: Vec::new(),
+            n_agents,
+            banks_first_stop: n_agents,
+            mcs_first_stop: n_agents + banks,
+            scratch: Vec::new(),
+            completions: Vec::new(),
+            error: None,
+            latency: vec![AgentLatency::default(); n_agents],
+            llc_timing: LlcTiming::default(),
+            dram_traffic: vec![DramTraffic::default(); n_agents],
+            last_progress: 0,
+        })
+    }
+
+    fn bank_of(&self, addr: u64) -> usize {
+        ((addr >> self.llc_bits) % self.banks.len() as u64) as usize
+    }
+    fn bank_stop(&self, bank: usize) -> usize {
+        self.banks_first_stop + bank
+    }
+    fn mc_stop(&self, addr: u64) -> usize {
+        self.mcs_first_stop + self.dram.decode(addr).channel as usize
+    }
+
+    /// The next tick at which an event is due.
+    pub fn next_event(&self) -> Option<Tick> {
+        self.events.peek_time()
+    }
+
+    /// Whether any request is still travelling.
+    pub fn busy(&self) -> bool {
+        !self.events.is_empty() || self.dram.queued() > 0 || !self.dram_waiting.is_empty()
+    }
+
+    /// A core's access at `now` (see [`MemPort`]).
+    pub fn issue(&mut self, agent: u32, now: Tick, acc: &Access, token: Token) -> Issue {
+        match self.try_issue(agent, now, acc, token) {
+            Ok(i) => i,
+            Err(e) => {
+                self.error.get_or_insert(e);
+                Issue::Done(now)
+            }
+        }
+    }
+
+    fn try_issue(&mut self, agent: u32, now: Tick, acc: &Access, token: Token) -> Result<Issue> {
+        let instr = acc.stream == Stream::CpuInstr;
+        let bits = self.h.entry_line_bits(acc);
+        let line = acc.addr >> bits;
+        let l1_lat = if instr { self.l1i_lat } else { self.l1d_lat };
+        let (l2_lat, l2_mshrs) = (self.l2_lat, self.l2_mshrs);
+        let p = &mut self.private[agent as usize];
+        let table = if instr { &mut p.l1i } else { &mut p.l1d };
+        table.expire(now);
+        let merged = table.contains(line);
+        if !merged {
+            if table.is_full() && self.h.misses_first_level(acc) {
+                return Ok(Issue::Busy(table.earliest_known()));
+            }
+            if p.at_llc >= l2_mshrs && self.h.misses_private_levels(acc) {
+                return Ok(Issue::Busy(None));
+            }
+        }
+        self.h.access(acc)?;
+        let depth = self.h.take_depth();
+        let mut out = std::mem::take(&mut self.scratch);
+        self.h.drain_to_llc(&mut out);
+        let depart = now + l1_lat + l2_lat;
+        let mut parts = 0;
+        let lat = &mut self.latency[agent as usize];
+        let p = &mut self.private[agent as usize];
+        let table = if instr { &mut p.l1i } else { &mut p.l1d };
+        for r in &out {
+            if r.op != Op::Writeback && !merged {
+                let key = r.addr >> bits;
+                if !table.contains(key) {
+                    table.insert(key, now, UNKNOWN, Some((agent, token)));
+                    p.at_llc += 1;
+                    parts += 1;
+                }
+            }
+            self.events.schedule(depart, Ev::ToLlc { req: *r, agent });
+        }
+        out.clear();
+        self.scratch = out;
+        if merged {
+            lat.merges += 1;
+            let e = table.get_mut(line).expect("checked above");
+            if e.ready != UNKNOWN {
+                return Ok(Issue::Done(e.ready.max(now + l1_lat)));
+            }
+            e.waiters.push((agent, token));
+            return Ok(Issue::Pending(1));
+        }
+        Ok(match depth {
+            0 => Issue::Done(now + l1_lat),
+            LLC_DEPTH if parts > 0 => Issue::Pending(parts),
+            _ => {
+                let ready = now + l1_lat + l2_lat;
+                lat.second_level_hits += 1;
+                if !table.contains(line) {
+                    table.insert(line, now, ready, None);
+                }
+                Issue::Done(ready)
+            }
+        })
+    }
+
+    /// Handle every event due at or before `now`.
+    pub fn run_events(&mut self, now: Tick) -> Result<()> {
+        while let Some((t, ev)) = self.events.pop_due(now) {
+            self.handle(t, ev)?;
+        }
+        Ok(())
+    }
+
+    fn handle(&mut self, t: Tick, ev: Ev) -> Result<()> {
+        match ev {
+            Ev::ToLlc { req, agent } => {
+                let to = self.bank_stop(self.bank_of(req.addr));
+                let at = self.net.send(agent as usize, to, t);
+                self.events.schedule(at, Ev::AtLlc { req, agent });
+            }
+            Ev::AtLlc { req, agent } => self.at_llc(t, req, agent)?,
+            Ev::AtMemory { req, fill } => self.at_memory(t, req, fill),
+            Ev::DramWake => {
+                if self.dram_wake != Some(t) {
+                    return Ok(());
+                }
+                self.dram_wake = None;
+                self.advance_dram(self.dram_domain.cycle(t) + 1);
+            }
+            Ev::FromMemory { line } => {
+                let bank = self.bank_of(line << self.llc_bits);
+                let at =
+                    self.net
+                        .send(self.mc_stop(line << self.llc_bits), self.bank_stop(bank), t);
+                self.events.schedule(at, Ev::LlcFill { line });
+            }
+            Ev::LlcFill { line } => self.llc_fill(t, line),
+            Ev::AtAgent { agent, addr, instr } => {
+                self.last_progress = t;
+                let bits = if instr {
+                    self.l1i_bits(agent)
+                } else {
+                    self.l1d_bits(agent)
+                };
+                let p = &mut self.private[agent as usize];
+                let table = if instr { &mut p.l1i } else { &mut p.l1d };
+                if let Some(e) = table.fill(addr >> bits) {
+                    p.at_llc = p.at_llc.saturating_sub(1);
+                    let lat = &mut self.latency[agent as usize];
+                    lat.llc_requests += 1;
+                    lat.llc_request_ticks += t - e.since;
+                    for (a, tok) in e.waiters {
+                        self.completions.push((a, tok, t));
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn l1i_bits(&self, agent: u32) -> u32 {
+        let probe = Access::new(self.agent_of(agent), Stream::CpuInstr, Op::Read, 0, 1);
+        self.h.entry_line_bits(&probe)
+    }
+    fn l1d_bits(&self, agent: u32) -> u32 {
+        let probe = Access::new(self.agent_of(agent), Stream::CpuData, Op::Read, 0, 1);
+        self.h.entry_line_bits(&probe)
+    }
+    fn agent_of(&self, agent: u32) -> apusim_trace::Agent {
+        if agent as usize == self.n_agents - 1 {
+            apusim_trace::Agent::GPU
+        } else {
+            apusim_trace::Agent::cpu(agent as u8)
+        }
+    }
+
+    fn at_llc(&mut self, t: Tick, req: Access, agent: u32) -> Result<()> {
+        let bank = self.bank_of(req.addr);
+        let line = req.addr >> self.llc_bits;
+        let demand = req.op != Op::Writeback;
+        let instr = req.stream == Stream::CpuInstr;
+        if demand {
+            if let Some((_, waiters)) = self.llc_inflight.get_mut(&line) {
+                waiters.push((agent, req.addr, instr));
+                self.llc_timing.merges += 1;
+                return self.serve_llc(t, bank, &req, None).map(|_| ());
+            }
+            if !self.h.llc_holds(req.addr) && self.banks[bank].busy_mshrs >= self.llc_mshrs {
+                self.llc_timing.mshr_waits += 1;
+                self.banks[bank].blocked.push_back((req, agent));
+                return Ok(());
+            }
+        }
+        let start = t.max(self.banks[bank].free);
+        self.banks[bank].free = start + self.uncore.period;
+        let done = start + self.llc_lat;
+        let fill = self.serve_llc(done, bank, &req, demand.then_some(line))?;
+        if demand {
+            if fill {
+                self.llc_inflight
+                    .insert(line, (t, vec![(agent, req.addr, instr)]));
+                self.banks[bank].busy_mshrs += 1;
+            } else {
+                let at = self.net.send(self.bank_stop(bank), agent as usize, done);
+                self.events.schedule(
+                    at,
+                    Ev::AtAgent {
+                        agent,
+                        addr: req.addr,
+                        instr,
+                    },
+                );
+            }
+        }
+        Ok(())
+    }
+
+    /// Run the LLC's functional access for `req` and send what it sends to memory at `at`.
+    /// Returns whether a read of line `fill` went to memory.
+    fn serve_llc(
+        &mut self,
+        at: Tick,
+        bank: usize,
+        req: &Access,
+        fill: Option<u64>,
+    ) -> Result<bool> {
+        self.h.llc_access(req)?;
+        let mut out = std::mem::take(&mut self.scratch);
+        self.h.drain_to_memory(&mut out);
+        let mut filled = false;
+        for m in &out {
+            let is_fill = fill.is_some_and(|l| !m.op.is_write() && m.addr >> self.llc_bits == l);
+            filled |= is_fill;
+            let arrive = self
+                .net
+                .send(self.bank_stop(bank), self.mc_stop(m.addr), at);
+            self.events.schedule(
+                arrive,
+                Ev::AtMemory {
+                    req: *m,
+                    fill: is_fill.then(|| m.addr >> self.llc_bits),
+                },
+            );
+        }
+        out.clear();
+        self.scratch = out;
+        Ok(filled)
+    }
+
+    fn at_memory(&mut self, t: Tick, req: Access, fill: Option<u64>) {
+        let cycle = self.dram_domain.cycle(self.dram_domain.edge_at_or_after(t));
+        self.advance_dram(cycle);
+        self.dram_ids += 1;
+        let r = Request {
+            id: self.dram_ids,
+            addr: req.addr,
+            is_write: req.op.is_write(),
+            source: req.agent.to_byte(),
+            stream: req.stream.to_byte(),
+            critical: req.is_critical(),
+            arrival: cycle,
+        };
+        let a = req.agent.dense_index(self.n_agents - 1);
+        if r.is_write {
+            self.dram_traffic[a].writes += 1;
+        } else {
+            self.dram_traffic[a].reads += 1;
+        }
+        self.dram_tags.insert(r.id, fill);
+        if !self.dram_waiting.is_empty() || self.dram.try_send(r).is_err() {
+            self.dram_waiting.push_back((r, fill));
+        }
+        self.schedule_dram();
+    }
+
+    /// Simulate DRAM up to (not including) `cycle`, hand its completions on, and retry the
+    /// requests waiting for a queue slot.
+    fn advance_dram(&mut self, cycle: u64) {
+        if cycle > self.dram.now() {
+            self.dram.advance_to(cycle, &mut self.dram_done);
+        }
+        while let Some((r, _)) = self.dram_waiting.front() {
+            if self.dram.try_send(*r).is_err() {
+                break;
+            }
+            self.dram_waiting.pop_front();
+        }
+        for c in std::mem::take(&mut self.dram_done) {
+            let tag = self.dram_tags.remove(&c.id).flatten();
+            if !c.is_write {
+                let a = apusim_trace::Agent::from_byte(c.source)
+                    .map(|a| a.dense_index(self.n_agents - 1))
+                    .unwrap_or(0);
+                self.dram_traffic[a].read_cycles += c.done - c.arrival;
+            }
+            if let Some(line) = tag {
+                let at = self.dram_domain.tick(c.done);
+                self.events.schedule(at, Ev::FromMemory { line });
+            }
+        }
+        self.schedule_dram();
+    }
+
+    fn schedule_dram(&mut self) {
+        let next = self.dram.next_event().map(|c| self.dram_domain.tick(c));
+        let next = match (next, self.dram_waiting.is_empty()) {
+            (Some(n), _) => Some(n),
+            (None, false) => Some(self.dram_domain.tick(self.dram.now() + 1)),
+            (None, true) => None,
+        };
+        if let Some(n) = next {
+            if self.dram_wake.is_none_or(|w| n < w) {
+                self.dram_wake = Some(n);
+                self.events.schedule(n, Ev::DramWake);
+            }
+        }
+    }
+
+    fn llc_fill(&mut self, t: Tick, line: u64) {
+        let Some((since, waiters)) = self.llc_inflight.remove(&line) else {
+            return;
+        };
+        self.llc_timing.misses += 1;
+        self.llc_timing.miss_ticks += t - since;
+        let bank = self.bank_of(line << self.llc_bits);
+        self.banks[bank].busy_mshrs = self.banks[bank].busy_mshrs.saturating_sub(1);
+        for (agent, addr, instr) in waiters {
+            let at = self.net.send(self.bank_stop(bank), agent as usize, t);
+            self.events.schedule(at, Ev::AtAgent { agent, addr, instr });
+        }
+        if let Some((req, agent)) = self.banks[bank].blocked.pop_front() {
+            self.events.schedule(t, Ev::AtLlc { req, agent });
+        }
+    }
+
+    /// A description of the oldest request still outstanding (for deadlock reports).
+    pub fn oldest_outstanding(&self) -> String {
+        let mut best: Option<(Tick, String)> = None;
+        for (i, p) in self.private.iter().enumerate() {
+            for (name, m) in [("L1I", &p.l1i), ("L1D", &p.l1d)] {
+                if let Some(e) = m.oldest().filter(|e| e.ready == UNKNOWN) {
+                    if best.as_ref().is_none_or(|b| e.since < b.0) {
+                        best = Some((
+                            e.since,
+                            format!(
+                                "{} line {:#x} waiting at its {name} since tick {}",
+                                self.agent_of(i as u32),
+                                e.line,
+                                e.since
+                            ),
+                        ));
+                    }
+                }
+            }
+        }
+        for (line, (since, w)) in &self.llc_inflight {
+            if best.as_ref().is_none_or(|b| *since < b.0) {
+                best = Some((
+                    *since,
+                    format!(
+                        "LLC line {:#x} waiting for DRAM since tick {since} ({} waiter(s))",
+                        line,
+                        w.len()
+                    ),
+                ));
+            }
+        }
+        best.map(|b| b.1)
+            .unwrap_or_else(|| "no request is outstanding".into())
+    }
+
+    /// Check the engine state is sane after a step.
+    pub fn take_error(&mut self) -> Result<()> {
+        match self.error.take() {
+            Some(e) => Err(e),
+            None => Ok(()),
+        }
+    }
+}
+
+/// A core's view of the memory side.
+pub struct CorePort<'a, P: Policy> {
+    pub mem: &'a mut TimedMemory<P>,
+    pub agent: u32,
+}
+
+impl<P: Policy> MemPort for CorePort<'_, P> {
+    fn issue(&mut self, now: Tick, acc: &Access, token: Token) -> Issue {
+        self.mem.issue(self.agent, now, acc, token)
+    }
+}

@@ -1,0 +1,16 @@
+//! The timed machine behind `apusim sim`: CPU cores, private caches, the network, the LLC
+//! banks and DRAM on one clock.
+//!
+//! [`TimingConfig`] (the `[timing]` section) names the core model and network (registered in
+//! `apusim_timing`) with their parameters, the DRAM preset, and how traces without register
+//! information get dependences; each cache level's `latency` and `mshrs` sit beside its
+//! geometry. [`memory::TimedMemory`] layers timing over the functional [`crate::Hierarchy`]
+//! in deferred mode; [`sim::sim_policy`] runs the engine loop with warm-up and per-core
+//! instruction targets and returns a [`sim::SimResult`].
+
+pub mod config;
+pub mod memory;
+pub mod sim;
+
+pub use config::{LevelTiming, ModelConfig, TimingConfig};
+pub use sim::{sim_policy, CoreResult, SimOptions, SimResult};

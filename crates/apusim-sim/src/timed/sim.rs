@@ -1,0 +1,503 @@
+//! The timed run: cores and the memory side on one clock, with warm-up and per-core targets.
+//!
+//! The papers' method (drp §3, gpu-access-criticality §5): each core first retires `warmup`
+//! instructions (caches and policy state warm, statistics not counted), then runs to its
+//! instruction target; a core that reaches its target keeps running, so the others still
+//! see its interference, until every core has reached its own; each core's statistics are
+//! taken at its target. Every counter is monotonic and a window is the difference of two
+//! snapshots, so statistics can be read at any boundary.
+//!
+//! The engine loop: the next thing to happen is the earliest of the event queue's head and
+//! the cores' wake-up ticks. Events due by then are handled first (data arriving wakes the
+//! core it is for), then every core whose wake-up is now does one cycle. A core that waits
+//! for memory asks for no wake-up, so idle time is skipped, never ticked through.
+
+use super::memory::{AgentLatency, CorePort, DramTraffic, LlcTiming, TimedMemory};
+use crate::config::SystemConfig;
+use crate::hierarchy::Hierarchy;
+use crate::run::{policy_context, Input, Inputs};
+use crate::stats::{Counts, RunStats};
+use anyhow::{bail, Context, Result};
+use apusim_cache::policies::{self, PolicyVisitor};
+use apusim_cache::{Feedback, Policy};
+use apusim_timing::{
+    AccessInstrs, Clock, CoreModel, CoreStats, DepModel, Domain, Tick, Timebase, Wake,
+};
+use apusim_trace::Agent;
+use serde::Serialize;
+use std::io::IsTerminal;
+use std::time::{Duration, Instant};
+
+/// Options of a timed run.
+#[derive(Clone, Debug, Default)]
+pub struct SimOptions {
+    /// Instructions each core retires before its statistics start.
+    pub warmup: u64,
+    /// Instructions each core retires after the warm-up; `None` runs every trace to its end.
+    pub instructions: Option<u64>,
+    /// Show progress on a terminal.
+    pub progress: bool,
+}
+
+/// One level's demand traffic of one core in the measured window.
+#[derive(Clone, Debug, Serialize)]
+pub struct LevelWindow {
+    pub level: String,
+    pub accesses: u64,
+    pub misses: u64,
+    /// Demand misses (reads, writes, prefetches) per thousand instructions.
+    pub mpki: f64,
+}
+
+/// One core's measured window.
+#[derive(Clone, Debug, Serialize)]
+pub struct CoreResult {
+    pub agent: String,
+    pub instructions: u64,
+    pub cycles: u64,
+    pub ipc: f64,
+    /// False if the trace ended before the target.
+    pub reached_target: bool,
+    pub core: CoreStats,
+    pub levels: Vec<LevelWindow>,
+    /// Requests to the LLC and their mean round trip (issue to data) in core cycles.
+    pub llc_requests: u64,
+    pub llc_request_cycles: f64,
+    pub merges: u64,
+}
+
+/// The result of one policy's timed run.
+#[derive(Clone, Debug, Serialize)]
+pub struct SimResult {
+    pub policy: String,
+    pub cores: Vec<CoreResult>,
+    /// CPU cycles until the last core reached its target.
+    pub cycles: u64,
+    /// LLC misses and their mean time from bank arrival to fill, in uncore cycles.
+    pub llc_misses: u64,
+    pub llc_miss_cycles: f64,
+    pub llc: LlcTiming,
+    /// DRAM requests per agent (whole run) and the DRAM model's own summary.
+    pub dram_traffic: Vec<(String, DramTraffic)>,
+    pub dram_bandwidth_gbps: f64,
+    pub dram_row_hit_rate: f64,
+    pub dram_read_latency_cycles: f64,
+    /// Network messages and the cycles they waited for a link.
+    pub network_messages: u64,
+    pub network_wait_cycles: f64,
+    pub policy_stats: Vec<(String, f64)>,
+    /// The functional counters of the whole run (warm-up included).
+    pub functional: RunStats,
+    #[serde(skip)]
+    pub seconds: f64,
+}
+
+/// A snapshot of one core's counters.
+#[derive(Clone)]
+struct Snapshot {
+    core: CoreStats,
+    functional: RunStats,
+    latency: AgentLatency,
+}
+
+enum Phase {
+    Warming,
+    Measuring(Box<Snapshot>),
+    Done(Box<Snapshot>, Box<Snapshot>, bool),
+}
+
+/// Run `policy` over `inputs` on `cfg`, timed.
+pub fn sim_policy(
+    cfg: &SystemConfig,
+    policy: &str,
+    inputs: &dyn Inputs,
+    opts: &SimOptions,
+) -> Result<SimResult> {
+    let ctx = policy_context(cfg)?;
+    let start = Instant::now();
+    let mut r = policies::build(policy, &ctx, TimedVisitor { cfg, inputs, opts })??;
+    r.policy = policy.to_string();
+    r.seconds = start.elapsed().as_secs_f64();
+    Ok(r)
+}
+
+struct TimedVisitor<'a> {
+    cfg: &'a SystemConfig,
+    inputs: &'a dyn Inputs,
+    opts: &'a SimOptions,
+}
+
+impl PolicyVisitor for TimedVisitor<'_> {
+    type Output = Result<SimResult>;
+    fn visit<P: Policy>(self, policy: P) -> Result<SimResult> {
+        let h = Hierarchy::new(self.cfg, policy)?;
+        simulate(self.cfg, h, self.inputs.open()?, self.opts)
+    }
+}
+
+/// The CPU core an input drives: its remap, else the only agent its header names.
+fn core_of(input: &Input) -> Result<Agent> {
+    if let Some(a) = input.remap {
+        return Ok(a);
+    }
+    let agents = &input.source.header().agents;
+    match agents.as_slice() {
+        [one] => Ok(one.agent),
+        [] => Ok(Agent::cpu(0)),
+        _ => bail!(
+            "{}: a timed run drives one core per input, and this trace holds {} agents \
+             (split it with `apusim trace convert --agent`, or give one file per core)",
+            input.name,
+            agents.len()
+        ),
+    }
+}
+
+fn simulate<P: Policy>(
+    cfg: &SystemConfig,
+    h: Hierarchy<P>,
+    inputs: Vec<Input>,
+    opts: &SimOptions,
+) -> Result<SimResult> {
+    let t = &cfg.timing;
+    let dram_cfg = t.dram_config()?;
+    let cpu_clock = Clock::mhz(cfg.cpu_clock_mhz)?;
+    let uncore_clock = Clock::mhz(if t.uncore_clock_mhz == 0 {
+        cfg.cpu_clock_mhz
+    } else {
+        t.uncore_clock_mhz
+    })?;
+    let dram_clock = Clock::period_ps(dram_cfg.spec.timing.tck_ps)?;
+    let tb = Timebase::new(&[cpu_clock, uncore_clock, dram_clock])?;
+    let cpu = Domain::new(tb.period(cpu_clock)?);
+    let uncore = Domain::new(tb.period(uncore_clock)?);
+    let dram_domain = Domain::new(tb.period(dram_clock)?);
+    let dram = apusim_dram::MemorySystem::new(dram_cfg).context("timing.dram")?;
+    let mut mem = TimedMemory::new(cfg, h, cpu, uncore, dram_domain, dram)?;
+
+    let deps = DepModel::parse(&t.deps).context("timing.deps")?;
+    let mut cores: Vec<Box<dyn CoreModel>> = Vec::new();
+    let mut agents: Vec<Agent> = Vec::new();
+    for input in inputs {
+        let agent = core_of(&input)?;
+        match agent.cpu_index() {
+            Some(n) if n < cfg.cpus => {}
+            Some(_) => bail!(
+                "{}: drives {agent} but the system has {} core(s) (use --set cpus=N)",
+                input.name,
+                cfg.cpus
+            ),
+            None => bail!(
+                "{}: GPU traces are not timed by this model yet; give CPU traces",
+                input.name
+            ),
+        }
+        if agents.contains(&agent) {
+            bail!("{}: two inputs drive {agent}", input.name);
+        }
+        let program = AccessInstrs::new(input.source, Some(agent), deps);
+        let core =
+            apusim_timing::core::build(t.core_model(), &t.core.params, cpu, Box::new(program))
+                .context("timing.core")?;
+        cores.push(core);
+        agents.push(agent);
+    }
+    if cores.is_empty() {
+        bail!("a timed run needs at least one CPU trace");
+    }
+    let n = cores.len();
+    let slot = |i: usize| agents[i].dense_index(cfg.cpus) as u32;
+    let snapshot = |mem: &TimedMemory<P>, core: &dyn CoreModel, i: usize| Snapshot {
+        core: core.stats(),
+        functional: mem.h.stats(),
+        latency: mem.latency[slot(i) as usize],
+    };
+    let mut phase: Vec<Phase> = (0..n)
+        .map(|i| {
+            if opts.warmup == 0 {
+                Phase::Measuring(Box::new(snapshot(&mem, cores[i].as_ref(), i)))
+            } else {
+                Phase::Warming
+            }
+        })
+        .collect();
+    let mut wake: Vec<Option<Tick>> = vec![Some(0); n];
+    let mut finished = vec![false; n];
+    let watchdog = cpu.cycles(t.watchdog_cycles);
+    let feedback_every = cpu.cycles(256);
+    let mut next_feedback = feedback_every;
+    let mut last_retired = vec![0u64; n];
+    let mut progress = Progress::new(opts.progress);
+    let mut steps = 0u64;
+    let by_slot: Vec<Option<usize>> = {
+        let mut v = vec![None; cfg.cpus + 1];
+        for i in 0..n {
+            v[slot(i) as usize] = Some(i);
+        }
+        v
+    };
+
+    loop {
+        if phase.iter().all(|p| matches!(p, Phase::Done(..))) {
+            break;
+        }
+        let tc = wake.iter().flatten().min().copied();
+        let te = mem.next_event();
+        let now = match (tc, te) {
+            (Some(a), Some(b)) => a.min(b),
+            (Some(a), None) => a,
+            (None, Some(b)) => b,
+            (None, None) => bail!(
+                "deadlock: no core can run and nothing is in flight; oldest request: {}",
+                mem.oldest_outstanding()
+            ),
+        };
+        if now > mem.last_progress.saturating_add(watchdog) && mem.busy() {
+            bail!(
+                "deadlock: no data delivered for {} cycles; oldest request: {}",
+                t.watchdog_cycles,
+                mem.oldest_outstanding()
+            );
+        }
+        mem.run_events(now)?;
+        for (a, tok, at) in std::mem::take(&mut mem.completions) {
+            let Some(i) = by_slot.get(a as usize).copied().flatten() else {
+                continue;
+            };
+            cores[i].complete(tok, at);
+            let e = cpu.edge_at_or_after(at);
+            wake[i] = Some(wake[i].map_or(e, |w| w.min(e)));
+        }
+        if now >= next_feedback {
+            next_feedback = now - now % feedback_every + feedback_every;
+            let llc = mem.h.llc_mut();
+            llc.feedback(&Feedback::Tick {
+                cycle: cpu.cycle(now),
+            });
+            for i in 0..n {
+                let r = cores[i].stats().instructions;
+                if r > last_retired[i] {
+                    llc.feedback(&Feedback::RetiredInstructions {
+                        core: slot(i),
+                        count: r - last_retired[i],
+                    });
+                    last_retired[i] = r;
+                }
+            }
+        }
+        for i in 0..n {
+            if wake[i] != Some(now) {
+                continue;
+            }
+            let mut port = CorePort {
+                mem: &mut mem,
+                agent: slot(i),
+            };
+            let w = cores[i].cycle(now, &mut port)?;
+            mem.take_error()
+                .with_context(|| format!("{} at cycle {}", agents[i], cpu.cycle(now)))?;
+            wake[i] = match w {
+                Wake::At(t) => Some(t.max(now + 1)),
+                Wake::OnCompletion => None,
+                Wake::Finished => {
+                    finished[i] = true;
+                    None
+                }
+            };
+            let s = cores[i].stats();
+            let p = std::mem::replace(&mut phase[i], Phase::Warming);
+            phase[i] = match p {
+                Phase::Warming if s.instructions >= opts.warmup || finished[i] => {
+                    let snap = Box::new(snapshot(&mem, cores[i].as_ref(), i));
+                    if finished[i] {
+                        Phase::Done(snap.clone(), snap, false)
+                    } else {
+                        Phase::Measuring(snap)
+                    }
+                }
+                Phase::Measuring(start)
+                    if finished[i]
+                        || opts
+                            .instructions
+                            .is_some_and(|target| s.instructions >= opts.warmup + target) =>
+                {
+                    let reached = opts
+                        .instructions
+                        .is_some_and(|target| s.instructions >= opts.warmup + target)
+                        || opts.instructions.is_none();
+                    Phase::Done(
+                        start,
+                        Box::new(snapshot(&mem, cores[i].as_ref(), i)),
+                        reached,
+                    )
+                }
+                other => other,
+            };
+        }
+        steps += 1;
+        if steps & 0xFFFF == 0 {
+            let retired: u64 = cores.iter().map(|c| c.stats().instructions).sum();
+            progress.tick(retired, cpu.cycle(now));
+        }
+    }
+    progress.finish();
+    mem.h.finish()?;
+
+    let level_names: Vec<String> = mem
+        .h
+        .stats()
+        .levels
+        .iter()
+        .map(|l| l.name.clone())
+        .collect();
+    let mut results = Vec::new();
+    let mut end_cycles = 0;
+    for i in 0..n {
+        let Phase::Done(start, end, reached) = &phase[i] else {
+            unreachable!("the loop ends when every core is done")
+        };
+        let core = end.core.since(&start.core);
+        let agent = agents[i];
+        end_cycles = end_cycles.max(end.core.cycles);
+        let kilo = core.instructions as f64 / 1000.0;
+        let levels = level_names
+            .iter()
+            .enumerate()
+            .map(|(li, name)| {
+                let c = counts_since(
+                    &end.functional.levels[li].counts.agent_total(agent),
+                    &start.functional.levels[li].counts.agent_total(agent),
+                );
+                let misses = c.read_misses + c.write_misses + c.prefetch_misses;
+                LevelWindow {
+                    level: name.clone(),
+                    accesses: c.reads + c.writes + c.prefetches,
+                    misses,
+                    mpki: if kilo > 0.0 {
+                        misses as f64 / kilo
+                    } else {
+                        0.0
+                    },
+                }
+            })
+            .collect();
+        let llc_requests = end.latency.llc_requests - start.latency.llc_requests;
+        let llc_ticks = end.latency.llc_request_ticks - start.latency.llc_request_ticks;
+        results.push(CoreResult {
+            agent: agent.to_string(),
+            instructions: core.instructions,
+            cycles: core.cycles,
+            ipc: if core.cycles > 0 {
+                core.instructions as f64 / core.cycles as f64
+            } else {
+                0.0
+            },
+            reached_target: *reached,
+            core,
+            levels,
+            llc_requests,
+            llc_request_cycles: if llc_requests > 0 {
+                llc_ticks as f64 / llc_requests as f64 / cpu.period as f64
+            } else {
+                0.0
+            },
+            merges: end.latency.merges - start.latency.merges,
+        });
+    }
+    let report = mem.dram.report();
+    let (messages, wait) = mem.net.counters();
+    let llc = mem.llc_timing;
+    let dram_traffic = (0..=cfg.cpus)
+        .filter(|&a| mem.dram_traffic[a] != DramTraffic::default())
+        .map(|a| {
+            let agent = if a == cfg.cpus {
+                Agent::GPU
+            } else {
+                Agent::cpu(a as u8)
+            };
+            (agent.to_string(), mem.dram_traffic[a])
+        })
+        .collect();
+    Ok(SimResult {
+        policy: String::new(),
+        cores: results,
+        cycles: end_cycles,
+        llc_misses: llc.misses,
+        llc_miss_cycles: if llc.misses > 0 {
+            llc.miss_ticks as f64 / llc.misses as f64 / uncore.period as f64
+        } else {
+            0.0
+        },
+        llc,
+        dram_traffic,
+        dram_bandwidth_gbps: report.bandwidth_gbps(),
+        dram_row_hit_rate: report.row_hit_rate(),
+        dram_read_latency_cycles: report.avg_read_latency(),
+        network_messages: messages,
+        network_wait_cycles: wait as f64 / uncore.period as f64,
+        policy_stats: mem.h.llc().policy().stats(),
+        functional: mem.h.stats(),
+        seconds: 0.0,
+    })
+}
+
+/// `a − b`, field by field.
+fn counts_since(a: &Counts, b: &Counts) -> Counts {
+    Counts {
+        reads: a.reads - b.reads,
+        read_misses: a.read_misses - b.read_misses,
+        writes: a.writes - b.writes,
+        write_misses: a.write_misses - b.write_misses,
+        writebacks: a.writebacks - b.writebacks,
+        writeback_misses: a.writeback_misses - b.writeback_misses,
+        prefetches: a.prefetches - b.prefetches,
+        prefetch_misses: a.prefetch_misses - b.prefetch_misses,
+        bypasses: a.bypasses - b.bypasses,
+        evictions: a.evictions - b.evictions,
+        dirty_evictions: a.dirty_evictions - b.dirty_evictions,
+        back_invalidations: a.back_invalidations - b.back_invalidations,
+        idealized: a.idealized - b.idealized,
+    }
+}
+
+/// A progress line on a terminal, after the first second.
+struct Progress {
+    enabled: bool,
+    start: Instant,
+    bar: Option<indicatif::ProgressBar>,
+}
+
+impl Progress {
+    fn new(want: bool) -> Progress {
+        Progress {
+            enabled: want && std::io::stderr().is_terminal(),
+            start: Instant::now(),
+            bar: None,
+        }
+    }
+    fn tick(&mut self, retired: u64, cycle: u64) {
+        if !self.enabled {
+            return;
+        }
+        if self.bar.is_none() && self.start.elapsed() > Duration::from_secs(1) {
+            let bar = indicatif::ProgressBar::new_spinner();
+            bar.set_style(
+                indicatif::ProgressStyle::with_template("{spinner} {elapsed} {msg}")
+                    .unwrap_or_else(|_| indicatif::ProgressStyle::default_spinner()),
+            );
+            self.bar = Some(bar);
+        }
+        if let Some(bar) = &self.bar {
+            let rate = retired as f64 / self.start.elapsed().as_secs_f64() / 1e6;
+            bar.set_message(format!(
+                "{retired} instructions retired, cycle {cycle} ({rate:.2} M instructions/s)"
+            ));
+            bar.tick();
+        }
+    }
+    fn finish(&mut self) {
+        if let Some(bar) = self.bar.take() {
+            bar.finish_and_clear();
+        }
+    }
+}
