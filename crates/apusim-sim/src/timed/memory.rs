@@ -311,6 +311,23 @@ impl<P: Policy> TimedMemory<P> {
         })
     }
 
+    /// Open-loop traffic: `acc` enters the hierarchy at `now` and nobody waits for it (a GPU
+    /// trace replayed at its own time stamps). Requests leaving the agent's private levels
+    /// travel to the LLC as any other.
+    pub fn inject(&mut self, now: Tick, acc: &Access) -> Result<()> {
+        let agent = acc.agent.dense_index(self.n_agents - 1) as u32;
+        self.h.access(acc)?;
+        self.h.take_depth();
+        let mut out = std::mem::take(&mut self.scratch);
+        self.h.drain_to_llc(&mut out);
+        for r in &out {
+            self.events.schedule(now, Ev::ToLlc { req: *r, agent });
+        }
+        out.clear();
+        self.scratch = out;
+        Ok(())
+    }
+
     /// Handle every event due at or before `now`.
     pub fn run_events(&mut self, now: Tick) -> Result<()> {
         while let Some((t, ev)) = self.events.pop_due(now) {

@@ -168,7 +168,9 @@ fn simulate<P: Policy>(
         t.uncore_clock_mhz
     })?;
     let dram_clock = Clock::period_ps(dram_cfg.spec.timing.tck_ps)?;
-    let tb = Timebase::new(&[cpu_clock, uncore_clock, dram_clock])?;
+    let mut clocks = vec![cpu_clock, uncore_clock, dram_clock];
+    clocks.extend(open_loop_clocks(cfg, &inputs)?);
+    let tb = Timebase::new(&clocks)?;
     let cpu = Domain::new(tb.period(cpu_clock)?);
     let uncore = Domain::new(tb.period(uncore_clock)?);
     let dram_domain = Domain::new(tb.period(dram_clock)?);
@@ -178,6 +180,7 @@ fn simulate<P: Policy>(
     let deps = DepModel::parse(&t.deps).context("timing.deps")?;
     let mut cores: Vec<Box<dyn CoreModel>> = Vec::new();
     let mut agents: Vec<Agent> = Vec::new();
+    let mut open_loop: Vec<OpenLoop> = Vec::new();
     for input in inputs {
         let agent = core_of(&input)?;
         match agent.cpu_index() {
@@ -187,10 +190,18 @@ fn simulate<P: Policy>(
                 input.name,
                 cfg.cpus
             ),
-            None => bail!(
-                "{}: GPU traces are not timed by this model yet; give CPU traces",
-                input.name
-            ),
+            None => {
+                let clock = gpu_clock(cfg, &input)?;
+                open_loop.push(OpenLoop {
+                    input,
+                    clock,
+                    period: 0,
+                    buf: Vec::new(),
+                    pos: 0,
+                    done: false,
+                });
+                continue;
+            }
         }
         if agents.contains(&agent) {
             bail!("{}: two inputs drive {agent}", input.name);
@@ -204,6 +215,10 @@ fn simulate<P: Policy>(
     }
     if cores.is_empty() {
         bail!("a timed run needs at least one CPU trace");
+    }
+    for o in &mut open_loop {
+        o.period = tb.period(o.clock)?;
+        o.fill()?;
     }
     let n = cores.len();
     let slot = |i: usize| agents[i].dense_index(cfg.cpus) as u32;
@@ -241,7 +256,12 @@ fn simulate<P: Policy>(
         if phase.iter().all(|p| matches!(p, Phase::Done(..))) {
             break;
         }
-        let tc = wake.iter().flatten().min().copied();
+        let tc = wake
+            .iter()
+            .flatten()
+            .copied()
+            .chain(open_loop.iter().filter_map(|o| o.next_tick()))
+            .min();
         let te = mem.next_event();
         let now = match (tc, te) {
             (Some(a), Some(b)) => a.min(b),
@@ -258,6 +278,9 @@ fn simulate<P: Policy>(
                 t.watchdog_cycles,
                 mem.oldest_outstanding()
             );
+        }
+        for o in &mut open_loop {
+            o.inject_due(now, &mut mem)?;
         }
         mem.run_events(now)?;
         for (a, tok, at) in std::mem::take(&mut mem.completions) {
@@ -439,6 +462,82 @@ fn simulate<P: Policy>(
         functional: mem.h.stats(),
         seconds: 0.0,
     })
+}
+
+/// The clock of a GPU input: its header's, else the configured GPU clock.
+fn gpu_clock(cfg: &SystemConfig, input: &Input) -> Result<Clock> {
+    let mhz = input
+        .source
+        .header()
+        .agents
+        .first()
+        .map(|a| a.clock_mhz)
+        .filter(|&c| c > 0)
+        .unwrap_or(cfg.gpu_clock_mhz);
+    Ok(Clock::mhz(mhz)?)
+}
+
+/// The clocks of the GPU inputs (the time base must be known before inputs are consumed).
+fn open_loop_clocks(cfg: &SystemConfig, inputs: &[Input]) -> Result<Vec<Clock>> {
+    let mut v = Vec::new();
+    for input in inputs {
+        if core_of(input)?.is_gpu() {
+            v.push(gpu_clock(cfg, input)?);
+        }
+    }
+    Ok(v)
+}
+
+/// A GPU trace replayed open-loop: each access enters the hierarchy at its own time stamp
+/// (in the GPU's clock), whatever the memory system does, so CPU mixes see the GPU's
+/// interference before the GPU is timed itself.
+struct OpenLoop {
+    input: Input,
+    clock: Clock,
+    period: Tick,
+    buf: Vec<apusim_trace::Access>,
+    pos: usize,
+    done: bool,
+}
+
+impl OpenLoop {
+    fn fill(&mut self) -> Result<()> {
+        while self.pos >= self.buf.len() && !self.done {
+            self.buf.clear();
+            self.pos = 0;
+            if !self
+                .input
+                .source
+                .next_batch(&mut self.buf)
+                .with_context(|| format!("reading {}", self.input.name))?
+                && self.buf.is_empty()
+            {
+                self.done = true;
+            }
+        }
+        Ok(())
+    }
+    fn next_tick(&self) -> Option<Tick> {
+        self.buf
+            .get(self.pos)
+            .map(|a| a.time.saturating_mul(self.period))
+    }
+    fn inject_due<P: Policy>(&mut self, now: Tick, mem: &mut TimedMemory<P>) -> Result<()> {
+        while let Some(t) = self.next_tick() {
+            if t > now {
+                break;
+            }
+            let mut a = self.buf[self.pos];
+            if let Some(r) = self.input.remap {
+                a.agent = r;
+            }
+            mem.inject(now, &a)
+                .with_context(|| format!("replaying {}", self.input.name))?;
+            self.pos += 1;
+            self.fill()?;
+        }
+        Ok(())
+    }
 }
 
 /// `a − b`, field by field.
