@@ -334,7 +334,7 @@ pub fn simulate<P: Policy>(
             }
         }
     }
-    progress.finish(count);
+    progress.finish();
     let mut stats = h.stats();
     // Instruction counts are only meaningful for instruction-counted (clockless) CPU inputs.
     stats.instructions = instructions;
@@ -343,14 +343,14 @@ pub fn simulate<P: Policy>(
 }
 
 /// A progress display that appears only on a terminal and only after a second.
-struct Progress {
+pub(crate) struct Progress {
     enabled: bool,
     start: Instant,
     bar: Option<indicatif::ProgressBar>,
 }
 
 impl Progress {
-    fn new(want: bool) -> Progress {
+    pub(crate) fn new(want: bool) -> Progress {
         Progress {
             enabled: want && std::io::stderr().is_terminal(),
             start: Instant::now(),
@@ -358,6 +358,13 @@ impl Progress {
         }
     }
     fn tick(&mut self, count: u64) {
+        self.show(|secs| {
+            let rate = count as f64 / secs / 1e6;
+            format!("{count} accesses ({rate:.1} M/s)")
+        });
+    }
+    /// Show the message `msg(seconds since start)`.
+    pub(crate) fn show(&mut self, msg: impl FnOnce(f64) -> String) {
         if !self.enabled {
             return;
         }
@@ -370,12 +377,11 @@ impl Progress {
             self.bar = Some(bar);
         }
         if let Some(bar) = &self.bar {
-            let rate = count as f64 / self.start.elapsed().as_secs_f64() / 1e6;
-            bar.set_message(format!("{count} accesses ({rate:.1} M/s)"));
+            bar.set_message(msg(self.start.elapsed().as_secs_f64()));
             bar.tick();
         }
     }
-    fn finish(&mut self, _count: u64) {
+    pub(crate) fn finish(&mut self) {
         if let Some(bar) = self.bar.take() {
             bar.finish_and_clear();
         }

@@ -15,7 +15,7 @@
 use super::memory::{AgentLatency, CorePort, DramTraffic, LlcTiming, TimedMemory};
 use crate::config::SystemConfig;
 use crate::hierarchy::Hierarchy;
-use crate::run::{policy_context, Input, Inputs};
+use crate::run::{policy_context, Input, Inputs, Progress};
 use crate::stats::{Counts, RunStats};
 use anyhow::{bail, Context, Result};
 use apusim_cache::policies::{self, PolicyVisitor};
@@ -25,8 +25,7 @@ use apusim_timing::{
 };
 use apusim_trace::Agent;
 use serde::Serialize;
-use std::io::IsTerminal;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 /// Options of a timed run.
 #[derive(Clone, Debug, Default)]
@@ -360,7 +359,13 @@ fn simulate<P: Policy>(
         steps += 1;
         if steps & 0xFFFF == 0 {
             let retired: u64 = cores.iter().map(|c| c.stats().instructions).sum();
-            progress.tick(retired, cpu.cycle(now));
+            let cycle = cpu.cycle(now);
+            progress.show(|secs| {
+                let rate = retired as f64 / secs / 1e6;
+                format!(
+                    "{retired} instructions retired, cycle {cycle} ({rate:.2} M instructions/s)"
+                )
+            });
         }
     }
     progress.finish();
@@ -556,47 +561,5 @@ fn counts_since(a: &Counts, b: &Counts) -> Counts {
         dirty_evictions: a.dirty_evictions - b.dirty_evictions,
         back_invalidations: a.back_invalidations - b.back_invalidations,
         idealized: a.idealized - b.idealized,
-    }
-}
-
-/// A progress line on a terminal, after the first second.
-struct Progress {
-    enabled: bool,
-    start: Instant,
-    bar: Option<indicatif::ProgressBar>,
-}
-
-impl Progress {
-    fn new(want: bool) -> Progress {
-        Progress {
-            enabled: want && std::io::stderr().is_terminal(),
-            start: Instant::now(),
-            bar: None,
-        }
-    }
-    fn tick(&mut self, retired: u64, cycle: u64) {
-        if !self.enabled {
-            return;
-        }
-        if self.bar.is_none() && self.start.elapsed() > Duration::from_secs(1) {
-            let bar = indicatif::ProgressBar::new_spinner();
-            bar.set_style(
-                indicatif::ProgressStyle::with_template("{spinner} {elapsed} {msg}")
-                    .unwrap_or_else(|_| indicatif::ProgressStyle::default_spinner()),
-            );
-            self.bar = Some(bar);
-        }
-        if let Some(bar) = &self.bar {
-            let rate = retired as f64 / self.start.elapsed().as_secs_f64() / 1e6;
-            bar.set_message(format!(
-                "{retired} instructions retired, cycle {cycle} ({rate:.2} M instructions/s)"
-            ));
-            bar.tick();
-        }
-    }
-    fn finish(&mut self) {
-        if let Some(bar) = self.bar.take() {
-            bar.finish_and_clear();
-        }
     }
 }
