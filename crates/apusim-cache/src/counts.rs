@@ -90,4 +90,22 @@ impl Counts {
         self.back_invalidations += o.back_invalidations;
         self.idealized += o.idealized;
     }
+    /// `self − earlier`, field by field (counters only grow, so a window is a difference).
+    pub fn since(&self, e: &Counts) -> Counts {
+        Counts {
+            reads: self.reads - e.reads,
+            read_misses: self.read_misses - e.read_misses,
+            writes: self.writes - e.writes,
+            write_misses: self.write_misses - e.write_misses,
+            writebacks: self.writebacks - e.writebacks,
+            writeback_misses: self.writeback_misses - e.writeback_misses,
+            prefetches: self.prefetches - e.prefetches,
+            prefetch_misses: self.prefetch_misses - e.prefetch_misses,
+            bypasses: self.bypasses - e.bypasses,
+            evictions: self.evictions - e.evictions,
+            dirty_evictions: self.dirty_evictions - e.dirty_evictions,
+            back_invalidations: self.back_invalidations - e.back_invalidations,
+            idealized: self.idealized - e.idealized,
+        }
+    }
 }

@@ -142,6 +142,22 @@ struct Level {
     depth: u8,
 }
 
+impl Level {
+    /// The instance `req` uses: its core's, or its unit's modulo the instance count.
+    #[inline]
+    fn instance_of(&self, req: &Access) -> usize {
+        let n = self.instances.len();
+        if n == 1 {
+            0
+        } else {
+            match self.owner {
+                Owner::PerCore => req.agent.cpu_index().unwrap_or(0) % n,
+                Owner::PerUnit => req.unit as usize % n,
+            }
+        }
+    }
+}
+
 /// Depth reported by [`Hierarchy::take_depth`] for an access that went on to the LLC.
 pub const LLC_DEPTH: u8 = u8::MAX;
 
@@ -381,16 +397,7 @@ impl<P: Policy> Hierarchy<P> {
 
     fn store_of(&self, i: usize, req: &Access) -> &Store {
         let level = &self.levels[i];
-        let n = level.instances.len();
-        let inst = if n == 1 {
-            0
-        } else {
-            match level.owner {
-                Owner::PerCore => req.agent.cpu_index().unwrap_or(0) % n,
-                Owner::PerUnit => req.unit as usize % n,
-            }
-        };
-        &level.instances[inst]
+        &level.instances[level.instance_of(req)]
     }
 
     /// Turn on the study switches of `opts` (see [`crate::study`]).
@@ -719,15 +726,7 @@ impl<P: Policy> Hierarchy<P> {
             Target::Llc => self.llc.access(req)?,
             Target::Level(i) => {
                 let level = &mut self.levels[i];
-                let n = level.instances.len();
-                let inst = if n == 1 {
-                    0
-                } else {
-                    match level.owner {
-                        Owner::PerCore => req.agent.cpu_index().unwrap_or(0) % n,
-                        Owner::PerUnit => req.unit as usize % n,
-                    }
-                };
+                let inst = level.instance_of(req);
                 if let (Some(bits), Store::Bypass(c)) =
                     (&mut level.bypass_bits, &mut level.instances[inst])
                 {

@@ -26,8 +26,6 @@ pub struct Entry {
 pub struct Mshrs {
     capacity: usize,
     entries: Vec<Entry>,
-    /// Accesses merged into an existing entry (for reports).
-    pub merges: u64,
 }
 
 impl Mshrs {
@@ -35,7 +33,6 @@ impl Mshrs {
         Mshrs {
             capacity: capacity.max(1),
             entries: Vec::new(),
-            merges: 0,
         }
     }
 

@@ -30,7 +30,6 @@ pub struct Ring {
     ccw: Vec<Tick>,
     /// Messages and link-cycles waited (for reports).
     pub messages: u64,
-    pub hops: u64,
     pub wait: Tick,
 }
 
@@ -85,7 +84,6 @@ impl Ring {
         let n = self.cw.len();
         let (hops, clockwise) = self.hops_between(from % n, to % n);
         self.messages += 1;
-        self.hops += hops as u64;
         let mut t = at;
         let mut s = from % n;
         for _ in 0..hops {
@@ -168,7 +166,6 @@ fn build_ring(p: &Params, d: Domain, stops: usize) -> Network {
         cw: vec![0; n],
         ccw: vec![0; n],
         messages: 0,
-        hops: 0,
         wait: 0,
     })
 }

@@ -102,6 +102,10 @@ struct Bank {
 struct Private {
     l1i: Mshrs,
     l1d: Mshrs,
+    /// Line-size bits of the levels the agent's instruction fetches and data enter first
+    /// (the keys of `l1i` and `l1d`).
+    l1i_bits: u32,
+    l1d_bits: u32,
     /// Demand requests of this agent outstanding at the LLC (bounded by the L2's MSHRs).
     at_llc: u32,
 }
@@ -165,10 +169,16 @@ impl<P: Policy> TimedMemory<P> {
             apusim_timing::network::build(t.network_model(), &t.network.params, uncore, stops)
                 .context("timing.network")?;
         let private = (0..n_agents)
-            .map(|_| Private {
-                l1i: Mshrs::new(lvl("l1i").mshrs as usize),
-                l1d: Mshrs::new(lvl("l1d").mshrs as usize),
-                at_llc: 0,
+            .map(|i| {
+                let agent = agent_at(i as u32, n_agents);
+                let bits = |s| h.entry_line_bits(&Access::new(agent, s, Op::Read, 0, 1));
+                Private {
+                    l1i: Mshrs::new(lvl("l1i").mshrs as usize),
+                    l1d: Mshrs::new(lvl("l1d").mshrs as usize),
+                    l1i_bits: bits(Stream::CpuInstr),
+                    l1d_bits: bits(Stream::CpuData),
+                    at_llc: 0,
+                }
             })
             .collect();
         let llc_bits = h.llc_line_bits();
@@ -362,13 +372,12 @@ impl<P: Policy> TimedMemory<P> {
             Ev::LlcFill { line } => self.llc_fill(t, line),
             Ev::AtAgent { agent, addr, instr } => {
                 self.last_progress = t;
-                let bits = if instr {
-                    self.l1i_bits(agent)
-                } else {
-                    self.l1d_bits(agent)
-                };
                 let p = &mut self.private[agent as usize];
-                let table = if instr { &mut p.l1i } else { &mut p.l1d };
+                let (table, bits) = if instr {
+                    (&mut p.l1i, p.l1i_bits)
+                } else {
+                    (&mut p.l1d, p.l1d_bits)
+                };
                 if let Some(e) = table.fill(addr >> bits) {
                     p.at_llc = p.at_llc.saturating_sub(1);
                     let lat = &mut self.latency[agent as usize];
@@ -383,20 +392,8 @@ impl<P: Policy> TimedMemory<P> {
         Ok(())
     }
 
-    fn l1i_bits(&self, agent: u32) -> u32 {
-        let probe = Access::new(self.agent_of(agent), Stream::CpuInstr, Op::Read, 0, 1);
-        self.h.entry_line_bits(&probe)
-    }
-    fn l1d_bits(&self, agent: u32) -> u32 {
-        let probe = Access::new(self.agent_of(agent), Stream::CpuData, Op::Read, 0, 1);
-        self.h.entry_line_bits(&probe)
-    }
     fn agent_of(&self, agent: u32) -> apusim_trace::Agent {
-        if agent as usize == self.n_agents - 1 {
-            apusim_trace::Agent::GPU
-        } else {
-            apusim_trace::Agent::cpu(agent as u8)
-        }
+        agent_at(agent, self.n_agents)
     }
 
     fn at_llc(&mut self, t: Tick, req: Access, agent: u32) -> Result<()> {
@@ -600,6 +597,15 @@ impl<P: Policy> TimedMemory<P> {
             Some(e) => Err(e),
             None => Ok(()),
         }
+    }
+}
+
+/// The agent of dense slot `slot` in a system of `n_agents` (cores, then the GPU).
+fn agent_at(slot: u32, n_agents: usize) -> apusim_trace::Agent {
+    if slot as usize == n_agents - 1 {
+        apusim_trace::Agent::GPU
+    } else {
+        apusim_trace::Agent::cpu(slot as u8)
     }
 }
 

@@ -16,7 +16,7 @@ use super::memory::{AgentLatency, CorePort, DramTraffic, LlcTiming, TimedMemory}
 use crate::config::SystemConfig;
 use crate::hierarchy::Hierarchy;
 use crate::run::{policy_context, Input, Inputs, Progress};
-use crate::stats::{Counts, RunStats};
+use crate::stats::RunStats;
 use anyhow::{bail, Context, Result};
 use apusim_cache::policies::{self, PolicyVisitor};
 use apusim_cache::{Feedback, Policy};
@@ -190,15 +190,16 @@ fn simulate<P: Policy>(
                 cfg.cpus
             ),
             None => {
-                let clock = gpu_clock(cfg, &input)?;
-                open_loop.push(OpenLoop {
+                let period = tb.period(gpu_clock(cfg, &input)?)?;
+                let mut o = OpenLoop {
                     input,
-                    clock,
-                    period: 0,
+                    period,
                     buf: Vec::new(),
                     pos: 0,
                     done: false,
-                });
+                };
+                o.fill()?;
+                open_loop.push(o);
                 continue;
             }
         }
@@ -214,10 +215,6 @@ fn simulate<P: Policy>(
     }
     if cores.is_empty() {
         bail!("a timed run needs at least one CPU trace");
-    }
-    for o in &mut open_loop {
-        o.period = tb.period(o.clock)?;
-        o.fill()?;
     }
     let n = cores.len();
     let slot = |i: usize| agents[i].dense_index(cfg.cpus) as u32;
@@ -392,10 +389,10 @@ fn simulate<P: Policy>(
             .iter()
             .enumerate()
             .map(|(li, name)| {
-                let c = counts_since(
-                    &end.functional.levels[li].counts.agent_total(agent),
-                    &start.functional.levels[li].counts.agent_total(agent),
-                );
+                let c = end.functional.levels[li]
+                    .counts
+                    .agent_total(agent)
+                    .since(&start.functional.levels[li].counts.agent_total(agent));
                 let misses = c.read_misses + c.write_misses + c.prefetch_misses;
                 LevelWindow {
                     level: name.clone(),
@@ -498,7 +495,6 @@ fn open_loop_clocks(cfg: &SystemConfig, inputs: &[Input]) -> Result<Vec<Clock>> 
 /// interference before the GPU is timed itself.
 struct OpenLoop {
     input: Input,
-    clock: Clock,
     period: Tick,
     buf: Vec<apusim_trace::Access>,
     pos: usize,
@@ -542,24 +538,5 @@ impl OpenLoop {
             self.fill()?;
         }
         Ok(())
-    }
-}
-
-/// `a − b`, field by field.
-fn counts_since(a: &Counts, b: &Counts) -> Counts {
-    Counts {
-        reads: a.reads - b.reads,
-        read_misses: a.read_misses - b.read_misses,
-        writes: a.writes - b.writes,
-        write_misses: a.write_misses - b.write_misses,
-        writebacks: a.writebacks - b.writebacks,
-        writeback_misses: a.writeback_misses - b.writeback_misses,
-        prefetches: a.prefetches - b.prefetches,
-        prefetch_misses: a.prefetch_misses - b.prefetch_misses,
-        bypasses: a.bypasses - b.bypasses,
-        evictions: a.evictions - b.evictions,
-        dirty_evictions: a.dirty_evictions - b.dirty_evictions,
-        back_invalidations: a.back_invalidations - b.back_invalidations,
-        idealized: a.idealized - b.idealized,
     }
 }
