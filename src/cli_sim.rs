@@ -6,7 +6,7 @@ use super::{
 };
 use anyhow::{bail, Context, Result};
 use apusim_sim::report::TextTable;
-use apusim_sim::timed::{sim_policy, SimOptions, SimResult};
+use apusim_sim::timed::{alone_runs, sim_policy, speedup, AloneOptions, SimOptions, SimResult};
 use clap::Args;
 use rayon::prelude::*;
 
@@ -32,9 +32,16 @@ pub struct SimArgs {
     /// Instructions each core retires after the warm-up (default: to the end of its trace).
     #[arg(long)]
     instructions: Option<u64>,
-    /// Threads for multi-policy runs (default: all cores).
+    /// Threads for multi-policy runs and alone runs (default: all cores).
     #[arg(long)]
     threads: Option<usize>,
+    /// LLC policy of the alone runs behind weighted speedup (one for every policy compared,
+    /// so speedups of two policies can be divided).
+    #[arg(long, default_value = "lru")]
+    alone_policy: String,
+    /// Skip the alone runs (no weighted speedup) for runs with more than one input.
+    #[arg(long)]
+    no_alone: bool,
     #[command(flatten)]
     system: SystemArgs,
     #[command(flatten)]
@@ -55,7 +62,7 @@ pub fn run(a: SimArgs) -> Result<()> {
     let names = policy_list_or_configured(a.policy.as_deref(), &cfg);
     let inputs = run_inputs(&a.traces, a.mix.as_deref(), a.scale, &a.cache, cfg.seed)?;
     let inputs = &*inputs;
-    let opts = SimOptions {
+    let sim_opts = SimOptions {
         warmup: a.warmup,
         instructions: a.instructions,
         progress: names.len() == 1,
@@ -70,12 +77,41 @@ pub fn run(a: SimArgs) -> Result<()> {
         cfg.llc.policy,
         cfg.timing.dram
     );
-    let results: Vec<SimResult> = in_pool(a.threads, || {
+    // Jobs that share the machine are compared with each running alone.
+    let alone = if inputs.open()?.len() > 1 && !a.no_alone {
+        let cache_dir = if a.cache.no_cache {
+            None
+        } else {
+            a.cache
+                .cache_dir
+                .clone()
+                .or_else(apusim_experiments::jobs::default_cache_dir)
+        };
+        let opts = AloneOptions::new(&a.alone_policy, cache_dir);
+        let runs = in_pool(a.threads, || alone_runs(&cfg, inputs, &sim_opts, &opts))
+            .context("alone runs for weighted speedup")?;
+        let cached = runs.iter().filter(|r| r.cached).count();
+        println!(
+            "alone runs ({}): {} simulated, {} from the cache\n",
+            opts.policy,
+            runs.len() - cached,
+            cached
+        );
+        Some((opts.policy, runs))
+    } else {
+        None
+    };
+    let mut results: Vec<SimResult> = in_pool(a.threads, || {
         names
             .par_iter()
-            .map(|n| sim_policy(&cfg, n, inputs, &opts).with_context(|| format!("policy {n}")))
+            .map(|n| sim_policy(&cfg, n, inputs, &sim_opts).with_context(|| format!("policy {n}")))
             .collect::<Result<Vec<_>>>()
     })?;
+    if let Some((policy, runs)) = &alone {
+        for r in &mut results {
+            r.speedup = Some(speedup(r, runs, policy)?);
+        }
+    }
     for r in &results {
         print!("{}", table(r));
     }
@@ -121,6 +157,27 @@ pub fn table(r: &SimResult) -> String {
     if r.cores.iter().any(|c| !c.reached_target) {
         s.push_str("* the trace ended before the instruction target\n");
     }
+    if let Some(sp) = &r.speedup {
+        let alone: Vec<String> = sp
+            .jobs
+            .iter()
+            .map(|j| {
+                format!(
+                    "{} {:.4} (slowdown {:.3})",
+                    j.agent, j.alone_ipc, j.slowdown
+                )
+            })
+            .collect();
+        s.push_str(&format!(
+            "weighted speedup {:.4}, harmonic speedup {:.4}, maximum slowdown {:.3}; \
+             IPC alone ({}): {}\n",
+            sp.weighted,
+            sp.harmonic,
+            sp.max_slowdown,
+            sp.alone_policy,
+            alone.join(", ")
+        ));
+    }
     s.push_str(&format!(
         "LLC rt: mean cycles from a core's request to the LLC until its data returned.\n\
          LLC misses {} (mean {:.1} uncore cycles to fill), DRAM {:.2} GB/s, row-hit rate {:.3}, \
@@ -151,6 +208,23 @@ pub fn csv(results: &[SimResult]) -> String {
             for l in &c.levels {
                 row(&format!("{}.mpki", l.level), l.mpki.to_string());
                 row(&format!("{}.misses", l.level), l.misses.to_string());
+            }
+            if let Some(j) = r
+                .speedup
+                .as_ref()
+                .and_then(|sp| sp.jobs.iter().find(|j| j.agent == c.agent))
+            {
+                row("alone_ipc", j.alone_ipc.to_string());
+                row("slowdown", j.slowdown.to_string());
+            }
+        }
+        if let Some(sp) = &r.speedup {
+            for (m, v) in [
+                ("weighted_speedup", sp.weighted),
+                ("harmonic_speedup", sp.harmonic),
+                ("max_slowdown", sp.max_slowdown),
+            ] {
+                s.push_str(&format!("{},system,{m},{v}\n", r.policy));
             }
         }
         for (m, v) in [

@@ -81,6 +81,30 @@ impl Inputs for TraceInputs {
             .collect::<Vec<_>>()
             .join(" ")
     }
+
+    /// A file is named by its full path, length and modification time, so an edited or
+    /// replaced trace is a different input.
+    fn keys(&self) -> Option<Vec<String>> {
+        self.specs
+            .iter()
+            .map(|(p, a)| {
+                let full = std::fs::canonicalize(p).ok()?;
+                let meta = std::fs::metadata(&full).ok()?;
+                let mtime = meta
+                    .modified()
+                    .ok()?
+                    .duration_since(std::time::UNIX_EPOCH)
+                    .ok()?
+                    .as_nanos();
+                let pin = a.map(|a| a.to_string()).unwrap_or_default();
+                Some(format!(
+                    "file:{}:{}:{mtime}@{pin}",
+                    full.display(),
+                    meta.len()
+                ))
+            })
+            .collect()
+    }
 }
 
 /// The built-in demo mix (see `apusim_workloads::demo_mix`).
@@ -105,6 +129,23 @@ impl Inputs for DemoInputs {
         format!(
             "built-in synthetic mix ({} CPU cores + rendering GPU, scale {}, seed {})",
             self.cpus, self.scale, self.seed
+        )
+    }
+    fn keys(&self) -> Option<Vec<String>> {
+        // demo_mix: one input per CPU core, then the GPU's.
+        let n = self.cpus as usize + 1;
+        Some(
+            (0..n)
+                .map(|i| {
+                    format!(
+                        "demo-v{}-cpus{}-scale{}-seed{}-input{i}",
+                        apusim_workloads::GENERATOR_VERSION,
+                        self.cpus,
+                        self.scale,
+                        self.seed
+                    )
+                })
+                .collect(),
         )
     }
 }

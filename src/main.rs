@@ -135,11 +135,11 @@ impl SystemArgs {
 /// Where `--mix` traces are cached.
 #[derive(Args)]
 struct CacheArgs {
-    /// Directory of cached --mix traces (default: $APUSIM_CACHE_DIR, $XDG_CACHE_HOME/apusim
-    /// or ~/.cache/apusim).
+    /// Directory of cached --mix traces and `sim` alone runs (default: $APUSIM_CACHE_DIR,
+    /// $XDG_CACHE_HOME/apusim or ~/.cache/apusim).
     #[arg(long)]
     cache_dir: Option<PathBuf>,
-    /// Generate --mix traces on the fly; read and write no cache.
+    /// Generate --mix traces on the fly and simulate alone runs afresh; read and write no cache.
     #[arg(long, conflicts_with = "cache_dir")]
     no_cache: bool,
 }

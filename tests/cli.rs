@@ -432,3 +432,69 @@ fn studies_run_as_one_command_with_csv_and_deterministic_results() {
     let err = fails(&["study", "drp-fig13", "--mixes", "Q99", "--no-cache"]);
     assert!(err.contains("Q99"), "{err}");
 }
+
+#[test]
+fn sim_reports_weighted_speedup_with_cached_alone_runs() {
+    let dir = tempfile::tempdir().unwrap();
+    let traces = small_traces(dir.path());
+    let cache = dir.path().join("cache");
+    let csv = dir.path().join("sim.csv");
+    let args = |csv: &Path| -> Vec<String> {
+        let mut v: Vec<String> = ["sim"].iter().map(|s| s.to_string()).collect();
+        v.extend(traces.iter().map(|p| p.display().to_string()));
+        v.extend(
+            [
+                "--set",
+                "cpus=2",
+                "--instructions",
+                "5000",
+                "--policy",
+                "lru,srrip",
+                "--cache-dir",
+                cache.to_str().unwrap(),
+                "--csv",
+                csv.to_str().unwrap(),
+            ]
+            .iter()
+            .map(|s| s.to_string()),
+        );
+        v
+    };
+    let a = args(&csv);
+    let out = ok(&a.iter().map(String::as_str).collect::<Vec<_>>());
+    assert!(
+        out.contains("alone runs (lru): 2 simulated, 0 from the cache"),
+        "{out}"
+    );
+    assert!(out.contains("weighted speedup"), "{out}");
+    let first = std::fs::read_to_string(&csv).unwrap();
+    for m in ["weighted_speedup", "harmonic_speedup", "max_slowdown"] {
+        assert!(first.contains(&format!("srrip,system,{m},")), "{first}");
+    }
+    assert!(first.contains("lru,cpu1,alone_ipc,"), "{first}");
+    let csv2 = dir.path().join("again.csv");
+    let a = args(&csv2);
+    let out = ok(&a.iter().map(String::as_str).collect::<Vec<_>>());
+    assert!(out.contains("0 simulated, 2 from the cache"), "{out}");
+    assert_eq!(first, std::fs::read_to_string(&csv2).unwrap());
+    // A lone job has nothing to be compared with.
+    let out = ok(&[
+        "sim",
+        traces[0].to_str().unwrap(),
+        "--instructions",
+        "5000",
+        "--cache-dir",
+        cache.to_str().unwrap(),
+    ]);
+    assert!(!out.contains("weighted speedup"), "{out}");
+    let err = fails(&[
+        "sim",
+        traces[0].to_str().unwrap(),
+        traces[1].to_str().unwrap(),
+        "--set",
+        "cpus=2",
+        "--alone-policy",
+        "lrru",
+    ]);
+    assert!(err.contains("lru"), "{err}");
+}

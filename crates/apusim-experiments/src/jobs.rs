@@ -110,6 +110,15 @@ impl Inputs for JobInputs {
     fn describe(&self) -> String {
         self.description.clone()
     }
+
+    fn keys(&self) -> Option<Vec<String>> {
+        Some(
+            self.jobs
+                .iter()
+                .map(|j| format!("job:{}", j.key()))
+                .collect(),
+        )
+    }
 }
 
 /// Generate every distinct job of `inputs` into the cache `dir` now, in parallel, so that runs

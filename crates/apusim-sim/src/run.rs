@@ -26,6 +26,12 @@ pub trait Inputs: Sync {
     fn open(&self) -> Result<Vec<Input>>;
     /// A short description for reports.
     fn describe(&self) -> String;
+    /// A stable identity of each input, in the order `open` returns them, for caches of
+    /// results derived from one input (the alone runs of weighted speedup); `None` when the
+    /// inputs cannot be identified, and such results are then never cached.
+    fn keys(&self) -> Option<Vec<String>> {
+        None
+    }
 }
 
 /// One opened input.

@@ -50,6 +50,11 @@ pub struct TimingConfig {
     /// when no request completes for this many CPU cycles while some are outstanding.
     #[serde(default = "default_watchdog")]
     pub watchdog_cycles: u64,
+    /// Most requests an open-loop GPU trace has at the LLC at once (those that expect data
+    /// back); at the bound the replay waits and its trace clock slips by the wait, so a GPU
+    /// trace faster than the memory system is throttled instead of queueing without end.
+    #[serde(default = "default_gpu_outstanding")]
+    pub gpu_outstanding: u32,
 }
 
 fn default_core() -> ModelConfig {
@@ -67,6 +72,11 @@ fn default_dram() -> String {
 fn default_watchdog() -> u64 {
     10_000_000
 }
+/// The papers give no bound on the GPU's memory-level parallelism; 256 is eight 32-entry MSHR
+/// files (ChampSim's L2 size), about one per GPU cache that talks to the LLC (docs/timing.md).
+fn default_gpu_outstanding() -> u32 {
+    256
+}
 
 impl Default for TimingConfig {
     fn default() -> Self {
@@ -78,6 +88,7 @@ impl Default for TimingConfig {
             dram: default_dram(),
             dram_set: Vec::new(),
             watchdog_cycles: default_watchdog(),
+            gpu_outstanding: default_gpu_outstanding(),
         }
     }
 }
@@ -158,6 +169,12 @@ impl TimingConfig {
         }
         if self.watchdog_cycles == 0 {
             bail!("timing.watchdog_cycles must be at least 1");
+        }
+        if self.gpu_outstanding == 0 || self.gpu_outstanding > MAX_MSHRS {
+            bail!(
+                "timing.gpu_outstanding = {}: expected 1..={MAX_MSHRS}",
+                self.gpu_outstanding
+            );
         }
         self.dram_config()?;
         for (name, l) in cfg.cpu_levels() {

@@ -145,6 +145,8 @@ pub struct TimedMemory<P: Policy> {
     pub dram_traffic: Vec<DramTraffic>,
     /// Tick of the last data delivered anywhere (for the deadlock watchdog).
     pub last_progress: Tick,
+    /// Requests of open-loop (GPU) inputs sent towards the LLC whose data has not returned.
+    pub open_loop_outstanding: u32,
 }
 
 impl<P: Policy> TimedMemory<P> {
@@ -224,6 +226,7 @@ impl<P: Policy> TimedMemory<P> {
             llc_timing: LlcTiming::default(),
             dram_traffic: vec![DramTraffic::default(); n_agents],
             last_progress: 0,
+            open_loop_outstanding: 0,
         })
     }
 
@@ -331,6 +334,9 @@ impl<P: Policy> TimedMemory<P> {
         let mut out = std::mem::take(&mut self.scratch);
         self.h.drain_to_llc(&mut out);
         for r in &out {
+            if r.op != Op::Writeback {
+                self.open_loop_outstanding += 1;
+            }
             self.events.schedule(now, Ev::ToLlc { req: *r, agent });
         }
         out.clear();
@@ -369,9 +375,12 @@ impl<P: Policy> TimedMemory<P> {
                         .send(self.mc_stop(line << self.llc_bits), self.bank_stop(bank), t);
                 self.events.schedule(at, Ev::LlcFill { line });
             }
-            Ev::LlcFill { line } => self.llc_fill(t, line),
+            Ev::LlcFill { line } => self.llc_fill(t, line)?,
             Ev::AtAgent { agent, addr, instr } => {
                 self.last_progress = t;
+                if agent as usize == self.n_agents - 1 {
+                    self.open_loop_outstanding = self.open_loop_outstanding.saturating_sub(1);
+                }
                 let p = &mut self.private[agent as usize];
                 let (table, bits) = if instr {
                     (&mut p.l1i, p.l1i_bits)
@@ -538,9 +547,9 @@ impl<P: Policy> TimedMemory<P> {
         }
     }
 
-    fn llc_fill(&mut self, t: Tick, line: u64) {
+    fn llc_fill(&mut self, t: Tick, line: u64) -> Result<()> {
         let Some((since, waiters)) = self.llc_inflight.remove(&line) else {
-            return;
+            return Ok(());
         };
         self.llc_timing.misses += 1;
         self.llc_timing.miss_ticks += t - since;
@@ -550,9 +559,20 @@ impl<P: Policy> TimedMemory<P> {
             let at = self.net.send(self.bank_stop(bank), agent as usize, t);
             self.events.schedule(at, Ev::AtAgent { agent, addr, instr });
         }
-        if let Some((req, agent)) = self.banks[bank].blocked.pop_front() {
-            self.events.schedule(t, Ev::AtLlc { req, agent });
+        self.retry_blocked(t, bank)
+    }
+
+    /// Take requests that wait for one of `bank`'s MSHRs, oldest first, while one is free.
+    /// A retried request that hits or merges needs no MSHR, so the loop goes on until the
+    /// MSHRs are full again or nobody waits.
+    fn retry_blocked(&mut self, t: Tick, bank: usize) -> Result<()> {
+        while self.banks[bank].busy_mshrs < self.llc_mshrs {
+            let Some((req, agent)) = self.banks[bank].blocked.pop_front() else {
+                break;
+            };
+            self.at_llc(t, req, agent)?;
         }
+        Ok(())
     }
 
     /// A description of the oldest request still outstanding (for deadlock reports).
@@ -587,8 +607,20 @@ impl<P: Policy> TimedMemory<P> {
                 ));
             }
         }
-        best.map(|b| b.1)
-            .unwrap_or_else(|| "no request is outstanding".into())
+        let blocked: usize = self.banks.iter().map(|b| b.blocked.len()).sum();
+        let mshrs: u32 = self.banks.iter().map(|b| b.busy_mshrs).sum();
+        format!(
+            "{}; queues: {} LLC misses in flight, {mshrs} bank MSHRs busy, {blocked} requests \
+             waiting for a bank MSHR, {} in the DRAM controllers, {} waiting for a controller \
+             slot, {} open-loop GPU requests outstanding, {} events pending",
+            best.map(|b| b.1)
+                .unwrap_or_else(|| "no request is outstanding".into()),
+            self.llc_inflight.len(),
+            self.dram.queued(),
+            self.dram_waiting.len(),
+            self.open_loop_outstanding,
+            self.events.len()
+        )
     }
 
     /// Check the engine state is sane after a step.

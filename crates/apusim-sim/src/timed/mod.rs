@@ -6,11 +6,14 @@
 //! information get dependences; each cache level's `latency` and `mshrs` sit beside its
 //! geometry. [`memory::TimedMemory`] layers timing over the functional [`crate::Hierarchy`]
 //! in deferred mode; [`sim::sim_policy`] runs the engine loop with warm-up and per-core
-//! instruction targets and returns a [`sim::SimResult`].
+//! instruction targets and returns a [`sim::SimResult`]; [`speedup`] makes the jobs' alone
+//! runs (cached) and the weighted speedup of a mix.
 
 pub mod config;
 pub mod memory;
 pub mod sim;
+pub mod speedup;
 
 pub use config::{LevelTiming, ModelConfig, TimingConfig};
 pub use sim::{sim_policy, CoreResult, SimOptions, SimResult};
+pub use speedup::{alone_runs, speedup, AloneOptions, AloneRun, Speedup};

@@ -85,6 +85,10 @@ pub struct SimResult {
     pub network_messages: u64,
     pub network_wait_cycles: f64,
     pub policy_stats: Vec<(String, f64)>,
+    /// Weighted and harmonic speedup and maximum slowdown against the jobs' alone runs
+    /// (filled by the caller that made them; see [`super::speedup`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub speedup: Option<super::speedup::Speedup>,
     /// The functional counters of the whole run (warm-up included).
     pub functional: RunStats,
     #[serde(skip)]
@@ -135,7 +139,7 @@ impl PolicyVisitor for TimedVisitor<'_> {
 }
 
 /// The CPU core an input drives: its remap, else the only agent its header names.
-fn core_of(input: &Input) -> Result<Agent> {
+pub(crate) fn core_of(input: &Input) -> Result<Agent> {
     if let Some(a) = input.remap {
         return Ok(a);
     }
@@ -197,6 +201,9 @@ fn simulate<P: Policy>(
                     buf: Vec::new(),
                     pos: 0,
                     done: false,
+                    limit: t.gpu_outstanding,
+                    slip: 0,
+                    blocked: false,
                 };
                 o.fill()?;
                 open_loop.push(o);
@@ -275,10 +282,10 @@ fn simulate<P: Policy>(
                 mem.oldest_outstanding()
             );
         }
+        mem.run_events(now)?;
         for o in &mut open_loop {
             o.inject_due(now, &mut mem)?;
         }
-        mem.run_events(now)?;
         for (a, tok, at) in std::mem::take(&mut mem.completions) {
             let Some(i) = by_slot.get(a as usize).copied().flatten() else {
                 continue;
@@ -461,6 +468,7 @@ fn simulate<P: Policy>(
         network_messages: messages,
         network_wait_cycles: wait as f64 / uncore.period as f64,
         policy_stats: mem.h.llc().policy().stats(),
+        speedup: None,
         functional: mem.h.stats(),
         seconds: 0.0,
     })
@@ -491,14 +499,23 @@ fn open_loop_clocks(cfg: &SystemConfig, inputs: &[Input]) -> Result<Vec<Clock>> 
 }
 
 /// A GPU trace replayed open-loop: each access enters the hierarchy at its own time stamp
-/// (in the GPU's clock), whatever the memory system does, so CPU mixes see the GPU's
-/// interference before the GPU is timed itself.
+/// (in the GPU's clock), so CPU mixes see the GPU's interference before the GPU is timed
+/// itself. Nothing waits for the GPU's data, but at most `limit` of its requests are at the
+/// LLC at once (`timing.gpu_outstanding`): at the bound the replay stops, and when a reply
+/// frees a slot it resumes with its clock slipped by the wait, keeping the trace's spacing.
+/// Without the bound a trace faster than DRAM would queue without end and every CPU request
+/// behind it would wait longer the longer the run.
 struct OpenLoop {
     input: Input,
     period: Tick,
     buf: Vec<apusim_trace::Access>,
     pos: usize,
     done: bool,
+    limit: u32,
+    /// Ticks the replay has been held back so far.
+    slip: Tick,
+    /// Waiting for a free slot (no next tick until then).
+    blocked: bool,
 }
 
 impl OpenLoop {
@@ -518,15 +535,30 @@ impl OpenLoop {
         }
         Ok(())
     }
+    /// When the next access is due; `None` at the end or while blocked.
     fn next_tick(&self) -> Option<Tick> {
+        if self.blocked {
+            return None;
+        }
+        self.due()
+    }
+    fn due(&self) -> Option<Tick> {
         self.buf
             .get(self.pos)
-            .map(|a| a.time.saturating_mul(self.period))
+            .map(|a| a.time.saturating_mul(self.period).saturating_add(self.slip))
     }
     fn inject_due<P: Policy>(&mut self, now: Tick, mem: &mut TimedMemory<P>) -> Result<()> {
-        while let Some(t) = self.next_tick() {
+        while let Some(t) = self.due() {
             if t > now {
                 break;
+            }
+            if mem.open_loop_outstanding >= self.limit {
+                self.blocked = true;
+                break;
+            }
+            if self.blocked {
+                self.blocked = false;
+                self.slip += now - t;
             }
             let mut a = self.buf[self.pos];
             if let Some(r) = self.input.remap {

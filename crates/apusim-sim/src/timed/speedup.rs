@@ -1,0 +1,299 @@
+//! Multiprogram metrics of a timed run: weighted speedup, harmonic speedup, maximum slowdown.
+//!
+//! Each CPU job's IPC in the mix is compared with its IPC *alone*: the same job on the same
+//! system (same configuration, same core, same warm-up and instruction target) with every
+//! other core idle and the GPU silent (drp §1 "CPU jobs standalone by keeping the GPU free";
+//! gpu-access-criticality §5 weighs CPU mixes by weighted speedup). With `s_i` the IPC of job
+//! `i` in the mix and `a_i` alone:
+//!
+//! - weighted speedup `Σ s_i / a_i` (Snavely and Tullsen),
+//! - harmonic speedup `n / Σ (a_i / s_i)` (Luo et al.),
+//! - maximum slowdown `max a_i / s_i`.
+//!
+//! The alone runs use one fixed LLC policy for every policy compared ([`AloneOptions::policy`],
+//! `lru` by default, as the papers normalise to an LRU baseline), so the denominators are the
+//! same for every policy and weighted speedups of two policies can be divided. They are made
+//! automatically, in parallel, and cached on disk as small JSON files keyed by everything that
+//! decides their result: the simulator build, the whole system configuration, the policy, the
+//! warm-up and target, the input's identity and its core. A second study over the same mix
+//! reads them back instead of simulating them again.
+
+use super::sim::{core_of, sim_policy, SimOptions, SimResult};
+use crate::config::SystemConfig;
+use crate::report::write_atomic;
+use crate::run::{Input, Inputs};
+use anyhow::{bail, Context, Result};
+use apusim_trace::hash::fnv1a;
+use rayon::prelude::*;
+use serde::{Deserialize, Serialize};
+use std::path::PathBuf;
+
+/// How the alone runs are made.
+#[derive(Clone, Debug)]
+pub struct AloneOptions {
+    /// The LLC policy of every alone run.
+    pub policy: String,
+    /// Directory of cached alone results (`None`: always simulate).
+    pub cache_dir: Option<PathBuf>,
+    /// Identity of the simulator build; cached results of another build are not used.
+    pub build_id: String,
+}
+
+impl AloneOptions {
+    /// Alone runs under `policy`, cached in `cache_dir`, for the running executable.
+    pub fn new(policy: &str, cache_dir: Option<PathBuf>) -> AloneOptions {
+        AloneOptions {
+            policy: policy.to_string(),
+            cache_dir,
+            build_id: build_id(),
+        }
+    }
+}
+
+/// The running executable's version, length and modification time: a rebuilt simulator
+/// (whose timing may differ) does not reuse the alone results of the previous one.
+pub fn build_id() -> String {
+    let exe = std::env::current_exe()
+        .ok()
+        .and_then(|p| std::fs::metadata(p).ok())
+        .map(|m| {
+            let mtime = m
+                .modified()
+                .ok()
+                .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+                .map_or(0, |d| d.as_nanos());
+            format!("{}:{mtime}", m.len())
+        })
+        .unwrap_or_default();
+    format!("{} {exe}", env!("CARGO_PKG_VERSION"))
+}
+
+/// One CPU job run alone.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct AloneRun {
+    /// The input's name and the core it drives.
+    pub input: String,
+    pub agent: String,
+    pub instructions: u64,
+    pub cycles: u64,
+    pub ipc: f64,
+    pub reached_target: bool,
+    /// Read from the cache rather than simulated in this run.
+    #[serde(skip)]
+    pub cached: bool,
+}
+
+/// The multiprogram metrics of one policy's run.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct Speedup {
+    /// The LLC policy of the alone runs.
+    pub alone_policy: String,
+    /// Per CPU job: agent, IPC in the mix, IPC alone, slowdown (alone / mix).
+    pub jobs: Vec<JobSpeedup>,
+    pub weighted: f64,
+    pub harmonic: f64,
+    pub max_slowdown: f64,
+}
+
+/// One CPU job's IPC in the mix and alone.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct JobSpeedup {
+    pub agent: String,
+    pub ipc: f64,
+    pub alone_ipc: f64,
+    pub slowdown: f64,
+}
+
+/// The metrics of `shared` against the alone runs of its CPU jobs.
+pub fn speedup(shared: &SimResult, alone: &[AloneRun], alone_policy: &str) -> Result<Speedup> {
+    let mut jobs = Vec::new();
+    for c in &shared.cores {
+        let a = alone
+            .iter()
+            .find(|a| a.agent == c.agent)
+            .with_context(|| format!("no alone run of {}", c.agent))?;
+        if a.ipc <= 0.0 {
+            bail!(
+                "{} ({}) retired no instructions alone, so its slowdown is undefined",
+                a.agent,
+                a.input
+            );
+        }
+        jobs.push(JobSpeedup {
+            agent: c.agent.clone(),
+            ipc: c.ipc,
+            alone_ipc: a.ipc,
+            slowdown: if c.ipc > 0.0 {
+                a.ipc / c.ipc
+            } else {
+                f64::INFINITY
+            },
+        });
+    }
+    if jobs.is_empty() {
+        bail!("no CPU job to compare");
+    }
+    let weighted = jobs.iter().map(|j| j.ipc / j.alone_ipc).sum();
+    let inverse: f64 = jobs.iter().map(|j| j.slowdown).sum();
+    Ok(Speedup {
+        alone_policy: alone_policy.to_string(),
+        harmonic: jobs.len() as f64 / inverse,
+        max_slowdown: jobs.iter().map(|j| j.slowdown).fold(0.0, f64::max),
+        weighted,
+        jobs,
+    })
+}
+
+/// One input of a list, alone.
+struct Only<'a> {
+    inner: &'a dyn Inputs,
+    index: usize,
+}
+
+impl Inputs for Only<'_> {
+    fn open(&self) -> Result<Vec<Input>> {
+        let mut all = self.inner.open()?;
+        if self.index >= all.len() {
+            bail!("input {} of {} is gone", self.index, all.len());
+        }
+        Ok(vec![all.swap_remove(self.index)])
+    }
+    fn describe(&self) -> String {
+        format!("input {} of {}", self.index, self.inner.describe())
+    }
+}
+
+/// What a cached alone result is stored with: the whole key, checked on reading so that a
+/// hash collision can never return another run's result.
+#[derive(Serialize, Deserialize)]
+struct CacheEntry {
+    key: String,
+    run: AloneRun,
+}
+
+/// Every CPU job of `inputs` run alone on `cfg` (from the cache where possible), in input
+/// order. Runs that are not cached are simulated in parallel on the current rayon pool.
+pub fn alone_runs(
+    cfg: &SystemConfig,
+    inputs: &dyn Inputs,
+    opts: &SimOptions,
+    alone: &AloneOptions,
+) -> Result<Vec<AloneRun>> {
+    // Open once to learn which inputs drive CPU cores (and, for generated mixes, to have
+    // every trace cached before parallel runs open them).
+    let opened = inputs.open()?;
+    let keys = inputs.keys();
+    if let Some(k) = &keys {
+        if k.len() != opened.len() {
+            bail!(
+                "{}: {} input keys for {} inputs",
+                inputs.describe(),
+                k.len(),
+                opened.len()
+            );
+        }
+    }
+    let mut jobs = Vec::new();
+    for (i, input) in opened.iter().enumerate() {
+        let agent = core_of(input)?;
+        if agent.is_cpu() {
+            let key = keys
+                .as_ref()
+                .map(|k| cache_key(cfg, opts, alone, &k[i], agent));
+            jobs.push((i, input.name.clone(), agent.to_string(), key));
+        }
+    }
+    drop(opened);
+    let solo = SimOptions {
+        progress: false,
+        ..opts.clone()
+    };
+    jobs.into_par_iter()
+        .map(|(index, name, agent, key)| {
+            if let (Some(dir), Some(key)) = (&alone.cache_dir, &key) {
+                if let Some(run) = read_cached(dir, key) {
+                    return Ok(run);
+                }
+            }
+            let only = Only {
+                inner: inputs,
+                index,
+            };
+            let r = sim_policy(cfg, &alone.policy, &only, &solo)
+                .with_context(|| format!("{name} alone ({})", alone.policy))?;
+            let c = r
+                .cores
+                .first()
+                .with_context(|| format!("{name} alone drove no core"))?;
+            let run = AloneRun {
+                input: name,
+                agent,
+                instructions: c.instructions,
+                cycles: c.cycles,
+                ipc: ipc(c.instructions, c.cycles),
+                reached_target: c.reached_target,
+                cached: false,
+            };
+            if let (Some(dir), Some(key)) = (&alone.cache_dir, key) {
+                write_cached(dir, key, &run)?;
+            }
+            Ok(run)
+        })
+        .collect()
+}
+
+fn ipc(instructions: u64, cycles: u64) -> f64 {
+    if cycles > 0 {
+        instructions as f64 / cycles as f64
+    } else {
+        0.0
+    }
+}
+
+fn cache_key(
+    cfg: &SystemConfig,
+    opts: &SimOptions,
+    alone: &AloneOptions,
+    input: &str,
+    agent: apusim_trace::Agent,
+) -> String {
+    format!(
+        "apusim alone run 1\nbuild {}\nconfig {}\npolicy {}\nwarmup {}\ninstructions {:?}\n\
+         input {input}\ncore {agent}\n",
+        alone.build_id,
+        serde_json::to_string(cfg).unwrap_or_default(),
+        alone.policy,
+        opts.warmup,
+        opts.instructions,
+    )
+}
+
+fn cache_path(dir: &std::path::Path, key: &str) -> PathBuf {
+    dir.join("alone")
+        .join(format!("{:016x}.json", fnv1a(key.as_bytes())))
+}
+
+/// A cached result for `key`, or `None` (absent, unreadable, or another key's).
+fn read_cached(dir: &std::path::Path, key: &str) -> Option<AloneRun> {
+    let text = std::fs::read_to_string(cache_path(dir, key)).ok()?;
+    let e: CacheEntry = serde_json::from_str(&text).ok()?;
+    // The IPC is recomputed from the stored integers exactly as the run computed it (a
+    // decimal float need not read back to the same bits).
+    (e.key == key).then_some(AloneRun {
+        cached: true,
+        ipc: ipc(e.run.instructions, e.run.cycles),
+        ..e.run
+    })
+}
+
+fn write_cached(dir: &std::path::Path, key: String, run: &AloneRun) -> Result<()> {
+    let path = cache_path(dir, &key);
+    let parent = dir.join("alone");
+    std::fs::create_dir_all(&parent)
+        .with_context(|| format!("creating the alone-run cache {}", parent.display()))?;
+    let entry = CacheEntry {
+        key,
+        run: run.clone(),
+    };
+    write_atomic(&path, serde_json::to_string_pretty(&entry)?.as_bytes())
+}

@@ -1,0 +1,267 @@
+//! Timed runs of several agents: requests waiting for an LLC MSHR are never lost, weighted
+//! speedup against cached alone runs, and the bound on open-loop GPU traffic.
+
+use anyhow::Result;
+use apusim_sim::run::{Input, Inputs};
+use apusim_sim::timed::{alone_runs, sim_policy, speedup, AloneOptions, SimOptions};
+use apusim_sim::SystemConfig;
+use apusim_trace::{Access, Agent, Op, Stream, VecSource};
+
+/// Several in-memory traces, one per agent, identified by `keys`.
+struct Multi {
+    traces: Vec<Vec<Access>>,
+    keys: Vec<String>,
+}
+
+impl Inputs for Multi {
+    fn open(&self) -> Result<Vec<Input>> {
+        Ok(self
+            .traces
+            .iter()
+            .enumerate()
+            .map(|(i, t)| Input {
+                name: format!("trace{i}"),
+                source: Box::new(VecSource::new(t.clone())),
+                remap: None,
+            })
+            .collect())
+    }
+    fn describe(&self) -> String {
+        format!("{} in-memory traces", self.traces.len())
+    }
+    fn keys(&self) -> Option<Vec<String>> {
+        Some(self.keys.clone())
+    }
+}
+
+fn xorshift(seed: u64) -> impl FnMut() -> u64 {
+    let mut x = seed.max(1);
+    move || {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        x
+    }
+}
+
+/// `n` loads of core `core`, one per instruction, at random lines of `span` bytes of the
+/// core's own data.
+fn loads(core: u8, n: u64, span: u64, seed: u64) -> Vec<Access> {
+    let mut next = xorshift(seed);
+    (0..n)
+        .map(|i| {
+            Access::new(
+                Agent::cpu(core),
+                Stream::CpuData,
+                Op::Read,
+                ((core as u64 + 1) << 28) + (next() % span) / 64 * 64,
+                8,
+            )
+            .with_time(i)
+        })
+        .collect()
+}
+
+fn system(extra: &[&str]) -> SystemConfig {
+    let mut set: Vec<String> = [
+        "cpus=2",
+        "l1i=4096,4,64",
+        "l1d=4096,4,64",
+        "l2=16384,8,64",
+        "llc=262144,8,64",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    set.extend(extra.iter().map(|s| s.to_string()));
+    SystemConfig::load_preset("4c1g", &set).unwrap()
+}
+
+fn opts() -> SimOptions {
+    SimOptions {
+        warmup: 2_000,
+        instructions: Some(20_000),
+        progress: false,
+    }
+}
+
+/// Two cores reading the same lines in the same order through a bank with one MSHR: most
+/// requests wait for the MSHR, and a waiting request often finds its line filled by the
+/// other core's miss meanwhile (a hit) or in flight (a merge), taking no MSHR. Every waiting
+/// request must still be served.
+#[test]
+fn requests_waiting_for_an_llc_mshr_are_all_served() {
+    let a = loads(0, 30_000, 1 << 20, 3);
+    let b: Vec<Access> = a
+        .iter()
+        .map(|x| Access {
+            agent: Agent::cpu(1),
+            ..*x
+        })
+        .collect();
+    let inputs = Multi {
+        traces: vec![a, b],
+        keys: vec!["a".into(), "b".into()],
+    };
+    let cfg = system(&["llc.mshrs=1"]);
+    let r = sim_policy(&cfg, "lru", &inputs, &SimOptions::default()).unwrap();
+    assert!(r.llc.mshr_waits > 1000, "the test must fill the MSHR");
+    for c in &r.cores {
+        assert!(c.reached_target);
+        assert_eq!(c.instructions, 30_000);
+    }
+}
+
+fn two_jobs() -> Multi {
+    Multi {
+        traces: vec![
+            loads(0, 40_000, 192 << 10, 5),
+            loads(1, 40_000, 192 << 10, 6),
+        ],
+        keys: vec!["job0".into(), "job1".into()],
+    }
+}
+
+fn alone_opts(dir: &std::path::Path) -> AloneOptions {
+    AloneOptions {
+        policy: "lru".into(),
+        cache_dir: Some(dir.to_path_buf()),
+        build_id: "test build".into(),
+    }
+}
+
+#[test]
+fn alone_runs_equal_single_input_runs_and_come_back_from_the_cache() {
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = system(&[]);
+    let inputs = two_jobs();
+    let first = alone_runs(&cfg, &inputs, &opts(), &alone_opts(dir.path())).unwrap();
+    assert_eq!(first.len(), 2);
+    assert!(first.iter().all(|r| !r.cached));
+    // Job 1 alone is the same as a run of its trace alone.
+    let only = Multi {
+        traces: vec![inputs.traces[1].clone()],
+        keys: vec!["x".into()],
+    };
+    let solo = sim_policy(&cfg, "lru", &only, &opts()).unwrap();
+    assert_eq!(first[1].agent, "cpu1");
+    assert_eq!(first[1].cycles, solo.cores[0].cycles);
+    assert_eq!(first[1].ipc, solo.cores[0].ipc);
+
+    let again = alone_runs(&cfg, &inputs, &opts(), &alone_opts(dir.path())).unwrap();
+    assert!(
+        again.iter().all(|r| r.cached),
+        "the second time from the cache"
+    );
+    for (a, b) in first.iter().zip(&again) {
+        assert_eq!((a.cycles, a.ipc), (b.cycles, b.ipc));
+    }
+
+    // Anything that decides the result is part of the key: another configuration, target
+    // or build is simulated afresh.
+    let other_cfg = system(&["llc.latency=30"]);
+    let r = alone_runs(&other_cfg, &inputs, &opts(), &alone_opts(dir.path())).unwrap();
+    assert!(r.iter().all(|r| !r.cached));
+    assert!(
+        r[0].cycles > first[0].cycles,
+        "a slower LLC must cost cycles"
+    );
+    let longer = SimOptions {
+        instructions: Some(30_000),
+        ..opts()
+    };
+    let r = alone_runs(&cfg, &inputs, &longer, &alone_opts(dir.path())).unwrap();
+    assert!(r.iter().all(|r| !r.cached));
+    let mut rebuilt = alone_opts(dir.path());
+    rebuilt.build_id = "another build".into();
+    let r = alone_runs(&cfg, &inputs, &opts(), &rebuilt).unwrap();
+    assert!(r.iter().all(|r| !r.cached));
+
+    // A damaged cache file is simulated again (and rewritten), never trusted.
+    for e in std::fs::read_dir(dir.path().join("alone")).unwrap() {
+        std::fs::write(e.unwrap().path(), b"{ not json").unwrap();
+    }
+    let r = alone_runs(&cfg, &inputs, &opts(), &alone_opts(dir.path())).unwrap();
+    assert!(r.iter().all(|r| !r.cached));
+    assert_eq!(r[0].cycles, first[0].cycles);
+}
+
+#[test]
+fn weighted_speedup_of_two_jobs_sharing_the_llc_and_dram() {
+    let dir = tempfile::tempdir().unwrap();
+    // Each job's 192 KiB fits the 256 KiB LLC alone; together they do not.
+    let cfg = system(&[]);
+    let inputs = two_jobs();
+    let alone = alone_runs(&cfg, &inputs, &opts(), &alone_opts(dir.path())).unwrap();
+    let shared = sim_policy(&cfg, "lru", &inputs, &opts()).unwrap();
+    let s = speedup(&shared, &alone, "lru").unwrap();
+    assert_eq!(s.jobs.len(), 2);
+    for j in &s.jobs {
+        assert!(
+            j.slowdown > 1.05,
+            "{}: sharing the LLC must slow the job down ({j:?})",
+            j.agent
+        );
+    }
+    let ws: f64 = s.jobs.iter().map(|j| j.ipc / j.alone_ipc).sum();
+    assert_eq!(s.weighted, ws);
+    assert!(s.weighted < 2.0 && s.weighted > 0.0);
+    let hs = 2.0 / s.jobs.iter().map(|j| j.alone_ipc / j.ipc).sum::<f64>();
+    assert!((s.harmonic - hs).abs() < 1e-12);
+    assert!(
+        s.harmonic <= s.weighted / 2.0 + 1e-12,
+        "harmonic <= arithmetic mean"
+    );
+    let max = s.jobs.iter().map(|j| j.slowdown).fold(0.0, f64::max);
+    assert_eq!(s.max_slowdown, max);
+}
+
+/// A GPU trace far faster than DRAM: 8 new lines per GPU cycle.
+fn gpu_flood(n: u64) -> Vec<Access> {
+    let mut next = xorshift(99);
+    (0..n)
+        .map(|i| {
+            let mut a = Access::new(
+                Agent::GPU,
+                Stream::StaticTexture,
+                Op::Read,
+                0x8000_0000 + (next() % (1 << 30)) / 64 * 64,
+                64,
+            );
+            a.time = i / 8;
+            a
+        })
+        .collect()
+}
+
+fn cpu_with_gpu(bound: u32) -> apusim_sim::timed::SimResult {
+    let inputs = Multi {
+        traces: vec![loads(0, 20_000, 8 << 20, 7), gpu_flood(400_000)],
+        keys: vec!["cpu".into(), "gpu".into()],
+    };
+    let cfg = system(&[&format!("timing.gpu_outstanding={bound}")]);
+    sim_policy(&cfg, "lru", &inputs, &SimOptions::default()).unwrap()
+}
+
+#[test]
+fn open_loop_gpu_traffic_is_bounded() {
+    let tight = cpu_with_gpu(4);
+    let loose = cpu_with_gpu(65_536);
+    let (t, l) = (&tight.cores[0], &loose.cores[0]);
+    assert!(t.reached_target && l.reached_target);
+    assert!(
+        t.llc_request_cycles * 2.0 < l.llc_request_cycles,
+        "with 4 GPU requests in flight the CPU's LLC round trip ({:.0}) must be far below \
+         the unbounded replay's ({:.0})",
+        t.llc_request_cycles,
+        l.llc_request_cycles
+    );
+    assert!(t.ipc > l.ipc);
+}
+
+#[test]
+fn a_zero_gpu_bound_is_refused() {
+    let e =
+        SystemConfig::load_preset("4c1g", &["timing.gpu_outstanding=0".to_string()]).unwrap_err();
+    assert!(format!("{e:#}").contains("timing.gpu_outstanding"), "{e:#}");
+}
