@@ -180,16 +180,38 @@ pub fn table(r: &SimResult) -> String {
     }
     s.push_str(&format!(
         "LLC rt: mean cycles from a core's request to the LLC until its data returned.\n\
-         LLC misses {} (mean {:.1} uncore cycles to fill), DRAM {:.2} GB/s, row-hit rate {:.3}, \
-         read latency {:.1} DRAM cycles; network {} messages, {:.0} cycles waited\n\n",
-        r.llc_misses,
-        r.llc_miss_cycles,
-        r.dram_bandwidth_gbps,
-        r.dram_row_hit_rate,
-        r.dram_read_latency_cycles,
-        r.network_messages,
-        r.network_wait_cycles
+         Measured window {} cycles: LLC misses {} (mean {:.1} uncore cycles to fill), \
+         network {} messages, {:.0} cycles waited\n",
+        r.window_cycles, r.llc_misses, r.llc_miss_cycles, r.network_messages, r.network_wait_cycles
     ));
+    let mut d = TextTable::new([
+        "DRAM",
+        "reads",
+        "writes",
+        "GB/s",
+        "read latency",
+        "row-hit rate",
+    ]);
+    for x in &r.dram {
+        d.row(vec![
+            x.agent.clone(),
+            x.reads.to_string(),
+            x.writes.to_string(),
+            format!("{:.2}", x.bandwidth_gbps),
+            format!("{:.1}", x.read_latency_cycles),
+            format!("{:.3}", x.row_hit_rate),
+        ]);
+    }
+    d.row(vec![
+        "all".into(),
+        r.dram.iter().map(|x| x.reads).sum::<u64>().to_string(),
+        r.dram.iter().map(|x| x.writes).sum::<u64>().to_string(),
+        format!("{:.2}", r.dram_bandwidth_gbps),
+        format!("{:.1}", r.dram_read_latency_cycles),
+        format!("{:.3}", r.dram_row_hit_rate),
+    ]);
+    s.push_str(&d.render());
+    s.push_str("DRAM read latency: DRAM cycles from arrival at the controller to data.\n\n");
     s
 }
 
@@ -227,8 +249,20 @@ pub fn csv(results: &[SimResult]) -> String {
                 s.push_str(&format!("{},system,{m},{v}\n", r.policy));
             }
         }
+        for x in &r.dram {
+            for (m, v) in [
+                ("dram.reads", x.reads as f64),
+                ("dram.writes", x.writes as f64),
+                ("dram.bandwidth_gbps", x.bandwidth_gbps),
+                ("dram.read_latency_cycles", x.read_latency_cycles),
+                ("dram.row_hit_rate", x.row_hit_rate),
+            ] {
+                s.push_str(&format!("{},{},{m},{v}\n", r.policy, x.agent));
+            }
+        }
         for (m, v) in [
             ("cycles", r.cycles as f64),
+            ("window_cycles", r.window_cycles as f64),
             ("llc_misses", r.llc_misses as f64),
             ("llc_miss_cycles", r.llc_miss_cycles),
             ("dram_bandwidth_gbps", r.dram_bandwidth_gbps),

@@ -254,6 +254,19 @@ impl MemorySystem {
         last
     }
 
+    /// Request counters of one source so far, over every channel. Unlike [`Self::report`]
+    /// it changes nothing, so it can be read at any moment of a run (windows of a timed run
+    /// are differences of two readings).
+    pub fn source_stats(&self, source: u8) -> AccessStats {
+        let mut acc = AccessStats::default();
+        for c in &self.ctrls {
+            if let Some(a) = &c.sources[source as usize] {
+                acc.merge(a);
+            }
+        }
+        acc
+    }
+
     /// Statistics so far. `cycles` in the report is the last data-done cycle (or the current
     /// cycle if later and nothing is queued).
     pub fn report(&mut self) -> DramReport {

@@ -265,3 +265,39 @@ fn a_zero_gpu_bound_is_refused() {
         SystemConfig::load_preset("4c1g", &["timing.gpu_outstanding=0".to_string()]).unwrap_err();
     assert!(format!("{e:#}").contains("timing.gpu_outstanding"), "{e:#}");
 }
+
+/// System-wide figures (LLC misses, DRAM traffic, network) cover the measured window only.
+#[test]
+fn system_statistics_exclude_the_warm_up() {
+    let a = Agent::cpu(0);
+    let mut v: Vec<Access> = (0..20_000u64)
+        .map(|i| Access::new(a, Stream::CpuData, Op::Read, 0x4000_0000 + i * 64, 8).with_time(i))
+        .collect();
+    v.extend((0..20_000u64).map(|i| {
+        Access::new(a, Stream::CpuData, Op::Read, 0x5000_0000 + (i % 64) * 64, 8)
+            .with_time(20_000 + i)
+    }));
+    let inputs = Multi {
+        traces: vec![v],
+        keys: vec!["t".into()],
+    };
+    let cfg = system(&["cpus=1"]);
+    let o = SimOptions {
+        warmup: 20_000,
+        instructions: Some(19_000),
+        progress: false,
+    };
+    let r = sim_policy(&cfg, "lru", &inputs, &o).unwrap();
+    let llc = r.functional.llc().counts.total();
+    assert!(llc.misses() >= 20_000, "the warm-up misses");
+    let reads: u64 = r.dram.iter().map(|d| d.reads).sum();
+    assert!(reads <= 64, "window DRAM reads {reads}");
+    assert!(r.llc_misses <= 64, "window LLC misses {}", r.llc_misses);
+    assert!(
+        r.window_cycles < r.cycles / 4,
+        "{} of {}",
+        r.window_cycles,
+        r.cycles
+    );
+    assert_eq!(r.cores[0].cycles, r.window_cycles);
+}

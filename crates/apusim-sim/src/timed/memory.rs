@@ -88,6 +88,50 @@ pub struct DramTraffic {
     pub read_cycles: u64,
 }
 
+/// One source's DRAM counters so far; a window is the difference of two readings.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct DramCounts {
+    pub traffic: DramTraffic,
+    /// Bytes on the data bus, and the row-buffer outcome of each request's first command.
+    pub bytes: u64,
+    pub row_hits: u64,
+    pub row_accesses: u64,
+}
+
+impl DramCounts {
+    pub fn since(&self, e: &DramCounts) -> DramCounts {
+        DramCounts {
+            traffic: DramTraffic {
+                reads: self.traffic.reads - e.traffic.reads,
+                writes: self.traffic.writes - e.traffic.writes,
+                read_cycles: self.traffic.read_cycles - e.traffic.read_cycles,
+            },
+            bytes: self.bytes - e.bytes,
+            row_hits: self.row_hits - e.row_hits,
+            row_accesses: self.row_accesses - e.row_accesses,
+        }
+    }
+    pub fn add(&mut self, o: &DramCounts) {
+        self.traffic.reads += o.traffic.reads;
+        self.traffic.writes += o.traffic.writes;
+        self.traffic.read_cycles += o.traffic.read_cycles;
+        self.bytes += o.bytes;
+        self.row_hits += o.row_hits;
+        self.row_accesses += o.row_accesses;
+    }
+}
+
+impl LlcTiming {
+    pub fn since(&self, e: &LlcTiming) -> LlcTiming {
+        LlcTiming {
+            misses: self.misses - e.misses,
+            miss_ticks: self.miss_ticks - e.miss_ticks,
+            merges: self.merges - e.merges,
+            mshr_waits: self.mshr_waits - e.mshr_waits,
+        }
+    }
+}
+
 /// A line on its way from memory to the LLC: since when, and who waits for it (agent,
 /// address, instruction fetch?).
 type LlcMiss = (Tick, Vec<(u32, u64, bool)>);
@@ -573,6 +617,21 @@ impl<P: Policy> TimedMemory<P> {
             self.at_llc(t, req, agent)?;
         }
         Ok(())
+    }
+
+    /// Every agent's DRAM counters so far (index: the agent's dense index, GPU last).
+    pub fn dram_counts(&self) -> Vec<DramCounts> {
+        (0..self.n_agents)
+            .map(|a| {
+                let d = self.dram.source_stats(self.agent_of(a as u32).to_byte());
+                DramCounts {
+                    traffic: self.dram_traffic[a],
+                    bytes: d.bytes,
+                    row_hits: d.row_hits,
+                    row_accesses: d.row_hits + d.row_misses + d.row_conflicts,
+                }
+            })
+            .collect()
     }
 
     /// A description of the oldest request still outstanding (for deadlock reports).

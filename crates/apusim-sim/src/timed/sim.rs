@@ -12,7 +12,7 @@
 //! core it is for), then every core whose wake-up is now does one cycle. A core that waits
 //! for memory asks for no wake-up, so idle time is skipped, never ticked through.
 
-use super::memory::{AgentLatency, CorePort, DramTraffic, LlcTiming, TimedMemory};
+use super::memory::{AgentLatency, CorePort, DramCounts, LlcTiming, TimedMemory};
 use crate::config::SystemConfig;
 use crate::hierarchy::Hierarchy;
 use crate::run::{policy_context, Input, Inputs, Progress};
@@ -65,19 +65,62 @@ pub struct CoreResult {
     pub merges: u64,
 }
 
-/// The result of one policy's timed run.
+/// One source's DRAM traffic in the measured window.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct DramSource {
+    pub agent: String,
+    pub reads: u64,
+    pub writes: u64,
+    pub bandwidth_gbps: f64,
+    /// Mean time of a read from arrival at the controller (a wait for a queue slot
+    /// included) to its data, in DRAM cycles.
+    pub read_latency_cycles: f64,
+    pub row_hit_rate: f64,
+}
+
+impl DramSource {
+    fn new(agent: String, c: &DramCounts, seconds: f64) -> DramSource {
+        let t = &c.traffic;
+        DramSource {
+            agent,
+            reads: t.reads,
+            writes: t.writes,
+            bandwidth_gbps: if seconds > 0.0 {
+                c.bytes as f64 / seconds / 1e9
+            } else {
+                0.0
+            },
+            read_latency_cycles: ratio(t.read_cycles, t.reads),
+            row_hit_rate: ratio(c.row_hits, c.row_accesses),
+        }
+    }
+}
+
+fn ratio(a: u64, b: u64) -> f64 {
+    if b > 0 {
+        a as f64 / b as f64
+    } else {
+        0.0
+    }
+}
+
+/// The result of one policy's timed run. System-wide figures cover the measured window:
+/// from the moment the last core finished its warm-up to the moment the last core reached its
+/// target.
 #[derive(Clone, Debug, Serialize)]
 pub struct SimResult {
     pub policy: String,
     pub cores: Vec<CoreResult>,
-    /// CPU cycles until the last core reached its target.
+    /// CPU cycles until the last core reached its target (warm-up included).
     pub cycles: u64,
+    /// CPU cycles of the measured window.
+    pub window_cycles: u64,
     /// LLC misses and their mean time from bank arrival to fill, in uncore cycles.
     pub llc_misses: u64,
     pub llc_miss_cycles: f64,
     pub llc: LlcTiming,
-    /// DRAM requests per agent (whole run) and the DRAM model's own summary.
-    pub dram_traffic: Vec<(String, DramTraffic)>,
+    /// DRAM traffic per agent, and of all agents together.
+    pub dram: Vec<DramSource>,
     pub dram_bandwidth_gbps: f64,
     pub dram_row_hit_rate: f64,
     pub dram_read_latency_cycles: f64,
@@ -101,6 +144,25 @@ struct Snapshot {
     core: CoreStats,
     functional: RunStats,
     latency: AgentLatency,
+}
+
+/// The system-wide counters at one moment.
+struct SystemSnapshot {
+    tick: Tick,
+    llc: LlcTiming,
+    dram: Vec<DramCounts>,
+    network: (u64, Tick),
+}
+
+impl SystemSnapshot {
+    fn take<P: Policy>(tick: Tick, mem: &TimedMemory<P>) -> SystemSnapshot {
+        SystemSnapshot {
+            tick,
+            llc: mem.llc_timing,
+            dram: mem.dram_counts(),
+            network: mem.net.counters(),
+        }
+    }
 }
 
 enum Phase {
@@ -239,6 +301,8 @@ fn simulate<P: Policy>(
             }
         })
         .collect();
+    let mut window_start = (opts.warmup == 0).then(|| SystemSnapshot::take(0, &mem));
+    let mut last_now = 0;
     let mut wake: Vec<Option<Tick>> = vec![Some(0); n];
     let mut finished = vec![false; n];
     let watchdog = cpu.cycles(t.watchdog_cycles);
@@ -275,6 +339,7 @@ fn simulate<P: Policy>(
                 mem.oldest_outstanding()
             ),
         };
+        last_now = now;
         if now > mem.last_progress.saturating_add(watchdog) && mem.busy() {
             bail!(
                 "deadlock: no data delivered for {} cycles; oldest request: {}",
@@ -360,6 +425,9 @@ fn simulate<P: Policy>(
                 other => other,
             };
         }
+        if window_start.is_none() && !phase.iter().any(|p| matches!(p, Phase::Warming)) {
+            window_start = Some(SystemSnapshot::take(now, &mem));
+        }
         steps += 1;
         if steps & 0xFFFF == 0 {
             let retired: u64 = cores.iter().map(|c| c.stats().instructions).sum();
@@ -436,24 +504,34 @@ fn simulate<P: Policy>(
             merges: end.latency.merges - start.latency.merges,
         });
     }
-    let report = mem.dram.report();
-    let (messages, wait) = mem.net.counters();
-    let llc = mem.llc_timing;
-    let dram_traffic = (0..=cfg.cpus)
-        .filter(|&a| mem.dram_traffic[a] != DramTraffic::default())
-        .map(|a| {
-            let agent = if a == cfg.cpus {
-                Agent::GPU
-            } else {
-                Agent::cpu(a as u8)
-            };
-            (agent.to_string(), mem.dram_traffic[a])
-        })
-        .collect();
+    let end = SystemSnapshot::take(last_now, &mem);
+    let start = window_start.unwrap_or_else(|| SystemSnapshot::take(last_now, &mem));
+    let window_cycles = (end.tick - start.tick) / cpu.period;
+    let seconds = window_cycles as f64 / (f64::from(cfg.cpu_clock_mhz) * 1e6);
+    let llc = end.llc.since(&start.llc);
+    let mut dram = Vec::new();
+    let mut total = DramCounts::default();
+    for (a, (e, s)) in end.dram.iter().zip(&start.dram).enumerate() {
+        let c = e.since(s);
+        if c == DramCounts::default() {
+            continue;
+        }
+        total.add(&c);
+        let agent = if a == cfg.cpus {
+            Agent::GPU
+        } else {
+            Agent::cpu(a as u8)
+        };
+        dram.push(DramSource::new(agent.to_string(), &c, seconds));
+    }
+    let all = DramSource::new("all".into(), &total, seconds);
+    let messages = end.network.0 - start.network.0;
+    let wait = end.network.1 - start.network.1;
     Ok(SimResult {
         policy: String::new(),
         cores: results,
         cycles: end_cycles,
+        window_cycles,
         llc_misses: llc.misses,
         llc_miss_cycles: if llc.misses > 0 {
             llc.miss_ticks as f64 / llc.misses as f64 / uncore.period as f64
@@ -461,10 +539,10 @@ fn simulate<P: Policy>(
             0.0
         },
         llc,
-        dram_traffic,
-        dram_bandwidth_gbps: report.bandwidth_gbps(),
-        dram_row_hit_rate: report.row_hit_rate(),
-        dram_read_latency_cycles: report.avg_read_latency(),
+        dram,
+        dram_bandwidth_gbps: all.bandwidth_gbps,
+        dram_row_hit_rate: all.row_hit_rate,
+        dram_read_latency_cycles: all.read_latency_cycles,
         network_messages: messages,
         network_wait_cycles: wait as f64 / uncore.period as f64,
         policy_stats: mem.h.llc().policy().stats(),
