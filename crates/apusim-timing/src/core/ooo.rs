@@ -211,7 +211,15 @@ impl Ooo {
                     }
                 }
             }
-            let mut v = dependents;
+            self.recycle(dependents);
+        }
+    }
+
+    /// Keep an emptied dependents list for reuse. Only lists that own memory are kept:
+    /// every entry's list is taken when it finishes and again when it retires, and keeping
+    /// the empty one left behind would grow the spare pool by one per instruction.
+    fn recycle(&mut self, mut v: Vec<u64>) {
+        if v.capacity() > 0 {
             v.clear();
             self.spare_deps.push(v);
         }
@@ -283,9 +291,7 @@ impl Ooo {
             {
                 s.retired = true;
             }
-            let mut v = head.dependents;
-            v.clear();
-            self.spare_deps.push(v);
+            self.recycle(head.dependents);
         }
     }
 
@@ -642,5 +648,64 @@ impl CoreModel for Ooo {
 
     fn domain(&self) -> Domain {
         self.domain
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::instr::{AccessInstrs, DepModel};
+    use crate::{Clock, Timebase};
+    use apusim_trace::{Access, Agent, Op, VecSource};
+
+    /// Memory that answers every access after `latency` ticks.
+    struct FixedLatency(Tick);
+    impl MemPort for FixedLatency {
+        fn issue(&mut self, now: Tick, _: &Access, _: Token) -> Issue {
+            Issue::Done(now + self.0)
+        }
+    }
+
+    /// A long run of chained loads (every instruction has dependents) keeps a bounded pool of
+    /// spare dependents lists: memory must not grow with the length of a run.
+    #[test]
+    fn spare_dependents_lists_stay_bounded() {
+        let a = Agent::cpu(0);
+        let trace: Vec<Access> = (0..200_000u64)
+            .map(|i| Access::new(a, Stream::CpuData, Op::Read, (i % 512) * 64, 8).with_time(i))
+            .collect();
+        let program = AccessInstrs::new(Box::new(VecSource::new(trace)), None, DepModel::Chain);
+        let clock = Clock::mhz(4000).unwrap();
+        let tb = Timebase::new(&[clock]).unwrap();
+        let domain = Domain::new(tb.period(clock).unwrap());
+        let cfg = Config {
+            fetch_width: 6,
+            dispatch_width: 6,
+            retire_width: 5,
+            rob: 64,
+            lq: 32,
+            sq: 16,
+            load_ports: 2,
+            store_ports: 1,
+            fetch_buffer: 64,
+            frontend_cycles: 1,
+            alu_latency: 1,
+        };
+        let mut core = Ooo::new(cfg, domain, Box::new(program));
+        let mut mem = FixedLatency(domain.cycles(3));
+        let mut now = 0;
+        loop {
+            match core.cycle(now, &mut mem).unwrap() {
+                Wake::At(t) => now = t.max(now + 1),
+                Wake::OnCompletion => now += domain.period,
+                Wake::Finished => break,
+            }
+        }
+        assert_eq!(core.stats().instructions, 200_000);
+        assert!(
+            core.spare_deps.len() <= 64,
+            "{} spare lists for a 64-entry ROB",
+            core.spare_deps.len()
+        );
     }
 }
