@@ -143,7 +143,12 @@ pub fn table(r: &SimResult) -> String {
     };
     for c in &r.cores {
         t.row(vec![
-            format!("{}{}", c.agent, if c.reached_target { "" } else { "*" }),
+            format!(
+                "{}{}{}",
+                c.agent,
+                if c.reached_target { "" } else { "*" },
+                if c.restarts > 0 { "+" } else { "" }
+            ),
             c.instructions.to_string(),
             c.cycles.to_string(),
             format!("{:.4}", c.ipc),
@@ -156,6 +161,18 @@ pub fn table(r: &SimResult) -> String {
     let mut s = format!("policy {} ({:.1} s)\n{}", r.policy, r.seconds, t.render());
     if r.cores.iter().any(|c| !c.reached_target) {
         s.push_str("* the trace ended before the instruction target\n");
+    }
+    let replayed: Vec<String> = r
+        .cores
+        .iter()
+        .filter(|c| c.restarts > 0)
+        .map(|c| format!("{} {}x", c.agent, c.restarts))
+        .collect();
+    if !replayed.is_empty() {
+        s.push_str(&format!(
+            "+ the trace was replayed from its start to keep the core running ({})\n",
+            replayed.join(", ")
+        ));
     }
     if let Some(sp) = &r.speedup {
         let alone: Vec<String> = sp
@@ -226,6 +243,7 @@ pub fn csv(results: &[SimResult]) -> String {
             row("instructions", c.instructions.to_string());
             row("cycles", c.cycles.to_string());
             row("ipc", c.ipc.to_string());
+            row("restarts", c.restarts.to_string());
             row("llc_request_cycles", c.llc_request_cycles.to_string());
             for l in &c.levels {
                 row(&format!("{}.mpki", l.level), l.mpki.to_string());

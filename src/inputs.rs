@@ -2,12 +2,13 @@
 
 use crate::TraceCommand;
 use anyhow::{anyhow, bail, Context, Result};
-use apusim_sim::run::{Input, Inputs};
+use apusim_sim::run::{Input, Inputs, Reopen};
 use apusim_trace::import::{self, Format, ImportOptions};
 use apusim_trace::Agent;
 use std::path::PathBuf;
 
 /// Trace files given on the command line, each optionally pinned to an agent (`FILE@cpu1`).
+#[derive(Clone)]
 pub struct TraceInputs {
     specs: Vec<(PathBuf, Option<Agent>)>,
 }
@@ -82,6 +83,19 @@ impl Inputs for TraceInputs {
             .join(" ")
     }
 
+    /// The files are opened together again (an input's core may depend on the others') and
+    /// the one asked for is kept.
+    fn reopen(&self, index: usize) -> Option<Reopen> {
+        let all = self.clone();
+        Some(Box::new(move || {
+            let mut v = all.open()?;
+            if index >= v.len() {
+                bail!("input {index} of {} is gone", v.len());
+            }
+            Ok(v.swap_remove(index))
+        }))
+    }
+
     /// A file is named by its full path, length and modification time, so an edited or
     /// replaced trace is a different input.
     fn keys(&self) -> Option<Vec<String>> {
@@ -130,6 +144,16 @@ impl Inputs for DemoInputs {
             "built-in synthetic mix ({} CPU cores + rendering GPU, scale {}, seed {})",
             self.cpus, self.scale, self.seed
         )
+    }
+    fn reopen(&self, index: usize) -> Option<Reopen> {
+        let (cpus, scale, seed) = (self.cpus, self.scale, self.seed);
+        Some(Box::new(move || {
+            let mut v = DemoInputs { cpus, scale, seed }.open()?;
+            if index >= v.len() {
+                bail!("input {index} of {} is gone", v.len());
+            }
+            Ok(v.swap_remove(index))
+        }))
     }
     fn keys(&self) -> Option<Vec<String>> {
         // demo_mix: one input per CPU core, then the GPU's.

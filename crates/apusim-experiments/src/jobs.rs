@@ -7,7 +7,7 @@
 //! every later run, so a study that runs many policies over one mix generates it once.
 
 use anyhow::{Context, Result};
-use apusim_sim::run::{Input, Inputs};
+use apusim_sim::run::{Input, Inputs, Reopen};
 use apusim_trace::apt::{AptWriter, ParallelAptReader};
 use apusim_trace::AccessSource;
 use apusim_workloads::mixes::{self, Job};
@@ -118,6 +118,19 @@ impl Inputs for JobInputs {
                 .map(|j| format!("job:{}", j.key()))
                 .collect(),
         )
+    }
+
+    fn reopen(&self, index: usize) -> Option<Reopen> {
+        let one = JobInputs {
+            jobs: vec![self.jobs.get(index)?.clone()],
+            cache: self.cache.clone(),
+            description: self.description.clone(),
+        };
+        Some(Box::new(move || {
+            one.open()?
+                .pop()
+                .ok_or_else(|| anyhow::anyhow!("{}: no job to reopen", one.description))
+        }))
     }
 }
 

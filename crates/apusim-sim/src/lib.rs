@@ -23,5 +23,5 @@ pub mod timed;
 
 pub use config::SystemConfig;
 pub use hierarchy::Hierarchy;
-pub use run::{run_policies, run_policy, Input, Inputs, RunOptions, RunResult};
+pub use run::{run_policies, run_policy, Input, Inputs, Reopen, RunOptions, RunResult};
 pub use study::StudyOptions;

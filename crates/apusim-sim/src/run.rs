@@ -32,7 +32,17 @@ pub trait Inputs: Sync {
     fn keys(&self) -> Option<Vec<String>> {
         None
     }
+    /// A way to open input `index` again from its start, usable from any thread for as long
+    /// as the run lasts (a timed run replays a trace that ends before its core's target, as
+    /// ChampSim does); `None` when the input cannot be reopened.
+    fn reopen(&self, index: usize) -> Option<Reopen> {
+        let _ = index;
+        None
+    }
 }
+
+/// Opens one input again from its start (see [`Inputs::reopen`]).
+pub type Reopen = Box<dyn Fn() -> Result<Input> + Send + Sync>;
 
 /// One opened input.
 pub struct Input {

@@ -2,7 +2,7 @@
 //! speedup against cached alone runs, and the bound on open-loop GPU traffic.
 
 use anyhow::Result;
-use apusim_sim::run::{Input, Inputs};
+use apusim_sim::run::{Input, Inputs, Reopen};
 use apusim_sim::timed::{alone_runs, sim_policy, speedup, AloneOptions, SimOptions};
 use apusim_sim::SystemConfig;
 use apusim_trace::{Access, Agent, Op, Stream, VecSource};
@@ -31,6 +31,16 @@ impl Inputs for Multi {
     }
     fn keys(&self) -> Option<Vec<String>> {
         Some(self.keys.clone())
+    }
+    fn reopen(&self, index: usize) -> Option<Reopen> {
+        let t = self.traces.get(index)?.clone();
+        Some(Box::new(move || {
+            Ok(Input {
+                name: format!("trace{index}"),
+                source: Box::new(VecSource::new(t.clone())),
+                remap: None,
+            })
+        }))
     }
 }
 
@@ -300,4 +310,44 @@ fn system_statistics_exclude_the_warm_up() {
         r.cycles
     );
     assert_eq!(r.cores[0].cycles, r.window_cycles);
+}
+
+/// A trace shorter than the run is replayed from its start while any core still runs, so
+/// it reaches its target and the other core sees its traffic to the end.
+#[test]
+fn a_short_trace_is_replayed_until_its_target() {
+    let inputs = Multi {
+        traces: vec![loads(0, 3_000, 64 << 10, 11), loads(1, 60_000, 4 << 20, 12)],
+        keys: vec!["short".into(), "long".into()],
+    };
+    let cfg = system(&[]);
+    let o = SimOptions {
+        warmup: 1_000,
+        instructions: Some(10_000),
+        progress: false,
+    };
+    let r = sim_policy(&cfg, "lru", &inputs, &o).unwrap();
+    let short = &r.cores[0];
+    assert!(short.reached_target);
+    assert_eq!(short.instructions, 10_000);
+    assert!(short.restarts >= 3, "{} restarts", short.restarts);
+    let long = &r.cores[1];
+    assert!(long.reached_target);
+    // Without a target every trace runs once.
+    let once = sim_policy(&cfg, "lru", &inputs, &SimOptions::default()).unwrap();
+    assert_eq!(once.cores[0].restarts, 0);
+    assert_eq!(once.cores[0].instructions, 3_000);
+    // An input that cannot be reopened ends before its target, marked as such.
+    struct NoReopen(Multi);
+    impl Inputs for NoReopen {
+        fn open(&self) -> Result<Vec<Input>> {
+            self.0.open()
+        }
+        fn describe(&self) -> String {
+            self.0.describe()
+        }
+    }
+    let r = sim_policy(&cfg, "lru", &NoReopen(inputs), &o).unwrap();
+    assert!(!r.cores[0].reached_target);
+    assert_eq!(r.cores[0].restarts, 0);
 }

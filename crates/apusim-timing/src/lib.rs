@@ -13,6 +13,8 @@
 //! - [`network`]: the on-chip [`Network`]s (`ring`, `fixed`).
 //! - [`mshr`]: miss-status holding registers ([`Mshrs`]), which merge accesses to a line that
 //!   is already on its way.
+//! - [`replay`]: [`Replay`], a program started again from its beginning when it ends (a trace
+//!   shorter than the run).
 //!
 //! Every model registers in the shape of `apusim_registry` (name, description, paper key,
 //! typed parameters, constructor). The system layer (`apusim-sim`'s `timed` module) assembles
@@ -25,6 +27,7 @@ pub mod event;
 pub mod instr;
 pub mod mshr;
 pub mod network;
+pub mod replay;
 
 pub use crate::core::{CoreModel, CoreStats, Issue, MemPort, Token, Wake};
 pub use clock::{Clock, Domain, Tick, Timebase};
@@ -33,3 +36,4 @@ pub use event::EventQueue;
 pub use instr::{AccessInstrs, DepModel, Instr, InstrSource};
 pub use mshr::Mshrs;
 pub use network::{Network, Stop};
+pub use replay::Replay;

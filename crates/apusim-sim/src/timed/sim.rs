@@ -21,10 +21,13 @@ use anyhow::{bail, Context, Result};
 use apusim_cache::policies::{self, PolicyVisitor};
 use apusim_cache::{Feedback, Policy};
 use apusim_timing::{
-    AccessInstrs, Clock, CoreModel, CoreStats, DepModel, Domain, Tick, Timebase, Wake,
+    AccessInstrs, Clock, CoreModel, CoreStats, DepModel, Domain, InstrSource, Replay, Tick,
+    Timebase, Wake,
 };
-use apusim_trace::Agent;
+use apusim_trace::{Agent, TraceError};
 use serde::Serialize;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
 use std::time::Instant;
 
 /// Options of a timed run.
@@ -57,6 +60,9 @@ pub struct CoreResult {
     pub ipc: f64,
     /// False if the trace ended before the target.
     pub reached_target: bool,
+    /// Times the core's trace was started again from its beginning (a trace shorter than
+    /// the run is replayed while any core has not reached its target).
+    pub restarts: u64,
     pub core: CoreStats,
     pub levels: Vec<LevelWindow>,
     /// Requests to the LLC and their mean round trip (issue to data) in core cycles.
@@ -196,7 +202,7 @@ impl PolicyVisitor for TimedVisitor<'_> {
     type Output = Result<SimResult>;
     fn visit<P: Policy>(self, policy: P) -> Result<SimResult> {
         let h = Hierarchy::new(self.cfg, policy)?;
-        simulate(self.cfg, h, self.inputs.open()?, self.opts)
+        simulate(self.cfg, h, self.inputs, self.opts)
     }
 }
 
@@ -218,12 +224,18 @@ pub(crate) fn core_of(input: &Input) -> Result<Agent> {
     }
 }
 
+/// The instructions an input drives its core with.
+fn program_of(input: Input, agent: Agent, deps: DepModel) -> Box<dyn InstrSource> {
+    Box::new(AccessInstrs::new(input.source, Some(agent), deps))
+}
+
 fn simulate<P: Policy>(
     cfg: &SystemConfig,
     h: Hierarchy<P>,
-    inputs: Vec<Input>,
+    all_inputs: &dyn Inputs,
     opts: &SimOptions,
 ) -> Result<SimResult> {
+    let inputs = all_inputs.open()?;
     let t = &cfg.timing;
     let dram_cfg = t.dram_config()?;
     let cpu_clock = Clock::mhz(cfg.cpu_clock_mhz)?;
@@ -246,7 +258,8 @@ fn simulate<P: Policy>(
     let mut cores: Vec<Box<dyn CoreModel>> = Vec::new();
     let mut agents: Vec<Agent> = Vec::new();
     let mut open_loop: Vec<OpenLoop> = Vec::new();
-    for input in inputs {
+    let mut restarts: Vec<Option<Arc<AtomicU64>>> = Vec::new();
+    for (index, input) in inputs.into_iter().enumerate() {
         let agent = core_of(&input)?;
         match agent.cpu_index() {
             Some(n) if n < cfg.cpus => {}
@@ -275,12 +288,29 @@ fn simulate<P: Policy>(
         if agents.contains(&agent) {
             bail!("{}: two inputs drive {agent}", input.name);
         }
-        let program = AccessInstrs::new(input.source, Some(agent), deps);
-        let core =
-            apusim_timing::core::build(t.core_model(), &t.core.params, cpu, Box::new(program))
-                .context("timing.core")?;
+        let mut program = program_of(input, agent, deps);
+        // With a target every core runs until the last has reached its own, so a shorter
+        // trace is replayed; without one every trace runs once.
+        let mut passes = None;
+        if opts.instructions.is_some() {
+            if let Some(reopen) = all_inputs.reopen(index) {
+                let (r, count) = Replay::new(
+                    program,
+                    Box::new(move || {
+                        let input =
+                            reopen().map_err(|e| TraceError::Other(format!("replaying: {e:#}")))?;
+                        Ok(program_of(input, agent, deps))
+                    }),
+                );
+                program = Box::new(r);
+                passes = Some(count);
+            }
+        }
+        let core = apusim_timing::core::build(t.core_model(), &t.core.params, cpu, program)
+            .context("timing.core")?;
         cores.push(core);
         agents.push(agent);
+        restarts.push(passes);
     }
     if cores.is_empty() {
         bail!("a timed run needs at least one CPU trace");
@@ -493,6 +523,9 @@ fn simulate<P: Policy>(
                 0.0
             },
             reached_target: *reached,
+            restarts: restarts[i]
+                .as_ref()
+                .map_or(0, |c| c.load(Ordering::Relaxed)),
             core,
             levels,
             llc_requests,

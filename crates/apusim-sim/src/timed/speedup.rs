@@ -161,6 +161,11 @@ impl Inputs for Only<'_> {
     fn describe(&self) -> String {
         format!("input {} of {}", self.index, self.inner.describe())
     }
+    fn reopen(&self, index: usize) -> Option<crate::run::Reopen> {
+        (index == 0)
+            .then(|| self.inner.reopen(self.index))
+            .flatten()
+    }
 }
 
 /// What a cached alone result is stored with: the whole key, checked on reading so that a
