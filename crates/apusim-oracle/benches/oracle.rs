@@ -4,7 +4,7 @@
 //! - `oracle/opt-16m16w`: Belady OPT on a 16 MB 16-way LLC, next uses precomputed (the replay:
 //!   reading the next-use file in step and simulating);
 //! - `oracle/opt-16m16w-total`: next-use pass plus OPT, what one `--policy opt` run costs
-//!   (issue 3's target: ≥ 15 M references per second per core);
+//!   (target: ≥ 15 M references per second per core, docs/PERFORMANCE.md);
 //! - `oracle/opt-bypass-16m16w`, `oracle/srrip-bypass-16m16w`: the bypass variants;
 //! - `oracle/opt-fa-16m`: fully-associative 16 MB (262,144 ways), the heap-based OPT.
 //!

@@ -410,8 +410,8 @@ impl Codec {
         c.a += 1;
         // Whether a B byte follows changes from record to record in a way branch predictors
         // do not learn: read the byte either way and keep it or not by arithmetic (as for the
-        // stream toggle below); docs/PERFORMANCE.md (session 15) has what this and the
-        // unchecked reads gained.
+        // stream toggle below); docs/PERFORMANCE.md has what this and the unchecked reads
+        // gained.
         let ext = fa >> 7;
         let fb = byte_at(buf, c.b) & ext.wrapping_neg();
         c.b += ext as usize;
