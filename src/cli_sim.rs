@@ -4,7 +4,7 @@ use super::{
     in_pool, policy_list_or_configured, run_inputs, write_outputs, CacheArgs, OutputArgs,
     SystemArgs,
 };
-use anyhow::{bail, Context, Result};
+use anyhow::{Context, Result};
 use apusim_sim::report::TextTable;
 use apusim_sim::timed::{alone_runs, sim_policy, speedup, AloneOptions, SimOptions, SimResult};
 use clap::Args;
@@ -19,7 +19,7 @@ pub struct SimArgs {
     #[arg(long, conflicts_with = "traces")]
     mix: Option<String>,
     /// Size multiplier of a --mix (as for `apusim run`).
-    #[arg(long, default_value_t = 1)]
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..))]
     scale: u64,
     #[command(flatten)]
     cache: CacheArgs,
@@ -30,10 +30,10 @@ pub struct SimArgs {
     #[arg(long, default_value_t = 0)]
     warmup: u64,
     /// Instructions each core retires after the warm-up (default: to the end of its trace).
-    #[arg(long)]
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
     instructions: Option<u64>,
     /// Threads for multi-policy runs and alone runs (default: all cores).
-    #[arg(long)]
+    #[arg(long, value_parser = crate::at_least_one)]
     threads: Option<usize>,
     /// LLC policy of the alone runs behind weighted speedup (one for every policy compared,
     /// so speedups of two policies can be divided).
@@ -49,15 +49,6 @@ pub struct SimArgs {
 }
 
 pub fn run(a: SimArgs) -> Result<()> {
-    if a.scale == 0 {
-        bail!("--scale must be at least 1");
-    }
-    if a.instructions == Some(0) {
-        bail!("--instructions must be at least 1 (omit it to run every trace to its end)");
-    }
-    if a.threads == Some(0) {
-        bail!("--threads must be at least 1");
-    }
     let cfg = a.system.load()?;
     let names = policy_list_or_configured(a.policy.as_deref(), &cfg);
     let inputs = run_inputs(&a.traces, a.mix.as_deref(), a.scale, &a.cache, cfg.seed)?;

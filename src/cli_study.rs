@@ -37,7 +37,7 @@ pub struct CommonArgs {
     #[arg(long = "set", value_name = "KEY=VALUE")]
     set: Vec<String>,
     /// Worker threads (default: every core).
-    #[arg(long)]
+    #[arg(long, value_parser = crate::at_least_one)]
     threads: Option<usize>,
     /// Trace cache directory (default: as `apusim run --mix`).
     #[arg(long, value_name = "DIR")]
@@ -85,10 +85,10 @@ pub struct DrpArgs {
     #[arg(long, value_delimiter = ',', default_value = "S,D,Q")]
     mixes: Vec<String>,
     /// Workload scale (as `apusim run --mix --scale`).
-    #[arg(long, default_value_t = 1)]
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..))]
     scale: u64,
     /// Stop each run after this many trace accesses.
-    #[arg(long)]
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
     limit: Option<u64>,
     #[command(flatten)]
     common: CommonArgs,

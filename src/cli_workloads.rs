@@ -27,7 +27,7 @@ pub enum GenCommand {
         #[arg(long, default_value_t = 0)]
         size: usize,
         /// Streaming multiprocessors.
-        #[arg(long, default_value_t = 6)]
+        #[arg(long, default_value_t = 6, value_parser = clap::value_parser!(u16).range(1..))]
         sms: u16,
         #[arg(long, default_value_t = 1)]
         seed: u64,
@@ -38,7 +38,7 @@ pub enum GenCommand {
         #[arg(short, long)]
         output: PathBuf,
         /// Instructions to retire.
-        #[arg(long, default_value_t = 10_000_000)]
+        #[arg(long, default_value_t = 10_000_000, value_parser = clap::value_parser!(u64).range(1..))]
         instructions: u64,
         /// Data-set size in the kernel's unit (0: its default).
         #[arg(long, default_value_t = 0)]

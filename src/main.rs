@@ -159,7 +159,7 @@ fn run_inputs(
             }
             Box::new(apusim_experiments::jobs::JobInputs::mix(
                 m,
-                scale.max(1),
+                scale,
                 seed,
                 if cache.no_cache {
                     None
@@ -221,7 +221,7 @@ struct DemoArgs {
     #[arg(long, value_delimiter = ',')]
     policy: Option<Vec<String>>,
     /// Workload size multiplier (1 is about ten million accesses).
-    #[arg(long, default_value_t = 1)]
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..))]
     scale: u64,
     #[command(flatten)]
     system: SystemArgs,
@@ -241,7 +241,7 @@ struct RunArgs {
     mix: Option<String>,
     /// Size multiplier of a --mix: CPU jobs retire `scale ×` 5 M instructions, GPGPU jobs
     /// process `scale ×` their default elements, rendering jobs render `scale` frames.
-    #[arg(long, default_value_t = 1)]
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..))]
     scale: u64,
     #[command(flatten)]
     cache: CacheArgs,
@@ -250,13 +250,13 @@ struct RunArgs {
     #[arg(long, value_delimiter = ',')]
     policy: Option<Vec<String>>,
     /// Stop after this many accesses.
-    #[arg(long)]
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
     limit: Option<u64>,
     /// Print cachegrind's nine counters (use with --preset cachegrind).
     #[arg(long)]
     cachegrind: bool,
     /// Threads for multi-policy runs (default: all cores).
-    #[arg(long)]
+    #[arg(long, value_parser = crate::at_least_one)]
     threads: Option<usize>,
     #[command(flatten)]
     study: StudyArgs,
@@ -407,9 +407,6 @@ fn policy_list(given: Option<&[String]>, cfg: &SystemConfig) -> Vec<String> {
 }
 
 fn demo(a: DemoArgs) -> Result<()> {
-    if a.scale == 0 {
-        bail!("--scale must be at least 1");
-    }
     let cfg = a.system.load()?;
     let names = policy_list(a.policy.as_deref(), &cfg);
     let inputs = inputs::DemoInputs {
@@ -485,7 +482,7 @@ fn print_oracle(results: &[apusim_oracle::OracleResult], out: &OutputArgs) -> Re
 fn in_pool<T: Send>(threads: Option<usize>, f: impl FnOnce() -> Result<T> + Send) -> Result<T> {
     match threads {
         Some(n) => rayon::ThreadPoolBuilder::new()
-            .num_threads(n.max(1))
+            .num_threads(n)
             .build()
             .context("building the thread pool")?
             .install(f),
@@ -540,4 +537,13 @@ fn print_results(
         );
     }
     Ok(())
+}
+
+/// Parse a count that must be at least 1 (threads), refusing 0 instead of replacing it.
+fn at_least_one(s: &str) -> Result<usize, String> {
+    match s.parse::<usize>() {
+        Ok(0) => Err("must be at least 1".into()),
+        Ok(n) => Ok(n),
+        Err(e) => Err(format!("{e} (expected a whole number of at least 1)")),
+    }
 }

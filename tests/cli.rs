@@ -140,6 +140,33 @@ fn bad_input_gets_clear_errors() {
     std::fs::write(&csv, "r,0x100\nw,0x200\nq,zz\n").unwrap();
     let err = fails(&["run", csv.to_str().unwrap()]);
     assert!(err.contains("bad.csv:3"), "{err}");
+    // Counts that must be positive are refused naming the option, never replaced.
+    for (cmd, opt) in [
+        ("run", "--threads"),
+        ("run", "--limit"),
+        ("run", "--scale"),
+        ("sim", "--threads"),
+        ("sim", "--instructions"),
+        ("sim", "--scale"),
+    ] {
+        let err = fails(&[cmd, t, opt, "0"]);
+        assert!(err.contains(opt), "{cmd} {opt} 0: {err}");
+    }
+    let err = fails(&["demo", "--scale", "0"]);
+    assert!(err.contains("--scale"), "{err}");
+    let err = fails(&["gen", "gpgpu", "bfs", "-o", "x.apt", "--sms", "0"]);
+    assert!(err.contains("--sms"), "{err}");
+    for bad in ["abc", "-1", "100000"] {
+        let o = apusim(&["run", t], &[("APUSIM_DECODE_THREADS", bad)]);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(
+            !o.status.success() && !err.contains("panicked"),
+            "{bad}: {err}"
+        );
+        assert!(err.contains("APUSIM_DECODE_THREADS"), "{bad}: {err}");
+    }
+    let err = fails(&["run", t, "--threads", "many"]);
+    assert!(err.contains("--threads"), "{err}");
     // --json to a directory that does not exist fails without leaving anything behind.
     let err = fails(&["run", t, "--json", "/no/such/dir/out.json"]);
     assert!(err.contains("/no/such/dir"), "{err}");

@@ -55,7 +55,9 @@ use std::mem::MaybeUninit;
 use std::path::{Path, PathBuf};
 
 mod parallel;
-pub use parallel::{default_decode_threads, ParallelAptReader, DECODE_THREADS_ENV};
+pub use parallel::{
+    default_decode_threads, ParallelAptReader, DECODE_THREADS_ENV, MAX_DECODE_THREADS,
+};
 
 /// First 8 bytes of every `.apt` file (PNG-style: catches text-mode and 7-bit mangling).
 pub const MAGIC: [u8; 8] = *b"\x89APT\r\n\x1a\n";
@@ -1620,7 +1622,7 @@ impl ReadCounters for ParallelAptReader {
 /// threads) and count its records per agent and stream.
 pub fn summarize(path: impl AsRef<Path>) -> Result<TraceSummary> {
     let path = path.as_ref();
-    match default_decode_threads() {
+    match default_decode_threads()? {
         0 => summarize_with(path, AptReader::open(path)?),
         n => summarize_with(path, ParallelAptReader::open(path, n)?),
     }

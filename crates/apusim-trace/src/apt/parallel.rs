@@ -35,13 +35,23 @@ use std::thread::JoinHandle;
 /// on the calling thread with the sequential [`AptReader`].
 pub const DECODE_THREADS_ENV: &str = "APUSIM_DECODE_THREADS";
 
-/// Decoder threads: [`DECODE_THREADS_ENV`] if set (a value that is not a number counts as 1),
-/// else the machine's cores, at most 4 (read-ahead memory grows with the thread count, and on
-/// the 2-core development machine 4 threads were already slower than 2).
-pub fn default_decode_threads() -> usize {
+/// Most decoder threads [`DECODE_THREADS_ENV`] may ask for (each holds blocks in flight).
+pub const MAX_DECODE_THREADS: usize = 64;
+
+/// Decoder threads: [`DECODE_THREADS_ENV`] if set (0..=[`MAX_DECODE_THREADS`]; anything else
+/// is an error naming the variable), else the machine's cores, at most 4 (read-ahead memory
+/// grows with the thread count, and on the 2-core development machine 4 threads were already
+/// slower than 2).
+pub fn default_decode_threads() -> Result<usize> {
     match std::env::var(DECODE_THREADS_ENV) {
-        Ok(v) => v.trim().parse().unwrap_or(1),
-        Err(_) => std::thread::available_parallelism().map_or(1, |n| n.get().min(4)),
+        Ok(v) => match v.trim().parse::<usize>() {
+            Ok(n) if n <= MAX_DECODE_THREADS => Ok(n),
+            _ => Err(TraceError::Other(format!(
+                "{DECODE_THREADS_ENV}={v}: expected a whole number from 0 (decode on the \
+                 reading thread) to {MAX_DECODE_THREADS}"
+            ))),
+        },
+        Err(_) => Ok(std::thread::available_parallelism().map_or(1, |n| n.get().min(4))),
     }
 }
 
@@ -123,7 +133,7 @@ impl ParallelAptReader {
         input: R,
         name: impl AsRef<Path>,
     ) -> Result<Box<dyn AccessSource>> {
-        match default_decode_threads() {
+        match default_decode_threads()? {
             0 => Ok(Box::new(AptReader::with_name(input, name)?)),
             n => Ok(Box::new(Self::with_name(input, name, n)?)),
         }
