@@ -7,6 +7,8 @@
 //!   order they were sent), so a run gives the same result on any host.
 //! - [`instr`]: [`Instr`], the core models' instruction record, and [`AccessInstrs`], which
 //!   rebuilds instructions from an instruction-counted access trace.
+//! - [`champsim`]: [`ChampSimInstrs`], instructions read from a ChampSim trace with its
+//!   register dependences and branches.
 //! - [`core`]: the [`CoreModel`] trait (a core does one cycle of work at an edge of its clock,
 //!   sends accesses through a [`MemPort`], says when it next has work) and the registered
 //!   models: `ooo` (out-of-order) and `in-order` (blocking).
@@ -18,6 +20,7 @@
 //! typed parameters, constructor). The system layer (`apusim-sim`'s `timed` module) assembles
 //! cores, caches, the network, the LLC and DRAM (`apusim-dram`) into one timed machine.
 
+pub mod champsim;
 pub mod clock;
 pub mod core;
 mod error;
@@ -30,6 +33,7 @@ pub use crate::core::{CoreModel, CoreStats, Issue, MemPort, Token, Wake};
 pub use clock::{Clock, Domain, Tick, Timebase};
 pub use error::TimingError;
 pub use event::EventQueue;
-pub use instr::{AccessInstrs, DepModel, Instr, InstrSource};
+pub use champsim::ChampSimInstrs;
+pub use instr::{AccessInstrs, BranchKind, DepModel, Instr, InstrSource};
 pub use mshr::Mshrs;
 pub use network::{Network, Stop};

@@ -1,0 +1,263 @@
+//! Instructions read from a ChampSim trace, with the trace's register dependences and
+//! branches (what [`crate::AccessInstrs`] cannot rebuild from access records).
+//!
+//! Each `input_instr` record becomes one [`Instr`]: an instruction fetch at its ip, a load per
+//! non-zero source address and a store per non-zero destination address (in that order, as
+//! the access importer `apusim_trace::import::champsim` orders them), its source and
+//! destination registers, and its branch kind, direction and target.
+//!
+//! ChampSim's conventions (ChampSim inc/trace_instruction.h, inc/instruction.h,
+//! src/ooo_cpu.cc), followed as far as they matter for timing:
+//!
+//! - Registers are architectural numbers 1..=255; 0 is "none". Three are special:
+//!   [`REG_STACK_POINTER`] (6), [`REG_FLAGS`] (25) and [`REG_INSTRUCTION_POINTER`] (26). They
+//!   are renamed like any other register, so a conditional branch (which reads the ip) waits
+//!   for the previous branch (which wrote it), as in ChampSim.
+//! - The branch kind comes from the registers, not the tracer's `is_branch` flag
+//!   ([`branch_kind`]); an instruction that writes no ip is not a branch. Unconditional kinds
+//!   are always taken.
+//! - A branch's target is the next record's ip when it is taken (ChampSim src/tracereader.cc,
+//!   `apply_branch_target`), 0 otherwise.
+//! - Stack-pointer folding (`do_stack_pointer_folding`): an instruction that writes the stack
+//!   pointer by a known amount (a branch, a memory instruction, or one reading no other
+//!   register) does not create a dependence through it.
+
+use crate::instr::{BranchKind, Instr, InstrSource, NO_REG};
+use apusim_trace::import::champsim::{ChampSimReader, ChampSimRecord, DATA_SIZE, FETCH_SIZE};
+use apusim_trace::{Access, Agent, Op, Stream, TraceError};
+use std::path::Path;
+
+/// ChampSim's stack-pointer register.
+pub const REG_STACK_POINTER: u8 = 6;
+/// ChampSim's flags register.
+pub const REG_FLAGS: u8 = 25;
+/// ChampSim's instruction-pointer register.
+pub const REG_INSTRUCTION_POINTER: u8 = 26;
+
+const CHUNK: usize = 4096;
+
+/// The branch kind of a record, derived from its registers exactly as ChampSim's
+/// `ooo_model_instr` constructor does (inc/instruction.h), and whether it is taken.
+pub fn branch_kind(r: &ChampSimRecord) -> (BranchKind, bool) {
+    let src = |x: u8| r.src_regs.contains(&x);
+    let dst = |x: u8| r.dst_regs.contains(&x);
+    let writes_sp = dst(REG_STACK_POINTER);
+    let writes_ip = dst(REG_INSTRUCTION_POINTER);
+    let reads_sp = src(REG_STACK_POINTER);
+    let reads_flags = src(REG_FLAGS);
+    let reads_ip = src(REG_INSTRUCTION_POINTER);
+    let reads_other = r.src_regs.iter().any(|&x| {
+        x != NO_REG && x != REG_STACK_POINTER && x != REG_FLAGS && x != REG_INSTRUCTION_POINTER
+    });
+    if !reads_sp && !reads_flags && writes_ip && !reads_other {
+        (BranchKind::DirectJump, true)
+    } else if !reads_sp && !reads_ip && !reads_flags && writes_ip && reads_other {
+        (BranchKind::Indirect, true)
+    } else if !reads_sp && reads_ip && !writes_sp && writes_ip && (reads_flags || reads_other) {
+        (BranchKind::Conditional, r.branch_taken)
+    } else if reads_sp && reads_ip && writes_sp && writes_ip && !reads_flags && !reads_other {
+        (BranchKind::DirectCall, true)
+    } else if reads_sp && reads_ip && writes_sp && writes_ip && !reads_flags && reads_other {
+        (BranchKind::IndirectCall, true)
+    } else if reads_sp && !reads_ip && writes_sp && writes_ip {
+        (BranchKind::Return, true)
+    } else if writes_ip {
+        (BranchKind::Other, r.branch_taken)
+    } else {
+        (BranchKind::None, false)
+    }
+}
+
+/// The instructions of one ChampSim trace, for core `agent`.
+pub struct ChampSimInstrs {
+    reader: ChampSimReader,
+    agent: Agent,
+    unit: u16,
+    buf: Vec<ChampSimRecord>,
+    pos: usize,
+    ended: bool,
+}
+
+impl ChampSimInstrs {
+    /// Read the ChampSim trace at `path` (raw, gzip or xz) as the program of `agent`.
+    pub fn open(path: impl AsRef<Path>, agent: Agent) -> Result<Self, TraceError> {
+        Ok(ChampSimInstrs::new(ChampSimReader::open(path)?, agent))
+    }
+
+    pub fn new(reader: ChampSimReader, agent: Agent) -> Self {
+        ChampSimInstrs {
+            reader,
+            agent,
+            unit: agent.cpu_index().unwrap_or(0) as u16,
+            buf: Vec::with_capacity(CHUNK + 1),
+            pos: 0,
+            ended: false,
+        }
+    }
+
+    /// Keep at least two records buffered (a branch needs the next ip) unless the trace ended.
+    fn fill(&mut self) -> Result<(), TraceError> {
+        if self.buf.len() - self.pos >= 2 || self.ended {
+            return Ok(());
+        }
+        self.buf.drain(..self.pos);
+        self.pos = 0;
+        while self.buf.len() < 2 && !self.ended {
+            if !self.reader.next_records(CHUNK, &mut self.buf)? {
+                self.ended = true;
+            }
+        }
+        Ok(())
+    }
+
+    /// The instruction of record `r`, whose successor (if any) is at `next_ip`.
+    pub fn convert(&self, r: &ChampSimRecord, next_ip: Option<u64>) -> Instr {
+        let mut ins = Instr::plain(1);
+        ins.ip = r.ip;
+        let base = Access {
+            addr: r.ip,
+            pc: r.ip,
+            time: 0,
+            warp: 0,
+            unit: self.unit,
+            size: FETCH_SIZE,
+            agent: self.agent,
+            stream: Stream::CpuInstr,
+            op: Op::Read,
+            flags: 0,
+        };
+        ins.push(base);
+        for &a in r.src_mem.iter().filter(|&&a| a != 0) {
+            ins.push(Access {
+                addr: a,
+                size: DATA_SIZE,
+                stream: Stream::CpuData,
+                ..base
+            });
+        }
+        for &a in r.dst_mem.iter().filter(|&&a| a != 0) {
+            ins.push(Access {
+                addr: a,
+                size: DATA_SIZE,
+                stream: Stream::CpuData,
+                op: Op::Write,
+                ..base
+            });
+        }
+        let (kind, taken) = branch_kind(r);
+        ins.branch = kind;
+        ins.taken = taken;
+        // A taken branch that ends the trace has no known target; 0 never matches a
+        // prediction, as ChampSim's empty address would not.
+        ins.target = if taken { next_ip.unwrap_or(0) } else { 0 };
+        let mut k = 0;
+        for &s in r.src_regs.iter().filter(|&&s| s != NO_REG) {
+            ins.src[k] = s;
+            k += 1;
+        }
+        let writes_sp = r.dst_regs.contains(&REG_STACK_POINTER);
+        let fold_sp = writes_sp && {
+            let reads_other = r.src_regs.iter().any(|&x| {
+                x != NO_REG
+                    && x != REG_STACK_POINTER
+                    && x != REG_FLAGS
+                    && x != REG_INSTRUCTION_POINTER
+            });
+            kind != BranchKind::None || ins.n_ops > 1 || !reads_other
+        };
+        let mut k = 0;
+        for &d in r.dst_regs.iter().filter(|&&d| d != NO_REG) {
+            if fold_sp && d == REG_STACK_POINTER {
+                continue;
+            }
+            ins.dst[k] = d;
+            k += 1;
+        }
+        ins
+    }
+}
+
+impl InstrSource for ChampSimInstrs {
+    fn next_instr(&mut self) -> Result<Option<Instr>, TraceError> {
+        self.fill()?;
+        let Some(r) = self.buf.get(self.pos).copied() else {
+            return Ok(None);
+        };
+        let next_ip = self.buf.get(self.pos + 1).map(|n| n.ip);
+        self.pos += 1;
+        Ok(Some(self.convert(&r, next_ip)))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rec(ip: u64, src: [u8; 4], dst: [u8; 2], taken: bool) -> ChampSimRecord {
+        ChampSimRecord {
+            ip,
+            is_branch: dst.contains(&REG_INSTRUCTION_POINTER),
+            branch_taken: taken,
+            dst_regs: dst,
+            src_regs: src,
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn branch_kinds_follow_champsim_register_rules() {
+        let ip = REG_INSTRUCTION_POINTER;
+        let sp = REG_STACK_POINTER;
+        let fl = REG_FLAGS;
+        let k = |src, dst, t| branch_kind(&rec(0, src, dst, t));
+        assert_eq!(k([0; 4], [ip, 0], false), (BranchKind::DirectJump, true));
+        assert_eq!(k([3, 0, 0, 0], [ip, 0], false), (BranchKind::Indirect, true));
+        assert_eq!(k([ip, fl, 0, 0], [ip, 0], false), (BranchKind::Conditional, false));
+        assert_eq!(k([ip, fl, 0, 0], [ip, 0], true), (BranchKind::Conditional, true));
+        assert_eq!(k([ip, sp, 0, 0], [ip, sp], false), (BranchKind::DirectCall, true));
+        assert_eq!(k([ip, sp, 4, 0], [ip, sp], false), (BranchKind::IndirectCall, true));
+        assert_eq!(k([sp, 0, 0, 0], [ip, sp], false), (BranchKind::Return, true));
+        assert_eq!(k([1, 2, 0, 0], [3, 0], true), (BranchKind::None, false));
+    }
+
+    fn records(v: &[ChampSimRecord]) -> ChampSimInstrs {
+        let raw: Vec<u8> = v.iter().flat_map(|r| r.encode()).collect();
+        let reader = ChampSimReader::new(std::io::Cursor::new(raw), "t.champsimtrace").unwrap();
+        ChampSimInstrs::new(reader, Agent::cpu(1))
+    }
+
+    #[test]
+    fn instructions_carry_registers_memory_and_targets() {
+        let ip = REG_INSTRUCTION_POINTER;
+        let mut load = rec(0x400000, [3, 0, 0, 0], [1, 0], false);
+        load.src_mem[0] = 0x1000;
+        load.dst_mem[1] = 0x2000;
+        let br = rec(0x400004, [ip, REG_FLAGS, 0, 0], [ip, 0], true);
+        let after = rec(0x400100, [1, 0, 0, 0], [2, 0], false);
+        let mut s = records(&[load, br, after]);
+        let a = s.next_instr().unwrap().unwrap();
+        assert_eq!((a.n_ops, a.src, a.dst), (3, [3, 0, 0, 0], [1, 0]));
+        assert_eq!(a.ops()[0].stream, Stream::CpuInstr);
+        assert_eq!(a.ops()[1].addr, 0x1000);
+        assert!(a.ops()[2].op.is_write());
+        assert_eq!((a.ops()[0].agent, a.ops()[0].unit), (Agent::cpu(1), 1));
+        let b = s.next_instr().unwrap().unwrap();
+        assert_eq!((b.branch, b.taken, b.target), (BranchKind::Conditional, true, 0x400100));
+        let c = s.next_instr().unwrap().unwrap();
+        assert_eq!((c.branch, c.target), (BranchKind::None, 0));
+        assert!(s.next_instr().unwrap().is_none());
+    }
+
+    #[test]
+    fn stack_pointer_folding() {
+        let sp = REG_STACK_POINTER;
+        let mut push = rec(0x10, [sp, 5, 0, 0], [sp, 0], false);
+        push.dst_mem[0] = 0x7ff0;
+        let add_sp_var = rec(0x14, [sp, 5, 0, 0], [sp, 0], false);
+        let add_sp_const = rec(0x18, [sp, 0, 0, 0], [sp, 0], false);
+        let mut s = records(&[push, add_sp_var, add_sp_const]);
+        assert_eq!(s.next_instr().unwrap().unwrap().dst, [0, 0], "memory op folds");
+        assert_eq!(s.next_instr().unwrap().unwrap().dst, [sp, 0], "variable change kept");
+        assert_eq!(s.next_instr().unwrap().unwrap().dst, [0, 0], "constant change folds");
+    }
+}
