@@ -53,7 +53,14 @@ pub fn run(a: SimArgs) -> Result<()> {
     }
     let cfg = a.system.load()?;
     let names = policy_list_or_configured(a.policy.as_deref(), &cfg);
-    let inputs = run_inputs(&a.traces, a.mix.as_deref(), a.scale, &a.cache, cfg.seed)?;
+    let inputs = run_inputs(
+        &a.traces,
+        a.mix.as_deref(),
+        a.scale,
+        &a.cache,
+        cfg.seed,
+        true,
+    )?;
     let inputs = &*inputs;
     let opts = SimOptions {
         warmup: a.warmup,

@@ -20,6 +20,7 @@ pub const PRESETS: &[(&str, &str)] = &[
     ("tap", include_str!("../presets/tap.toml")),
     ("gspc", include_str!("../presets/gspc.toml")),
     ("cachegrind", include_str!("../presets/cachegrind.toml")),
+    ("champsim", include_str!("../presets/champsim.toml")),
 ];
 
 /// One private cache level.

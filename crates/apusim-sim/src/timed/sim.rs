@@ -21,7 +21,8 @@ use anyhow::{bail, Context, Result};
 use apusim_cache::policies::{self, PolicyVisitor};
 use apusim_cache::{Feedback, Policy};
 use apusim_timing::{
-    AccessInstrs, Clock, CoreModel, CoreStats, DepModel, Domain, Tick, Timebase, Wake,
+    AccessInstrs, ChampSimInstrs, Clock, CoreModel, CoreStats, DepModel, Domain, InstrSource,
+    Tick, Timebase, Wake,
 };
 use apusim_trace::Agent;
 use serde::Serialize;
@@ -206,10 +207,15 @@ fn simulate<P: Policy>(
         if agents.contains(&agent) {
             bail!("{}: two inputs drive {agent}", input.name);
         }
-        let program = AccessInstrs::new(input.source, Some(agent), deps);
-        let core =
-            apusim_timing::core::build(t.core_model(), &t.core.params, cpu, Box::new(program))
-                .context("timing.core")?;
+        let program: Box<dyn InstrSource> = match &input.champsim {
+            Some(path) => Box::new(
+                ChampSimInstrs::open(path, agent)
+                    .with_context(|| format!("opening {}", path.display()))?,
+            ),
+            None => Box::new(AccessInstrs::new(input.source, Some(agent), deps)),
+        };
+        let core = apusim_timing::core::build(t.core_model(), &t.core.params, cpu, program)
+            .context("timing.core")?;
         cores.push(core);
         agents.push(agent);
     }

@@ -12,18 +12,32 @@
 //!    sent to the L1D. A load refused for lack of a miss-status register waits and retries;
 //!    independent misses overlap up to the ROB, LQ and MSHR limits.
 //! 4. **Dispatch** up to `dispatch_width` fetched instructions into the ROB (and their loads and
-//!    stores into the LQ and SQ) once they have spent `frontend_cycles` after fetch.
+//!    stores into the LQ and SQ) once they have spent `frontend_cycles` after fetch, while
+//!    physical registers last (`physical_registers`: every architectural register in use
+//!    holds one, and every dispatched instruction one per destination until it retires, as
+//!    ChampSim's register allocator does; ChampSim stops scheduling where this check fails,
+//!    apusim stops dispatch there, which holds back the same instructions).
 //! 5. **Fetch** up to `fetch_width` instructions; an instruction-fetch access goes through the
-//!    L1I, and a miss stops fetch until its line arrives.
+//!    L1I, and a miss stops fetch until its line arrives. For traces that carry branches
+//!    (ChampSim traces), each branch is predicted ([`super::bpred`]): a correctly predicted
+//!    taken branch ends the cycle's fetch; a mispredicted one stops fetch until it resolves
+//!    (at decode for direct jumps and calls and for conditional branches with the right
+//!    direction, else when it executes), and fetch restarts `mispredict_penalty` cycles
+//!    later. As in ChampSim, the wrong path is never fetched.
 //!
 //! Results are time stamps: an instruction's completion tick is computed when its sources'
 //! ticks are known, so chains of non-memory instructions cost no per-cycle work, and the
 //! core sleeps (asks to be woken only on its next event) while it waits for memory.
-//! Functional units are not modelled (no port contention besides loads and stores), nor
-//! branch prediction or store-to-load forwarding.
+//! Execution starts `schedule_cycles` after dispatch at the earliest and takes one of the
+//! `exec_width` slots of a cycle (a calendar of slots per future cycle; an instruction takes
+//! the first free slot at or after the tick its sources are ready, in the order readiness
+//! becomes known, where ChampSim picks the oldest ready each cycle). Functional units are
+//! not modelled otherwise (no port contention besides loads and stores), nor store-to-load
+//! forwarding.
 
+use super::bpred::{BranchPredictor, Prediction};
 use super::{CoreModel, CoreStats, Issue, MemPort, Token, Wake};
-use crate::instr::{Instr, InstrSource, NO_REG};
+use crate::instr::{BranchKind, Instr, InstrSource, NO_REG};
 use crate::{Domain, Tick, TimingError};
 use apusim_registry::Params;
 use apusim_trace::{Access, Stream};
@@ -48,6 +62,10 @@ struct Config {
     fetch_buffer: u64,
     frontend_cycles: u64,
     alu_latency: u64,
+    exec_width: u64,
+    schedule_cycles: u64,
+    physical_registers: u64,
+    mispredict_penalty: u64,
 }
 
 struct RobEntry {
@@ -86,6 +104,8 @@ struct Fetched {
     ins: Instr,
     /// When it may dispatch (`UNKNOWN` while its instruction fetch is outstanding).
     avail: Tick,
+    /// A mispredicted branch: `Some(true)` if it resolves at decode, `Some(false)` at execution.
+    mispredict: Option<bool>,
 }
 
 pub struct Ooo {
@@ -123,6 +143,23 @@ pub struct Ooo {
     busy_retry: Option<Tick>,
     stats: CoreStats,
     worklist: Vec<(u64, Tick)>,
+
+    bp: BranchPredictor,
+    /// Fetch may run from this tick on (`UNKNOWN` while a mispredicted branch is unresolved).
+    fetch_resume: Tick,
+    /// Since when fetch has waited for a mispredicted branch.
+    mispredict_since: Tick,
+    /// The ROB sequence number of a mispredicted branch that resolves when it executes.
+    resolve_seq: Option<u64>,
+    /// Execution slots used in cycles `exec_base`, `exec_base + 1`, ….
+    exec_cal: VecDeque<u8>,
+    exec_base: u64,
+    /// Architectural registers mapped in the front end / with a committed physical register.
+    reg_mapped: [bool; 256],
+    reg_committed: [bool; 256],
+    committed_regs: u64,
+    /// Destinations of dispatched, unretired instructions (each holds a physical register).
+    inflight_dsts: u64,
 }
 
 pub fn build(p: &Params, domain: Domain, program: Box<dyn InstrSource>) -> Box<dyn CoreModel> {
@@ -138,12 +175,24 @@ pub fn build(p: &Params, domain: Domain, program: Box<dyn InstrSource>) -> Box<d
         fetch_buffer: p.int("fetch_buffer"),
         frontend_cycles: p.int("frontend_cycles"),
         alu_latency: p.int("alu_latency"),
+        exec_width: p.int("exec_width"),
+        schedule_cycles: p.int("schedule_cycles"),
+        physical_registers: p.int("physical_registers"),
+        mispredict_penalty: p.int("mispredict_penalty"),
     };
-    Box::new(Ooo::new(cfg, domain, program))
+    let bp = match p.choice("branch_predictor") {
+        "perfect" => BranchPredictor::perfect(),
+        _ => BranchPredictor::bimodal(
+            p.int("bimodal_entries"),
+            p.int("btb_sets"),
+            p.int("btb_ways"),
+        ),
+    };
+    Box::new(Ooo::new(cfg, domain, program, bp))
 }
 
 impl Ooo {
-    fn new(cfg: Config, domain: Domain, program: Box<dyn InstrSource>) -> Ooo {
+    fn new(cfg: Config, domain: Domain, program: Box<dyn InstrSource>, bp: BranchPredictor) -> Ooo {
         Ooo {
             cfg,
             domain,
@@ -170,7 +219,74 @@ impl Ooo {
             busy_retry: None,
             stats: CoreStats::default(),
             worklist: Vec::new(),
+            bp,
+            fetch_resume: 0,
+            mispredict_since: 0,
+            resolve_seq: None,
+            exec_cal: VecDeque::new(),
+            exec_base: 0,
+            reg_mapped: [false; 256],
+            reg_committed: [false; 256],
+            committed_regs: 0,
+            inflight_dsts: 0,
         }
+    }
+
+    /// Take `n` execution slots from tick `ready` on; the tick of the cycle of the last one.
+    fn exec_slots(&mut self, ready: Tick, n: u64) -> Tick {
+        let w = self.cfg.exec_width;
+        let mut c = self
+            .domain
+            .cycle(self.domain.edge_at_or_after(ready))
+            .max(self.exec_base);
+        let mut left = n;
+        loop {
+            let i = (c - self.exec_base) as usize;
+            if self.exec_cal.len() <= i {
+                self.exec_cal.resize(i + 1, 0);
+            }
+            let used = u64::from(self.exec_cal[i]);
+            let take = (w - used).min(left);
+            self.exec_cal[i] = (used + take) as u8;
+            left -= take;
+            if left == 0 {
+                return self.domain.tick(c);
+            }
+            c += 1;
+        }
+    }
+
+    /// Forget the execution slots of cycles before `now`.
+    fn advance_exec(&mut self, now: Tick) {
+        let c = self.domain.cycle(now);
+        if c > self.exec_base {
+            let drop = ((c - self.exec_base) as usize).min(self.exec_cal.len());
+            self.exec_cal.drain(..drop);
+            self.exec_base = c;
+        }
+    }
+
+    /// Fetch may restart at `at` (a mispredicted branch resolved).
+    fn resume_fetch(&mut self, at: Tick) {
+        let at = at + self.domain.cycles(self.cfg.mispredict_penalty);
+        self.stats.mispredict_stall_cycles +=
+            at.saturating_sub(self.mispredict_since) / self.domain.period;
+        self.fetch_resume = at;
+    }
+
+    /// Physical registers instruction `ins` needs at dispatch: one per destination, and one
+    /// per source read before anything mapped it.
+    fn regs_needed(&self, ins: &Instr) -> u64 {
+        let new_srcs = ins
+            .src
+            .iter()
+            .enumerate()
+            .filter(|&(i, &r)| {
+                r != NO_REG && !self.reg_mapped[r as usize] && !ins.src[..i].contains(&r)
+            })
+            .count();
+        let dsts = ins.dst.iter().filter(|&&d| d != NO_REG).count();
+        (new_srcs + dsts) as u64
     }
 
     fn rob_entry(&mut self, seq: u64) -> Option<&mut RobEntry> {
@@ -184,6 +300,10 @@ impl Ooo {
         self.worklist.push((seq, done));
         while let Some((seq, done)) = self.worklist.pop() {
             let alu = self.domain.cycles(self.cfg.alu_latency);
+            if self.resolve_seq == Some(seq) {
+                self.resolve_seq = None;
+                self.resume_fetch(done);
+            }
             let Some(e) = self.rob_entry(seq) else {
                 continue;
             };
@@ -202,12 +322,13 @@ impl Ooo {
                 ce.ready = ce.ready.max(done);
                 ce.srcs_pending -= 1;
                 if ce.srcs_pending == 0 {
-                    if ce.loads > 0 {
-                        let r = ce.ready;
-                        self.release_loads(c, r);
+                    let (r, loads, count) = (ce.ready, ce.loads, ce.count);
+                    if loads > 0 {
+                        let x = self.exec_slots(r, 1);
+                        self.release_loads(c, x + self.domain.period);
                     } else {
-                        let t = ce.ready + alu;
-                        self.worklist.push((c, t));
+                        let x = self.exec_slots(r, count);
+                        self.worklist.push((c, x + alu));
                     }
                 }
             }
@@ -271,6 +392,13 @@ impl Ooo {
             }
             let head = self.rob.pop_front().expect("checked above");
             self.rob_base += 1;
+            for &d in head.dst.iter().filter(|&&d| d != NO_REG) {
+                self.inflight_dsts -= 1;
+                if !self.reg_committed[d as usize] {
+                    self.reg_committed[d as usize] = true;
+                    self.committed_regs += 1;
+                }
+            }
             for _ in 0..head.loads {
                 self.lq.pop_front();
                 self.lq_base += 1;
@@ -379,7 +507,7 @@ impl Ooo {
             if ins.n_ops == 0 {
                 // A run without memory accesses: as much of it as fits.
                 let n = u64::from(ins.repeat).min(budget).min(rob_free);
-                self.push_rob(now, n, &ins, 0, 0);
+                self.push_rob(now, n, &ins, 0, 0, None);
                 budget -= n;
                 self.fetch_buf_instrs -= n;
                 let f = self.fetch_buf.front_mut().expect("checked above");
@@ -400,19 +528,40 @@ impl Ooo {
                 self.stats.sq_full_cycles += 1;
                 break;
             }
+            let regs = self.regs_needed(&ins);
+            if self.committed_regs + self.inflight_dsts + regs > self.cfg.physical_registers
+                && regs > 0
+                && !self.rob.is_empty()
+            {
+                self.stats.prf_full_cycles += 1;
+                break;
+            }
+            let mispredict = f.mispredict;
             self.fetch_buf.pop_front();
             self.fetch_buf_instrs -= 1;
-            self.push_rob(now, 1, &ins, loads as u8, stores as u8);
+            self.push_rob(now, 1, &ins, loads as u8, stores as u8, mispredict);
             budget -= 1;
         }
     }
 
-    fn push_rob(&mut self, now: Tick, count: u64, ins: &Instr, loads: u8, stores: u8) {
+    #[allow(clippy::too_many_arguments)]
+    fn push_rob(
+        &mut self,
+        now: Tick,
+        count: u64,
+        ins: &Instr,
+        loads: u8,
+        stores: u8,
+        mispredict: Option<bool>,
+    ) {
         let seq = self.rob_base + self.rob.len() as u64;
+        if mispredict == Some(false) {
+            self.resolve_seq = Some(seq);
+        }
         let mut e = RobEntry {
             count,
             done: UNKNOWN,
-            ready: now,
+            ready: now + self.domain.cycles(self.cfg.schedule_cycles),
             srcs_pending: 0,
             loads,
             loads_left: loads,
@@ -422,6 +571,14 @@ impl Ooo {
             dependents: self.spare_deps.pop().unwrap_or_default(),
         };
         for &r in ins.src.iter().filter(|&&r| r != NO_REG) {
+            if !self.reg_mapped[r as usize] {
+                // A register read before any write in the trace: its value is committed.
+                self.reg_mapped[r as usize] = true;
+                if !self.reg_committed[r as usize] {
+                    self.reg_committed[r as usize] = true;
+                    self.committed_regs += 1;
+                }
+            }
             let ready = self.reg_ready[r as usize];
             if ready != UNKNOWN {
                 e.ready = e.ready.max(ready);
@@ -439,6 +596,8 @@ impl Ooo {
         for &d in ins.dst.iter().filter(|&&d| d != NO_REG) {
             self.reg_writer[d as usize] = seq;
             self.reg_ready[d as usize] = UNKNOWN;
+            self.reg_mapped[d as usize] = true;
+            self.inflight_dsts += 1;
         }
         let lq_first = self.lq_base + self.lq.len() as u64;
         for a in ins.ops().iter().filter(|a| a.stream != Stream::CpuInstr) {
@@ -465,13 +624,16 @@ impl Ooo {
         self.rob_instrs += count;
         if pending == 0 {
             if loads > 0 {
-                // Address generation takes the cycle of dispatch; the load issues from the next.
-                let at = ready.max(now + self.domain.period);
+                // Address generation takes an execution slot; the load issues from the next
+                // cycle (ChampSim's LQ issues entries whose ready time has passed).
+                let x = self.exec_slots(ready, 1);
+                let at = (x + self.domain.period).max(now + self.domain.period);
                 for q in lq_first..lq_first + u64::from(loads) {
                     self.ready_loads.push(Reverse((at, q)));
                 }
             } else {
-                let t = ready + self.domain.cycles(self.cfg.alu_latency);
+                let x = self.exec_slots(ready, count);
+                let t = x + self.domain.cycles(self.cfg.alu_latency);
                 self.finish(seq, t);
             }
         }
@@ -480,6 +642,9 @@ impl Ooo {
     fn fetch(&mut self, now: Tick, port: &mut dyn MemPort) -> Result<(), TimingError> {
         if self.fetch_wait > 0 {
             self.stats.fetch_stall_cycles += 1;
+            return Ok(());
+        }
+        if self.fetch_resume > now {
             return Ok(());
         }
         let mut budget = self.cfg.fetch_width;
@@ -505,7 +670,7 @@ impl Ooo {
                     rest.repeat -= n as u32;
                     self.held = Some(rest);
                 }
-                self.push_fetched(part, self.fetch_done.max(now) + frontend);
+                self.push_fetched(part, self.fetch_done.max(now) + frontend, None);
                 budget -= n;
                 continue;
             }
@@ -525,20 +690,58 @@ impl Ooo {
                 }
                 self.stats.fetches += 1;
             }
-            if waiting > 0 {
+            let mut stop = false;
+            let mut mispredict = None;
+            if ins.branch != BranchKind::None {
+                self.stats.branches += 1;
+                match self.bp.predict(&ins) {
+                    Prediction::Right { taken } => stop = taken,
+                    Prediction::Wrong { at_decode } => {
+                        self.stats.mispredicts += 1;
+                        mispredict = Some(at_decode);
+                        self.fetch_resume = UNKNOWN;
+                        self.mispredict_since = now;
+                        stop = true;
+                    }
+                }
+            }
+            let avail = if waiting > 0 {
                 self.fetch_wait = waiting;
-                self.push_fetched(ins, UNKNOWN);
+                stop = true;
+                UNKNOWN
+            } else {
+                self.fetch_done.max(now) + frontend
+            };
+            self.push_fetched(ins, avail, mispredict);
+            if mispredict == Some(true) && avail != UNKNOWN {
+                let decoded = self.decode_tick(avail);
+                self.resume_fetch(decoded);
+            }
+            budget -= 1;
+            if stop {
                 break;
             }
-            self.push_fetched(ins, self.fetch_done.max(now) + frontend);
-            budget -= 1;
         }
         Ok(())
     }
 
-    fn push_fetched(&mut self, ins: Instr, avail: Tick) {
+    /// When an instruction that may dispatch at `avail` was decoded (decode is the stage before
+    /// dispatch).
+    fn decode_tick(&self, avail: Tick) -> Tick {
+        if self.cfg.frontend_cycles > 0 {
+            avail - self.domain.period
+        } else {
+            avail
+        }
+    }
+
+    fn push_fetched(&mut self, ins: Instr, avail: Tick, mispredict: Option<bool>) {
         self.fetch_buf_instrs += u64::from(ins.repeat);
-        self.fetch_buf.push_back(Fetched { ins, avail });
+        self.fetch_buf.push_back(Fetched {
+            ins,
+            avail,
+            mispredict,
+        });
     }
 
     /// When the core next has something to do after the cycle at `now`.
@@ -567,10 +770,11 @@ impl Ooo {
             t = t.min(f.avail);
         }
         let can_fetch = self.fetch_wait == 0
+            && self.fetch_resume != UNKNOWN
             && (!self.ended || self.held.is_some())
             && self.fetch_buf_instrs < self.cfg.fetch_buffer;
         if can_fetch {
-            t = t.min(next_cycle);
+            t = t.min(next_cycle.max(self.fetch_resume));
         }
         if t != UNKNOWN {
             return Wake::At(self.domain.edge_at_or_after(t.max(next_cycle)));
@@ -591,6 +795,7 @@ impl Ooo {
 impl CoreModel for Ooo {
     fn cycle(&mut self, now: Tick, port: &mut dyn MemPort) -> Result<Wake, TimingError> {
         self.stats.cycles = self.domain.cycle(now);
+        self.advance_exec(now);
         if self.busy_retry.is_some_and(|b| b <= now) {
             self.busy_retry = None;
         }
@@ -625,10 +830,15 @@ impl CoreModel for Ooo {
             self.fetch_done = self.fetch_done.max(at);
             if self.fetch_wait == 0 {
                 let avail = self.fetch_done + self.domain.cycles(self.cfg.frontend_cycles);
+                let mut decode_resolved = false;
                 for f in self.fetch_buf.iter_mut().rev() {
                     if f.avail == UNKNOWN {
                         f.avail = avail;
+                        decode_resolved |= f.mispredict == Some(true);
                     }
+                }
+                if decode_resolved && self.fetch_resume == UNKNOWN {
+                    self.resume_fetch(self.decode_tick(avail));
                 }
             }
         } else {

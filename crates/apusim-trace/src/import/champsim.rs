@@ -39,7 +39,7 @@
 use super::ImportOptions;
 use crate::{Access, AccessSource, Op, Result, Stream, TraceError, TraceHeader, BATCH};
 use std::fs::File;
-use std::io::{self, BufReader, Cursor, Read};
+use std::io::{self, BufReader, Cursor, Read, Write};
 use std::path::{Path, PathBuf};
 
 /// Bytes per ChampSim `input_instr` record.
@@ -402,6 +402,113 @@ impl AccessSource for ChampSimSource {
     }
 }
 
+/// Writes a ChampSim trace: raw, or compressed with xz (a name ending in `.xz`) or gzip
+/// (`.gz`), as ChampSim picks its reader by the name. Records go to a temporary file in the
+/// same directory, renamed to the path by [`ChampSimWriter::finish`]; until then the path is
+/// untouched, and a writer dropped unfinished leaves nothing behind.
+pub struct ChampSimWriter {
+    out: Box<dyn FinishWrite>,
+    temp: Option<tempfile::TempPath>,
+    path: PathBuf,
+    records: u64,
+}
+
+/// A stream that must be finished (compressors write their trailer then).
+trait FinishWrite: io::Write {
+    fn finish_stream(self: Box<Self>) -> io::Result<File>;
+}
+
+impl FinishWrite for io::BufWriter<File> {
+    fn finish_stream(self: Box<Self>) -> io::Result<File> {
+        self.into_inner().map_err(|e| e.into_error())
+    }
+}
+
+impl FinishWrite for xz2::write::XzEncoder<io::BufWriter<File>> {
+    fn finish_stream(self: Box<Self>) -> io::Result<File> {
+        (*self).finish()?.into_inner().map_err(|e| e.into_error())
+    }
+}
+
+impl FinishWrite for flate2::write::GzEncoder<io::BufWriter<File>> {
+    fn finish_stream(self: Box<Self>) -> io::Result<File> {
+        (*self).finish()?.into_inner().map_err(|e| e.into_error())
+    }
+}
+
+impl ChampSimWriter {
+    /// Start writing the trace `path`.
+    pub fn create(path: impl AsRef<Path>) -> Result<Self> {
+        let path = path.as_ref();
+        let dir = match path.parent() {
+            Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
+            _ => PathBuf::from("."),
+        };
+        let name = path
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_else(|| "trace".into());
+        let tmp = tempfile::Builder::new()
+            .prefix(&format!(".{name}."))
+            .suffix(".tmp")
+            .tempfile_in(&dir)
+            .map_err(|e| TraceError::io(path, e))?;
+        let (file, temp) = tmp.into_parts();
+        let buf = io::BufWriter::with_capacity(1 << 20, file);
+        let out: Box<dyn FinishWrite> = if name.ends_with(".xz") {
+            // Preset 1: ChampSim's traces are xz files; the fast preset keeps generation
+            // quick and these regular traces still compress well.
+            Box::new(xz2::write::XzEncoder::new(buf, 1))
+        } else if name.ends_with(".gz") {
+            Box::new(flate2::write::GzEncoder::new(
+                buf,
+                flate2::Compression::fast(),
+            ))
+        } else {
+            Box::new(buf)
+        };
+        Ok(ChampSimWriter {
+            out,
+            temp: Some(temp),
+            path: path.to_path_buf(),
+            records: 0,
+        })
+    }
+
+    /// Append one record.
+    pub fn write(&mut self, r: &ChampSimRecord) -> Result<()> {
+        self.records += 1;
+        self.out
+            .write_all(&r.encode())
+            .map_err(|e| TraceError::io(&self.path, e))
+    }
+
+    /// Records written so far.
+    pub fn records(&self) -> u64 {
+        self.records
+    }
+
+    /// Finish the stream and move the trace to its path.
+    pub fn finish(mut self) -> Result<u64> {
+        let path = self.path.clone();
+        let file = self
+            .out
+            .finish_stream()
+            .map_err(|e| TraceError::io(&path, e))?;
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            file.set_permissions(std::fs::Permissions::from_mode(0o644))
+                .map_err(|e| TraceError::io(&path, e))?;
+        }
+        file.sync_all().map_err(|e| TraceError::io(&path, e))?;
+        if let Some(t) = self.temp.take() {
+            t.persist(&path).map_err(|e| TraceError::io(&path, e.error))?;
+        }
+        Ok(self.records)
+    }
+}
+
 /// Encode one `input_instr` record (for tests and tools that write ChampSim traces).
 pub fn encode_record(ip: u64, sources: &[u64], destinations: &[u64]) -> [u8; RECORD_LEN] {
     let mut r = [0u8; RECORD_LEN];
@@ -456,6 +563,26 @@ mod tests {
         let e = r.next_records(8, &mut out).unwrap_err().to_string();
         assert!(e.contains("bad.champsimtrace") && e.contains("64"), "{e}");
         assert!(!r.next_records(8, &mut out).unwrap(), "stays at its end");
+    }
+
+    #[test]
+    fn the_writer_compresses_by_name_and_the_reader_sniffs_it() {
+        let dir = tempfile::tempdir().unwrap();
+        for name in ["a.champsimtrace", "a.champsimtrace.xz", "a.champsimtrace.gz"] {
+            let p = dir.path().join(name);
+            let mut w = ChampSimWriter::create(&p).unwrap();
+            for k in 0..100 {
+                w.write(&rec(0x400000 + 4 * k)).unwrap();
+            }
+            assert!(!p.exists(), "written atomically");
+            assert_eq!(w.finish().unwrap(), 100);
+            let mut r = ChampSimReader::open(&p).unwrap();
+            let mut out = Vec::new();
+            while r.next_records(64, &mut out).unwrap() {}
+            assert_eq!(out.len(), 100, "{name}");
+            assert_eq!(out[99], rec(0x400000 + 4 * 99));
+        }
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 3, "no temporaries left");
     }
 
     #[test]
