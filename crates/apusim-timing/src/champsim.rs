@@ -4,7 +4,10 @@
 //! Each `input_instr` record becomes one [`Instr`]: an instruction fetch at its ip, a load per
 //! non-zero source address and a store per non-zero destination address (in that order, as
 //! the access importer `apusim_trace::import::champsim` orders them), its source and
-//! destination registers, and its branch kind, direction and target.
+//! destination registers, and its branch kind, direction and target. ChampSim fetches whole
+//! 64-byte blocks, one L1I request for consecutive instructions of a block
+//! (`O3_CPU::fetch_instruction`), so a record whose ip is in the same block as the previous
+//! record's carries no fetch of its own.
 //!
 //! ChampSim's conventions (ChampSim inc/trace_instruction.h, inc/instruction.h,
 //! src/ooo_cpu.cc), followed as far as they matter for timing:
@@ -76,6 +79,8 @@ pub struct ChampSimInstrs {
     buf: Vec<ChampSimRecord>,
     pos: usize,
     ended: bool,
+    /// The 64-byte block of the previous record's ip.
+    last_block: Option<u64>,
 }
 
 impl ChampSimInstrs {
@@ -92,6 +97,7 @@ impl ChampSimInstrs {
             buf: Vec::with_capacity(CHUNK + 1),
             pos: 0,
             ended: false,
+            last_block: None,
         }
     }
 
@@ -110,8 +116,9 @@ impl ChampSimInstrs {
         Ok(())
     }
 
-    /// The instruction of record `r`, whose successor (if any) is at `next_ip`.
-    pub fn convert(&self, r: &ChampSimRecord, next_ip: Option<u64>) -> Instr {
+    /// The instruction of record `r`, whose successor (if any) is at `next_ip`; `fetch` says
+    /// whether it carries its block's instruction fetch.
+    pub fn convert(&self, r: &ChampSimRecord, next_ip: Option<u64>, fetch: bool) -> Instr {
         let mut ins = Instr::plain(1);
         ins.ip = r.ip;
         let base = Access {
@@ -126,7 +133,9 @@ impl ChampSimInstrs {
             op: Op::Read,
             flags: 0,
         };
-        ins.push(base);
+        if fetch {
+            ins.push(base);
+        }
         for &a in r.src_mem.iter().filter(|&&a| a != 0) {
             ins.push(Access {
                 addr: a,
@@ -163,7 +172,8 @@ impl ChampSimInstrs {
                     && x != REG_FLAGS
                     && x != REG_INSTRUCTION_POINTER
             });
-            kind != BranchKind::None || ins.n_ops > 1 || !reads_other
+            let mem = r.src_mem.iter().chain(&r.dst_mem).any(|&a| a != 0);
+            kind != BranchKind::None || mem || !reads_other
         };
         let mut k = 0;
         for &d in r.dst_regs.iter().filter(|&&d| d != NO_REG) {
@@ -185,7 +195,10 @@ impl InstrSource for ChampSimInstrs {
         };
         let next_ip = self.buf.get(self.pos + 1).map(|n| n.ip);
         self.pos += 1;
-        Ok(Some(self.convert(&r, next_ip)))
+        let block = r.ip >> 6;
+        let fetch = self.last_block != Some(block);
+        self.last_block = Some(block);
+        Ok(Some(self.convert(&r, next_ip, fetch)))
     }
 }
 
@@ -243,8 +256,9 @@ mod tests {
         assert_eq!((a.ops()[0].agent, a.ops()[0].unit), (Agent::cpu(1), 1));
         let b = s.next_instr().unwrap().unwrap();
         assert_eq!((b.branch, b.taken, b.target), (BranchKind::Conditional, true, 0x400100));
+        assert_eq!(b.n_ops, 0, "same block as the load: no fetch of its own");
         let c = s.next_instr().unwrap().unwrap();
-        assert_eq!((c.branch, c.target), (BranchKind::None, 0));
+        assert_eq!((c.branch, c.target, c.n_ops), (BranchKind::None, 0, 1));
         assert!(s.next_instr().unwrap().is_none());
     }
 

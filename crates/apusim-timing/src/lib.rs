@@ -13,6 +13,8 @@
 //!   sends accesses through a [`MemPort`], says when it next has work) and the registered
 //!   models: `ooo` (out-of-order) and `in-order` (blocking).
 //! - [`network`]: the on-chip [`Network`]s (`ring`, `fixed`).
+//! - [`pages`]: physical page placement ([`pages::PageMap`]: identity, or random first-touch
+//!   frames as ChampSim's virtual memory places them).
 //! - [`mshr`]: miss-status holding registers ([`Mshrs`]), which merge accesses to a line that
 //!   is already on its way.
 //!
@@ -28,6 +30,7 @@ pub mod event;
 pub mod instr;
 pub mod mshr;
 pub mod network;
+pub mod pages;
 
 pub use crate::core::{CoreModel, CoreStats, Issue, MemPort, Token, Wake};
 pub use clock::{Clock, Domain, Tick, Timebase};

@@ -160,6 +160,9 @@ pub struct Ooo {
     committed_regs: u64,
     /// Destinations of dispatched, unretired instructions (each holds a physical register).
     inflight_dsts: u64,
+    /// Dispatch stopped at the last cycle for a full ROB, LQ, SQ or register file: only a
+    /// retirement or a finished store can restart it, so the core need not wake for it.
+    dispatch_stalled: bool,
 }
 
 pub fn build(p: &Params, domain: Domain, program: Box<dyn InstrSource>) -> Box<dyn CoreModel> {
@@ -229,6 +232,7 @@ impl Ooo {
             reg_committed: [false; 256],
             committed_regs: 0,
             inflight_dsts: 0,
+            dispatch_stalled: false,
         }
     }
 
@@ -490,6 +494,7 @@ impl Ooo {
     }
 
     fn dispatch(&mut self, now: Tick) {
+        self.dispatch_stalled = false;
         let mut budget = self.cfg.dispatch_width;
         while budget > 0 {
             let Some(f) = self.fetch_buf.front() else {
@@ -502,9 +507,10 @@ impl Ooo {
             let rob_free = self.cfg.rob - self.rob_instrs;
             if rob_free == 0 {
                 self.stats.rob_full_cycles += 1;
+                self.dispatch_stalled = true;
                 break;
             }
-            if ins.n_ops == 0 {
+            if ins.n_ops == 0 && ins.repeat > 1 {
                 // A run without memory accesses: as much of it as fits.
                 let n = u64::from(ins.repeat).min(budget).min(rob_free);
                 self.push_rob(now, n, &ins, 0, 0, None);
@@ -522,10 +528,12 @@ impl Ooo {
             let loads = data.count() as u64 - stores;
             if self.lq.len() as u64 + loads > self.cfg.lq {
                 self.stats.lq_full_cycles += 1;
+                self.dispatch_stalled = true;
                 break;
             }
             if self.sq.len() as u64 + stores > self.cfg.sq {
                 self.stats.sq_full_cycles += 1;
+                self.dispatch_stalled = true;
                 break;
             }
             let regs = self.regs_needed(&ins);
@@ -534,6 +542,7 @@ impl Ooo {
                 && !self.rob.is_empty()
             {
                 self.stats.prf_full_cycles += 1;
+                self.dispatch_stalled = true;
                 break;
             }
             let mispredict = f.mispredict;
@@ -660,7 +669,7 @@ impl Ooo {
                 },
             };
             let frontend = self.domain.cycles(self.cfg.frontend_cycles);
-            if ins.n_ops == 0 {
+            if ins.n_ops == 0 && ins.repeat > 1 {
                 let room = self.cfg.fetch_buffer - self.fetch_buf_instrs;
                 let n = u64::from(ins.repeat).min(budget).min(room);
                 let mut part = ins;
@@ -766,7 +775,7 @@ impl Ooo {
                 t = t.min(s.done);
             }
         }
-        if let Some(f) = self.fetch_buf.front() {
+        if let Some(f) = self.fetch_buf.front().filter(|_| !self.dispatch_stalled) {
             t = t.min(f.avail);
         }
         let can_fetch = self.fetch_wait == 0
