@@ -448,7 +448,14 @@ fn run(a: RunArgs) -> Result<()> {
     if a.cachegrind && !cfg.cachegrind {
         bail!("--cachegrind output needs the cachegrind model: use --preset cachegrind");
     }
-    let inputs = run_inputs(&a.traces, a.mix.as_deref(), a.scale, &a.cache, cfg.seed, false)?;
+    let inputs = run_inputs(
+        &a.traces,
+        a.mix.as_deref(),
+        a.scale,
+        &a.cache,
+        cfg.seed,
+        false,
+    )?;
     let inputs = &*inputs;
     let opts = RunOptions {
         progress: true,

@@ -224,12 +224,30 @@ mod tests {
         let fl = REG_FLAGS;
         let k = |src, dst, t| branch_kind(&rec(0, src, dst, t));
         assert_eq!(k([0; 4], [ip, 0], false), (BranchKind::DirectJump, true));
-        assert_eq!(k([3, 0, 0, 0], [ip, 0], false), (BranchKind::Indirect, true));
-        assert_eq!(k([ip, fl, 0, 0], [ip, 0], false), (BranchKind::Conditional, false));
-        assert_eq!(k([ip, fl, 0, 0], [ip, 0], true), (BranchKind::Conditional, true));
-        assert_eq!(k([ip, sp, 0, 0], [ip, sp], false), (BranchKind::DirectCall, true));
-        assert_eq!(k([ip, sp, 4, 0], [ip, sp], false), (BranchKind::IndirectCall, true));
-        assert_eq!(k([sp, 0, 0, 0], [ip, sp], false), (BranchKind::Return, true));
+        assert_eq!(
+            k([3, 0, 0, 0], [ip, 0], false),
+            (BranchKind::Indirect, true)
+        );
+        assert_eq!(
+            k([ip, fl, 0, 0], [ip, 0], false),
+            (BranchKind::Conditional, false)
+        );
+        assert_eq!(
+            k([ip, fl, 0, 0], [ip, 0], true),
+            (BranchKind::Conditional, true)
+        );
+        assert_eq!(
+            k([ip, sp, 0, 0], [ip, sp], false),
+            (BranchKind::DirectCall, true)
+        );
+        assert_eq!(
+            k([ip, sp, 4, 0], [ip, sp], false),
+            (BranchKind::IndirectCall, true)
+        );
+        assert_eq!(
+            k([sp, 0, 0, 0], [ip, sp], false),
+            (BranchKind::Return, true)
+        );
         assert_eq!(k([1, 2, 0, 0], [3, 0], true), (BranchKind::None, false));
     }
 
@@ -255,7 +273,10 @@ mod tests {
         assert!(a.ops()[2].op.is_write());
         assert_eq!((a.ops()[0].agent, a.ops()[0].unit), (Agent::cpu(1), 1));
         let b = s.next_instr().unwrap().unwrap();
-        assert_eq!((b.branch, b.taken, b.target), (BranchKind::Conditional, true, 0x400100));
+        assert_eq!(
+            (b.branch, b.taken, b.target),
+            (BranchKind::Conditional, true, 0x400100)
+        );
         assert_eq!(b.n_ops, 0, "same block as the load: no fetch of its own");
         let c = s.next_instr().unwrap().unwrap();
         assert_eq!((c.branch, c.target, c.n_ops), (BranchKind::None, 0, 1));
@@ -270,8 +291,20 @@ mod tests {
         let add_sp_var = rec(0x14, [sp, 5, 0, 0], [sp, 0], false);
         let add_sp_const = rec(0x18, [sp, 0, 0, 0], [sp, 0], false);
         let mut s = records(&[push, add_sp_var, add_sp_const]);
-        assert_eq!(s.next_instr().unwrap().unwrap().dst, [0, 0], "memory op folds");
-        assert_eq!(s.next_instr().unwrap().unwrap().dst, [sp, 0], "variable change kept");
-        assert_eq!(s.next_instr().unwrap().unwrap().dst, [0, 0], "constant change folds");
+        assert_eq!(
+            s.next_instr().unwrap().unwrap().dst,
+            [0, 0],
+            "memory op folds"
+        );
+        assert_eq!(
+            s.next_instr().unwrap().unwrap().dst,
+            [sp, 0],
+            "variable change kept"
+        );
+        assert_eq!(
+            s.next_instr().unwrap().unwrap().dst,
+            [0, 0],
+            "constant change folds"
+        );
     }
 }

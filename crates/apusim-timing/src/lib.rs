@@ -33,10 +33,10 @@ pub mod network;
 pub mod pages;
 
 pub use crate::core::{CoreModel, CoreStats, Issue, MemPort, Token, Wake};
+pub use champsim::ChampSimInstrs;
 pub use clock::{Clock, Domain, Tick, Timebase};
 pub use error::TimingError;
 pub use event::EventQueue;
-pub use champsim::ChampSimInstrs;
 pub use instr::{AccessInstrs, BranchKind, DepModel, Instr, InstrSource};
 pub use mshr::Mshrs;
 pub use network::{Network, Stop};

@@ -260,8 +260,16 @@ mod tests {
     #[test]
     fn a_message_sent_for_later_does_not_delay_an_earlier_one() {
         let mut f = build("fixed", &toml::Table::new(), Domain::new(10), 4).unwrap();
-        assert_eq!(f.send(0, 1, 500), 700, "a response the LLC sends in the future");
-        assert_eq!(f.send(0, 1, 100), 300, "a request of the present keeps its slot");
+        assert_eq!(
+            f.send(0, 1, 500),
+            700,
+            "a response the LLC sends in the future"
+        );
+        assert_eq!(
+            f.send(0, 1, 100),
+            300,
+            "a request of the present keeps its slot"
+        );
         assert_eq!(f.send(0, 1, 500), 710, "the slot at 500 is taken");
         assert_eq!(f.counters(), (3, 10));
     }

@@ -8,11 +8,11 @@
 //! banks and rows a program's lines share: a sequential sweep keeps DRAM rows open only
 //! within a page once its pages are scattered.
 //!
-//! [`Paged`] applies a placement to any [`InstrSource`]: every access's address is
-//! translated (its `pc` stays virtual, as branch prediction uses the virtual ip).
+//! The timed memory side translates each core access's address as it enters the caches
+//! (ChampSim's caches below the L1 see physical addresses; apusim's L1s are physically
+//! indexed too, which ChampSim's VIPT L1D matches because its sets lie within a page).
+//! Each agent has its own address space; one free list serves all of them.
 
-use crate::instr::{Instr, InstrSource};
-use apusim_trace::TraceError;
 use rustc_hash::{FxHashMap, FxHashSet};
 
 /// Bits of the 4 KiB page offset.
@@ -52,9 +52,9 @@ impl PageMap {
         z ^ (z >> 31)
     }
 
-    /// The physical address of virtual address `vaddr`.
-    pub fn translate(&mut self, vaddr: u64) -> u64 {
-        let vpage = vaddr >> PAGE_BITS;
+    /// The physical address of agent `space`'s virtual address `vaddr`.
+    pub fn translate(&mut self, space: u32, vaddr: u64) -> u64 {
+        let vpage = (vaddr >> PAGE_BITS) | (u64::from(space) << 52);
         let offset = vaddr & ((1 << PAGE_BITS) - 1);
         if let Some(&f) = self.map.get(&vpage) {
             return (f << PAGE_BITS) | offset;
@@ -81,31 +81,6 @@ impl PageMap {
     }
 }
 
-/// An instruction source whose accesses are placed by a [`PageMap`].
-pub struct Paged {
-    inner: Box<dyn InstrSource>,
-    map: PageMap,
-}
-
-impl Paged {
-    pub fn new(inner: Box<dyn InstrSource>, map: PageMap) -> Self {
-        Paged { inner, map }
-    }
-}
-
-impl InstrSource for Paged {
-    fn next_instr(&mut self) -> Result<Option<Instr>, TraceError> {
-        let Some(mut ins) = self.inner.next_instr()? else {
-            return Ok(None);
-        };
-        let n = ins.n_ops as usize;
-        for a in &mut ins.ops[..n] {
-            a.addr = self.map.translate(a.addr);
-        }
-        Ok(Some(ins))
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -113,13 +88,23 @@ mod tests {
     #[test]
     fn pages_are_placed_once_and_keep_their_offsets() {
         let mut m = PageMap::random(16 << 30, 1);
-        let a = m.translate(0x1000_0123);
+        let a = m.translate(0, 0x1000_0123);
         assert_eq!(a & 0xfff, 0x123);
-        assert_eq!(m.translate(0x1000_0fff), (a & !0xfff) | 0xfff, "same page, same frame");
-        let b = m.translate(0x1000_1000);
+        assert_eq!(
+            m.translate(0, 0x1000_0fff),
+            (a & !0xfff) | 0xfff,
+            "same page, same frame"
+        );
+        let b = m.translate(0, 0x1000_1000);
         assert_ne!(a >> PAGE_BITS, b >> PAGE_BITS);
         assert!(a >= 1 << 20 && a < 16 << 30);
         assert_eq!(m.pages(), 2);
+        let c = m.translate(1, 0x1000_0123);
+        assert_ne!(
+            c >> PAGE_BITS,
+            a >> PAGE_BITS,
+            "another agent's page is another page"
+        );
     }
 
     #[test]
@@ -127,7 +112,7 @@ mod tests {
         let frames = |seed| {
             let mut m = PageMap::random(64 << 20, seed);
             (0..4096u64)
-                .map(|p| m.translate(p << PAGE_BITS) >> PAGE_BITS)
+                .map(|p| m.translate(0, p << PAGE_BITS) >> PAGE_BITS)
                 .collect::<Vec<_>>()
         };
         let a = frames(1);

@@ -279,7 +279,9 @@ mod tests {
         assert_eq!(&loads[..32], &want[..]);
         assert_eq!(loads[32], DATA_BASE, "wraps to the start");
         assert_eq!(v.len(), 200);
-        assert!(v.iter().any(|r| r.dst_regs == [IP, 0] && r.src_regs == [0; 4]));
+        assert!(v
+            .iter()
+            .any(|r| r.dst_regs == [IP, 0] && r.src_regs == [0; 4]));
     }
 
     #[test]
@@ -312,7 +314,9 @@ mod tests {
         let taken = inner.iter().filter(|r| r.branch_taken).count() as f64;
         let rate = taken / inner.len() as f64;
         assert!((rate - 0.125).abs() < 0.01, "{rate}");
-        assert!(v.iter().all(|r| r.dst_mem[0] == 0 || r.dst_mem[0] < DATA_BASE + (32 << 10)));
+        assert!(v
+            .iter()
+            .all(|r| r.dst_mem[0] == 0 || r.dst_mem[0] < DATA_BASE + (32 << 10)));
     }
 
     #[test]

@@ -166,9 +166,12 @@ impl TimingConfig {
             );
         }
         if !apusim_timing::pages::PLACEMENTS.contains(&self.pages.as_str()) {
-            let near = apusim_registry::nearest(&self.pages, apusim_timing::pages::PLACEMENTS.iter().copied())
-                .map(|n| format!("; did you mean `{n}`?"))
-                .unwrap_or_default();
+            let near = apusim_registry::nearest(
+                &self.pages,
+                apusim_timing::pages::PLACEMENTS.iter().copied(),
+            )
+            .map(|n| format!("; did you mean `{n}`?"))
+            .unwrap_or_default();
             bail!(
                 "timing.pages = `{}`: expected one of {}{near}",
                 self.pages,

@@ -21,10 +21,9 @@ use anyhow::{bail, Context, Result};
 use apusim_cache::policies::{self, PolicyVisitor};
 use apusim_cache::{Feedback, Policy};
 use apusim_timing::{
-    AccessInstrs, ChampSimInstrs, Clock, CoreModel, CoreStats, DepModel, Domain, InstrSource,
-    Tick, Timebase, Wake,
+    AccessInstrs, ChampSimInstrs, Clock, CoreModel, CoreStats, DepModel, Domain, InstrSource, Tick,
+    Timebase, Wake,
 };
-use apusim_timing::pages::{PageMap, Paged};
 use apusim_trace::Agent;
 use serde::Serialize;
 use std::time::Instant;
@@ -175,7 +174,6 @@ fn simulate<P: Policy>(
     let cpu = Domain::new(tb.period(cpu_clock)?);
     let uncore = Domain::new(tb.period(uncore_clock)?);
     let dram_domain = Domain::new(tb.period(dram_clock)?);
-    let dram_bytes = dram_cfg.spec.org.capacity_bytes();
     let dram = apusim_dram::MemorySystem::new(dram_cfg).context("timing.dram")?;
     let mut mem = TimedMemory::new(cfg, h, cpu, uncore, dram_domain, dram)?;
 
@@ -215,13 +213,6 @@ fn simulate<P: Policy>(
                     .with_context(|| format!("opening {}", path.display()))?,
             ),
             None => Box::new(AccessInstrs::new(input.source, Some(agent), deps)),
-        };
-        let program: Box<dyn InstrSource> = match t.pages.as_str() {
-            "random" => Box::new(Paged::new(
-                program,
-                PageMap::random(dram_bytes, cfg.seed),
-            )),
-            _ => program,
         };
         let core = apusim_timing::core::build(t.core_model(), &t.core.params, cpu, program)
             .context("timing.core")?;

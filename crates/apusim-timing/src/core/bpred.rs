@@ -131,14 +131,11 @@ impl BranchPredictor {
         if target == 0 {
             return;
         }
-        let victim = set
-            .iter()
-            .position(Option::is_none)
-            .unwrap_or_else(|| {
-                (0..set.len())
-                    .min_by_key(|&i| set[i].map_or(0, |e| e.last_use))
-                    .unwrap_or(0)
-            });
+        let victim = set.iter().position(Option::is_none).unwrap_or_else(|| {
+            (0..set.len())
+                .min_by_key(|&i| set[i].map_or(0, |e| e.last_use))
+                .unwrap_or(0)
+        });
         set[victim] = Some(BtbEntry {
             ip,
             target,
