@@ -327,7 +327,7 @@ mod tests {
             instructions: 1,
             seed: 1,
         };
-        assert!(Generator::new(p).unwrap_err().contains("64 bytes"));
+        assert!(Generator::new(p).err().unwrap().contains("64 bytes"));
         assert!(Kind::parse("strem").unwrap_err().contains("stream"));
     }
 }
