@@ -67,6 +67,14 @@ def rel(a, b):
     return 100.0 * (a - b) / b if b else float("nan")
 
 
+def rel_mpki(a, b):
+    """Relative difference, or the absolute one below 0.1 MPKI, where a percentage of a
+    handful of misses means nothing (the test's bound there is absolute too)."""
+    if b < 0.1:
+        return f"{a - b:+.3f} abs"
+    return f"{rel(a, b):+.1f}%"
+
+
 def main():
     out, kinds, policies = sys.argv[1], sys.argv[2].split(), sys.argv[3].split()
     reference = sys.argv[4] if len(sys.argv) > 4 and sys.argv[4] else None
@@ -87,7 +95,7 @@ def main():
             ref[k]["policies"][p] = {key: round(v, 6) for key, v in c.items()}
             rows.append(
                 f"| {k} | {p} | {AS_CHAMPSIM[p]} | {c['ipc']:.4f} | {a['ipc']:.4f} | {rel(a['ipc'], c['ipc']):+.1f}% "
-                f"| {c['llc_mpki']:.3f} | {a['llc_mpki']:.3f} | {rel(a['llc_mpki'], c['llc_mpki']):+.1f}% "
+                f"| {c['llc_mpki']:.3f} | {a['llc_mpki']:.3f} | {rel_mpki(a['llc_mpki'], c['llc_mpki'])} "
                 f"| {c['translation_mpki']:.3f} | {c['mispredict_mpki']:.2f} / {a['mispredict_mpki']:.2f} "
                 f"| {c['seconds']:.1f} | {a['seconds']:.2f} | {n / c['seconds'] / 1e3:.0f} K "
                 f"| {n / a['seconds'] / 1e6:.2f} M | {c['seconds'] / a['seconds']:.0f}x "
