@@ -159,10 +159,8 @@ impl ChampSimInstrs {
         // A taken branch that ends the trace has no known target; 0 never matches a
         // prediction, as ChampSim's empty address would not.
         ins.target = if taken { next_ip.unwrap_or(0) } else { 0 };
-        let mut k = 0;
-        for &s in r.src_regs.iter().filter(|&&s| s != NO_REG) {
+        for (k, &s) in r.src_regs.iter().filter(|&&s| s != NO_REG).enumerate() {
             ins.src[k] = s;
-            k += 1;
         }
         let writes_sp = r.dst_regs.contains(&REG_STACK_POINTER);
         let fold_sp = writes_sp && {

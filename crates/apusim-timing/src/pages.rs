@@ -97,7 +97,7 @@ mod tests {
         );
         let b = m.translate(0, 0x1000_1000);
         assert_ne!(a >> PAGE_BITS, b >> PAGE_BITS);
-        assert!(a >= 1 << 20 && a < 16 << 30);
+        assert!((1 << 20..16 << 30).contains(&a));
         assert_eq!(m.pages(), 2);
         let c = m.translate(1, 0x1000_0123);
         assert_ne!(
