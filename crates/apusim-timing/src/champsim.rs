@@ -120,6 +120,22 @@ impl ChampSimInstrs {
     /// whether it carries its block's instruction fetch.
     pub fn convert(&self, r: &ChampSimRecord, next_ip: Option<u64>, fetch: bool) -> Instr {
         let mut ins = Instr::plain(1);
+        self.convert_into(r, next_ip, fetch, &mut ins);
+        ins
+    }
+
+    /// [`ChampSimInstrs::convert`] into `ins` (every field is overwritten).
+    pub fn convert_into(
+        &self,
+        r: &ChampSimRecord,
+        next_ip: Option<u64>,
+        fetch: bool,
+        ins: &mut Instr,
+    ) {
+        ins.n_ops = 0;
+        ins.src = [NO_REG; 4];
+        ins.dst = [NO_REG; 2];
+        ins.repeat = 1;
         ins.ip = r.ip;
         let base = Access {
             addr: r.ip,
@@ -181,12 +197,10 @@ impl ChampSimInstrs {
             ins.dst[k] = d;
             k += 1;
         }
-        ins
     }
-}
 
-impl InstrSource for ChampSimInstrs {
-    fn next_instr(&mut self) -> Result<Option<Instr>, TraceError> {
+    /// The next record, its successor's ip, and whether it fetches its block.
+    fn advance(&mut self) -> Result<Option<(ChampSimRecord, Option<u64>, bool)>, TraceError> {
         self.fill()?;
         let Some(r) = self.buf.get(self.pos).copied() else {
             return Ok(None);
@@ -196,7 +210,25 @@ impl InstrSource for ChampSimInstrs {
         let block = r.ip >> 6;
         let fetch = self.last_block != Some(block);
         self.last_block = Some(block);
-        Ok(Some(self.convert(&r, next_ip, fetch)))
+        Ok(Some((r, next_ip, fetch)))
+    }
+}
+
+impl InstrSource for ChampSimInstrs {
+    fn next_instr(&mut self) -> Result<Option<Instr>, TraceError> {
+        Ok(self
+            .advance()?
+            .map(|(r, next_ip, fetch)| self.convert(&r, next_ip, fetch)))
+    }
+
+    fn next_into(&mut self, out: &mut Instr) -> Result<bool, TraceError> {
+        match self.advance()? {
+            Some((r, next_ip, fetch)) => {
+                self.convert_into(&r, next_ip, fetch, out);
+                Ok(true)
+            }
+            None => Ok(false),
+        }
     }
 }
 

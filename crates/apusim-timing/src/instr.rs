@@ -122,6 +122,18 @@ impl Instr {
 pub trait InstrSource: Send {
     /// The next instruction record, `None` at the end of the program.
     fn next_instr(&mut self) -> Result<Option<Instr>, TraceError>;
+    /// The next instruction record written into `out`; false at the end of the program.
+    /// (The same as [`InstrSource::next_instr`]; sources override it to build the record in
+    /// place, since an [`Instr`] is a few hundred bytes and cores read one per instruction.)
+    fn next_into(&mut self, out: &mut Instr) -> Result<bool, TraceError> {
+        match self.next_instr()? {
+            Some(i) => {
+                *out = i;
+                Ok(true)
+            }
+            None => Ok(false),
+        }
+    }
 }
 
 /// Register dependences for traces that carry none.

@@ -113,8 +113,10 @@ pub struct Ooo {
     domain: Domain,
     program: Box<dyn InstrSource>,
     ended: bool,
-    /// An instruction read from the program but not yet fetched (fetch stopped mid-way).
-    held: Option<Instr>,
+    /// `next` holds an instruction read from the program but not yet fetched (fetch stopped
+    /// mid-way, or the rest of a run without memory accesses).
+    held: bool,
+    next: Instr,
 
     fetch_buf: VecDeque<Fetched>,
     fetch_buf_instrs: u64,
@@ -201,7 +203,8 @@ impl Ooo {
             domain,
             program,
             ended: false,
-            held: None,
+            held: false,
+            next: Instr::plain(1),
             fetch_buf: VecDeque::new(),
             fetch_buf_instrs: 0,
             fetch_wait: 0,
@@ -495,31 +498,39 @@ impl Ooo {
 
     fn dispatch(&mut self, now: Tick) {
         self.dispatch_stalled = false;
+        // The fetch buffer is taken out of `self` for the loop so that instructions are read
+        // in place (an `Instr` is a few hundred bytes; copying it per instruction costs more
+        // than dispatching it).
+        let mut fb = std::mem::take(&mut self.fetch_buf);
+        self.dispatch_from(now, &mut fb);
+        self.fetch_buf = fb;
+    }
+
+    fn dispatch_from(&mut self, now: Tick, fb: &mut VecDeque<Fetched>) {
         let mut budget = self.cfg.dispatch_width;
         while budget > 0 {
-            let Some(f) = self.fetch_buf.front() else {
+            let Some(f) = fb.front_mut() else {
                 break;
             };
             if f.avail == UNKNOWN || f.avail > now {
                 break;
             }
-            let ins = f.ins;
             let rob_free = self.cfg.rob - self.rob_instrs;
             if rob_free == 0 {
                 self.stats.rob_full_cycles += 1;
                 self.dispatch_stalled = true;
                 break;
             }
+            let ins = &f.ins;
             if ins.n_ops == 0 && ins.repeat > 1 {
                 // A run without memory accesses: as much of it as fits.
                 let n = u64::from(ins.repeat).min(budget).min(rob_free);
-                self.push_rob(now, n, &ins, 0, 0, None);
+                self.push_rob(now, n, ins, 0, 0, None);
                 budget -= n;
                 self.fetch_buf_instrs -= n;
-                let f = self.fetch_buf.front_mut().expect("checked above");
                 f.ins.repeat -= n as u32;
                 if f.ins.repeat == 0 {
-                    self.fetch_buf.pop_front();
+                    fb.pop_front();
                 }
                 continue;
             }
@@ -536,7 +547,7 @@ impl Ooo {
                 self.dispatch_stalled = true;
                 break;
             }
-            let regs = self.regs_needed(&ins);
+            let regs = self.regs_needed(ins);
             if self.committed_regs + self.inflight_dsts + regs > self.cfg.physical_registers
                 && regs > 0
                 && !self.rob.is_empty()
@@ -545,10 +556,9 @@ impl Ooo {
                 self.dispatch_stalled = true;
                 break;
             }
-            let mispredict = f.mispredict;
-            self.fetch_buf.pop_front();
+            self.push_rob(now, 1, ins, loads as u8, stores as u8, f.mispredict);
+            fb.pop_front();
             self.fetch_buf_instrs -= 1;
-            self.push_rob(now, 1, &ins, loads as u8, stores as u8, mispredict);
             budget -= 1;
         }
     }
@@ -656,36 +666,35 @@ impl Ooo {
         if self.fetch_resume > now {
             return Ok(());
         }
+        let frontend = self.domain.cycles(self.cfg.frontend_cycles);
         let mut budget = self.cfg.fetch_width;
         while budget > 0 && self.fetch_buf_instrs < self.cfg.fetch_buffer {
-            let ins = match self.held.take() {
-                Some(i) => i,
-                None => match self.program.next_instr()? {
-                    Some(i) => i,
-                    None => {
-                        self.ended = true;
-                        break;
-                    }
-                },
-            };
-            let frontend = self.domain.cycles(self.cfg.frontend_cycles);
-            if ins.n_ops == 0 && ins.repeat > 1 {
-                let room = self.cfg.fetch_buffer - self.fetch_buf_instrs;
-                let n = u64::from(ins.repeat).min(budget).min(room);
-                let mut part = ins;
-                part.repeat = n as u32;
-                if u64::from(ins.repeat) > n {
-                    let mut rest = ins;
-                    rest.repeat -= n as u32;
-                    self.held = Some(rest);
+            // The next instruction is read into `next` in place (see `dispatch`).
+            if !self.held {
+                if !self.program.next_into(&mut self.next)? {
+                    self.ended = true;
+                    break;
                 }
+                self.held = true;
+            }
+            if self.next.n_ops == 0 && self.next.repeat > 1 {
+                let room = self.cfg.fetch_buffer - self.fetch_buf_instrs;
+                let n = u64::from(self.next.repeat).min(budget).min(room);
+                let mut part = self.next;
+                part.repeat = n as u32;
+                self.next.repeat -= n as u32;
+                self.held = self.next.repeat > 0;
                 self.push_fetched(part, self.fetch_done.max(now) + frontend, None);
                 budget -= n;
                 continue;
             }
             // The instruction's fetch accesses, in trace order.
             let mut waiting = 0;
-            for a in ins.ops().iter().filter(|a| a.stream == Stream::CpuInstr) {
+            let n = self.next.n_ops as usize;
+            for a in self.next.ops[..n]
+                .iter()
+                .filter(|a| a.stream == Stream::CpuInstr)
+            {
                 self.fetch_token += 1;
                 match port.issue(now, a, FETCH_TOKEN | self.fetch_token) {
                     Issue::Done(t) => self.fetch_done = self.fetch_done.max(t),
@@ -693,7 +702,6 @@ impl Ooo {
                     Issue::Busy(_) => {
                         // No MSHR for the fetch: try this instruction again next cycle.
                         self.stats.mshr_busy += 1;
-                        self.held = Some(ins);
                         return Ok(());
                     }
                 }
@@ -701,9 +709,9 @@ impl Ooo {
             }
             let mut stop = false;
             let mut mispredict = None;
-            if ins.branch != BranchKind::None {
+            if self.next.branch != BranchKind::None {
                 self.stats.branches += 1;
-                match self.bp.predict(&ins) {
+                match self.bp.predict(&self.next) {
                     Prediction::Right { taken } => stop = taken,
                     Prediction::Wrong { at_decode } => {
                         self.stats.mispredicts += 1;
@@ -721,7 +729,13 @@ impl Ooo {
             } else {
                 self.fetch_done.max(now) + frontend
             };
-            self.push_fetched(ins, avail, mispredict);
+            self.held = false;
+            self.fetch_buf_instrs += 1;
+            self.fetch_buf.push_back(Fetched {
+                ins: self.next,
+                avail,
+                mispredict,
+            });
             if mispredict == Some(true) && avail != UNKNOWN {
                 let decoded = self.decode_tick(avail);
                 self.resume_fetch(decoded);
@@ -780,7 +794,7 @@ impl Ooo {
         }
         let can_fetch = self.fetch_wait == 0
             && self.fetch_resume != UNKNOWN
-            && (!self.ended || self.held.is_some())
+            && (!self.ended || self.held)
             && self.fetch_buf_instrs < self.cfg.fetch_buffer;
         if can_fetch {
             t = t.min(next_cycle.max(self.fetch_resume));
@@ -791,7 +805,7 @@ impl Ooo {
         let empty = self.rob.is_empty()
             && self.sq.is_empty()
             && self.fetch_buf.is_empty()
-            && self.held.is_none()
+            && !self.held
             && self.ended;
         if empty {
             Wake::Finished
