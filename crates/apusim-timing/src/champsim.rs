@@ -38,6 +38,18 @@ pub const REG_FLAGS: u8 = 25;
 pub const REG_INSTRUCTION_POINTER: u8 = 26;
 
 const CHUNK: usize = 4096;
+/// Chunks a reader thread may decode ahead of the core.
+const AHEAD: usize = 4;
+
+/// Where records come from.
+enum Feed {
+    Inline(ChampSimReader),
+    Thread {
+        rx: std::sync::mpsc::Receiver<Result<Vec<ChampSimRecord>, TraceError>>,
+        /// Emptied chunks go back to the reader thread for reuse.
+        back: std::sync::mpsc::Sender<Vec<ChampSimRecord>>,
+    },
+}
 
 /// The branch kind of a record, derived from its registers exactly as ChampSim's
 /// `ooo_model_instr` constructor does (inc/instruction.h), and whether it is taken.
@@ -73,7 +85,7 @@ pub fn branch_kind(r: &ChampSimRecord) -> (BranchKind, bool) {
 
 /// The instructions of one ChampSim trace, for core `agent`.
 pub struct ChampSimInstrs {
-    reader: ChampSimReader,
+    feed: Feed,
     agent: Agent,
     unit: u16,
     buf: Vec<ChampSimRecord>,
@@ -84,14 +96,50 @@ pub struct ChampSimInstrs {
 }
 
 impl ChampSimInstrs {
-    /// Read the ChampSim trace at `path` (raw, gzip or xz) as the program of `agent`.
+    /// Read the ChampSim trace at `path` (raw, gzip or xz) as the program of `agent`, on a
+    /// reader thread ([`ChampSimInstrs::threaded`]).
     pub fn open(path: impl AsRef<Path>, agent: Agent) -> Result<Self, TraceError> {
-        Ok(ChampSimInstrs::new(ChampSimReader::open(path)?, agent))
+        Ok(ChampSimInstrs::threaded(
+            ChampSimReader::open(path)?,
+            agent,
+        ))
     }
 
+    /// Records are read and decoded on the calling thread.
     pub fn new(reader: ChampSimReader, agent: Agent) -> Self {
+        ChampSimInstrs::with_feed(Feed::Inline(reader), agent)
+    }
+
+    /// Records are read, decompressed and decoded on a thread of their own, a few chunks
+    /// ahead of the core (the order, and so the run, is the same as [`ChampSimInstrs::new`]'s).
+    pub fn threaded(reader: ChampSimReader, agent: Agent) -> Self {
+        let (tx, rx) = std::sync::mpsc::sync_channel::<Result<Vec<ChampSimRecord>, TraceError>>(
+            AHEAD,
+        );
+        let (back_tx, back_rx) = std::sync::mpsc::channel::<Vec<ChampSimRecord>>();
+        let mut reader = reader;
+        std::thread::spawn(move || loop {
+            let mut v = back_rx.try_recv().unwrap_or_default();
+            v.clear();
+            match reader.next_records(CHUNK, &mut v) {
+                Ok(true) => {
+                    if tx.send(Ok(v)).is_err() {
+                        return;
+                    }
+                }
+                Ok(false) => return,
+                Err(e) => {
+                    let _ = tx.send(Err(e));
+                    return;
+                }
+            }
+        });
+        ChampSimInstrs::with_feed(Feed::Thread { rx, back: back_tx }, agent)
+    }
+
+    fn with_feed(feed: Feed, agent: Agent) -> Self {
         ChampSimInstrs {
-            reader,
+            feed,
             agent,
             unit: agent.cpu_index().unwrap_or(0) as u16,
             buf: Vec::with_capacity(CHUNK + 1),
@@ -109,8 +157,24 @@ impl ChampSimInstrs {
         self.buf.drain(..self.pos);
         self.pos = 0;
         while self.buf.len() < 2 && !self.ended {
-            if !self.reader.next_records(CHUNK, &mut self.buf)? {
-                self.ended = true;
+            match &mut self.feed {
+                Feed::Inline(reader) => {
+                    if !reader.next_records(CHUNK, &mut self.buf)? {
+                        self.ended = true;
+                    }
+                }
+                Feed::Thread { rx, back } => match rx.recv() {
+                    Ok(Ok(v)) => {
+                        self.buf.extend_from_slice(&v);
+                        let _ = back.send(v);
+                    }
+                    Ok(Err(e)) => {
+                        self.ended = true;
+                        return Err(e);
+                    }
+                    // The reader thread ended: the trace is over.
+                    Err(_) => self.ended = true,
+                },
             }
         }
         Ok(())
@@ -311,6 +375,48 @@ mod tests {
         let c = s.next_instr().unwrap().unwrap();
         assert_eq!((c.branch, c.target, c.n_ops), (BranchKind::None, 0, 1));
         assert!(s.next_instr().unwrap().is_none());
+    }
+
+    #[test]
+    fn the_reader_thread_gives_the_same_instructions_and_errors() {
+        let v: Vec<ChampSimRecord> = (0..10_000u64)
+            .map(|k| {
+                let mut r = rec(0x400000 + 4 * (k % 40), [3, 0, 0, 0], [1, 0], false);
+                r.src_mem[0] = 0x1000 + 64 * k;
+                r
+            })
+            .collect();
+        let mut raw: Vec<u8> = v.iter().flat_map(|r| r.encode()).collect();
+        let open = |raw: &Vec<u8>, threaded: bool| {
+            let reader =
+                ChampSimReader::new(std::io::Cursor::new(raw.clone()), "t.champsimtrace").unwrap();
+            if threaded {
+                ChampSimInstrs::threaded(reader, Agent::cpu(0))
+            } else {
+                ChampSimInstrs::new(reader, Agent::cpu(0))
+            }
+        };
+        let all = |mut s: ChampSimInstrs| {
+            let mut out = Vec::new();
+            loop {
+                match s.next_instr() {
+                    Ok(Some(i)) => out.push(Ok(i)),
+                    Ok(None) => break,
+                    Err(e) => {
+                        out.push(Err(e.to_string()));
+                        break;
+                    }
+                }
+            }
+            out
+        };
+        let a = all(open(&raw, false));
+        assert_eq!(a.len(), 10_000);
+        assert_eq!(a, all(open(&raw, true)));
+        raw.truncate(raw.len() - 10);
+        let b = all(open(&raw, true));
+        assert_eq!(b, all(open(&raw, false)));
+        assert!(b.last().unwrap().as_ref().unwrap_err().contains("partial record"));
     }
 
     #[test]
