@@ -61,7 +61,8 @@ pub struct CoreStats {
     pub fetches: u64,
     /// Cycles the head of the ROB waited for a load (retirement blocked on memory).
     pub rob_head_load_cycles: u64,
-    /// Cycles dispatch stopped because the ROB, LQ or SQ was full.
+    /// Cycles dispatch stopped because the ROB, LQ or SQ was full (counted when the stall
+    /// ends).
     pub rob_full_cycles: u64,
     pub lq_full_cycles: u64,
     pub sq_full_cycles: u64,
@@ -69,7 +70,8 @@ pub struct CoreStats {
     pub fetch_stall_cycles: u64,
     /// Accesses refused for lack of a miss-status register.
     pub mshr_busy: u64,
-    /// Cycles dispatch stopped because every physical register was in use.
+    /// Cycles dispatch stopped because every physical register was in use (counted when the
+    /// stall ends).
     pub prf_full_cycles: u64,
     /// Retired branches (traces with branch information) and the mispredicted ones.
     pub branches: u64,

@@ -165,6 +165,17 @@ pub struct Ooo {
     /// Dispatch stopped at the last cycle for a full ROB, LQ, SQ or register file: only a
     /// retirement or a finished store can restart it, so the core need not wake for it.
     dispatch_stalled: bool,
+    /// The resource dispatch is waiting for, and since when (stall cycles are counted when
+    /// the stall ends, since the core sleeps through it).
+    stall: Option<(Stall, Tick)>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Stall {
+    Rob,
+    Lq,
+    Sq,
+    Registers,
 }
 
 pub fn build(p: &Params, domain: Domain, program: Box<dyn InstrSource>) -> Box<dyn CoreModel> {
@@ -236,6 +247,7 @@ impl Ooo {
             committed_regs: 0,
             inflight_dsts: 0,
             dispatch_stalled: false,
+            stall: None,
         }
     }
 
@@ -497,16 +509,30 @@ impl Ooo {
     }
 
     fn dispatch(&mut self, now: Tick) {
-        self.dispatch_stalled = false;
         // The fetch buffer is taken out of `self` for the loop so that instructions are read
         // in place (an `Instr` is a few hundred bytes; copying it per instruction costs more
         // than dispatching it).
         let mut fb = std::mem::take(&mut self.fetch_buf);
-        self.dispatch_from(now, &mut fb);
+        let stall = self.dispatch_from(now, &mut fb);
         self.fetch_buf = fb;
+        if self.stall.map(|s| s.0) != stall {
+            if let Some((kind, since)) = self.stall.take() {
+                let cycles = (now - since) / self.domain.period;
+                let c = match kind {
+                    Stall::Rob => &mut self.stats.rob_full_cycles,
+                    Stall::Lq => &mut self.stats.lq_full_cycles,
+                    Stall::Sq => &mut self.stats.sq_full_cycles,
+                    Stall::Registers => &mut self.stats.prf_full_cycles,
+                };
+                *c += cycles;
+            }
+            self.stall = stall.map(|k| (k, now));
+        }
+        self.dispatch_stalled = stall.is_some();
     }
 
-    fn dispatch_from(&mut self, now: Tick, fb: &mut VecDeque<Fetched>) {
+    /// Dispatch from `fb`; the resource it stopped for, if any.
+    fn dispatch_from(&mut self, now: Tick, fb: &mut VecDeque<Fetched>) -> Option<Stall> {
         let mut budget = self.cfg.dispatch_width;
         while budget > 0 {
             let Some(f) = fb.front_mut() else {
@@ -517,9 +543,7 @@ impl Ooo {
             }
             let rob_free = self.cfg.rob - self.rob_instrs;
             if rob_free == 0 {
-                self.stats.rob_full_cycles += 1;
-                self.dispatch_stalled = true;
-                break;
+                return Some(Stall::Rob);
             }
             let ins = &f.ins;
             if ins.n_ops == 0 && ins.repeat > 1 {
@@ -538,29 +562,24 @@ impl Ooo {
             let stores = data.clone().filter(|a| a.op.is_write()).count() as u64;
             let loads = data.count() as u64 - stores;
             if self.lq.len() as u64 + loads > self.cfg.lq {
-                self.stats.lq_full_cycles += 1;
-                self.dispatch_stalled = true;
-                break;
+                return Some(Stall::Lq);
             }
             if self.sq.len() as u64 + stores > self.cfg.sq {
-                self.stats.sq_full_cycles += 1;
-                self.dispatch_stalled = true;
-                break;
+                return Some(Stall::Sq);
             }
             let regs = self.regs_needed(ins);
             if self.committed_regs + self.inflight_dsts + regs > self.cfg.physical_registers
                 && regs > 0
                 && !self.rob.is_empty()
             {
-                self.stats.prf_full_cycles += 1;
-                self.dispatch_stalled = true;
-                break;
+                return Some(Stall::Registers);
             }
             self.push_rob(now, 1, ins, loads as u8, stores as u8, f.mispredict);
             fb.pop_front();
             self.fetch_buf_instrs -= 1;
             budget -= 1;
         }
+        None
     }
 
     #[allow(clippy::too_many_arguments)]
