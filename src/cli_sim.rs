@@ -13,6 +13,8 @@ use rayon::prelude::*;
 #[derive(Args)]
 pub struct SimArgs {
     /// Trace files, one per CPU core (`FILE@cpu2` assigns a core), as for `apusim run`.
+    /// ChampSim traces (`*.champsimtrace`, `.xz`, `.gz`) are read with their registers and
+    /// branches.
     #[arg(required_unless_present = "mix")]
     traces: Vec<String>,
     /// Run a named mix of built-in workloads (see `apusim mixes`) instead of trace files.
