@@ -99,10 +99,7 @@ impl ChampSimInstrs {
     /// Read the ChampSim trace at `path` (raw, gzip or xz) as the program of `agent`, on a
     /// reader thread ([`ChampSimInstrs::threaded`]).
     pub fn open(path: impl AsRef<Path>, agent: Agent) -> Result<Self, TraceError> {
-        Ok(ChampSimInstrs::threaded(
-            ChampSimReader::open(path)?,
-            agent,
-        ))
+        Ok(ChampSimInstrs::threaded(ChampSimReader::open(path)?, agent))
     }
 
     /// Records are read and decoded on the calling thread.
@@ -113,9 +110,8 @@ impl ChampSimInstrs {
     /// Records are read, decompressed and decoded on a thread of their own, a few chunks
     /// ahead of the core (the order, and so the run, is the same as [`ChampSimInstrs::new`]'s).
     pub fn threaded(reader: ChampSimReader, agent: Agent) -> Self {
-        let (tx, rx) = std::sync::mpsc::sync_channel::<Result<Vec<ChampSimRecord>, TraceError>>(
-            AHEAD,
-        );
+        let (tx, rx) =
+            std::sync::mpsc::sync_channel::<Result<Vec<ChampSimRecord>, TraceError>>(AHEAD);
         let (back_tx, back_rx) = std::sync::mpsc::channel::<Vec<ChampSimRecord>>();
         let mut reader = reader;
         std::thread::spawn(move || loop {
@@ -416,7 +412,12 @@ mod tests {
         raw.truncate(raw.len() - 10);
         let b = all(open(&raw, true));
         assert_eq!(b, all(open(&raw, false)));
-        assert!(b.last().unwrap().as_ref().unwrap_err().contains("partial record"));
+        assert!(b
+            .last()
+            .unwrap()
+            .as_ref()
+            .unwrap_err()
+            .contains("partial record"));
     }
 
     #[test]

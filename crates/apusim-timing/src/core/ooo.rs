@@ -896,3 +896,162 @@ impl CoreModel for Ooo {
         self.domain
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::instr::VecInstrs;
+    use apusim_trace::{Agent, Op};
+
+    /// Every access is answered after `latency` ticks.
+    struct FixedLatency(Tick);
+    impl MemPort for FixedLatency {
+        fn issue(&mut self, now: Tick, _acc: &Access, _token: Token) -> Issue {
+            Issue::Done(now + self.0)
+        }
+    }
+
+    fn run(program: Vec<Instr>, params: &[(&str, toml::Value)], latency: Tick) -> CoreStats {
+        let mut t = toml::Table::new();
+        for (k, v) in params {
+            t.insert(k.to_string(), v.clone());
+        }
+        let mut core = super::super::build(
+            "ooo",
+            &t,
+            Domain::new(1),
+            Box::new(VecInstrs(program.into())),
+        )
+        .unwrap();
+        let mut port = FixedLatency(latency);
+        let mut now = 0;
+        for _ in 0..10_000_000 {
+            match core.cycle(now, &mut port).unwrap() {
+                Wake::At(next) => now = next,
+                Wake::Finished => return core.stats(),
+                Wake::OnCompletion => panic!("nothing is pending with a fixed-latency port"),
+            }
+        }
+        panic!("the program did not finish")
+    }
+
+    fn alu(dst: u8, src: u8) -> Instr {
+        let mut i = Instr::plain(1);
+        i.src[0] = src;
+        i.dst[0] = dst;
+        i
+    }
+
+    fn branch(ip: u64, taken: bool) -> Instr {
+        let mut i = Instr::plain(1);
+        i.ip = ip;
+        i.branch = BranchKind::Conditional;
+        i.taken = taken;
+        i.target = if taken { 0x1000 } else { 0 };
+        i.src = [26, 25, 0, 0];
+        i.dst = [26, 0];
+        i
+    }
+
+    fn load(dst: u8, addr: u64) -> Instr {
+        let mut i = Instr::plain(1);
+        i.push(Access::new(
+            Agent::cpu(0),
+            Stream::CpuData,
+            Op::Read,
+            addr,
+            8,
+        ));
+        i.dst[0] = dst;
+        i
+    }
+
+    /// Ten independent instructions and a branch whose direction follows a fixed
+    /// pseudo-random pattern, `n` times.
+    fn random_branches(n: u64) -> Vec<Instr> {
+        let mut v = Vec::new();
+        let mut x = 12345u64;
+        for _ in 0..n {
+            for k in 0..10 {
+                v.push(alu(1 + k, 1 + k));
+            }
+            x = x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            v.push(branch(0x2000, x >> 63 == 1));
+        }
+        v
+    }
+
+    #[test]
+    fn mispredicted_branches_stop_fetch_until_they_resolve() {
+        let prog = random_branches(2000);
+        let bimodal = run(prog.clone(), &[], 1);
+        let perfect = run(
+            prog,
+            &[("branch_predictor", toml::Value::String("perfect".into()))],
+            1,
+        );
+        assert_eq!(bimodal.instructions, 22_000);
+        assert_eq!(bimodal.branches, 2000);
+        // A random direction is mispredicted about half the time.
+        assert!(
+            (700..1300).contains(&bimodal.mispredicts),
+            "{}",
+            bimodal.mispredicts
+        );
+        assert_eq!(perfect.mispredicts, 0);
+        // Each misprediction costs at least the refill of the front end.
+        assert!(
+            bimodal.cycles > perfect.cycles + bimodal.mispredicts * 4,
+            "bimodal {} vs perfect {} cycles",
+            bimodal.cycles,
+            perfect.cycles
+        );
+        assert!(bimodal.mispredict_stall_cycles >= bimodal.mispredicts * 4);
+    }
+
+    #[test]
+    fn execute_width_bounds_independent_instructions() {
+        let prog: Vec<Instr> = (0..40_000u64).map(|k| alu(1 + (k % 20) as u8, 0)).collect();
+        let four = run(prog.clone(), &[], 1);
+        let two = run(prog, &[("exec_width", toml::Value::Integer(2))], 1);
+        let ipc = |s: &CoreStats| s.instructions as f64 / s.cycles as f64;
+        assert!((ipc(&four) - 4.0).abs() < 0.05, "{}", ipc(&four));
+        assert!((ipc(&two) - 2.0).abs() < 0.05, "{}", ipc(&two));
+    }
+
+    #[test]
+    fn physical_registers_bound_the_loads_in_flight() {
+        // Independent loads of 200 cycles, each writing its own register.
+        let prog: Vec<Instr> = (0..4000u64)
+            .map(|k| load(1 + (k % 100) as u8, 64 * k))
+            .collect();
+        let many = run(prog.clone(), &[], 200);
+        let few = run(
+            prog,
+            &[("physical_registers", toml::Value::Integer(16))],
+            200,
+        );
+        // 128 registers less the ~100 architectural ones in use leave ~28 loads in flight;
+        // 16 registers (all needed by the architectural state) let one through at a time.
+        assert!(
+            few.cycles > 3 * many.cycles,
+            "{} vs {}",
+            few.cycles,
+            many.cycles
+        );
+        assert!(
+            few.prf_full_cycles > few.cycles / 2,
+            "{}",
+            few.prf_full_cycles
+        );
+    }
+
+    #[test]
+    fn traces_without_branches_predict_nothing() {
+        let prog: Vec<Instr> = (0..1000u64).map(|k| alu(1, (k % 2) as u8)).collect();
+        let s = run(prog, &[], 1);
+        assert_eq!((s.branches, s.mispredicts), (0, 0));
+    }
+}
