@@ -32,6 +32,7 @@ impl Inputs for Memory {
                 name: name.clone(),
                 source: Box::new(VecSource::new(v.clone())),
                 remap: None,
+                champsim: None,
             })
             .collect())
     }

@@ -13,6 +13,8 @@ use rayon::prelude::*;
 #[derive(Args)]
 pub struct SimArgs {
     /// Trace files, one per CPU core (`FILE@cpu2` assigns a core), as for `apusim run`.
+    /// ChampSim traces (`*.champsimtrace`, `.xz`, `.gz`) are read with their registers and
+    /// branches.
     #[arg(required_unless_present = "mix")]
     traces: Vec<String>,
     /// Run a named mix of built-in workloads (see `apusim mixes`) instead of trace files.
@@ -51,7 +53,14 @@ pub struct SimArgs {
 pub fn run(a: SimArgs) -> Result<()> {
     let cfg = a.system.load()?;
     let names = policy_list_or_configured(a.policy.as_deref(), &cfg);
-    let inputs = run_inputs(&a.traces, a.mix.as_deref(), a.scale, &a.cache, cfg.seed)?;
+    let inputs = run_inputs(
+        &a.traces,
+        a.mix.as_deref(),
+        a.scale,
+        &a.cache,
+        cfg.seed,
+        true,
+    )?;
     let inputs = &*inputs;
     let sim_opts = SimOptions {
         warmup: a.warmup,

@@ -1,4 +1,5 @@
 //! Built-in workloads on the command line: `apusim gen gpgpu|cpu` writes a generated trace,
+//! `apusim gen champsim` a ChampSim-format instruction trace,
 //! `apusim workloads` lists the generators, `apusim mixes` the papers' mixes, and
 //! `apusim run --mix NAME` runs a mix with no other input: its per-agent traces are generated
 //! deterministically from the seed on first use and cached as `.apt` files named by
@@ -6,11 +7,12 @@
 //! directory (`--cache-dir`, `$APUSIM_CACHE_DIR`, `$XDG_CACHE_HOME/apusim` or
 //! `~/.cache/apusim`), so later runs read them back; `--no-cache` generates on the fly.
 
-use anyhow::Result;
+use anyhow::{anyhow, Result};
 use apusim_sim::report::TextTable;
 use apusim_trace::apt::AptWriter;
+use apusim_trace::import::ChampSimWriter;
 use apusim_trace::AccessSource;
-use apusim_workloads::{cpu, gpgpu, mixes};
+use apusim_workloads::{champsim, cpu, gpgpu, mixes};
 use clap::Subcommand;
 use std::path::PathBuf;
 
@@ -49,11 +51,35 @@ pub enum GenCommand {
         #[arg(long, default_value_t = 1)]
         seed: u64,
     },
+    /// A ChampSim-format instruction trace (stream, chase or loop) for running apusim and
+    /// ChampSim side by side; compressed with xz or gzip if the name ends in .xz or .gz.
+    Champsim {
+        /// stream (read-only sweep), chase (random pointer chase), loop (cache-friendly loop).
+        #[arg(long)]
+        kind: String,
+        #[arg(short, long)]
+        output: PathBuf,
+        /// Instructions to write.
+        #[arg(long, default_value_t = 10_000_000)]
+        instructions: u64,
+        /// Working set in bytes (default: 4 MiB for stream and chase, 32 KiB for loop).
+        #[arg(long)]
+        bytes: Option<u64>,
+        #[arg(long, default_value_t = 1)]
+        seed: u64,
+    },
 }
 
 pub fn gen(c: GenCommand) -> Result<()> {
     let (mut src, output) = match c {
         GenCommand::Render(a) => return crate::cli_render::run(a),
+        GenCommand::Champsim {
+            kind,
+            output,
+            instructions,
+            bytes,
+            seed,
+        } => return gen_champsim(&kind, &output, instructions, bytes, seed),
         GenCommand::Gpgpu {
             kernel,
             output,
@@ -91,6 +117,36 @@ pub fn gen(c: GenCommand) -> Result<()> {
     let n = w.write_source(&mut *src)?;
     w.finish()?;
     eprintln!("wrote {n} accesses to {}", output.display());
+    Ok(())
+}
+
+/// Write a generated ChampSim trace (atomically: `output` appears only when complete).
+fn gen_champsim(
+    kind: &str,
+    output: &std::path::Path,
+    instructions: u64,
+    bytes: Option<u64>,
+    seed: u64,
+) -> Result<()> {
+    let kind = champsim::Kind::parse(kind).map_err(|e| anyhow!("--kind: {e}"))?;
+    let p = champsim::Params {
+        kind,
+        bytes: bytes.unwrap_or(kind.default_bytes()),
+        instructions,
+        seed,
+    };
+    let g = champsim::Generator::new(p).map_err(|e| anyhow!("{e}"))?;
+    let mut w = ChampSimWriter::create(output)?;
+    for r in g {
+        w.write(&r)?;
+    }
+    let n = w.finish()?;
+    eprintln!(
+        "wrote {n} {} instructions ({} bytes of data) to {}",
+        kind.name(),
+        p.bytes,
+        output.display()
+    );
     Ok(())
 }
 

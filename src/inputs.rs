@@ -11,6 +11,8 @@ use std::path::PathBuf;
 #[derive(Clone)]
 pub struct TraceInputs {
     specs: Vec<(PathBuf, Option<Agent>)>,
+    /// Timed runs read ChampSim traces natively (with registers and branches).
+    native_champsim: bool,
 }
 
 impl TraceInputs {
@@ -30,7 +32,17 @@ impl TraceInputs {
                 bail!("{}: no such trace file", p.display());
             }
         }
-        Ok(TraceInputs { specs })
+        Ok(TraceInputs {
+            specs,
+            native_champsim: false,
+        })
+    }
+
+    /// Mark ChampSim traces (recognised as `apusim trace convert` does: a name containing
+    /// `.champsim`, compressed data, or binary records) to be read natively by timed runs.
+    pub fn native_champsim(mut self, yes: bool) -> TraceInputs {
+        self.native_champsim = yes;
+        self
     }
 }
 
@@ -63,10 +75,13 @@ impl Inputs for TraceInputs {
                 Some(a) => used.push(a),
                 None => used.extend(agents.iter().copied()),
             }
+            let champsim = (self.native_champsim && Format::detect(path)? == Format::ChampSim)
+                .then(|| path.clone());
             out.push(Input {
                 name: path.display().to_string(),
                 source,
                 remap,
+                champsim,
             });
         }
         Ok(out)
@@ -136,6 +151,7 @@ impl Inputs for DemoInputs {
                 name,
                 source,
                 remap: None,
+                champsim: None,
             })
             .collect())
     }

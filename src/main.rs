@@ -151,6 +151,7 @@ fn run_inputs(
     scale: u64,
     cache: &CacheArgs,
     seed: u64,
+    timed: bool,
 ) -> Result<Box<dyn apusim_sim::Inputs>> {
     Ok(match mix {
         Some(m) => {
@@ -171,7 +172,7 @@ fn run_inputs(
                 },
             )?)
         }
-        None => Box::new(inputs::TraceInputs::parse(traces)?),
+        None => Box::new(inputs::TraceInputs::parse(traces)?.native_champsim(timed)),
     })
 }
 
@@ -444,7 +445,14 @@ fn run(a: RunArgs) -> Result<()> {
     if a.cachegrind && !cfg.cachegrind {
         bail!("--cachegrind output needs the cachegrind model: use --preset cachegrind");
     }
-    let inputs = run_inputs(&a.traces, a.mix.as_deref(), a.scale, &a.cache, cfg.seed)?;
+    let inputs = run_inputs(
+        &a.traces,
+        a.mix.as_deref(),
+        a.scale,
+        &a.cache,
+        cfg.seed,
+        false,
+    )?;
     let inputs = &*inputs;
     let opts = RunOptions {
         progress: true,

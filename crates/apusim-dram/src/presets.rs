@@ -56,6 +56,12 @@ const PRESETS: &[Preset] = &[
         description: "dual-channel DDR3-1600 11-11-11, 25.6 GB/s peak (GPU-criticality §1 Core i7-4770 platform)",
         build: ddr3_1600_11_2ch,
     },
+    Preset {
+        name: "ddr4-3200-24-1ch",
+        aliases: &["champsim"],
+        description: "1 channel DDR-3200 24-24-24 tRAS 52, 1 rank, 8 bank groups x 4 banks, 8 KB row, 64-entry queues (ChampSim's default DRAM)",
+        build: ddr4_3200_24_1ch,
+    },
 ];
 
 /// Canonical preset names with a one-line description, in a stable order.
@@ -296,6 +302,72 @@ pub fn ddr3_1600_11_2ch() -> DramConfig {
     DramConfig::new(ddr3_spec("DDR3-1600K 11-11-11", bin_1600_11(), 2, 1, 4096))
 }
 
+/// ChampSim's default DRAM (its champsim_config.json and src/dram_controller.cc, commit
+/// 2ff25011): one 64-bit channel at 3200 MT/s (tCK 0.625 ns), one rank of 8 bank groups × 4
+/// banks, 65536 rows of 1024 columns (8 KiB per row, 16 GiB), tCAS = tRCD = tRP = 24 and
+/// tRAS = 52 controller cycles, 64-entry read and write queues. Address bits from the least
+/// significant: line offset, channel, bank group, bank, column, rank, row (`RoRaCoBaBgCh`).
+///
+/// Where ChampSim models a constraint, its value is used: a burst holds the bus for 4 tCK
+/// (BL8); the same bank group waits ⌊8/3⌋ more transfers (1 tCK) between bursts, so
+/// tCCD_L = 5; write mode starts at 7/8 of the write queue and ends below 6/8 with reads
+/// waiting; a refresh every 32 ms / 8192 = 6250 tCK blocks for √(8 · 16 GiB) · tRAS = 588
+/// tCK; writes take tCAS like reads (tCWL = 24). ChampSim enforces no tRRD or tFAW (1 and 4
+/// here, no limit in effect) and charges a bus-mode switch tRAS, where apusim charges the
+/// JEDEC DDR4-3200 turnarounds (tWTR_S 4, tWTR_L 12, tWR 24, tRTP 12).
+///
+/// ChampSim's scheduler takes, each cycle, the oldest request whose bank is idle, with no
+/// priority for row hits; apusim's nearest is FR-FCFS, which also prefers ready row hits.
+/// ChampSim enforces tRAS nowhere between activates; apusim's tRC = tRAS + tRP does.
+pub fn ddr4_3200_24_1ch() -> DramConfig {
+    let spec = DramSpec {
+        name: "DDR-3200 24-24-24 (ChampSim)".into(),
+        standard: "DDR4".into(),
+        org: Organization {
+            channels: 1,
+            ranks: 1,
+            bank_groups: 8,
+            banks_per_group: 4,
+            rows: 65536,
+            columns: 1024,
+            bus_width: 64,
+            device_width: 8,
+            burst_length: 8,
+            density_mbit: 16384,
+        },
+        timing: Timings {
+            tck_ps: 625,
+            cl: 24,
+            cwl: 24,
+            rcd: 24,
+            rp: 24,
+            ras: 52,
+            rc: 76,
+            burst: 4,
+            ccd_s: 4,
+            ccd_l: 5,
+            rrd_s: 1,
+            rrd_l: 1,
+            faw: 4,
+            wtr_s: 4,
+            wtr_l: 12,
+            rtw: 24 + 4 + 2 - 24,
+            rtrs: 1,
+            wr: 24,
+            rtp: 12,
+            refi: 6250,
+            rfc: 588,
+        },
+    };
+    let mut c = DramConfig::new(spec);
+    c.mapping = "RoRaCoBaBgCh".into();
+    c.read_queue = 64;
+    c.write_queue = 64;
+    c.write_high_watermark = Some(56);
+    c.write_low_watermark = Some(47);
+    c
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -331,6 +403,24 @@ mod tests {
         assert_eq!(s.timing.refi, 6240);
         assert_eq!((c.read_queue, c.write_queue), (32, 32));
         assert!((s.peak_bandwidth_gbps() - 12.8).abs() < 1e-9);
+    }
+
+    #[test]
+    fn champsim_preset_decodes_addresses_as_champsim() {
+        let c = preset("champsim").unwrap();
+        c.validate().unwrap();
+        let s = &c.spec;
+        assert_eq!(s.org.capacity_bytes(), 16 << 30);
+        assert_eq!(s.org.row_bytes(), 8192);
+        assert!((s.peak_bandwidth_gbps() - 25.6).abs() < 1e-9);
+        let m = crate::mapping::make_mapper(&c.mapping, &s.org).unwrap();
+        // Bits 6-8 bank group, 9-10 bank, 11-17 column, 18+ row.
+        let d = m.map((5 << 6) | (2 << 9) | (3 << 11) | (9 << 18));
+        assert_eq!(
+            (d.bank_group, d.bank, d.column, d.row),
+            (5, 2, 3, 9),
+            "{d:?}"
+        );
     }
 
     #[test]

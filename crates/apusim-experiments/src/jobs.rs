@@ -102,6 +102,7 @@ impl Inputs for JobInputs {
                     name: job.label.clone(),
                     source,
                     remap: None,
+                    champsim: None,
                 })
             })
             .collect()

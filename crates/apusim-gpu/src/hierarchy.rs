@@ -3,7 +3,7 @@
 //! memory-side L3, all pseudo-LRU with 64-byte lines, then memory.
 //!
 //! Write policy (the paper says GPU caches serve "as write-combining buffers" and that nw
-//! "write[s] through data to global memory", §2.1 and §5.2; Table 1's AMD GCN L1 is
+//! "write\[s\] through data to global memory", §2.1 and §5.2; Table 1's AMD GCN L1 is
 //! write-through): the L1 is **write-through, write-no-allocate** — a store hit updates the
 //! line and goes on to the L2, a store miss goes to the L2 without filling; predictions are
 //! made on read misses only (only they can fill). The L2 and L3 are **write-back,

@@ -20,6 +20,7 @@ pub const PRESETS: &[(&str, &str)] = &[
     ("tap", include_str!("../presets/tap.toml")),
     ("gspc", include_str!("../presets/gspc.toml")),
     ("cachegrind", include_str!("../presets/cachegrind.toml")),
+    ("champsim", include_str!("../presets/champsim.toml")),
 ];
 
 /// One private cache level.
@@ -36,7 +37,7 @@ pub struct LevelConfig {
     /// Render caches that overwrite whole lines (color, depth) do not.
     #[serde(default = "yes")]
     pub fetch_on_write: bool,
-    /// Lookup latency in cycles of the agent's clock (timed runs; see [`LevelTiming`]).
+    /// Lookup latency in cycles of the agent's clock (timed runs; see [`crate::timed::LevelTiming`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub latency: Option<u32>,
     /// Miss-status holding registers per instance (timed runs).

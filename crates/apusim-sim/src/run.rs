@@ -50,6 +50,10 @@ pub struct Input {
     pub source: Box<dyn AccessSource>,
     /// If set, every access of this input is attributed to this agent.
     pub remap: Option<Agent>,
+    /// A ChampSim trace that timed runs read natively: its instructions keep the trace's
+    /// register dependences and branches (`apusim_timing::ChampSimInstrs`), where `source`
+    /// (the same trace as access records) gives only what functional runs need.
+    pub champsim: Option<std::path::PathBuf>,
 }
 
 /// Options of a run.

@@ -301,6 +301,7 @@ impl Inputs for Fixed {
                     name: n.clone(),
                     source: Box::new(VecSource::with_header(h, v.clone())),
                     remap: None,
+                    champsim: None,
                 }
             })
             .collect())

@@ -15,6 +15,7 @@ impl Inputs for VecInputs {
             name: "test".into(),
             source: Box::new(VecSource::new(self.0.clone())),
             remap: None,
+            champsim: None,
         }])
     }
     fn describe(&self) -> String {
@@ -152,13 +153,14 @@ fn cycles_per_load(lines: u64, stride: u64, deps: &str, extra: &[&str]) -> (f64,
 #[test]
 fn a_dependent_chase_costs_each_levels_round_trip() {
     // 4c1g: L1D 2, L2 3, LLC 10 cycles; one core, so the ring's stops are cpu0, gpu, the
-    // LLC bank (2 hops from cpu0), then the two memory controllers.
+    // LLC bank (2 hops from cpu0), then the two memory controllers. Each dependent load
+    // also spends one cycle generating its address (its execution slot) before it issues.
     let (l1, _) = cycles_per_load(64, 64, "chain", &[]);
-    assert!((l1 - 2.0).abs() < 0.01, "L1 hit chase: {l1}");
+    assert!((l1 - 3.0).abs() < 0.01, "L1 hit chase: {l1}");
     let (l2, _) = cycles_per_load(2048, 64, "chain", &[]);
-    assert!((l2 - 5.0).abs() < 0.01, "L2 hit chase: {l2}");
+    assert!((l2 - 6.0).abs() < 0.01, "L2 hit chase: {l2}");
     let (llc, r) = cycles_per_load(32 * 1024, 64, "chain", &[]);
-    assert!((llc - 19.0).abs() < 0.01, "LLC hit chase: {llc}");
+    assert!((llc - 20.0).abs() < 0.01, "LLC hit chase: {llc}");
     assert_eq!(r.cores[0].levels[3].misses, 0, "all LLC hits");
 }
 
@@ -182,8 +184,10 @@ fn dram_row_hits_are_faster_than_row_conflicts() {
         "row conflicts: {}",
         r.dram_row_hit_rate
     );
+    // Requests wait for the next DRAM clock edge (3.75 CPU cycles), so the two runs' mean
+    // alignments may differ by up to one DRAM cycle.
     assert!(
-        conflict > hit + 28.0 * 3.75,
+        conflict > hit + 28.0 * 3.75 - 3.75,
         "conflict {conflict} vs hit {hit}"
     );
 }

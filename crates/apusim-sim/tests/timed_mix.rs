@@ -23,6 +23,7 @@ impl Inputs for Multi {
                 name: format!("trace{i}"),
                 source: Box::new(VecSource::new(t.clone())),
                 remap: None,
+                champsim: None,
             })
             .collect())
     }
@@ -39,6 +40,7 @@ impl Inputs for Multi {
                 name: format!("trace{index}"),
                 source: Box::new(VecSource::new(t.clone())),
                 remap: None,
+                champsim: None,
             })
         }))
     }
@@ -329,7 +331,8 @@ fn a_short_trace_is_replayed_until_its_target() {
     let r = sim_policy(&cfg, "lru", &inputs, &o).unwrap();
     let short = &r.cores[0];
     assert!(short.reached_target);
-    assert_eq!(short.instructions, 10_000);
+    // The window opens and closes at retirement, several instructions a cycle.
+    assert!(short.instructions.abs_diff(10_000) <= 8, "{}", short.instructions);
     assert!(short.restarts >= 3, "{} restarts", short.restarts);
     let long = &r.cores[1];
     assert!(long.reached_target);

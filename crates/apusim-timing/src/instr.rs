@@ -19,6 +19,37 @@ pub const MAX_OPS: usize = 8;
 /// Register number meaning "no register".
 pub const NO_REG: u8 = 0;
 
+/// What kind of control transfer an instruction is: ChampSim's `branch_type`
+/// (ChampSim inc/instruction.h), which it derives from the registers an instruction reads
+/// and writes (see [`crate::champsim`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum BranchKind {
+    /// Not a branch, or a trace without branch information.
+    #[default]
+    None,
+    DirectJump,
+    Indirect,
+    Conditional,
+    DirectCall,
+    IndirectCall,
+    Return,
+    Other,
+}
+
+impl BranchKind {
+    /// Whether a misprediction of this branch is found when it is decoded (its target is in
+    /// the instruction) rather than when it executes (ChampSim src/ooo_cpu.cc,
+    /// `decode_instruction`): direct jumps and calls always, conditional branches when only
+    /// the target was wrong.
+    pub fn resolves_at_decode(self, direction_right: bool) -> bool {
+        match self {
+            BranchKind::DirectJump | BranchKind::DirectCall => true,
+            BranchKind::Conditional | BranchKind::Other => direction_right,
+            _ => false,
+        }
+    }
+}
+
 /// One instruction, or a run of `repeat` instructions that touch no memory.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Instr {
@@ -30,6 +61,13 @@ pub struct Instr {
     pub dst: [u8; 2],
     /// Instructions this record stands for: 1, or the length of a run without memory accesses.
     pub repeat: u32,
+    /// The instruction's address (0 if the trace does not give it).
+    pub ip: u64,
+    /// Branch information; `BranchKind::None` for traces that carry none.
+    pub branch: BranchKind,
+    /// Whether the branch was taken, and then where it went (the next instruction's ip).
+    pub taken: bool,
+    pub target: u64,
 }
 
 const BLANK: Access = Access {
@@ -54,6 +92,10 @@ impl Instr {
             src: [NO_REG; 4],
             dst: [NO_REG; 2],
             repeat: n.max(1),
+            ip: 0,
+            branch: BranchKind::None,
+            taken: false,
+            target: 0,
         }
     }
     pub fn ops(&self) -> &[Access] {
@@ -80,6 +122,18 @@ impl Instr {
 pub trait InstrSource: Send {
     /// The next instruction record, `None` at the end of the program.
     fn next_instr(&mut self) -> Result<Option<Instr>, TraceError>;
+    /// The next instruction record written into `out`; false at the end of the program.
+    /// (The same as [`InstrSource::next_instr`]; sources override it to build the record in
+    /// place, since an [`Instr`] is a few hundred bytes and cores read one per instruction.)
+    fn next_into(&mut self, out: &mut Instr) -> Result<bool, TraceError> {
+        match self.next_instr()? {
+            Some(i) => {
+                *out = i;
+                Ok(true)
+            }
+            None => Ok(false),
+        }
+    }
 }
 
 /// Register dependences for traces that carry none.

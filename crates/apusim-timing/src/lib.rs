@@ -7,10 +7,14 @@
 //!   order they were sent), so a run gives the same result on any host.
 //! - [`instr`]: [`Instr`], the core models' instruction record, and [`AccessInstrs`], which
 //!   rebuilds instructions from an instruction-counted access trace.
+//! - [`champsim`]: [`ChampSimInstrs`], instructions read from a ChampSim trace with its
+//!   register dependences and branches.
 //! - [`core`]: the [`CoreModel`] trait (a core does one cycle of work at an edge of its clock,
 //!   sends accesses through a [`MemPort`], says when it next has work) and the registered
 //!   models: `ooo` (out-of-order) and `in-order` (blocking).
 //! - [`network`]: the on-chip [`Network`]s (`ring`, `fixed`).
+//! - [`pages`]: physical page placement ([`pages::PageMap`]: identity, or random first-touch
+//!   frames as ChampSim's virtual memory places them).
 //! - [`mshr`]: miss-status holding registers ([`Mshrs`]), which merge accesses to a line that
 //!   is already on its way.
 //! - [`replay`]: [`Replay`], a program started again from its beginning when it ends (a trace
@@ -20,6 +24,7 @@
 //! typed parameters, constructor). The system layer (`apusim-sim`'s `timed` module) assembles
 //! cores, caches, the network, the LLC and DRAM (`apusim-dram`) into one timed machine.
 
+pub mod champsim;
 pub mod clock;
 pub mod core;
 mod error;
@@ -27,13 +32,15 @@ pub mod event;
 pub mod instr;
 pub mod mshr;
 pub mod network;
+pub mod pages;
 pub mod replay;
 
 pub use crate::core::{CoreModel, CoreStats, Issue, MemPort, Token, Wake};
+pub use champsim::ChampSimInstrs;
 pub use clock::{Clock, Domain, Tick, Timebase};
 pub use error::TimingError;
 pub use event::EventQueue;
-pub use instr::{AccessInstrs, DepModel, Instr, InstrSource};
+pub use instr::{AccessInstrs, BranchKind, DepModel, Instr, InstrSource};
 pub use mshr::Mshrs;
 pub use network::{Network, Stop};
 pub use replay::Replay;

@@ -37,11 +37,17 @@ pub struct Fixed {
     latency: Tick,
     slot: Tick,
     per_cycle: u64,
-    cur_slot: u64,
-    used: u64,
+    /// Messages taken per slot, for the slots of the last [`SLOTS`] cycles a message was
+    /// sent in: entry `s % SLOTS` holds (slot `s`, messages). Messages are sent at their own
+    /// ticks, which are not in order (a response is sent when the LLC will have answered,
+    /// before a request of the present), so a later message may take an earlier slot.
+    slots: Vec<(u64, u64)>,
     pub messages: u64,
     pub wait: Tick,
 }
+
+/// Slots a fixed network remembers (messages are never sent this many cycles apart).
+const SLOTS: usize = 1 << 12;
 
 impl Network {
     /// Send a message from `from` to `to` at tick `at`; returns its arrival tick.
@@ -111,17 +117,19 @@ impl Fixed {
         self.messages += 1;
         // The network's cycles are slots; a message takes the first slot at or after `at` that
         // still has room.
-        let c = at.div_ceil(self.slot);
-        if c > self.cur_slot {
-            self.cur_slot = c;
-            self.used = 0;
+        let mut c = at.div_ceil(self.slot);
+        loop {
+            let e = &mut self.slots[(c as usize) % SLOTS];
+            if e.0 != c {
+                *e = (c, 0);
+            }
+            if e.1 < self.per_cycle {
+                e.1 += 1;
+                break;
+            }
+            c += 1;
         }
-        if self.used >= self.per_cycle {
-            self.cur_slot += 1;
-            self.used = 0;
-        }
-        self.used += 1;
-        let start = (self.cur_slot * self.slot).max(at);
+        let start = (c * self.slot).max(at);
         self.wait += start - at;
         start + self.latency
     }
@@ -175,8 +183,7 @@ fn build_fixed(p: &Params, d: Domain, _stops: usize) -> Network {
         latency: d.cycles(p.int("latency_cycles")),
         slot: d.period,
         per_cycle: p.int("per_cycle"),
-        cur_slot: 0,
-        used: 0,
+        slots: vec![(u64::MAX, 0); SLOTS],
         messages: 0,
         wait: 0,
     })
@@ -248,6 +255,23 @@ mod tests {
         assert_eq!(f.send(2, 3, 5), 220);
         assert_eq!(f.send(2, 3, 100), 300);
         assert_eq!(f.base_latency(0, 3), 200);
+    }
+
+    #[test]
+    fn a_message_sent_for_later_does_not_delay_an_earlier_one() {
+        let mut f = build("fixed", &toml::Table::new(), Domain::new(10), 4).unwrap();
+        assert_eq!(
+            f.send(0, 1, 500),
+            700,
+            "a response the LLC sends in the future"
+        );
+        assert_eq!(
+            f.send(0, 1, 100),
+            300,
+            "a request of the present keeps its slot"
+        );
+        assert_eq!(f.send(0, 1, 500), 710, "the slot at 500 is taken");
+        assert_eq!(f.counters(), (3, 10));
     }
 
     #[test]

@@ -19,9 +19,12 @@
 //! - [`mixes`] names the papers' heterogeneous mixes (drp Table 3 S/D/Q1–18, the TAP sets, the
 //!   criticality paper's H/L/HL mixes) built from these workloads ([`mixes::MIXES`],
 //!   [`mixes::sources`]).
+//! - [`champsim`] writes ChampSim-format instruction traces (streaming, pointer chase,
+//!   cache-friendly loop) for side-by-side validation against ChampSim.
 //!
 //! See `docs/workloads.md` for footprints, miss rates and generation speed.
 
+pub mod champsim;
 pub mod cpu;
 pub mod gpgpu;
 pub mod mixes;

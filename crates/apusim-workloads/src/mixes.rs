@@ -7,7 +7,7 @@
 //!   kernels). The fourteen 3D-rendering GPU jobs (n = 1–14, Table 1) are frames of the
 //!   built-in scenes of `apusim-render`, rendered by its software pipeline at the game's
 //!   resolution: each title is played by the scene whose rendering techniques it shares (see
-//!   [`DRP_GPU`]), with the procedural content seeded per title; n = 15–18 are the CUDA jobs
+//!   `DRP_GPU`), with the procedural content seeded per title; n = 15–18 are the CUDA jobs
 //!   of Table 2 (cfd, blackscholes, fastwalsh, reduction).
 //! - `TAP-<k>C-<T>` for k ∈ {1, 2, 4} and T ∈ {A, …, E}: the TAP workload sets of
 //!   tap-tlp-aware-llc.txt Table 7, one GPGPU job of type T (Table 6) with k CPU jobs drawn

@@ -56,7 +56,7 @@
 //! the 10-bit register (1023); otherwise XSRATIO is 1. A period with GPU accesses but no CPU
 //! accesses stores 1023; one without GPU accesses stores 1.
 //!
-//! # Streaming detection (§5.3, after PIPP [27] and Thrasher Caging [28])
+//! # Streaming detection (§5.3, after PIPP \[27\] and Thrasher Caging \[28\])
 //!
 //! [`StreamDetector`] counts each agent's demand LLC accesses and misses over a period; an
 //! agent is streaming (thrashing) for the next period if it missed at least

@@ -54,7 +54,7 @@
 //!
 //! Whether a GPU write miss allocates is the baseline's rule: color, blitter and shader
 //! allocate, depth follows the depth-write bypass duel, all others bypass. An allocated miss
-//! of stream S: with WR = WR[S], WA = WA[S], a stream is *high WR reuse* if WR > 0 and
+//! of stream S: with WR = WR\[S\], WA = WA\[S\], a stream is *high WR reuse* if WR > 0 and
 //! (3·WR ≥ MAX_REUSE or 8·WR ≥ WA); the block is *recommended for pinning* if WR > 0 and
 //! (2·WR > MAX_REUSE or 8·WR ≥ WA). A pinned insertion is at RRPV 0, a high-WR one at 0; if
 //! the stream is not high, WR = 0 and WA ≥ 128K (`drp_wa_floor`), RRPV 3; otherwise 2.

@@ -5,6 +5,7 @@
 //! the CLI's `apusim policies`, `--policy NAME` and the simulation loop all go through here.
 
 pub mod brrip;
+pub mod champsim_rrip;
 pub mod core_sampling;
 pub mod drp;
 pub mod drp_baseline;
@@ -104,6 +105,7 @@ registry! {
     "random" => random::Random, "uniformly random victim from a seeded SplitMix64", "classic; drp-reuse-probability-shared-llc.txt §2.1 context";
     "nru" => nru::Nru, "single-bit not-recently-used, lowest-way victim", "drp-reuse-probability-shared-llc.txt §4.1 (NRU)";
     "srrip" => srrip::Srrip, "static RRIP, 2-bit RRPV, insert at 2", "drp-reuse-probability-shared-llc.txt §2.1 (RRIP, Jaleel et al. ISCA 2010)";
+    "champsim-rrip" => champsim_rrip::ChampSimRrip, "RRIP as ChampSim's srrip/drrip/ship modules run (fills never update: every line enters at RRPV 3)", "ChampSim 2ff25011 inc/cache.h § replacement_module_model (validation against ChampSim)";
     "brrip" => brrip::Brrip, "bimodal RRIP: insert at 3, one in 32 at 2", "drp-reuse-probability-shared-llc.txt §2.1 (RRIP, Jaleel et al. ISCA 2010)";
     "drrip" => drrip::Drrip, "set dueling between SRRIP and BRRIP insertion, 10-bit PSEL", "drp-reuse-probability-shared-llc.txt §2.1, §4.1 (DRRIP)";
     "ta-drrip" => ta_drrip::TaDrrip, "thread-aware DRRIP: one duel per CPU core and the GPU", "drp-reuse-probability-shared-llc.txt §2.1, §4.1 (TADRRIP)";

@@ -26,7 +26,7 @@
 //! [`lookahead`] is Algorithm 1 of the TAP paper (UCP's look-ahead algorithm with TAP's two
 //! changes supplied by the caller: hit counters already divided by XSRATIO and an `eligible`
 //! flag per application). Choices where the paper is silent: every application first gets one
-//! way, as in UCP [21] (so an application left out of the allocation — the GPU under
+//! way, as in UCP \[21\] (so an application left out of the allocation — the GPU under
 //! UCP-Mask, a streaming CPU under TAP-S — keeps exactly "one way", §3.3 and §5.3); ties of
 //! marginal utility go to the smallest block request, then to the lowest agent index (CPU
 //! cores before the GPU); when no application is eligible the leftover ways go to agent 0.

@@ -46,6 +46,11 @@ pub struct TimingConfig {
     /// `key=value` overrides of the DRAM preset (as `apusim dram --set`).
     #[serde(default)]
     pub dram_set: Vec<String>,
+    /// Physical page placement of CPU accesses (`apusim_timing::pages`): `identity` (every
+    /// page at its virtual address) or `random` (each 4 KiB page on a random frame of DRAM at
+    /// first touch, seeded by the configuration's seed, as ChampSim's virtual memory does).
+    #[serde(default = "default_pages")]
+    pub pages: String,
     /// Deadlock watchdog: a run stops with an error naming the oldest outstanding request
     /// when no request completes for this many CPU cycles while some are outstanding.
     #[serde(default = "default_watchdog")]
@@ -69,6 +74,9 @@ fn default_deps() -> String {
 fn default_dram() -> String {
     "ddr3-2133-14-2ch".into()
 }
+fn default_pages() -> String {
+    "identity".into()
+}
 fn default_watchdog() -> u64 {
     10_000_000
 }
@@ -87,6 +95,7 @@ impl Default for TimingConfig {
             uncore_clock_mhz: 0,
             dram: default_dram(),
             dram_set: Vec::new(),
+            pages: default_pages(),
             watchdog_cycles: default_watchdog(),
             gpu_outstanding: default_gpu_outstanding(),
         }
@@ -165,6 +174,19 @@ impl TimingConfig {
                 "timing.deps = `{}`: expected one of {}",
                 self.deps,
                 apusim_timing::DepModel::NAMES.join(", ")
+            );
+        }
+        if !apusim_timing::pages::PLACEMENTS.contains(&self.pages.as_str()) {
+            let near = apusim_registry::nearest(
+                &self.pages,
+                apusim_timing::pages::PLACEMENTS.iter().copied(),
+            )
+            .map(|n| format!("; did you mean `{n}`?"))
+            .unwrap_or_default();
+            bail!(
+                "timing.pages = `{}`: expected one of {}{near}",
+                self.pages,
+                apusim_timing::pages::PLACEMENTS.join(", ")
             );
         }
         if self.watchdog_cycles == 0 {

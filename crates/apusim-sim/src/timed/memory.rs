@@ -21,6 +21,10 @@
 //!   critical flag to the scheduler; a read's completion returns over the network to the
 //!   bank, which forwards the line to every waiting core.
 //!
+//! With `timing.pages = "random"`, a core's access is placed on its physical page
+//! ([`PageMap`]) as it enters its first level, so every cache and DRAM see physical
+//! addresses.
+//!
 //! Write-backs and write misses of the LLC are posted: they take bank and DRAM bandwidth but
 //! nobody waits for them.
 
@@ -31,6 +35,7 @@ use anyhow::{Context, Result};
 use apusim_cache::Policy;
 use apusim_dram::{Completion, MemorySystem, Request};
 use apusim_timing::mshr::UNKNOWN;
+use apusim_timing::pages::PageMap;
 use apusim_timing::{Domain, EventQueue, Issue, MemPort, Mshrs, Network, Tick, Token};
 use apusim_trace::{Access, Op, Stream};
 use rustc_hash::FxHashMap;
@@ -191,6 +196,8 @@ pub struct TimedMemory<P: Policy> {
     pub last_progress: Tick,
     /// Requests of open-loop (GPU) inputs sent towards the LLC whose data has not returned.
     pub open_loop_outstanding: u32,
+    /// Page placement of core accesses (`timing.pages = "random"`).
+    pages: Option<PageMap>,
 }
 
 impl<P: Policy> TimedMemory<P> {
@@ -228,6 +235,8 @@ impl<P: Policy> TimedMemory<P> {
             })
             .collect();
         let llc_bits = h.llc_line_bits();
+        let pages = (t.pages == "random")
+            .then(|| PageMap::random(dram.config().spec.org.capacity_bytes(), cfg.seed));
         Ok(TimedMemory {
             h,
             events: EventQueue::default(),
@@ -271,6 +280,7 @@ impl<P: Policy> TimedMemory<P> {
             dram_traffic: vec![DramTraffic::default(); n_agents],
             last_progress: 0,
             open_loop_outstanding: 0,
+            pages,
         })
     }
 
@@ -306,6 +316,17 @@ impl<P: Policy> TimedMemory<P> {
     }
 
     fn try_issue(&mut self, agent: u32, now: Tick, acc: &Access, token: Token) -> Result<Issue> {
+        let placed;
+        let acc = match &mut self.pages {
+            Some(m) => {
+                placed = Access {
+                    addr: m.translate(agent, acc.addr),
+                    ..*acc
+                };
+                &placed
+            }
+            None => acc,
+        };
         let instr = acc.stream == Stream::CpuInstr;
         let bits = self.h.entry_line_bits(acc);
         let line = acc.addr >> bits;

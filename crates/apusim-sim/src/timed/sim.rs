@@ -21,8 +21,8 @@ use anyhow::{bail, Context, Result};
 use apusim_cache::policies::{self, PolicyVisitor};
 use apusim_cache::{Feedback, Policy};
 use apusim_timing::{
-    AccessInstrs, Clock, CoreModel, CoreStats, DepModel, Domain, InstrSource, Replay, Tick,
-    Timebase, Wake,
+    AccessInstrs, ChampSimInstrs, Clock, CoreModel, CoreStats, DepModel, Domain, InstrSource,
+    Replay, Tick, Timebase, Wake,
 };
 use apusim_trace::{Agent, TraceError};
 use serde::Serialize;
@@ -224,9 +224,16 @@ pub(crate) fn core_of(input: &Input) -> Result<Agent> {
     }
 }
 
-/// The instructions an input drives its core with.
-fn program_of(input: Input, agent: Agent, deps: DepModel) -> Box<dyn InstrSource> {
-    Box::new(AccessInstrs::new(input.source, Some(agent), deps))
+/// The instructions an input drives its core with: a ChampSim trace's own (registers and
+/// branches), else those rebuilt from its accesses.
+fn program_of(input: Input, agent: Agent, deps: DepModel) -> Result<Box<dyn InstrSource>> {
+    Ok(match &input.champsim {
+        Some(path) => Box::new(
+            ChampSimInstrs::open(path, agent)
+                .with_context(|| format!("opening {}", path.display()))?,
+        ),
+        None => Box::new(AccessInstrs::new(input.source, Some(agent), deps)),
+    })
 }
 
 fn simulate<P: Policy>(
@@ -288,7 +295,7 @@ fn simulate<P: Policy>(
         if agents.contains(&agent) {
             bail!("{}: two inputs drive {agent}", input.name);
         }
-        let mut program = program_of(input, agent, deps);
+        let mut program = program_of(input, agent, deps)?;
         // With a target every core runs until the last has reached its own, so a shorter
         // trace is replayed; without one every trace runs once.
         let mut passes = None;
@@ -297,9 +304,9 @@ fn simulate<P: Policy>(
                 let (r, count) = Replay::new(
                     program,
                     Box::new(move || {
-                        let input =
-                            reopen().map_err(|e| TraceError::Other(format!("replaying: {e:#}")))?;
-                        Ok(program_of(input, agent, deps))
+                        reopen()
+                            .and_then(|input| program_of(input, agent, deps))
+                            .map_err(|e| TraceError::Other(format!("replaying: {e:#}")))
                     }),
                 );
                 program = Box::new(r);

@@ -8,6 +8,7 @@
 //!
 //! Models register in [`REGISTRY`] with their parameters (see `apusim_registry`).
 
+pub mod bpred;
 pub mod inorder;
 pub mod ooo;
 
@@ -60,7 +61,8 @@ pub struct CoreStats {
     pub fetches: u64,
     /// Cycles the head of the ROB waited for a load (retirement blocked on memory).
     pub rob_head_load_cycles: u64,
-    /// Cycles dispatch stopped because the ROB, LQ or SQ was full.
+    /// Cycles dispatch stopped because the ROB, LQ or SQ was full (counted when the stall
+    /// ends).
     pub rob_full_cycles: u64,
     pub lq_full_cycles: u64,
     pub sq_full_cycles: u64,
@@ -68,6 +70,14 @@ pub struct CoreStats {
     pub fetch_stall_cycles: u64,
     /// Accesses refused for lack of a miss-status register.
     pub mshr_busy: u64,
+    /// Cycles dispatch stopped because every physical register was in use (counted when the
+    /// stall ends).
+    pub prf_full_cycles: u64,
+    /// Retired branches (traces with branch information) and the mispredicted ones.
+    pub branches: u64,
+    pub mispredicts: u64,
+    /// Cycles fetch waited for a mispredicted branch to resolve.
+    pub mispredict_stall_cycles: u64,
 }
 
 impl CoreStats {
@@ -85,6 +95,10 @@ impl CoreStats {
             sq_full_cycles: self.sq_full_cycles - e.sq_full_cycles,
             fetch_stall_cycles: self.fetch_stall_cycles - e.fetch_stall_cycles,
             mshr_busy: self.mshr_busy - e.mshr_busy,
+            prf_full_cycles: self.prf_full_cycles - e.prf_full_cycles,
+            branches: self.branches - e.branches,
+            mispredicts: self.mispredicts - e.mispredicts,
+            mispredict_stall_cycles: self.mispredict_stall_cycles - e.mispredict_stall_cycles,
         }
     }
 }
@@ -194,6 +208,50 @@ pub const OOO_PARAMS: &[ParamSpec] = &[
         "cycles",
         "execution latency of an instruction without memory access",
     ),
+    int(
+        "exec_width",
+        "4",
+        64,
+        "instructions/cycle",
+        "instructions that begin execution per cycle (a load's address generation included)",
+    ),
+    ParamSpec {
+        name: "schedule_cycles",
+        kind: ParamKind::Int { min: 0, max: 1000 },
+        default: "2",
+        unit: "cycles",
+        doc: "dispatch-to-execute latency (ChampSim schedules an instruction the cycle after dispatch and executes it the cycle after that)",
+    },
+    int(
+        "physical_registers",
+        "128",
+        65536,
+        "registers",
+        "physical register file: each architectural register in use holds one, each dispatched instruction one per destination until it retires",
+    ),
+    ParamSpec {
+        name: "branch_predictor",
+        kind: ParamKind::Choice(&["bimodal", "perfect"]),
+        default: "\"bimodal\"",
+        unit: "",
+        doc: "direction predictor for traces with branch information (bimodal: ChampSim's default; perfect: never wrong)",
+    },
+    int(
+        "bimodal_entries",
+        "16384",
+        1 << 24,
+        "counters",
+        "2-bit counters of the bimodal predictor, indexed by ip modulo the largest prime not above it",
+    ),
+    int("btb_sets", "1024", 1 << 20, "sets", "branch target buffer sets"),
+    int("btb_ways", "8", 64, "ways", "branch target buffer ways"),
+    ParamSpec {
+        name: "mispredict_penalty",
+        kind: ParamKind::Int { min: 0, max: 1000 },
+        default: "1",
+        unit: "cycles",
+        doc: "cycles after a mispredicted branch resolves before fetch restarts",
+    },
 ];
 
 /// Parameters of the in-order blocking model.
@@ -203,8 +261,8 @@ pub const INORDER_PARAMS: &[ParamSpec] = &[];
 pub const REGISTRY: &[Entry<BuildCore>] = &[
     Entry {
         name: "ooo",
-        description: "out-of-order superscalar core: fetch through the L1I, ROB, load/store queues, loads block retirement, misses overlap up to ROB/LQ/MSHR limits",
-        paper: "drp §3 (Multi2Sim x86 OoO), tap Table 4, ChampSim's ooo_cpu",
+        description: "out-of-order superscalar core: fetch through the L1I, branch prediction (traces with branches), ROB, physical registers, execute width, load/store queues, loads block retirement, misses overlap up to ROB/LQ/MSHR limits",
+        paper: "drp §3 (Multi2Sim x86 OoO), tap Table 4, ChampSim's ooo_cpu and bimodal/basic_btb",
         params: OOO_PARAMS,
         build: ooo::build,
     },

@@ -12,18 +12,32 @@
 //!    sent to the L1D. A load refused for lack of a miss-status register waits and retries;
 //!    independent misses overlap up to the ROB, LQ and MSHR limits.
 //! 4. **Dispatch** up to `dispatch_width` fetched instructions into the ROB (and their loads and
-//!    stores into the LQ and SQ) once they have spent `frontend_cycles` after fetch.
+//!    stores into the LQ and SQ) once they have spent `frontend_cycles` after fetch, while
+//!    physical registers last (`physical_registers`: every architectural register in use
+//!    holds one, and every dispatched instruction one per destination until it retires, as
+//!    ChampSim's register allocator does; ChampSim stops scheduling where this check fails,
+//!    apusim stops dispatch there, which holds back the same instructions).
 //! 5. **Fetch** up to `fetch_width` instructions; an instruction-fetch access goes through the
-//!    L1I, and a miss stops fetch until its line arrives.
+//!    L1I, and a miss stops fetch until its line arrives. For traces that carry branches
+//!    (ChampSim traces), each branch is predicted ([`super::bpred`]): a correctly predicted
+//!    taken branch ends the cycle's fetch; a mispredicted one stops fetch until it resolves
+//!    (at decode for direct jumps and calls and for conditional branches with the right
+//!    direction, else when it executes), and fetch restarts `mispredict_penalty` cycles
+//!    later. As in ChampSim, the wrong path is never fetched.
 //!
 //! Results are time stamps: an instruction's completion tick is computed when its sources'
 //! ticks are known, so chains of non-memory instructions cost no per-cycle work, and the
 //! core sleeps (asks to be woken only on its next event) while it waits for memory.
-//! Functional units are not modelled (no port contention besides loads and stores), nor
-//! branch prediction or store-to-load forwarding.
+//! Execution starts `schedule_cycles` after dispatch at the earliest and takes one of the
+//! `exec_width` slots of a cycle (a calendar of slots per future cycle; an instruction takes
+//! the first free slot at or after the tick its sources are ready, in the order readiness
+//! becomes known, where ChampSim picks the oldest ready each cycle). Functional units are
+//! not modelled otherwise (no port contention besides loads and stores), nor store-to-load
+//! forwarding.
 
+use super::bpred::{BranchPredictor, Prediction};
 use super::{CoreModel, CoreStats, Issue, MemPort, Token, Wake};
-use crate::instr::{Instr, InstrSource, NO_REG};
+use crate::instr::{BranchKind, Instr, InstrSource, NO_REG};
 use crate::{Domain, Tick, TimingError};
 use apusim_registry::Params;
 use apusim_trace::{Access, Stream};
@@ -48,6 +62,10 @@ struct Config {
     fetch_buffer: u64,
     frontend_cycles: u64,
     alu_latency: u64,
+    exec_width: u64,
+    schedule_cycles: u64,
+    physical_registers: u64,
+    mispredict_penalty: u64,
 }
 
 struct RobEntry {
@@ -86,6 +104,8 @@ struct Fetched {
     ins: Instr,
     /// When it may dispatch (`UNKNOWN` while its instruction fetch is outstanding).
     avail: Tick,
+    /// A mispredicted branch: `Some(true)` if it resolves at decode, `Some(false)` at execution.
+    mispredict: Option<bool>,
 }
 
 pub struct Ooo {
@@ -93,8 +113,10 @@ pub struct Ooo {
     domain: Domain,
     program: Box<dyn InstrSource>,
     ended: bool,
-    /// An instruction read from the program but not yet fetched (fetch stopped mid-way).
-    held: Option<Instr>,
+    /// `next` holds an instruction read from the program but not yet fetched (fetch stopped
+    /// mid-way, or the rest of a run without memory accesses).
+    held: bool,
+    next: Instr,
 
     fetch_buf: VecDeque<Fetched>,
     fetch_buf_instrs: u64,
@@ -123,33 +145,82 @@ pub struct Ooo {
     busy_retry: Option<Tick>,
     stats: CoreStats,
     worklist: Vec<(u64, Tick)>,
+
+    bp: BranchPredictor,
+    /// Fetch may run from this tick on (`UNKNOWN` while a mispredicted branch is unresolved).
+    fetch_resume: Tick,
+    /// Since when fetch has waited for a mispredicted branch.
+    mispredict_since: Tick,
+    /// The ROB sequence number of a mispredicted branch that resolves when it executes.
+    resolve_seq: Option<u64>,
+    /// Execution slots used in cycles `exec_base`, `exec_base + 1`, ….
+    exec_cal: VecDeque<u8>,
+    exec_base: u64,
+    /// Architectural registers mapped in the front end / with a committed physical register.
+    reg_mapped: [bool; 256],
+    reg_committed: [bool; 256],
+    committed_regs: u64,
+    /// Destinations of dispatched, unretired instructions (each holds a physical register).
+    inflight_dsts: u64,
+    /// Dispatch stopped at the last cycle for a full ROB, LQ, SQ or register file: only a
+    /// retirement or a finished store can restart it, so the core need not wake for it.
+    dispatch_stalled: bool,
+    /// The resource dispatch is waiting for, and since when (stall cycles are counted when
+    /// the stall ends, since the core sleeps through it).
+    stall: Option<(Stall, Tick)>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Stall {
+    Rob,
+    Lq,
+    Sq,
+    Registers,
 }
 
 pub fn build(p: &Params, domain: Domain, program: Box<dyn InstrSource>) -> Box<dyn CoreModel> {
-    let cfg = Config {
-        fetch_width: p.int("fetch_width"),
-        dispatch_width: p.int("dispatch_width"),
-        retire_width: p.int("retire_width"),
-        rob: p.int("rob"),
-        lq: p.int("lq"),
-        sq: p.int("sq"),
-        load_ports: p.int("load_ports"),
-        store_ports: p.int("store_ports"),
-        fetch_buffer: p.int("fetch_buffer"),
-        frontend_cycles: p.int("frontend_cycles"),
-        alu_latency: p.int("alu_latency"),
-    };
-    Box::new(Ooo::new(cfg, domain, program))
+    Box::new(Ooo::from_params(p, domain, program))
 }
 
 impl Ooo {
-    fn new(cfg: Config, domain: Domain, program: Box<dyn InstrSource>) -> Ooo {
+    /// The core with the registered parameters `p`.
+    fn from_params(p: &Params, domain: Domain, program: Box<dyn InstrSource>) -> Ooo {
+        let cfg = Config {
+            fetch_width: p.int("fetch_width"),
+            dispatch_width: p.int("dispatch_width"),
+            retire_width: p.int("retire_width"),
+            rob: p.int("rob"),
+            lq: p.int("lq"),
+            sq: p.int("sq"),
+            load_ports: p.int("load_ports"),
+            store_ports: p.int("store_ports"),
+            fetch_buffer: p.int("fetch_buffer"),
+            frontend_cycles: p.int("frontend_cycles"),
+            alu_latency: p.int("alu_latency"),
+            exec_width: p.int("exec_width"),
+            schedule_cycles: p.int("schedule_cycles"),
+            physical_registers: p.int("physical_registers"),
+            mispredict_penalty: p.int("mispredict_penalty"),
+        };
+        let bp = match p.choice("branch_predictor") {
+            "perfect" => BranchPredictor::perfect(),
+            _ => BranchPredictor::bimodal(
+                p.int("bimodal_entries"),
+                p.int("btb_sets"),
+                p.int("btb_ways"),
+            ),
+        };
+        Ooo::new(cfg, domain, program, bp)
+    }
+
+    fn new(cfg: Config, domain: Domain, program: Box<dyn InstrSource>, bp: BranchPredictor) -> Ooo {
         Ooo {
             cfg,
             domain,
             program,
             ended: false,
-            held: None,
+            held: false,
+            next: Instr::plain(1),
             fetch_buf: VecDeque::new(),
             fetch_buf_instrs: 0,
             fetch_wait: 0,
@@ -170,7 +241,76 @@ impl Ooo {
             busy_retry: None,
             stats: CoreStats::default(),
             worklist: Vec::new(),
+            bp,
+            fetch_resume: 0,
+            mispredict_since: 0,
+            resolve_seq: None,
+            exec_cal: VecDeque::new(),
+            exec_base: 0,
+            reg_mapped: [false; 256],
+            reg_committed: [false; 256],
+            committed_regs: 0,
+            inflight_dsts: 0,
+            dispatch_stalled: false,
+            stall: None,
         }
+    }
+
+    /// Take `n` execution slots from tick `ready` on; the tick of the cycle of the last one.
+    fn exec_slots(&mut self, ready: Tick, n: u64) -> Tick {
+        let w = self.cfg.exec_width;
+        let mut c = self
+            .domain
+            .cycle(self.domain.edge_at_or_after(ready))
+            .max(self.exec_base);
+        let mut left = n;
+        loop {
+            let i = (c - self.exec_base) as usize;
+            if self.exec_cal.len() <= i {
+                self.exec_cal.resize(i + 1, 0);
+            }
+            let used = u64::from(self.exec_cal[i]);
+            let take = (w - used).min(left);
+            self.exec_cal[i] = (used + take) as u8;
+            left -= take;
+            if left == 0 {
+                return self.domain.tick(c);
+            }
+            c += 1;
+        }
+    }
+
+    /// Forget the execution slots of cycles before `now`.
+    fn advance_exec(&mut self, now: Tick) {
+        let c = self.domain.cycle(now);
+        if c > self.exec_base {
+            let drop = ((c - self.exec_base) as usize).min(self.exec_cal.len());
+            self.exec_cal.drain(..drop);
+            self.exec_base = c;
+        }
+    }
+
+    /// Fetch may restart at `at` (a mispredicted branch resolved).
+    fn resume_fetch(&mut self, at: Tick) {
+        let at = at + self.domain.cycles(self.cfg.mispredict_penalty);
+        self.stats.mispredict_stall_cycles +=
+            at.saturating_sub(self.mispredict_since) / self.domain.period;
+        self.fetch_resume = at;
+    }
+
+    /// Physical registers instruction `ins` needs at dispatch: one per destination, and one
+    /// per source read before anything mapped it.
+    fn regs_needed(&self, ins: &Instr) -> u64 {
+        let new_srcs = ins
+            .src
+            .iter()
+            .enumerate()
+            .filter(|&(i, &r)| {
+                r != NO_REG && !self.reg_mapped[r as usize] && !ins.src[..i].contains(&r)
+            })
+            .count();
+        let dsts = ins.dst.iter().filter(|&&d| d != NO_REG).count();
+        (new_srcs + dsts) as u64
     }
 
     fn rob_entry(&mut self, seq: u64) -> Option<&mut RobEntry> {
@@ -184,6 +324,10 @@ impl Ooo {
         self.worklist.push((seq, done));
         while let Some((seq, done)) = self.worklist.pop() {
             let alu = self.domain.cycles(self.cfg.alu_latency);
+            if self.resolve_seq == Some(seq) {
+                self.resolve_seq = None;
+                self.resume_fetch(done);
+            }
             let Some(e) = self.rob_entry(seq) else {
                 continue;
             };
@@ -202,12 +346,13 @@ impl Ooo {
                 ce.ready = ce.ready.max(done);
                 ce.srcs_pending -= 1;
                 if ce.srcs_pending == 0 {
-                    if ce.loads > 0 {
-                        let r = ce.ready;
-                        self.release_loads(c, r);
+                    let (r, loads, count) = (ce.ready, ce.loads, ce.count);
+                    if loads > 0 {
+                        let x = self.exec_slots(r, 1);
+                        self.release_loads(c, x + self.domain.period);
                     } else {
-                        let t = ce.ready + alu;
-                        self.worklist.push((c, t));
+                        let x = self.exec_slots(r, count);
+                        self.worklist.push((c, x + alu));
                     }
                 }
             }
@@ -279,6 +424,13 @@ impl Ooo {
             }
             let head = self.rob.pop_front().expect("checked above");
             self.rob_base += 1;
+            for &d in head.dst.iter().filter(|&&d| d != NO_REG) {
+                self.inflight_dsts -= 1;
+                if !self.reg_committed[d as usize] {
+                    self.reg_committed[d as usize] = true;
+                    self.committed_regs += 1;
+                }
+            }
             for _ in 0..head.loads {
                 self.lq.pop_front();
                 self.lq_base += 1;
@@ -368,30 +520,52 @@ impl Ooo {
     }
 
     fn dispatch(&mut self, now: Tick) {
+        // The fetch buffer is taken out of `self` for the loop so that instructions are read
+        // in place (an `Instr` is a few hundred bytes; copying it per instruction costs more
+        // than dispatching it).
+        let mut fb = std::mem::take(&mut self.fetch_buf);
+        let stall = self.dispatch_from(now, &mut fb);
+        self.fetch_buf = fb;
+        if self.stall.map(|s| s.0) != stall {
+            if let Some((kind, since)) = self.stall.take() {
+                let cycles = (now - since) / self.domain.period;
+                let c = match kind {
+                    Stall::Rob => &mut self.stats.rob_full_cycles,
+                    Stall::Lq => &mut self.stats.lq_full_cycles,
+                    Stall::Sq => &mut self.stats.sq_full_cycles,
+                    Stall::Registers => &mut self.stats.prf_full_cycles,
+                };
+                *c += cycles;
+            }
+            self.stall = stall.map(|k| (k, now));
+        }
+        self.dispatch_stalled = stall.is_some();
+    }
+
+    /// Dispatch from `fb`; the resource it stopped for, if any.
+    fn dispatch_from(&mut self, now: Tick, fb: &mut VecDeque<Fetched>) -> Option<Stall> {
         let mut budget = self.cfg.dispatch_width;
         while budget > 0 {
-            let Some(f) = self.fetch_buf.front() else {
+            let Some(f) = fb.front_mut() else {
                 break;
             };
             if f.avail == UNKNOWN || f.avail > now {
                 break;
             }
-            let ins = f.ins;
             let rob_free = self.cfg.rob - self.rob_instrs;
             if rob_free == 0 {
-                self.stats.rob_full_cycles += 1;
-                break;
+                return Some(Stall::Rob);
             }
-            if ins.n_ops == 0 {
+            let ins = &f.ins;
+            if ins.n_ops == 0 && ins.repeat > 1 {
                 // A run without memory accesses: as much of it as fits.
                 let n = u64::from(ins.repeat).min(budget).min(rob_free);
-                self.push_rob(now, n, &ins, 0, 0);
+                self.push_rob(now, n, ins, 0, 0, None);
                 budget -= n;
                 self.fetch_buf_instrs -= n;
-                let f = self.fetch_buf.front_mut().expect("checked above");
                 f.ins.repeat -= n as u32;
                 if f.ins.repeat == 0 {
-                    self.fetch_buf.pop_front();
+                    fb.pop_front();
                 }
                 continue;
             }
@@ -399,26 +573,44 @@ impl Ooo {
             let stores = data.clone().filter(|a| a.op.is_write()).count() as u64;
             let loads = data.count() as u64 - stores;
             if self.lq.len() as u64 + loads > self.cfg.lq {
-                self.stats.lq_full_cycles += 1;
-                break;
+                return Some(Stall::Lq);
             }
             if self.sq.len() as u64 + stores > self.cfg.sq {
-                self.stats.sq_full_cycles += 1;
-                break;
+                return Some(Stall::Sq);
             }
-            self.fetch_buf.pop_front();
+            let regs = self.regs_needed(ins);
+            if self.committed_regs + self.inflight_dsts + regs > self.cfg.physical_registers
+                && regs > 0
+                && !self.rob.is_empty()
+            {
+                return Some(Stall::Registers);
+            }
+            self.push_rob(now, 1, ins, loads as u8, stores as u8, f.mispredict);
+            fb.pop_front();
             self.fetch_buf_instrs -= 1;
-            self.push_rob(now, 1, &ins, loads as u8, stores as u8);
             budget -= 1;
         }
+        None
     }
 
-    fn push_rob(&mut self, now: Tick, count: u64, ins: &Instr, loads: u8, stores: u8) {
+    #[allow(clippy::too_many_arguments)]
+    fn push_rob(
+        &mut self,
+        now: Tick,
+        count: u64,
+        ins: &Instr,
+        loads: u8,
+        stores: u8,
+        mispredict: Option<bool>,
+    ) {
         let seq = self.rob_base + self.rob.len() as u64;
+        if mispredict == Some(false) {
+            self.resolve_seq = Some(seq);
+        }
         let mut e = RobEntry {
             count,
             done: UNKNOWN,
-            ready: now,
+            ready: now + self.domain.cycles(self.cfg.schedule_cycles),
             srcs_pending: 0,
             loads,
             loads_left: loads,
@@ -428,6 +620,14 @@ impl Ooo {
             dependents: self.spare_deps.pop().unwrap_or_default(),
         };
         for &r in ins.src.iter().filter(|&&r| r != NO_REG) {
+            if !self.reg_mapped[r as usize] {
+                // A register read before any write in the trace: its value is committed.
+                self.reg_mapped[r as usize] = true;
+                if !self.reg_committed[r as usize] {
+                    self.reg_committed[r as usize] = true;
+                    self.committed_regs += 1;
+                }
+            }
             let ready = self.reg_ready[r as usize];
             if ready != UNKNOWN {
                 e.ready = e.ready.max(ready);
@@ -445,6 +645,8 @@ impl Ooo {
         for &d in ins.dst.iter().filter(|&&d| d != NO_REG) {
             self.reg_writer[d as usize] = seq;
             self.reg_ready[d as usize] = UNKNOWN;
+            self.reg_mapped[d as usize] = true;
+            self.inflight_dsts += 1;
         }
         let lq_first = self.lq_base + self.lq.len() as u64;
         for a in ins.ops().iter().filter(|a| a.stream != Stream::CpuInstr) {
@@ -471,13 +673,16 @@ impl Ooo {
         self.rob_instrs += count;
         if pending == 0 {
             if loads > 0 {
-                // Address generation takes the cycle of dispatch; the load issues from the next.
-                let at = ready.max(now + self.domain.period);
+                // Address generation takes an execution slot; the load issues from the next
+                // cycle (ChampSim's LQ issues entries whose ready time has passed).
+                let x = self.exec_slots(ready, 1);
+                let at = (x + self.domain.period).max(now + self.domain.period);
                 for q in lq_first..lq_first + u64::from(loads) {
                     self.ready_loads.push(Reverse((at, q)));
                 }
             } else {
-                let t = ready + self.domain.cycles(self.cfg.alu_latency);
+                let x = self.exec_slots(ready, count);
+                let t = x + self.domain.cycles(self.cfg.alu_latency);
                 self.finish(seq, t);
             }
         }
@@ -488,36 +693,38 @@ impl Ooo {
             self.stats.fetch_stall_cycles += 1;
             return Ok(());
         }
+        if self.fetch_resume > now {
+            return Ok(());
+        }
+        let frontend = self.domain.cycles(self.cfg.frontend_cycles);
         let mut budget = self.cfg.fetch_width;
         while budget > 0 && self.fetch_buf_instrs < self.cfg.fetch_buffer {
-            let ins = match self.held.take() {
-                Some(i) => i,
-                None => match self.program.next_instr()? {
-                    Some(i) => i,
-                    None => {
-                        self.ended = true;
-                        break;
-                    }
-                },
-            };
-            let frontend = self.domain.cycles(self.cfg.frontend_cycles);
-            if ins.n_ops == 0 {
-                let room = self.cfg.fetch_buffer - self.fetch_buf_instrs;
-                let n = u64::from(ins.repeat).min(budget).min(room);
-                let mut part = ins;
-                part.repeat = n as u32;
-                if u64::from(ins.repeat) > n {
-                    let mut rest = ins;
-                    rest.repeat -= n as u32;
-                    self.held = Some(rest);
+            // The next instruction is read into `next` in place (see `dispatch`).
+            if !self.held {
+                if !self.program.next_into(&mut self.next)? {
+                    self.ended = true;
+                    break;
                 }
-                self.push_fetched(part, self.fetch_done.max(now) + frontend);
+                self.held = true;
+            }
+            if self.next.n_ops == 0 && self.next.repeat > 1 {
+                let room = self.cfg.fetch_buffer - self.fetch_buf_instrs;
+                let n = u64::from(self.next.repeat).min(budget).min(room);
+                let mut part = self.next;
+                part.repeat = n as u32;
+                self.next.repeat -= n as u32;
+                self.held = self.next.repeat > 0;
+                self.push_fetched(part, self.fetch_done.max(now) + frontend, None);
                 budget -= n;
                 continue;
             }
             // The instruction's fetch accesses, in trace order.
             let mut waiting = 0;
-            for a in ins.ops().iter().filter(|a| a.stream == Stream::CpuInstr) {
+            let n = self.next.n_ops as usize;
+            for a in self.next.ops[..n]
+                .iter()
+                .filter(|a| a.stream == Stream::CpuInstr)
+            {
                 self.fetch_token += 1;
                 match port.issue(now, a, FETCH_TOKEN | self.fetch_token) {
                     Issue::Done(t) => self.fetch_done = self.fetch_done.max(t),
@@ -525,26 +732,69 @@ impl Ooo {
                     Issue::Busy(_) => {
                         // No MSHR for the fetch: try this instruction again next cycle.
                         self.stats.mshr_busy += 1;
-                        self.held = Some(ins);
                         return Ok(());
                     }
                 }
                 self.stats.fetches += 1;
             }
-            if waiting > 0 {
+            let mut stop = false;
+            let mut mispredict = None;
+            if self.next.branch != BranchKind::None {
+                self.stats.branches += 1;
+                match self.bp.predict(&self.next) {
+                    Prediction::Right { taken } => stop = taken,
+                    Prediction::Wrong { at_decode } => {
+                        self.stats.mispredicts += 1;
+                        mispredict = Some(at_decode);
+                        self.fetch_resume = UNKNOWN;
+                        self.mispredict_since = now;
+                        stop = true;
+                    }
+                }
+            }
+            let avail = if waiting > 0 {
                 self.fetch_wait = waiting;
-                self.push_fetched(ins, UNKNOWN);
+                stop = true;
+                UNKNOWN
+            } else {
+                self.fetch_done.max(now) + frontend
+            };
+            self.held = false;
+            self.fetch_buf_instrs += 1;
+            self.fetch_buf.push_back(Fetched {
+                ins: self.next,
+                avail,
+                mispredict,
+            });
+            if mispredict == Some(true) && avail != UNKNOWN {
+                let decoded = self.decode_tick(avail);
+                self.resume_fetch(decoded);
+            }
+            budget -= 1;
+            if stop {
                 break;
             }
-            self.push_fetched(ins, self.fetch_done.max(now) + frontend);
-            budget -= 1;
         }
         Ok(())
     }
 
-    fn push_fetched(&mut self, ins: Instr, avail: Tick) {
+    /// When an instruction that may dispatch at `avail` was decoded (decode is the stage before
+    /// dispatch).
+    fn decode_tick(&self, avail: Tick) -> Tick {
+        if self.cfg.frontend_cycles > 0 {
+            avail - self.domain.period
+        } else {
+            avail
+        }
+    }
+
+    fn push_fetched(&mut self, ins: Instr, avail: Tick, mispredict: Option<bool>) {
         self.fetch_buf_instrs += u64::from(ins.repeat);
-        self.fetch_buf.push_back(Fetched { ins, avail });
+        self.fetch_buf.push_back(Fetched {
+            ins,
+            avail,
+            mispredict,
+        });
     }
 
     /// When the core next has something to do after the cycle at `now`.
@@ -569,14 +819,15 @@ impl Ooo {
                 t = t.min(s.done);
             }
         }
-        if let Some(f) = self.fetch_buf.front() {
+        if let Some(f) = self.fetch_buf.front().filter(|_| !self.dispatch_stalled) {
             t = t.min(f.avail);
         }
         let can_fetch = self.fetch_wait == 0
-            && (!self.ended || self.held.is_some())
+            && self.fetch_resume != UNKNOWN
+            && (!self.ended || self.held)
             && self.fetch_buf_instrs < self.cfg.fetch_buffer;
         if can_fetch {
-            t = t.min(next_cycle);
+            t = t.min(next_cycle.max(self.fetch_resume));
         }
         if t != UNKNOWN {
             return Wake::At(self.domain.edge_at_or_after(t.max(next_cycle)));
@@ -584,7 +835,7 @@ impl Ooo {
         let empty = self.rob.is_empty()
             && self.sq.is_empty()
             && self.fetch_buf.is_empty()
-            && self.held.is_none()
+            && !self.held
             && self.ended;
         if empty {
             Wake::Finished
@@ -597,6 +848,7 @@ impl Ooo {
 impl CoreModel for Ooo {
     fn cycle(&mut self, now: Tick, port: &mut dyn MemPort) -> Result<Wake, TimingError> {
         self.stats.cycles = self.domain.cycle(now);
+        self.advance_exec(now);
         if self.busy_retry.is_some_and(|b| b <= now) {
             self.busy_retry = None;
         }
@@ -631,10 +883,15 @@ impl CoreModel for Ooo {
             self.fetch_done = self.fetch_done.max(at);
             if self.fetch_wait == 0 {
                 let avail = self.fetch_done + self.domain.cycles(self.cfg.frontend_cycles);
+                let mut decode_resolved = false;
                 for f in self.fetch_buf.iter_mut().rev() {
                     if f.avail == UNKNOWN {
                         f.avail = avail;
+                        decode_resolved |= f.mispredict == Some(true);
                     }
+                }
+                if decode_resolved && self.fetch_resume == UNKNOWN {
+                    self.resume_fetch(self.decode_tick(avail));
                 }
             }
         } else {
@@ -654,14 +911,14 @@ impl CoreModel for Ooo {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::instr::{AccessInstrs, DepModel};
+    use crate::instr::{AccessInstrs, DepModel, VecInstrs};
     use crate::{Clock, Timebase};
-    use apusim_trace::{Access, Agent, Op, VecSource};
+    use apusim_trace::{Agent, Op, VecSource};
 
-    /// Memory that answers every access after `latency` ticks.
+    /// Every access is answered after `latency` ticks.
     struct FixedLatency(Tick);
     impl MemPort for FixedLatency {
-        fn issue(&mut self, now: Tick, _: &Access, _: Token) -> Issue {
+        fn issue(&mut self, now: Tick, _acc: &Access, _token: Token) -> Issue {
             Issue::Done(now + self.0)
         }
     }
@@ -678,20 +935,9 @@ mod tests {
         let clock = Clock::mhz(4000).unwrap();
         let tb = Timebase::new(&[clock]).unwrap();
         let domain = Domain::new(tb.period(clock).unwrap());
-        let cfg = Config {
-            fetch_width: 6,
-            dispatch_width: 6,
-            retire_width: 5,
-            rob: 64,
-            lq: 32,
-            sq: 16,
-            load_ports: 2,
-            store_ports: 1,
-            fetch_buffer: 64,
-            frontend_cycles: 1,
-            alu_latency: 1,
-        };
-        let mut core = Ooo::new(cfg, domain, Box::new(program));
+        let entry = apusim_registry::find(super::super::REGISTRY, "core model", "ooo").unwrap();
+        let p = entry.params(&toml::from_str("rob = 64").unwrap()).unwrap();
+        let mut core = Ooo::from_params(&p, domain, Box::new(program));
         let mut mem = FixedLatency(domain.cycles(3));
         let mut now = 0;
         loop {
@@ -707,5 +953,149 @@ mod tests {
             "{} spare lists for a 64-entry ROB",
             core.spare_deps.len()
         );
+    }
+
+    fn run(program: Vec<Instr>, params: &[(&str, toml::Value)], latency: Tick) -> CoreStats {
+        let mut t = toml::Table::new();
+        for (k, v) in params {
+            t.insert(k.to_string(), v.clone());
+        }
+        let mut core = super::super::build(
+            "ooo",
+            &t,
+            Domain::new(1),
+            Box::new(VecInstrs(program.into())),
+        )
+        .unwrap();
+        let mut port = FixedLatency(latency);
+        let mut now = 0;
+        for _ in 0..10_000_000 {
+            match core.cycle(now, &mut port).unwrap() {
+                Wake::At(next) => now = next,
+                Wake::Finished => return core.stats(),
+                Wake::OnCompletion => panic!("nothing is pending with a fixed-latency port"),
+            }
+        }
+        panic!("the program did not finish")
+    }
+
+    fn alu(dst: u8, src: u8) -> Instr {
+        let mut i = Instr::plain(1);
+        i.src[0] = src;
+        i.dst[0] = dst;
+        i
+    }
+
+    fn branch(ip: u64, taken: bool) -> Instr {
+        let mut i = Instr::plain(1);
+        i.ip = ip;
+        i.branch = BranchKind::Conditional;
+        i.taken = taken;
+        i.target = if taken { 0x1000 } else { 0 };
+        i.src = [26, 25, 0, 0];
+        i.dst = [26, 0];
+        i
+    }
+
+    fn load(dst: u8, addr: u64) -> Instr {
+        let mut i = Instr::plain(1);
+        i.push(Access::new(
+            Agent::cpu(0),
+            Stream::CpuData,
+            Op::Read,
+            addr,
+            8,
+        ));
+        i.dst[0] = dst;
+        i
+    }
+
+    /// Ten independent instructions and a branch whose direction follows a fixed
+    /// pseudo-random pattern, `n` times.
+    fn random_branches(n: u64) -> Vec<Instr> {
+        let mut v = Vec::new();
+        let mut x = 12345u64;
+        for _ in 0..n {
+            for k in 0..10 {
+                v.push(alu(1 + k, 1 + k));
+            }
+            x = x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            v.push(branch(0x2000, x >> 63 == 1));
+        }
+        v
+    }
+
+    #[test]
+    fn mispredicted_branches_stop_fetch_until_they_resolve() {
+        let prog = random_branches(2000);
+        let bimodal = run(prog.clone(), &[], 1);
+        let perfect = run(
+            prog,
+            &[("branch_predictor", toml::Value::String("perfect".into()))],
+            1,
+        );
+        assert_eq!(bimodal.instructions, 22_000);
+        assert_eq!(bimodal.branches, 2000);
+        // A random direction is mispredicted about half the time.
+        assert!(
+            (700..1300).contains(&bimodal.mispredicts),
+            "{}",
+            bimodal.mispredicts
+        );
+        assert_eq!(perfect.mispredicts, 0);
+        // Each misprediction costs at least the refill of the front end.
+        assert!(
+            bimodal.cycles > perfect.cycles + bimodal.mispredicts * 4,
+            "bimodal {} vs perfect {} cycles",
+            bimodal.cycles,
+            perfect.cycles
+        );
+        assert!(bimodal.mispredict_stall_cycles >= bimodal.mispredicts * 4);
+    }
+
+    #[test]
+    fn execute_width_bounds_independent_instructions() {
+        let prog: Vec<Instr> = (0..40_000u64).map(|k| alu(1 + (k % 20) as u8, 0)).collect();
+        let four = run(prog.clone(), &[], 1);
+        let two = run(prog, &[("exec_width", toml::Value::Integer(2))], 1);
+        let ipc = |s: &CoreStats| s.instructions as f64 / s.cycles as f64;
+        assert!((ipc(&four) - 4.0).abs() < 0.05, "{}", ipc(&four));
+        assert!((ipc(&two) - 2.0).abs() < 0.05, "{}", ipc(&two));
+    }
+
+    #[test]
+    fn physical_registers_bound_the_loads_in_flight() {
+        // Independent loads of 200 cycles, each writing its own register.
+        let prog: Vec<Instr> = (0..4000u64)
+            .map(|k| load(1 + (k % 100) as u8, 64 * k))
+            .collect();
+        let many = run(prog.clone(), &[], 200);
+        let few = run(
+            prog,
+            &[("physical_registers", toml::Value::Integer(16))],
+            200,
+        );
+        // 128 registers less the ~100 architectural ones in use leave ~28 loads in flight;
+        // 16 registers (all needed by the architectural state) let one through at a time.
+        assert!(
+            few.cycles > 3 * many.cycles,
+            "{} vs {}",
+            few.cycles,
+            many.cycles
+        );
+        assert!(
+            few.prf_full_cycles > few.cycles / 2,
+            "{}",
+            few.prf_full_cycles
+        );
+    }
+
+    #[test]
+    fn traces_without_branches_predict_nothing() {
+        let prog: Vec<Instr> = (0..1000u64).map(|k| alu(1, (k % 2) as u8)).collect();
+        let s = run(prog, &[], 1);
+        assert_eq!((s.branches, s.mispredicts), (0, 0));
     }
 }

@@ -15,7 +15,7 @@ pub mod champsim;
 pub mod csv;
 pub mod lackey;
 
-pub use champsim::ChampSimSource;
+pub use champsim::{ChampSimReader, ChampSimRecord, ChampSimSource, ChampSimWriter};
 pub use csv::CsvSource;
 pub use lackey::{record_with_lackey, LackeySource};
 
