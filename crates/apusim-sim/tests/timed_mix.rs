@@ -332,7 +332,11 @@ fn a_short_trace_is_replayed_until_its_target() {
     let short = &r.cores[0];
     assert!(short.reached_target);
     // The window opens and closes at retirement, several instructions a cycle.
-    assert!(short.instructions.abs_diff(10_000) <= 8, "{}", short.instructions);
+    assert!(
+        short.instructions.abs_diff(10_000) <= 8,
+        "{}",
+        short.instructions
+    );
     assert!(short.restarts >= 3, "{} restarts", short.restarts);
     let long = &r.cores[1];
     assert!(long.reached_target);

@@ -1,9 +1,11 @@
 //! On-chip networks: how long a message takes from one stop to another.
 //!
 //! Every agent (CPU core, GPU), LLC bank and memory controller has a stop. A message sent
-//! from a stop at some tick arrives at another stop at the tick [`Network::send`] returns;
-//! messages are sent in time order (the engine sends them from its event loop), so the links
-//! they reserve are claimed in the order real traffic would claim them.
+//! from a stop at some tick arrives at another stop at the tick [`Network::send`] returns.
+//! Messages are not sent in time order (the LLC sends its answer when it will have looked
+//! the line up, before requests of the present arrive), so each link, and the fixed network,
+//! keeps a calendar of the cycles it is taken in: a message takes the first free cycle at or
+//! after its own tick, and one sent for later never delays one sent for now.
 //!
 //! - `ring` (drp §3, gpu-access-criticality Table 1): a bidirectional ring, one hop per
 //!   `hop_cycles`; a message takes the shorter direction (clockwise on a tie) and each
@@ -25,9 +27,13 @@ pub enum Network {
 
 pub struct Ring {
     hop: Tick,
-    /// Next free tick of each directed link: `cw[i]` goes i → i+1, `ccw[i]` goes i → i−1.
-    cw: Vec<Tick>,
-    ccw: Vec<Tick>,
+    /// Ticks per network cycle (a link carries one message per cycle).
+    slot: Tick,
+    stops: usize,
+    /// The calendars of the directed links, [`SLOTS`] cycles each: link `i` clockwise
+    /// (i → i+1) at `i`, counter-clockwise (i → i−1) at `stops + i`; an entry holds the
+    /// cycle that took it.
+    taken: Vec<u64>,
     /// Messages and link-cycles waited (for reports).
     pub messages: u64,
     pub wait: Tick,
@@ -46,7 +52,8 @@ pub struct Fixed {
     pub wait: Tick,
 }
 
-/// Slots a fixed network remembers (messages are never sent this many cycles apart).
+/// Cycles a calendar remembers: a reservation made this many cycles before or after another
+/// may be forgotten (messages in flight are never that far apart).
 const SLOTS: usize = 1 << 12;
 
 impl Network {
@@ -76,7 +83,7 @@ impl Network {
 impl Ring {
     /// Hops and direction (true = clockwise) from `from` to `to`.
     fn hops_between(&self, from: Stop, to: Stop) -> (usize, bool) {
-        let n = self.cw.len();
+        let n = self.stops;
         let cw = (to + n - from) % n;
         let ccw = (from + n - to) % n;
         if cw <= ccw {
@@ -87,20 +94,21 @@ impl Ring {
     }
 
     fn send(&mut self, from: Stop, to: Stop, at: Tick) -> Tick {
-        let n = self.cw.len();
+        let n = self.stops;
         let (hops, clockwise) = self.hops_between(from % n, to % n);
         self.messages += 1;
         let mut t = at;
         let mut s = from % n;
         for _ in 0..hops {
-            let link = if clockwise {
-                &mut self.cw[s]
-            } else {
-                &mut self.ccw[s]
-            };
-            let start = t.max(*link);
+            let link = if clockwise { s } else { n + s };
+            let calendar = &mut self.taken[link * SLOTS..(link + 1) * SLOTS];
+            let mut c = t.div_ceil(self.slot);
+            while calendar[(c as usize) % SLOTS] == c {
+                c += 1;
+            }
+            calendar[(c as usize) % SLOTS] = c;
+            let start = (c * self.slot).max(t);
             self.wait += start - t;
-            *link = start + self.hop;
             t = start + self.hop;
             s = if clockwise {
                 (s + 1) % n
@@ -171,8 +179,9 @@ fn build_ring(p: &Params, d: Domain, stops: usize) -> Network {
     let n = stops.max(1);
     Network::Ring(Ring {
         hop: d.cycles(p.int("hop_cycles")),
-        cw: vec![0; n],
-        ccw: vec![0; n],
+        slot: d.period,
+        stops: n,
+        taken: vec![u64::MAX; 2 * n * SLOTS],
         messages: 0,
         wait: 0,
     })
@@ -272,6 +281,31 @@ mod tests {
         );
         assert_eq!(f.send(0, 1, 500), 710, "the slot at 500 is taken");
         assert_eq!(f.counters(), (3, 10));
+    }
+
+    #[test]
+    fn a_ring_message_sent_for_later_does_not_delay_an_earlier_one() {
+        // One-cycle hops of 10 ticks on a ring of 4 stops.
+        let mut r = build("ring", &toml::Table::new(), Domain::new(10), 4).unwrap();
+        assert_eq!(
+            r.send(0, 2, 500),
+            520,
+            "an answer sent for the future, two hops"
+        );
+        assert_eq!(
+            r.send(0, 2, 100),
+            120,
+            "a message of the present is not held back"
+        );
+        assert_eq!(
+            r.send(1, 2, 510),
+            530,
+            "link 1 -> 2 is taken at 510: the next cycle"
+        );
+        assert_eq!(r.counters(), (3, 10));
+        // Two messages on one link in the same cycle: the second waits one cycle.
+        assert_eq!(r.send(3, 0, 1000), 1010);
+        assert_eq!(r.send(3, 0, 1000), 1020);
     }
 
     #[test]
