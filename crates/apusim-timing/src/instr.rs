@@ -98,6 +98,18 @@ impl Instr {
             target: 0,
         }
     }
+    /// Make this record `n` instructions without memory accesses, in place (the access
+    /// slots past `n_ops` are never read, so they are left as they are).
+    pub fn reset_plain(&mut self, n: u32) {
+        self.n_ops = 0;
+        self.src = [NO_REG; 4];
+        self.dst = [NO_REG; 2];
+        self.repeat = n.max(1);
+        self.ip = 0;
+        self.branch = BranchKind::None;
+        self.taken = false;
+        self.target = 0;
+    }
     pub fn ops(&self) -> &[Access] {
         &self.ops[..self.n_ops as usize]
     }
@@ -219,8 +231,12 @@ impl AccessInstrs {
 
 impl InstrSource for AccessInstrs {
     fn next_instr(&mut self) -> Result<Option<Instr>, TraceError> {
+        let mut ins = Instr::plain(1);
+        Ok(self.next_into(&mut ins)?.then_some(ins))
+    }
+    fn next_into(&mut self, ins: &mut Instr) -> Result<bool, TraceError> {
         let Some(first) = self.head()? else {
-            return Ok(None);
+            return Ok(false);
         };
         if !self.started {
             self.started = true;
@@ -229,10 +245,11 @@ impl InstrSource for AccessInstrs {
         if first.time > self.next_index {
             let gap = (first.time - self.next_index).min(u64::from(u32::MAX));
             self.next_index += gap;
-            return Ok(Some(Instr::plain(gap as u32)));
+            ins.reset_plain(gap as u32);
+            return Ok(true);
         }
         let stamp = first.time;
-        let mut ins = Instr::plain(1);
+        ins.reset_plain(1);
         while let Some(a) = self.head()? {
             if a.time != stamp || !ins.push(a) {
                 break;
@@ -244,7 +261,7 @@ impl InstrSource for AccessInstrs {
             ins.src[0] = 1;
             ins.dst[0] = 1;
         }
-        Ok(Some(ins))
+        Ok(true)
     }
 }
 

@@ -41,20 +41,43 @@ impl Replay {
     }
 }
 
-impl InstrSource for Replay {
-    fn next_instr(&mut self) -> Result<Option<Instr>, TraceError> {
-        if let Some(i) = self.current.next_instr()? {
-            self.in_pass += 1;
-            return Ok(Some(i));
-        }
-        // An empty program would restart forever: it ends instead.
+impl Replay {
+    /// At the end of a pass: start the next one, unless the pass was empty (an empty
+    /// program would restart forever; it ends instead). True if a new pass began.
+    fn restart(&mut self) -> Result<bool, TraceError> {
         if self.in_pass == 0 {
-            return Ok(None);
+            return Ok(false);
         }
         self.current = (self.reopen)()?;
         self.in_pass = 0;
         self.restarts.fetch_add(1, Ordering::Relaxed);
-        self.next_instr()
+        Ok(true)
+    }
+}
+
+impl InstrSource for Replay {
+    fn next_instr(&mut self) -> Result<Option<Instr>, TraceError> {
+        loop {
+            if let Some(i) = self.current.next_instr()? {
+                self.in_pass += 1;
+                return Ok(Some(i));
+            }
+            if !self.restart()? {
+                return Ok(None);
+            }
+        }
+    }
+    /// In place, as the wrapped program builds it (cores read records this way).
+    fn next_into(&mut self, out: &mut Instr) -> Result<bool, TraceError> {
+        loop {
+            if self.current.next_into(out)? {
+                self.in_pass += 1;
+                return Ok(true);
+            }
+            if !self.restart()? {
+                return Ok(false);
+            }
+        }
     }
 }
 
@@ -84,6 +107,19 @@ mod tests {
             .collect();
         assert_eq!(got, [1, 2, 3, 1, 2, 3, 1, 2]);
         assert_eq!(restarts.load(Ordering::Relaxed), 2);
+        // The same through the in-place path cores use.
+        let (mut r, _) = Replay::new(
+            Box::new(Count(0, 3)),
+            Box::new(|| Ok(Box::new(Count(0, 3)) as Box<dyn InstrSource>)),
+        );
+        let mut i = Instr::plain(1);
+        let got: Vec<u32> = (0..7)
+            .map(|_| {
+                assert!(r.next_into(&mut i).unwrap());
+                i.repeat
+            })
+            .collect();
+        assert_eq!(got, [1, 2, 3, 1, 2, 3, 1]);
     }
 
     #[test]
