@@ -162,12 +162,15 @@ pub fn table(r: &SimResult) -> String {
     if r.cores.iter().any(|c| !c.reached_target) {
         s.push_str("* the trace ended before the instruction target\n");
     }
-    let replayed: Vec<String> = r
+    let mut replayed: Vec<String> = r
         .cores
         .iter()
         .filter(|c| c.restarts > 0)
         .map(|c| format!("{} {}x", c.agent, c.restarts))
         .collect();
+    if r.open_loop_restarts > 0 {
+        replayed.push(format!("gpu {}x", r.open_loop_restarts));
+    }
     if !replayed.is_empty() {
         s.push_str(&format!(
             "+ the trace was replayed from its start to keep the core running ({})\n",

@@ -358,3 +358,36 @@ fn a_short_trace_is_replayed_until_its_target() {
     assert!(!r.cores[0].reached_target);
     assert_eq!(r.cores[0].restarts, 0);
 }
+
+/// A GPU trace that ends while a core still runs is replayed too, its clock continuing after
+/// the last access; without a target it runs once.
+#[test]
+fn a_short_open_loop_trace_is_replayed_while_cores_run() {
+    let inputs = Multi {
+        traces: vec![loads(0, 20_000, 8 << 20, 7), gpu_flood(2_000)],
+        keys: vec!["cpu".into(), "gpu".into()],
+    };
+    let cfg = system(&[]);
+    let o = SimOptions {
+        warmup: 0,
+        instructions: Some(20_000),
+        progress: false,
+    };
+    let r = sim_policy(&cfg, "lru", &inputs, &o).unwrap();
+    assert!(r.open_loop_restarts >= 2, "{}", r.open_loop_restarts);
+    // Every complete pass goes through the GPU's first texture cache.
+    let tex = r
+        .functional
+        .levels
+        .iter()
+        .find(|l| l.name == "tex-l0")
+        .unwrap();
+    let reads = tex.counts.agent_total(Agent::GPU).reads;
+    assert!(
+        reads >= 2_000 * r.open_loop_restarts,
+        "{reads} texture reads for {} restarts",
+        r.open_loop_restarts
+    );
+    let once = sim_policy(&cfg, "lru", &inputs, &SimOptions::default()).unwrap();
+    assert_eq!(once.open_loop_restarts, 0);
+}

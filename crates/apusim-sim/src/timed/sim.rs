@@ -130,6 +130,8 @@ pub struct SimResult {
     pub dram_bandwidth_gbps: f64,
     pub dram_row_hit_rate: f64,
     pub dram_read_latency_cycles: f64,
+    /// Times the open-loop (GPU) traces were replayed from their start.
+    pub open_loop_restarts: u64,
     /// Network messages and the cycles they waited for a link.
     pub network_messages: u64,
     pub network_wait_cycles: f64,
@@ -286,6 +288,10 @@ fn simulate<P: Policy>(
                     limit: t.gpu_outstanding,
                     slip: 0,
                     blocked: false,
+                    reopen: opts.instructions.and_then(|_| all_inputs.reopen(index)),
+                    last_due: 0,
+                    in_pass: 0,
+                    restarts: 0,
                 };
                 o.fill()?;
                 open_loop.push(o);
@@ -583,6 +589,7 @@ fn simulate<P: Policy>(
         dram_bandwidth_gbps: all.bandwidth_gbps,
         dram_row_hit_rate: all.row_hit_rate,
         dram_read_latency_cycles: all.read_latency_cycles,
+        open_loop_restarts: open_loop.iter().map(|o| o.restarts).sum(),
         network_messages: messages,
         network_wait_cycles: wait as f64 / uncore.period as f64,
         policy_stats: mem.h.llc().policy().stats(),
@@ -634,6 +641,13 @@ struct OpenLoop {
     slip: Tick,
     /// Waiting for a free slot (no next tick until then).
     blocked: bool,
+    /// Opens the trace again when it ends while cores still run (as their traces are); the
+    /// next pass starts one GPU cycle after the last access of the one before.
+    reopen: Option<crate::run::Reopen>,
+    last_due: Tick,
+    /// Accesses of the current pass read so far, and passes restarted.
+    in_pass: u64,
+    restarts: u64,
 }
 
 impl OpenLoop {
@@ -641,14 +655,39 @@ impl OpenLoop {
         while self.pos >= self.buf.len() && !self.done {
             self.buf.clear();
             self.pos = 0;
-            if !self
+            if self
                 .input
                 .source
                 .next_batch(&mut self.buf)
                 .with_context(|| format!("reading {}", self.input.name))?
-                && self.buf.is_empty()
+                || !self.buf.is_empty()
             {
-                self.done = true;
+                self.in_pass += self.buf.len() as u64;
+                continue;
+            }
+            // The trace has ended: replay it if it can be reopened and was not empty.
+            match &self.reopen {
+                Some(reopen) if self.in_pass > 0 => {
+                    self.input =
+                        reopen().with_context(|| format!("replaying {}", self.input.name))?;
+                    self.in_pass = 0;
+                    self.restarts += 1;
+                    let first = self
+                        .input
+                        .source
+                        .next_batch(&mut self.buf)
+                        .with_context(|| format!("reading {}", self.input.name))?;
+                    match self.buf.first() {
+                        Some(a) => {
+                            self.in_pass = self.buf.len() as u64;
+                            self.slip = (self.last_due + self.period)
+                                .saturating_sub(a.time.saturating_mul(self.period));
+                        }
+                        None if !first => self.done = true,
+                        None => {}
+                    }
+                }
+                _ => self.done = true,
             }
         }
         Ok(())
@@ -684,6 +723,7 @@ impl OpenLoop {
             }
             mem.inject(now, &a)
                 .with_context(|| format!("replaying {}", self.input.name))?;
+            self.last_due = now;
             self.pos += 1;
             self.fill()?;
         }
