@@ -6,7 +6,7 @@
 //! information get dependences; each cache level's `latency` and `mshrs` sit beside its
 //! geometry. [`memory::TimedMemory`] layers timing over the functional [`crate::Hierarchy`]
 //! in deferred mode; [`sim::sim_policy`] runs the engine loop with warm-up and per-core
-//! instruction targets and returns a [`sim::SimResult`]; [`speedup`] makes the jobs' alone
+//! instruction targets and returns a [`sim::SimResult`]; [`mod@speedup`] makes the jobs' alone
 //! runs (cached) and the weighted speedup of a mix.
 
 pub mod config;

@@ -137,7 +137,7 @@ pub struct SimResult {
     pub network_wait_cycles: f64,
     pub policy_stats: Vec<(String, f64)>,
     /// Weighted and harmonic speedup and maximum slowdown against the jobs' alone runs
-    /// (filled by the caller that made them; see [`super::speedup`]).
+    /// (filled by the caller that made them; see [`mod@super::speedup`]).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub speedup: Option<super::speedup::Speedup>,
     /// The functional counters of the whole run (warm-up included).
