@@ -165,6 +165,18 @@ fn bad_input_gets_clear_errors() {
         );
         assert!(err.contains("APUSIM_DECODE_THREADS"), "{bad}: {err}");
     }
+    // An empty trace is reported as such, not run as if it were a workload.
+    let empty = dir.path().join("empty.apt");
+    let header = TraceHeader::describing(&[], "empty");
+    AptWriter::create(&empty, &header)
+        .unwrap()
+        .finish()
+        .unwrap();
+    let err = fails(&["run", empty.to_str().unwrap()]);
+    assert!(
+        err.contains("empty.apt") && err.contains("no accesses"),
+        "{err}"
+    );
     let err = fails(&["run", t, "--threads", "many"]);
     assert!(err.contains("--threads"), "{err}");
     // --json to a directory that does not exist fails without leaving anything behind.

@@ -10,7 +10,7 @@
 use crate::config::SystemConfig;
 use crate::hierarchy::Hierarchy;
 use crate::stats::RunStats;
-use anyhow::{Context, Result};
+use anyhow::{bail, Context, Result};
 use apusim_cache::policies::{self, PolicyVisitor};
 use apusim_cache::{Policy, PolicyContext};
 use apusim_trace::{Access, AccessSource, Agent};
@@ -303,6 +303,12 @@ pub fn simulate<P: Policy>(
     let mut progress = Progress::new(opts.progress);
     for c in cursors.iter_mut() {
         c.fill()?;
+        if c.done {
+            bail!(
+                "{}: the input holds no accesses, so there is nothing to simulate",
+                c.input.name
+            );
+        }
     }
     'merge: loop {
         // The input with the earliest head, and the earliest head among the others.
