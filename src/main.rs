@@ -179,11 +179,29 @@ fn run_inputs(
 #[derive(Args)]
 struct OutputArgs {
     /// Write every counter as JSON to this file.
-    #[arg(long, value_name = "FILE")]
+    #[arg(long, value_name = "FILE", value_parser = writable_output)]
     json: Option<PathBuf>,
     /// Write every counter as CSV to this file.
-    #[arg(long, value_name = "FILE")]
+    #[arg(long, value_name = "FILE", value_parser = writable_output)]
     csv: Option<PathBuf>,
+}
+
+/// An output path whose directory exists and takes new files, checked when the command line
+/// is read (outputs are written atomically through a temporary file in that directory, so a
+/// run must not find out at its end that it cannot write them).
+fn writable_output(s: &str) -> Result<PathBuf, String> {
+    let path = PathBuf::from(s);
+    if path.is_dir() {
+        return Err(format!("{s} is a directory; give a file name"));
+    }
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
+        _ => PathBuf::from("."),
+    };
+    tempfile::NamedTempFile::new_in(&dir)
+        .map(drop)
+        .map_err(|e| format!("cannot write into {}: {e}", dir.display()))?;
+    Ok(path)
 }
 
 /// Study switches (drp-reuse-probability-shared-llc.txt §4.2-4.3).

@@ -179,6 +179,23 @@ fn bad_input_gets_clear_errors() {
     );
     let err = fails(&["run", t, "--threads", "many"]);
     assert!(err.contains("--threads"), "{err}");
+    // An output that cannot be written is refused before the run, naming the user's path.
+    let o = apusim(
+        &[
+            "sim",
+            t,
+            "--instructions",
+            "2000000000",
+            "--csv",
+            "/no/such/dir/out.csv",
+        ],
+        &[],
+    );
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(!o.status.success() && err.contains("/no/such/dir"), "{err}");
+    assert!(err.contains("--csv"), "{err}");
+    let err = fails(&["run", t, "--json", dir.path().to_str().unwrap()]);
+    assert!(err.contains("is a directory"), "{err}");
     // --json to a directory that does not exist fails without leaving anything behind.
     let err = fails(&["run", t, "--json", "/no/such/dir/out.json"]);
     assert!(err.contains("/no/such/dir"), "{err}");
