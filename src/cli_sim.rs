@@ -79,15 +79,7 @@ pub fn run(a: SimArgs) -> Result<()> {
     );
     // Jobs that share the machine are compared with each running alone.
     let alone = if inputs.open()?.len() > 1 && !a.no_alone {
-        let cache_dir = if a.cache.no_cache {
-            None
-        } else {
-            a.cache
-                .cache_dir
-                .clone()
-                .or_else(apusim_experiments::jobs::default_cache_dir)
-        };
-        let opts = AloneOptions::new(&a.alone_policy, cache_dir);
+        let opts = AloneOptions::new(&a.alone_policy, a.cache.dir());
         let runs = in_pool(a.threads, || alone_runs(&cfg, inputs, &sim_opts, &opts))
             .context("alone runs for weighted speedup")?;
         let cached = runs.iter().filter(|r| r.cached).count();

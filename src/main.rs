@@ -144,6 +144,19 @@ struct CacheArgs {
     no_cache: bool,
 }
 
+impl CacheArgs {
+    /// The cache directory in use, `None` with `--no-cache`.
+    fn dir(&self) -> Option<PathBuf> {
+        if self.no_cache {
+            None
+        } else {
+            self.cache_dir
+                .clone()
+                .or_else(apusim_experiments::jobs::default_cache_dir)
+        }
+    }
+}
+
 /// The inputs of `run` and `sim`: trace files, or the jobs of a named mix.
 fn run_inputs(
     traces: &[String],
@@ -162,14 +175,7 @@ fn run_inputs(
                 m,
                 scale,
                 seed,
-                if cache.no_cache {
-                    None
-                } else {
-                    cache
-                        .cache_dir
-                        .clone()
-                        .or_else(apusim_experiments::jobs::default_cache_dir)
-                },
+                cache.dir(),
             )?)
         }
         None => Box::new(inputs::TraceInputs::parse(traces)?.native_champsim(timed)),
@@ -194,13 +200,12 @@ fn writable_output(s: &str) -> Result<PathBuf, String> {
     if path.is_dir() {
         return Err(format!("{s} is a directory; give a file name"));
     }
-    let dir = match path.parent() {
-        Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
-        _ => PathBuf::from("."),
-    };
-    tempfile::NamedTempFile::new_in(&dir)
+    apusim_trace::output::temp_beside(&path)
         .map(drop)
-        .map_err(|e| format!("cannot write into {}: {e}", dir.display()))?;
+        .map_err(|e| {
+            let dir = apusim_trace::output::dir_of(&path);
+            format!("cannot write into {}: {e}", dir.display())
+        })?;
     Ok(path)
 }
 

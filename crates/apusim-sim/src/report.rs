@@ -13,12 +13,12 @@ use std::path::Path;
 /// Write `bytes` to `path` atomically: a temporary file in the same directory, renamed over
 /// the target, so a crash never leaves half a file.
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
-    let dir = match path.parent() {
-        Some(d) if !d.as_os_str().is_empty() => d,
-        _ => Path::new("."),
-    };
-    let mut tmp = tempfile::NamedTempFile::new_in(dir)
-        .with_context(|| format!("creating a temporary file in {}", dir.display()))?;
+    let mut tmp = apusim_trace::output::temp_beside(path).with_context(|| {
+        format!(
+            "creating a temporary file in {}",
+            apusim_trace::output::dir_of(path).display()
+        )
+    })?;
     #[cfg(unix)]
     {
         use std::os::unix::fs::PermissionsExt;

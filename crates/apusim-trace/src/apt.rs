@@ -743,19 +743,7 @@ impl AptWriter<BufWriter<File>> {
     /// by [`finish`](AptWriter::finish); until then `path` is untouched.
     pub fn create(path: impl AsRef<Path>, header: &TraceHeader) -> Result<Self> {
         let path = path.as_ref();
-        let dir = match path.parent() {
-            Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
-            _ => PathBuf::from("."),
-        };
-        let name = path
-            .file_name()
-            .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_else(|| "trace".into());
-        let tmp = tempfile::Builder::new()
-            .prefix(&format!(".{name}."))
-            .suffix(".tmp")
-            .tempfile_in(&dir)
-            .map_err(|e| TraceError::io(path, e))?;
+        let tmp = crate::output::temp_beside(path).map_err(|e| TraceError::io(path, e))?;
         let (file, temp_path) = tmp.into_parts();
         let sync = file.try_clone().map_err(|e| TraceError::io(path, e))?;
         let mut w = AptWriter::with_name(BufWriter::with_capacity(1 << 20, file), path, header)?;

@@ -26,6 +26,7 @@ pub mod error;
 pub mod hash;
 pub mod header;
 pub mod import;
+pub mod output;
 
 pub use access::{Access, Agent, Op, Stream};
 pub use error::{Result, TraceError};

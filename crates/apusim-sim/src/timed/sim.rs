@@ -102,7 +102,9 @@ impl DramSource {
     }
 }
 
-fn ratio(a: u64, b: u64) -> f64 {
+/// `a / b`, or 0 when `b` is 0 (IPC, mean latencies, rates; the alone runs of weighted
+/// speedup compute their IPC with it too, so a cached one is the same to the bit).
+pub(crate) fn ratio(a: u64, b: u64) -> f64 {
     if b > 0 {
         a as f64 / b as f64
     } else {
@@ -530,11 +532,7 @@ fn simulate<P: Policy>(
             agent: agent.to_string(),
             instructions: core.instructions,
             cycles: core.cycles,
-            ipc: if core.cycles > 0 {
-                core.instructions as f64 / core.cycles as f64
-            } else {
-                0.0
-            },
+            ipc: ratio(core.instructions, core.cycles),
             reached_target: *reached,
             restarts: restarts[i]
                 .as_ref()
@@ -542,11 +540,7 @@ fn simulate<P: Policy>(
             core,
             levels,
             llc_requests,
-            llc_request_cycles: if llc_requests > 0 {
-                llc_ticks as f64 / llc_requests as f64 / cpu.period as f64
-            } else {
-                0.0
-            },
+            llc_request_cycles: ratio(llc_ticks, llc_requests) / cpu.period as f64,
             merges: end.latency.merges - start.latency.merges,
         });
     }
@@ -579,11 +573,7 @@ fn simulate<P: Policy>(
         cycles: end_cycles,
         window_cycles,
         llc_misses: llc.misses,
-        llc_miss_cycles: if llc.misses > 0 {
-            llc.miss_ticks as f64 / llc.misses as f64 / uncore.period as f64
-        } else {
-            0.0
-        },
+        llc_miss_cycles: ratio(llc.miss_ticks, llc.misses) / uncore.period as f64,
         llc,
         dram,
         dram_bandwidth_gbps: all.bandwidth_gbps,

@@ -18,7 +18,7 @@
 //! warm-up and target, the input's identity and its core. A second study over the same mix
 //! reads them back instead of simulating them again.
 
-use super::sim::{core_of, sim_policy, SimOptions, SimResult};
+use super::sim::{core_of, ratio, sim_policy, SimOptions, SimResult};
 use crate::config::SystemConfig;
 use crate::report::write_atomic;
 use crate::run::{Input, Inputs};
@@ -235,7 +235,7 @@ pub fn alone_runs(
                 agent,
                 instructions: c.instructions,
                 cycles: c.cycles,
-                ipc: ipc(c.instructions, c.cycles),
+                ipc: ratio(c.instructions, c.cycles),
                 reached_target: c.reached_target,
                 cached: false,
             };
@@ -245,14 +245,6 @@ pub fn alone_runs(
             Ok(run)
         })
         .collect()
-}
-
-fn ipc(instructions: u64, cycles: u64) -> f64 {
-    if cycles > 0 {
-        instructions as f64 / cycles as f64
-    } else {
-        0.0
-    }
 }
 
 fn cache_key(
@@ -286,7 +278,7 @@ fn read_cached(dir: &std::path::Path, key: &str) -> Option<AloneRun> {
     // decimal float need not read back to the same bits).
     (e.key == key).then_some(AloneRun {
         cached: true,
-        ipc: ipc(e.run.instructions, e.run.cycles),
+        ipc: ratio(e.run.instructions, e.run.cycles),
         ..e.run
     })
 }

@@ -440,19 +440,8 @@ impl ChampSimWriter {
     /// Start writing the trace `path`.
     pub fn create(path: impl AsRef<Path>) -> Result<Self> {
         let path = path.as_ref();
-        let dir = match path.parent() {
-            Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
-            _ => PathBuf::from("."),
-        };
-        let name = path
-            .file_name()
-            .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_else(|| "trace".into());
-        let tmp = tempfile::Builder::new()
-            .prefix(&format!(".{name}."))
-            .suffix(".tmp")
-            .tempfile_in(&dir)
-            .map_err(|e| TraceError::io(path, e))?;
+        let tmp = crate::output::temp_beside(path).map_err(|e| TraceError::io(path, e))?;
+        let name = path.to_string_lossy();
         let (file, temp) = tmp.into_parts();
         let buf = io::BufWriter::with_capacity(1 << 20, file);
         let out: Box<dyn FinishWrite> = if name.ends_with(".xz") {
