@@ -90,8 +90,8 @@ pub(crate) struct Controller {
     tx_shift: u32,
     banks_per_rank: u32,
     rank_shift: u32,
-    rq: Vec<Candidate>,
-    wq: Vec<Candidate>,
+    pub(crate) rq: Vec<Candidate>,
+    pub(crate) wq: Vec<Candidate>,
     /// Transaction numbers (addr >> tx_shift) of `wq`, for forwarding and merging.
     wq_lines: Vec<u64>,
     /// Count of `wq_lines` per low 6 bits: a zero rules a line out without scanning.
@@ -100,7 +100,7 @@ pub(crate) struct Controller {
     wq_cap: usize,
     high: usize,
     low: usize,
-    write_mode: bool,
+    pub(crate) write_mode: bool,
     policy: RowPolicy,
     refresh: bool,
     ref_due: Vec<u64>,

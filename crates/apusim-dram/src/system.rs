@@ -159,6 +159,33 @@ impl MemorySystem {
         }
     }
 
+    /// Each channel's queues in words (for deadlock reports): reads and writes queued,
+    /// whether it drains writes, and the cycle of its next decision.
+    pub fn describe_queues(&self) -> String {
+        let parts: Vec<String> = self
+            .ctrls
+            .iter()
+            .enumerate()
+            .map(|(i, c)| {
+                let wake = match c.next_wake {
+                    u64::MAX => "never".to_string(),
+                    w => format!("cycle {w}"),
+                };
+                format!(
+                    "channel {i}: {} reads, {} writes queued{}, next decision {wake}",
+                    c.rq.len(),
+                    c.wq.len(),
+                    if c.write_mode {
+                        ", draining writes"
+                    } else {
+                        ""
+                    }
+                )
+            })
+            .collect();
+        format!("DRAM at cycle {}: {}", self.now, parts.join("; "))
+    }
+
     /// Requests waiting in the controllers' queues.
     pub fn queued(&self) -> usize {
         self.ctrls.iter().map(|c| c.queued()).sum()

@@ -28,6 +28,7 @@
 //! Write-backs and write misses of the LLC are posted: they take bank and DRAM bandwidth but
 //! nobody waits for them.
 
+use super::backlog::Backlog;
 use super::config::TimingConfig;
 use crate::config::SystemConfig;
 use crate::hierarchy::{Hierarchy, LLC_DEPTH};
@@ -58,6 +59,8 @@ enum Ev {
     LlcFill { line: u64 },
     /// The data of `addr` reached agent `agent`'s stop.
     AtAgent { agent: u32, addr: u64, instr: bool },
+    /// An open-loop agent's write-back was taken by its LLC bank.
+    OpenLoopAccepted,
 }
 
 /// Time spent by requests, summed, per agent.
@@ -176,7 +179,7 @@ pub struct TimedMemory<P: Policy> {
     llc_inflight: FxHashMap<u64, LlcMiss>,
     llc_bits: u32,
     pub dram: MemorySystem,
-    dram_waiting: VecDeque<(Request, Option<u64>)>,
+    dram_waiting: Backlog,
     dram_tags: FxHashMap<u64, Option<u64>>,
     dram_ids: u64,
     dram_wake: Option<Tick>,
@@ -194,7 +197,8 @@ pub struct TimedMemory<P: Policy> {
     pub dram_traffic: Vec<DramTraffic>,
     /// Tick of the last data delivered anywhere (for the deadlock watchdog).
     pub last_progress: Tick,
-    /// Requests of open-loop (GPU) inputs sent towards the LLC whose data has not returned.
+    /// Requests of open-loop (GPU) inputs sent towards the LLC and not yet answered: reads
+    /// until their data returns, write-backs until their LLC bank takes them.
     pub open_loop_outstanding: u32,
     /// Page placement of core accesses (`timing.pages = "random"`).
     pages: Option<PageMap>,
@@ -264,7 +268,7 @@ impl<P: Policy> TimedMemory<P> {
             llc_inflight: FxHashMap::default(),
             llc_bits,
             dram,
-            dram_waiting: VecDeque::new(),
+            dram_waiting: Backlog::new(channels),
             dram_tags: FxHashMap::default(),
             dram_ids: 0,
             dram_wake: None,
@@ -297,6 +301,15 @@ impl<P: Policy> TimedMemory<P> {
     /// The next tick at which an event is due.
     pub fn next_event(&self) -> Option<Tick> {
         self.events.peek_time()
+    }
+
+    /// Whether DRAM write-backs that wait for a write-queue slot outnumber the slots of all
+    /// the controllers' write queues together (the LLC's write-back buffer, taken to be as
+    /// deep as those queues, is full): an open-loop agent then holds its next request, as a
+    /// real one would stall on a full LLC.
+    pub fn write_backlog_full(&self) -> bool {
+        let c = self.dram.config();
+        self.dram_waiting.writes() >= c.write_queue * c.spec.org.channels as usize
     }
 
     /// Whether any request is still travelling.
@@ -399,9 +412,7 @@ impl<P: Policy> TimedMemory<P> {
         let mut out = std::mem::take(&mut self.scratch);
         self.h.drain_to_llc(&mut out);
         for r in &out {
-            if r.op != Op::Writeback {
-                self.open_loop_outstanding += 1;
-            }
+            self.open_loop_outstanding += 1;
             self.events.schedule(now, Ev::ToLlc { req: *r, agent });
         }
         out.clear();
@@ -441,6 +452,9 @@ impl<P: Policy> TimedMemory<P> {
                 self.events.schedule(at, Ev::LlcFill { line });
             }
             Ev::LlcFill { line } => self.llc_fill(t, line)?,
+            Ev::OpenLoopAccepted => {
+                self.open_loop_outstanding = self.open_loop_outstanding.saturating_sub(1);
+            }
             Ev::AtAgent { agent, addr, instr } => {
                 self.last_progress = t;
                 if agent as usize == self.n_agents - 1 {
@@ -489,6 +503,9 @@ impl<P: Policy> TimedMemory<P> {
         }
         let start = t.max(self.banks[bank].free);
         self.banks[bank].free = start + self.uncore.period;
+        if !demand && agent as usize == self.n_agents - 1 {
+            self.events.schedule(start, Ev::OpenLoopAccepted);
+        }
         let done = start + self.llc_lat;
         let fill = self.serve_llc(done, bank, &req, demand.then_some(line))?;
         if demand {
@@ -563,9 +580,7 @@ impl<P: Policy> TimedMemory<P> {
             self.dram_traffic[a].reads += 1;
         }
         self.dram_tags.insert(r.id, fill);
-        if !self.dram_waiting.is_empty() || self.dram.try_send(r).is_err() {
-            self.dram_waiting.push_back((r, fill));
-        }
+        self.dram_waiting.send(&mut self.dram, r);
         self.schedule_dram();
     }
 
@@ -575,12 +590,7 @@ impl<P: Policy> TimedMemory<P> {
         if cycle > self.dram.now() {
             self.dram.advance_to(cycle, &mut self.dram_done);
         }
-        while let Some((r, _)) = self.dram_waiting.front() {
-            if self.dram.try_send(*r).is_err() {
-                break;
-            }
-            self.dram_waiting.pop_front();
-        }
+        self.dram_waiting.retry(&mut self.dram);
         for c in std::mem::take(&mut self.dram_done) {
             let tag = self.dram_tags.remove(&c.id).flatten();
             if !c.is_write {
@@ -692,14 +702,15 @@ impl<P: Policy> TimedMemory<P> {
         format!(
             "{}; queues: {} LLC misses in flight, {mshrs} bank MSHRs busy, {blocked} requests \
              waiting for a bank MSHR, {} in the DRAM controllers, {} waiting for a controller \
-             slot, {} open-loop GPU requests outstanding, {} events pending",
+             slot, {} open-loop GPU requests outstanding, {} events pending; {}",
             best.map(|b| b.1)
                 .unwrap_or_else(|| "no request is outstanding".into()),
             self.llc_inflight.len(),
             self.dram.queued(),
             self.dram_waiting.len(),
             self.open_loop_outstanding,
-            self.events.len()
+            self.events.len(),
+            self.dram.describe_queues()
         )
     }
 

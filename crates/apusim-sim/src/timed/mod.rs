@@ -9,6 +9,7 @@
 //! instruction targets and returns a [`sim::SimResult`]; [`mod@speedup`] makes the jobs' alone
 //! runs (cached) and the weighted speedup of a mix.
 
+pub mod backlog;
 pub mod config;
 pub mod memory;
 pub mod sim;

@@ -615,11 +615,15 @@ fn open_loop_clocks(cfg: &SystemConfig, inputs: &[Input]) -> Result<Vec<Clock>> 
 
 /// A GPU trace replayed open-loop: each access enters the hierarchy at its own time stamp
 /// (in the GPU's clock), so CPU mixes see the GPU's interference before the GPU is timed
-/// itself. Nothing waits for the GPU's data, but at most `limit` of its requests are at the
-/// LLC at once (`timing.gpu_outstanding`): at the bound the replay stops, and when a reply
-/// frees a slot it resumes with its clock slipped by the wait, keeping the trace's spacing.
-/// Without the bound a trace faster than DRAM would queue without end and every CPU request
-/// behind it would wait longer the longer the run.
+/// itself. Nothing waits for the GPU's data, but at most `limit` of its requests are on their
+/// way to the LLC or waiting for it at once (`timing.gpu_outstanding`; reads until their data
+/// returns, write-backs until their bank takes them), and none is sent while DRAM's
+/// write-backs back up ([`TimedMemory::write_backlog_full`]). At the bound the replay stops,
+/// and when a slot frees it resumes with its clock slipped by the wait, keeping the trace's
+/// spacing. Without the bound a trace faster than the ring, the LLC or DRAM would queue
+/// without end, and every CPU request behind it would wait longer the longer the run (a
+/// render trace's first thousands of write-backs alone held a CPU's first fetch for 2,000
+/// cycles at the ring and 3,000 at the LLC bank).
 struct OpenLoop {
     input: Input,
     period: Tick,
@@ -699,7 +703,7 @@ impl OpenLoop {
             if t > now {
                 break;
             }
-            if mem.open_loop_outstanding >= self.limit {
+            if mem.open_loop_outstanding >= self.limit || mem.write_backlog_full() {
                 self.blocked = true;
                 break;
             }

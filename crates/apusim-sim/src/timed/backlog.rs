@@ -1,0 +1,127 @@
+//! Requests that reached a memory controller whose queue was full.
+//!
+//! Each channel's controller has a read queue and a write queue (`apusim_dram`). A request
+//! that finds its queue full waits here, in a first-in first-out line of its own channel and
+//! direction, until a slot frees. Separate lines matter: a single line would hold every CPU
+//! read behind a burst of GPU write-backs to a full write queue (head-of-line blocking that
+//! no controller has: its read queue would have room), and requests to an idle channel behind
+//! those of a busy one.
+
+use apusim_dram::{MemorySystem, Request};
+use std::collections::VecDeque;
+
+/// The waiting lines, one per channel and direction.
+#[derive(Debug)]
+pub struct Backlog {
+    /// Index `2 × channel + is_write`.
+    lines: Vec<VecDeque<Request>>,
+    reads: usize,
+    writes: usize,
+}
+
+impl Backlog {
+    pub fn new(channels: usize) -> Backlog {
+        Backlog {
+            lines: (0..2 * channels.max(1)).map(|_| VecDeque::new()).collect(),
+            reads: 0,
+            writes: 0,
+        }
+    }
+
+    fn line(dram: &MemorySystem, r: &Request) -> usize {
+        2 * dram.decode(r.addr).channel as usize + usize::from(r.is_write)
+    }
+
+    /// Offer `r` to its controller; it waits here if its line is not empty (requests keep
+    /// their order within a line) or its queue is full.
+    pub fn send(&mut self, dram: &mut MemorySystem, r: Request) {
+        let l = Self::line(dram, &r);
+        if !self.lines[l].is_empty() {
+            self.push(l, r);
+        } else if let Err(r) = dram.try_send(r) {
+            self.push(l, r);
+        }
+    }
+
+    fn push(&mut self, l: usize, r: Request) {
+        if r.is_write {
+            self.writes += 1;
+        } else {
+            self.reads += 1;
+        }
+        self.lines[l].push_back(r);
+    }
+
+    /// Hand waiting requests to their controllers, oldest first in each line, while their
+    /// queues take them.
+    pub fn retry(&mut self, dram: &mut MemorySystem) {
+        for line in &mut self.lines {
+            while let Some(&r) = line.front() {
+                if dram.try_send(r).is_err() {
+                    break;
+                }
+                line.pop_front();
+                if r.is_write {
+                    self.writes -= 1;
+                } else {
+                    self.reads -= 1;
+                }
+            }
+        }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.reads + self.writes == 0
+    }
+    pub fn len(&self) -> usize {
+        self.reads + self.writes
+    }
+    /// Write-backs waiting for a write-queue slot.
+    pub fn writes(&self) -> usize {
+        self.writes
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn req(id: u64, addr: u64, is_write: bool) -> Request {
+        Request {
+            id,
+            addr,
+            is_write,
+            source: 0,
+            stream: 0,
+            critical: false,
+            arrival: 0,
+        }
+    }
+
+    /// A full write queue does not hold back a read: with the one channel's write queue
+    /// full and writes waiting, a read still enters the read queue at once.
+    #[test]
+    fn reads_pass_waiting_writes() {
+        let mut cfg = apusim_dram::presets::preset("ddr3-2133-14-2ch").unwrap();
+        cfg.apply_override("channels", "1").unwrap();
+        cfg.apply_override("write_queue", "2").unwrap();
+        let mut dram = MemorySystem::new(cfg).unwrap();
+        let mut b = Backlog::new(1);
+        for i in 0..5 {
+            b.send(&mut dram, req(i, i << 20, true));
+        }
+        assert_eq!(b.writes(), 3, "two writes fit the queue, three wait");
+        let queued = dram.queued();
+        b.send(&mut dram, req(9, 1 << 30, false));
+        assert_eq!(b.len(), 3, "the read did not wait behind the writes");
+        assert_eq!(dram.queued(), queued + 1);
+        // Once the queue drains, the waiting writes all enter.
+        let mut out = Vec::new();
+        while !b.is_empty() {
+            let next = dram.next_event().expect("the controller has work");
+            dram.advance_to(next + 1, &mut out);
+            b.retry(&mut dram);
+        }
+        assert_eq!(b.writes(), 0);
+    }
+}
