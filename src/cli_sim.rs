@@ -223,7 +223,32 @@ pub fn table(r: &SimResult) -> String {
         format!("{:.3}", r.dram_row_hit_rate),
     ]);
     s.push_str(&d.render());
-    s.push_str("DRAM read latency: DRAM cycles from arrival at the controller to data.\n\n");
+    s.push_str("DRAM read latency: DRAM cycles from arrival at the controller to data.\n");
+    let mut st = TextTable::new([
+        "stream",
+        "LLC requests",
+        "LLC rt",
+        "LLC misses",
+        "DRAM reads",
+        "DRAM writes",
+        "DRAM read latency",
+    ]);
+    for x in &r.streams {
+        st.row(vec![
+            x.stream.clone(),
+            x.llc_requests.to_string(),
+            format!("{:.1}", x.llc_request_cycles),
+            x.llc_misses.to_string(),
+            x.dram_reads.to_string(),
+            x.dram_writes.to_string(),
+            format!("{:.1}", x.dram_read_latency_cycles),
+        ]);
+    }
+    s.push_str(&st.render());
+    s.push_str(
+        "Per stream, LLC rt: uncore cycles from leaving the agent's private caches until the \
+         data is back at its stop.\n\n",
+    );
     s
 }
 
@@ -271,6 +296,21 @@ pub fn csv(results: &[SimResult]) -> String {
                 ("dram.row_hit_rate", x.row_hit_rate),
             ] {
                 s.push_str(&format!("{},{},{m},{v}\n", r.policy, x.agent));
+            }
+        }
+        for x in &r.streams {
+            for (m, v) in [
+                ("stream.llc_requests", x.llc_requests as f64),
+                ("stream.llc_request_cycles", x.llc_request_cycles),
+                ("stream.llc_misses", x.llc_misses as f64),
+                ("stream.dram_reads", x.dram_reads as f64),
+                ("stream.dram_writes", x.dram_writes as f64),
+                (
+                    "stream.dram_read_latency_cycles",
+                    x.dram_read_latency_cycles,
+                ),
+            ] {
+                s.push_str(&format!("{},{},{m},{v}\n", r.policy, x.stream));
             }
         }
         for (m, v) in [

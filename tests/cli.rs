@@ -528,6 +528,15 @@ fn sim_reports_weighted_speedup_with_cached_alone_runs() {
         assert!(first.contains(&format!("srrip,system,{m},")), "{first}");
     }
     assert!(first.contains("lru,cpu1,alone_ipc,"), "{first}");
+    // Per-stream figures: a table after the DRAM one, and rows named by the stream.
+    assert!(
+        out.contains("stream ") && out.contains("DRAM read latency"),
+        "{out}"
+    );
+    assert!(
+        first.contains("lru,cpu-data,stream.llc_requests,"),
+        "{first}"
+    );
     let csv2 = dir.path().join("again.csv");
     let a = args(&csv2);
     let out = ok(&a.iter().map(String::as_str).collect::<Vec<_>>());

@@ -356,6 +356,33 @@ fn system_statistics_exclude_the_warm_up() {
     assert_eq!(r.cores[0].cycles, r.window_cycles);
 }
 
+/// Per-stream figures account for every request: the CPU's data stream carries the core's
+/// LLC requests, the GPU's texture stream its DRAM reads, and each stream's LLC misses
+/// and DRAM traffic add up to the system's.
+#[test]
+fn stream_figures_add_up_to_agents_and_system() {
+    let r = cpu_with_gpu(16);
+    let by = |name: &str| {
+        r.streams
+            .iter()
+            .find(|s| s.stream == name)
+            .unwrap_or_else(|| panic!("no {name} in {:?}", r.streams))
+    };
+    let (data, tex) = (by("cpu-data"), by("static-texture"));
+    assert!(data.llc_requests > 1_000 && tex.llc_requests > 1_000);
+    assert!(data.llc_request_cycles > 0.0 && tex.dram_read_latency_cycles > 0.0);
+    let gpu = r.dram.iter().find(|d| d.agent == "gpu").unwrap();
+    assert_eq!(tex.dram_reads, gpu.reads);
+    let reads: u64 = r.dram.iter().map(|d| d.reads).sum();
+    let writes: u64 = r.dram.iter().map(|d| d.writes).sum();
+    assert_eq!(r.streams.iter().map(|s| s.dram_reads).sum::<u64>(), reads);
+    assert_eq!(r.streams.iter().map(|s| s.dram_writes).sum::<u64>(), writes);
+    assert_eq!(
+        r.streams.iter().map(|s| s.llc_misses).sum::<u64>(),
+        r.llc_misses
+    );
+}
+
 /// A trace shorter than the run is replayed from its start while any core still runs, so
 /// it reaches its target and the other core sees its traffic to the end.
 #[test]

@@ -30,6 +30,7 @@
 
 use super::backlog::Backlog;
 use super::config::TimingConfig;
+use super::streams::{StreamCounts, StreamTable};
 use crate::config::SystemConfig;
 use crate::hierarchy::{Hierarchy, LLC_DEPTH};
 use anyhow::{Context, Result};
@@ -48,7 +49,7 @@ enum Ev {
     /// A request leaves agent `agent`'s stop for the LLC bank of its line.
     ToLlc { req: Access, agent: u32 },
     /// A request arrives at its LLC bank.
-    AtLlc { req: Access, agent: u32 },
+    AtLlc { req: Access, agent: u32, sent: Tick },
     /// A request from the LLC arrives at its memory controller.
     AtMemory { req: Access, fill: Option<u64> },
     /// DRAM has something to do at this tick (stale if another wake-up replaced it).
@@ -57,8 +58,8 @@ enum Ev {
     FromMemory { line: u64 },
     /// The line's data reached the LLC bank.
     LlcFill { line: u64 },
-    /// The data of `addr` reached agent `agent`'s stop.
-    AtAgent { agent: u32, addr: u64, instr: bool },
+    /// The data of `w.addr` reached agent `w.agent`'s stop.
+    AtAgent { w: Waiter },
     /// An open-loop agent's write-back was taken by its LLC bank.
     OpenLoopAccepted,
 }
@@ -140,14 +141,25 @@ impl LlcTiming {
     }
 }
 
-/// A line on its way from memory to the LLC: since when, and who waits for it (agent,
-/// address, instruction fetch?).
-type LlcMiss = (Tick, Vec<(u32, u64, bool)>);
+/// A request waiting for data from the LLC.
+#[derive(Clone, Copy, Debug)]
+struct Waiter {
+    agent: u32,
+    addr: u64,
+    /// An instruction fetch (its agent's L1I waits), else data (its L1D).
+    instr: bool,
+    stream: Stream,
+    /// When it left its agent's private caches.
+    sent: Tick,
+}
+
+/// A line on its way from memory to the LLC: since when, and who waits for it.
+type LlcMiss = (Tick, Vec<Waiter>);
 
 struct Bank {
     free: Tick,
     busy_mshrs: u32,
-    blocked: VecDeque<(Access, u32)>,
+    blocked: VecDeque<(Access, u32, Tick)>,
 }
 
 /// Per-agent private timing state.
@@ -195,6 +207,8 @@ pub struct TimedMemory<P: Policy> {
     pub latency: Vec<AgentLatency>,
     pub llc_timing: LlcTiming,
     pub dram_traffic: Vec<DramTraffic>,
+    /// Per stream, indexed by the stream's byte.
+    pub streams: StreamTable,
     /// Tick of the last data delivered anywhere (for the deadlock watchdog).
     pub last_progress: Tick,
     /// Requests of open-loop (GPU) inputs sent towards the LLC and not yet answered: reads
@@ -282,6 +296,7 @@ impl<P: Policy> TimedMemory<P> {
             latency: vec![AgentLatency::default(); n_agents],
             llc_timing: LlcTiming::default(),
             dram_traffic: vec![DramTraffic::default(); n_agents],
+            streams: [StreamCounts::default(); Stream::COUNT],
             last_progress: 0,
             open_loop_outstanding: 0,
             pages,
@@ -433,9 +448,16 @@ impl<P: Policy> TimedMemory<P> {
             Ev::ToLlc { req, agent } => {
                 let to = self.bank_stop(self.bank_of(req.addr));
                 let at = self.net.send(agent as usize, to, t);
-                self.events.schedule(at, Ev::AtLlc { req, agent });
+                self.events.schedule(
+                    at,
+                    Ev::AtLlc {
+                        req,
+                        agent,
+                        sent: t,
+                    },
+                );
             }
-            Ev::AtLlc { req, agent } => self.at_llc(t, req, agent)?,
+            Ev::AtLlc { req, agent, sent } => self.at_llc(t, req, agent, sent)?,
             Ev::AtMemory { req, fill } => self.at_memory(t, req, fill),
             Ev::DramWake => {
                 if self.dram_wake != Some(t) {
@@ -455,8 +477,18 @@ impl<P: Policy> TimedMemory<P> {
             Ev::OpenLoopAccepted => {
                 self.open_loop_outstanding = self.open_loop_outstanding.saturating_sub(1);
             }
-            Ev::AtAgent { agent, addr, instr } => {
+            Ev::AtAgent { w } => {
+                let Waiter {
+                    agent,
+                    addr,
+                    instr,
+                    stream,
+                    sent,
+                } = w;
                 self.last_progress = t;
+                let st = &mut self.streams[stream.to_byte() as usize];
+                st.llc_requests += 1;
+                st.llc_request_ticks += t - sent;
                 if agent as usize == self.n_agents - 1 {
                     self.open_loop_outstanding = self.open_loop_outstanding.saturating_sub(1);
                 }
@@ -484,20 +516,26 @@ impl<P: Policy> TimedMemory<P> {
         agent_at(agent, self.n_agents)
     }
 
-    fn at_llc(&mut self, t: Tick, req: Access, agent: u32) -> Result<()> {
+    fn at_llc(&mut self, t: Tick, req: Access, agent: u32, sent: Tick) -> Result<()> {
         let bank = self.bank_of(req.addr);
         let line = req.addr >> self.llc_bits;
         let demand = req.op != Op::Writeback;
-        let instr = req.stream == Stream::CpuInstr;
+        let waiter = Waiter {
+            agent,
+            addr: req.addr,
+            instr: req.stream == Stream::CpuInstr,
+            stream: req.stream,
+            sent,
+        };
         if demand {
             if let Some((_, waiters)) = self.llc_inflight.get_mut(&line) {
-                waiters.push((agent, req.addr, instr));
+                waiters.push(waiter);
                 self.llc_timing.merges += 1;
                 return self.serve_llc(t, bank, &req, None).map(|_| ());
             }
             if !self.h.llc_holds(req.addr) && self.banks[bank].busy_mshrs >= self.llc_mshrs {
                 self.llc_timing.mshr_waits += 1;
-                self.banks[bank].blocked.push_back((req, agent));
+                self.banks[bank].blocked.push_back((req, agent, sent));
                 return Ok(());
             }
         }
@@ -510,19 +548,11 @@ impl<P: Policy> TimedMemory<P> {
         let fill = self.serve_llc(done, bank, &req, demand.then_some(line))?;
         if demand {
             if fill {
-                self.llc_inflight
-                    .insert(line, (t, vec![(agent, req.addr, instr)]));
+                self.llc_inflight.insert(line, (t, vec![waiter]));
                 self.banks[bank].busy_mshrs += 1;
             } else {
                 let at = self.net.send(self.bank_stop(bank), agent as usize, done);
-                self.events.schedule(
-                    at,
-                    Ev::AtAgent {
-                        agent,
-                        addr: req.addr,
-                        instr,
-                    },
-                );
+                self.events.schedule(at, Ev::AtAgent { w: waiter });
             }
         }
         Ok(())
@@ -574,10 +604,13 @@ impl<P: Policy> TimedMemory<P> {
             arrival: cycle,
         };
         let a = req.agent.dense_index(self.n_agents - 1);
+        let st = &mut self.streams[req.stream.to_byte() as usize];
         if r.is_write {
             self.dram_traffic[a].writes += 1;
+            st.dram_writes += 1;
         } else {
             self.dram_traffic[a].reads += 1;
+            st.dram_reads += 1;
         }
         self.dram_tags.insert(r.id, fill);
         self.dram_waiting.send(&mut self.dram, r);
@@ -598,6 +631,9 @@ impl<P: Policy> TimedMemory<P> {
                     .map(|a| a.dense_index(self.n_agents - 1))
                     .unwrap_or(0);
                 self.dram_traffic[a].read_cycles += c.done - c.arrival;
+                if let Some(st) = self.streams.get_mut(c.stream as usize) {
+                    st.dram_read_cycles += c.done - c.arrival;
+                }
             }
             if let Some(line) = tag {
                 let at = self.dram_domain.tick(c.done);
@@ -630,9 +666,13 @@ impl<P: Policy> TimedMemory<P> {
         self.llc_timing.miss_ticks += t - since;
         let bank = self.bank_of(line << self.llc_bits);
         self.banks[bank].busy_mshrs = self.banks[bank].busy_mshrs.saturating_sub(1);
-        for (agent, addr, instr) in waiters {
-            let at = self.net.send(self.bank_stop(bank), agent as usize, t);
-            self.events.schedule(at, Ev::AtAgent { agent, addr, instr });
+        // The miss is its first waiter's (counted at the fill, as `llc_timing.misses` is).
+        if let Some(first) = waiters.first() {
+            self.streams[first.stream.to_byte() as usize].llc_misses += 1;
+        }
+        for w in waiters {
+            let at = self.net.send(self.bank_stop(bank), w.agent as usize, t);
+            self.events.schedule(at, Ev::AtAgent { w });
         }
         self.retry_blocked(t, bank)
     }
@@ -642,10 +682,10 @@ impl<P: Policy> TimedMemory<P> {
     /// MSHRs are full again or nobody waits.
     fn retry_blocked(&mut self, t: Tick, bank: usize) -> Result<()> {
         while self.banks[bank].busy_mshrs < self.llc_mshrs {
-            let Some((req, agent)) = self.banks[bank].blocked.pop_front() else {
+            let Some((req, agent, sent)) = self.banks[bank].blocked.pop_front() else {
                 break;
             };
-            self.at_llc(t, req, agent)?;
+            self.at_llc(t, req, agent, sent)?;
         }
         Ok(())
     }

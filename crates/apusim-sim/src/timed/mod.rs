@@ -14,6 +14,7 @@ pub mod config;
 pub mod memory;
 pub mod sim;
 pub mod speedup;
+pub mod streams;
 
 pub use config::{LevelTiming, ModelConfig, TimingConfig};
 pub use sim::{sim_policy, CoreResult, SimOptions, SimResult};

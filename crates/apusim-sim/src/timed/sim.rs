@@ -13,6 +13,7 @@
 //! for memory asks for no wake-up, so idle time is skipped, never ticked through.
 
 use super::memory::{AgentLatency, CorePort, DramCounts, LlcTiming, TimedMemory};
+use super::streams::{self, StreamResult, StreamTable};
 use crate::config::SystemConfig;
 use crate::hierarchy::Hierarchy;
 use crate::run::{policy_context, Input, Inputs, Progress};
@@ -132,6 +133,8 @@ pub struct SimResult {
     pub dram_bandwidth_gbps: f64,
     pub dram_row_hit_rate: f64,
     pub dram_read_latency_cycles: f64,
+    /// Per stream with traffic: LLC round trips and misses, DRAM traffic and latency.
+    pub streams: Vec<StreamResult>,
     /// Times the open-loop (GPU) traces were replayed from their start.
     pub open_loop_restarts: u64,
     /// Network messages and the cycles they waited for a link.
@@ -162,6 +165,7 @@ struct SystemSnapshot {
     llc: LlcTiming,
     dram: Vec<DramCounts>,
     network: (u64, Tick),
+    streams: StreamTable,
 }
 
 impl SystemSnapshot {
@@ -171,6 +175,7 @@ impl SystemSnapshot {
             llc: mem.llc_timing,
             dram: mem.dram_counts(),
             network: mem.net.counters(),
+            streams: mem.streams,
         }
     }
 }
@@ -579,6 +584,7 @@ fn simulate<P: Policy>(
         dram_bandwidth_gbps: all.bandwidth_gbps,
         dram_row_hit_rate: all.row_hit_rate,
         dram_read_latency_cycles: all.read_latency_cycles,
+        streams: streams::window(&end.streams, &start.streams, uncore.period),
         open_loop_restarts: open_loop.iter().map(|o| o.restarts).sum(),
         network_messages: messages,
         network_wait_cycles: wait as f64 / uncore.period as f64,
