@@ -64,6 +64,7 @@ fn bench(c: &mut Criterion) {
         warmup: 0,
         instructions: Some(n),
         progress: false,
+        interval: None,
     };
     let mut g = c.benchmark_group("one_core");
     g.sample_size(10);

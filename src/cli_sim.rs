@@ -6,7 +6,10 @@ use super::{
 };
 use anyhow::{Context, Result};
 use apusim_sim::report::TextTable;
-use apusim_sim::timed::{alone_runs, sim_policy, speedup, AloneOptions, SimOptions, SimResult};
+use apusim_sim::timed::{
+    alone_runs, intervals, sim_policy, speedup, AloneOptions, CoreResult, IntervalSpec, SimOptions,
+    SimResult, SystemWindow,
+};
 use clap::Args;
 use rayon::prelude::*;
 
@@ -44,10 +47,19 @@ pub struct SimArgs {
     /// Skip the alone runs (no weighted speedup) for runs with more than one input.
     #[arg(long)]
     no_alone: bool,
+    /// Record every counter at boundaries of this length, as a time series in the JSON
+    /// (`intervals`) and CSV: `N` or `Ninstr` instructions retired by all cores together, or
+    /// `Ncycles` CPU cycles; N may end in K, M or G (`1M`, `500Kcycles`).
+    #[arg(long, value_parser = parse_interval)]
+    interval: Option<IntervalSpec>,
     #[command(flatten)]
     system: SystemArgs,
     #[command(flatten)]
     output: OutputArgs,
+}
+
+fn parse_interval(s: &str) -> Result<IntervalSpec, String> {
+    s.parse()
 }
 
 pub fn run(a: SimArgs) -> Result<()> {
@@ -66,7 +78,11 @@ pub fn run(a: SimArgs) -> Result<()> {
         warmup: a.warmup,
         instructions: a.instructions,
         progress: names.len() == 1,
+        interval: a.interval,
     };
+    if let Some(spec) = &a.interval {
+        intervals::check(spec, a.warmup, a.instructions, inputs.open()?.len())?;
+    }
     println!(
         "apusim sim: {} on preset {} (core {}, network {}, LLC {} {}, DRAM {})\n",
         inputs.describe(),
@@ -194,7 +210,11 @@ pub fn table(r: &SimResult) -> String {
         "LLC rt: mean cycles from a core's request to the LLC until its data returned.\n\
          Measured window {} cycles: LLC misses {} (mean {:.1} uncore cycles to fill), \
          network {} messages, {:.0} cycles waited\n",
-        r.window_cycles, r.llc_misses, r.llc_miss_cycles, r.network_messages, r.network_wait_cycles
+        r.system.window_cycles,
+        r.system.llc_misses,
+        r.system.llc_miss_cycles,
+        r.system.network_messages,
+        r.system.network_wait_cycles
     ));
     let mut d = TextTable::new([
         "DRAM",
@@ -204,7 +224,7 @@ pub fn table(r: &SimResult) -> String {
         "read latency",
         "row-hit rate",
     ]);
-    for x in &r.dram {
+    for x in &r.system.dram {
         d.row(vec![
             x.agent.clone(),
             x.reads.to_string(),
@@ -216,11 +236,21 @@ pub fn table(r: &SimResult) -> String {
     }
     d.row(vec![
         "all".into(),
-        r.dram.iter().map(|x| x.reads).sum::<u64>().to_string(),
-        r.dram.iter().map(|x| x.writes).sum::<u64>().to_string(),
-        format!("{:.2}", r.dram_bandwidth_gbps),
-        format!("{:.1}", r.dram_read_latency_cycles),
-        format!("{:.3}", r.dram_row_hit_rate),
+        r.system
+            .dram
+            .iter()
+            .map(|x| x.reads)
+            .sum::<u64>()
+            .to_string(),
+        r.system
+            .dram
+            .iter()
+            .map(|x| x.writes)
+            .sum::<u64>()
+            .to_string(),
+        format!("{:.2}", r.system.dram_bandwidth_gbps),
+        format!("{:.1}", r.system.dram_read_latency_cycles),
+        format!("{:.3}", r.system.dram_row_hit_rate),
     ]);
     s.push_str(&d.render());
     s.push_str("DRAM read latency: DRAM cycles from arrival at the controller to data.\n");
@@ -233,7 +263,7 @@ pub fn table(r: &SimResult) -> String {
         "DRAM writes",
         "DRAM read latency",
     ]);
-    for x in &r.streams {
+    for x in &r.system.streams {
         st.row(vec![
             x.stream.clone(),
             x.llc_requests.to_string(),
@@ -247,35 +277,71 @@ pub fn table(r: &SimResult) -> String {
     s.push_str(&st.render());
     s.push_str(
         "Per stream, LLC rt: uncore cycles from leaving the agent's private caches until the \
-         data is back at its stop.\n\n",
+         data is back at its stop.\n",
     );
+    s.push_str(&interval_table(r));
+    s.push('\n');
     s
 }
 
-/// Long format: policy, agent, metric, value.
+/// Most intervals shown on the terminal; the JSON and CSV hold them all.
+const SHOWN_INTERVALS: usize = 40;
+
+/// IPC per core, LLC misses and DRAM bandwidth per interval (with `--interval`).
+fn interval_table(r: &SimResult) -> String {
+    let Some(first) = r.intervals.first() else {
+        return String::new();
+    };
+    let mut head = vec!["interval".to_string(), "end cycle".to_string()];
+    head.extend(first.cores.iter().map(|c| format!("{} IPC", c.agent)));
+    head.extend(["LLC misses".to_string(), "DRAM GB/s".to_string()]);
+    let mut t = TextTable::new(head);
+    for iv in r.intervals.iter().take(SHOWN_INTERVALS) {
+        let mut row = vec![iv.index.to_string(), iv.end_cycle.to_string()];
+        row.extend(iv.cores.iter().map(|c| format!("{:.4}", c.ipc)));
+        row.push(iv.system.llc_misses.to_string());
+        row.push(format!("{:.2}", iv.system.dram_bandwidth_gbps));
+        t.row(row);
+    }
+    let mut s = t.render();
+    if r.intervals.len() > SHOWN_INTERVALS {
+        s.push_str(&format!(
+            "… {} more intervals in the JSON (`intervals`) and CSV\n",
+            r.intervals.len() - SHOWN_INTERVALS
+        ));
+    }
+    s
+}
+
+/// Long format: policy, agent, metric, value. With `--interval`, two more leading columns
+/// after the policy say which interval a row belongs to (`all` and empty cycles for the
+/// whole run's rows; then `0`, `1`, … with the interval's start and end cycles).
 pub fn csv(results: &[SimResult]) -> String {
-    let mut s = String::from("policy,agent,metric,value\n");
+    let series = results.iter().any(|r| !r.intervals.is_empty());
+    let mut s = String::from(if series {
+        "policy,interval,start_cycle,end_cycle,agent,metric,value\n"
+    } else {
+        "policy,agent,metric,value\n"
+    });
     for r in results {
+        let whole = if series {
+            format!("{},all,,", r.policy)
+        } else {
+            r.policy.clone()
+        };
+        let mut row = |agent: &str, m: &str, v: String| {
+            s.push_str(&format!("{whole},{agent},{m},{v}\n"));
+        };
+        window_rows(&r.cores, &r.system, &mut row);
         for c in &r.cores {
-            let mut row = |m: &str, v: String| {
-                s.push_str(&format!("{},{},{m},{v}\n", r.policy, c.agent));
-            };
-            row("instructions", c.instructions.to_string());
-            row("cycles", c.cycles.to_string());
-            row("ipc", c.ipc.to_string());
-            row("restarts", c.restarts.to_string());
-            row("llc_request_cycles", c.llc_request_cycles.to_string());
-            for l in &c.levels {
-                row(&format!("{}.mpki", l.level), l.mpki.to_string());
-                row(&format!("{}.misses", l.level), l.misses.to_string());
-            }
+            row(&c.agent, "restarts", c.restarts.to_string());
             if let Some(j) = r
                 .speedup
                 .as_ref()
                 .and_then(|sp| sp.jobs.iter().find(|j| j.agent == c.agent))
             {
-                row("alone_ipc", j.alone_ipc.to_string());
-                row("slowdown", j.slowdown.to_string());
+                row(&c.agent, "alone_ipc", j.alone_ipc.to_string());
+                row(&c.agent, "slowdown", j.slowdown.to_string());
             }
         }
         if let Some(sp) = &r.speedup {
@@ -284,46 +350,84 @@ pub fn csv(results: &[SimResult]) -> String {
                 ("harmonic_speedup", sp.harmonic),
                 ("max_slowdown", sp.max_slowdown),
             ] {
-                s.push_str(&format!("{},system,{m},{v}\n", r.policy));
+                row("system", m, v.to_string());
             }
         }
-        for x in &r.dram {
-            for (m, v) in [
-                ("dram.reads", x.reads as f64),
-                ("dram.writes", x.writes as f64),
-                ("dram.bandwidth_gbps", x.bandwidth_gbps),
-                ("dram.read_latency_cycles", x.read_latency_cycles),
-                ("dram.row_hit_rate", x.row_hit_rate),
-            ] {
-                s.push_str(&format!("{},{},{m},{v}\n", r.policy, x.agent));
+        row("system", "cycles", r.cycles.to_string());
+        for iv in &r.intervals {
+            let prefix = format!(
+                "{},{},{},{}",
+                r.policy, iv.index, iv.start_cycle, iv.end_cycle
+            );
+            let mut row = |agent: &str, m: &str, v: String| {
+                s.push_str(&format!("{prefix},{agent},{m},{v}\n"));
+            };
+            window_rows(&iv.cores, &iv.system, &mut row);
+            for (name, v) in &iv.policy_stats {
+                row("policy", name, v.to_string());
             }
-        }
-        for x in &r.streams {
-            for (m, v) in [
-                ("stream.llc_requests", x.llc_requests as f64),
-                ("stream.llc_request_cycles", x.llc_request_cycles),
-                ("stream.llc_misses", x.llc_misses as f64),
-                ("stream.dram_reads", x.dram_reads as f64),
-                ("stream.dram_writes", x.dram_writes as f64),
-                (
-                    "stream.dram_read_latency_cycles",
-                    x.dram_read_latency_cycles,
-                ),
-            ] {
-                s.push_str(&format!("{},{},{m},{v}\n", r.policy, x.stream));
-            }
-        }
-        for (m, v) in [
-            ("cycles", r.cycles as f64),
-            ("window_cycles", r.window_cycles as f64),
-            ("llc_misses", r.llc_misses as f64),
-            ("llc_miss_cycles", r.llc_miss_cycles),
-            ("dram_bandwidth_gbps", r.dram_bandwidth_gbps),
-            ("dram_row_hit_rate", r.dram_row_hit_rate),
-            ("dram_read_latency_cycles", r.dram_read_latency_cycles),
-        ] {
-            s.push_str(&format!("{},system,{m},{v}\n", r.policy));
         }
     }
     s
+}
+
+/// The rows of one window (the measured one, or an interval): per core, per DRAM source,
+/// per stream, and the system's.
+fn window_rows(cores: &[CoreResult], sys: &SystemWindow, row: &mut dyn FnMut(&str, &str, String)) {
+    for c in cores {
+        row(&c.agent, "instructions", c.instructions.to_string());
+        row(&c.agent, "cycles", c.cycles.to_string());
+        row(&c.agent, "ipc", c.ipc.to_string());
+        row(
+            &c.agent,
+            "llc_request_cycles",
+            c.llc_request_cycles.to_string(),
+        );
+        for l in &c.levels {
+            row(&c.agent, &format!("{}.mpki", l.level), l.mpki.to_string());
+            row(
+                &c.agent,
+                &format!("{}.misses", l.level),
+                l.misses.to_string(),
+            );
+        }
+    }
+    for x in &sys.dram {
+        for (m, v) in [
+            ("dram.reads", x.reads as f64),
+            ("dram.writes", x.writes as f64),
+            ("dram.bandwidth_gbps", x.bandwidth_gbps),
+            ("dram.read_latency_cycles", x.read_latency_cycles),
+            ("dram.row_hit_rate", x.row_hit_rate),
+        ] {
+            row(&x.agent, m, v.to_string());
+        }
+    }
+    for x in &sys.streams {
+        for (m, v) in [
+            ("stream.llc_requests", x.llc_requests as f64),
+            ("stream.llc_request_cycles", x.llc_request_cycles),
+            ("stream.llc_misses", x.llc_misses as f64),
+            ("stream.dram_reads", x.dram_reads as f64),
+            ("stream.dram_writes", x.dram_writes as f64),
+            (
+                "stream.dram_read_latency_cycles",
+                x.dram_read_latency_cycles,
+            ),
+        ] {
+            row(&x.stream, m, v.to_string());
+        }
+    }
+    for (m, v) in [
+        ("window_cycles", sys.window_cycles as f64),
+        ("llc_misses", sys.llc_misses as f64),
+        ("llc_miss_cycles", sys.llc_miss_cycles),
+        ("dram_bandwidth_gbps", sys.dram_bandwidth_gbps),
+        ("dram_row_hit_rate", sys.dram_row_hit_rate),
+        ("dram_read_latency_cycles", sys.dram_read_latency_cycles),
+        ("network_messages", sys.network_messages as f64),
+        ("network_wait_cycles", sys.network_wait_cycles),
+    ] {
+        row("system", m, v.to_string());
+    }
 }

@@ -563,3 +563,42 @@ fn sim_reports_weighted_speedup_with_cached_alone_runs() {
     ]);
     assert!(err.contains("lru"), "{err}");
 }
+
+#[test]
+fn sim_records_intervals_and_refuses_bad_ones() {
+    let dir = tempfile::tempdir().unwrap();
+    let traces = small_traces(dir.path());
+    let t0 = traces[0].to_str().unwrap();
+    let csv = dir.path().join("iv.csv");
+    let out = ok(&[
+        "sim",
+        t0,
+        "--instructions",
+        "4000",
+        "--interval",
+        "1000",
+        "--csv",
+        csv.to_str().unwrap(),
+    ]);
+    assert!(out.contains("interval  end cycle  cpu0 IPC"), "{out}");
+    let text = std::fs::read_to_string(&csv).unwrap();
+    assert!(
+        text.starts_with("policy,interval,start_cycle,end_cycle,agent,metric,value\n"),
+        "{text}"
+    );
+    assert!(text.contains(",all,,,cpu0,ipc,"), "{text}");
+    assert!(text.contains(",0,0,"), "{text}");
+    for (arg, want) in [
+        ("0", "at least 1"),
+        ("10parsecs", "unknown unit"),
+        ("lots", "expected a count"),
+    ] {
+        let err = fails(&["sim", t0, "--interval", arg]);
+        assert!(
+            err.contains("--interval") && err.contains(want),
+            "{arg}: {err}"
+        );
+    }
+    let err = fails(&["sim", t0, "--instructions", "4000", "--interval", "1G"]);
+    assert!(err.contains("longer than the whole run"), "{err}");
+}

@@ -81,6 +81,7 @@ fn check(kind: &str) {
         warmup: warm,
         instructions: Some(sim),
         progress: false,
+        interval: None,
     };
     let input = ChampSimFile(path);
     let mut failures = Vec::new();

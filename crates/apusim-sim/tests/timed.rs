@@ -144,6 +144,7 @@ fn cycles_per_load(lines: u64, stride: u64, deps: &str, extra: &[&str]) -> (f64,
         warmup: lines * 2,
         instructions: Some(lines - 16),
         progress: false,
+        interval: None,
     };
     let r = sim_policy(&cfg, "lru", &trace, &opts).unwrap();
     let c = &r.cores[0];
@@ -169,9 +170,9 @@ fn dram_row_hits_are_faster_than_row_conflicts() {
     // 64 MB of consecutive lines: each chase load misses the LLC and opens few rows.
     let (hit, r) = cycles_per_load(1 << 20, 64, "chain", &[]);
     assert!(
-        r.dram_row_hit_rate > 0.8,
+        r.system.dram_row_hit_rate > 0.8,
         "row hits: {}",
-        r.dram_row_hit_rate
+        r.system.dram_row_hit_rate
     );
     // Lower bound of a row hit: 19 cycles to miss the LLC, the ring to a controller and back
     // (at least 2 hops), tCL + tBURST = 18 DRAM cycles of 0.938 ns = 67.5 CPU cycles.
@@ -180,9 +181,9 @@ fn dram_row_hits_are_faster_than_row_conflicts() {
     // One line per 1 MB: every access opens a new row in its bank (tRP + tRCD more).
     let (conflict, r) = cycles_per_load(16 * 1024, 1 << 20, "chain", &[]);
     assert!(
-        r.dram_row_hit_rate < 0.2,
+        r.system.dram_row_hit_rate < 0.2,
         "row conflicts: {}",
-        r.dram_row_hit_rate
+        r.system.dram_row_hit_rate
     );
     // Requests wait for the next DRAM clock edge (3.75 CPU cycles), so the two runs' mean
     // alignments may differ by up to one DRAM cycle.
@@ -203,7 +204,11 @@ fn independent_misses_overlap() {
     // With one L1D MSHR the loads are serialized again.
     let (one, _) = cycles_per_load(1 << 20, 64, "none", &["cpu.l1d.mshrs=1"]);
     assert!(one > free * 4.0, "one MSHR {one} vs {free}");
-    assert!(r.dram_bandwidth_gbps > 5.0, "{}", r.dram_bandwidth_gbps);
+    assert!(
+        r.system.dram_bandwidth_gbps > 5.0,
+        "{}",
+        r.system.dram_bandwidth_gbps
+    );
 }
 
 #[test]

@@ -94,6 +94,7 @@ fn opts() -> SimOptions {
         warmup: 2_000,
         instructions: Some(20_000),
         progress: false,
+        interval: None,
     }
 }
 
@@ -117,7 +118,10 @@ fn requests_waiting_for_an_llc_mshr_are_all_served() {
     };
     let cfg = system(&["llc.mshrs=1"]);
     let r = sim_policy(&cfg, "lru", &inputs, &SimOptions::default()).unwrap();
-    assert!(r.llc.mshr_waits > 1000, "the test must fill the MSHR");
+    assert!(
+        r.system.llc.mshr_waits > 1000,
+        "the test must fill the MSHR"
+    );
     for c in &r.cores {
         assert!(c.reached_target);
         assert_eq!(c.instructions, 30_000);
@@ -340,20 +344,25 @@ fn system_statistics_exclude_the_warm_up() {
         warmup: 20_000,
         instructions: Some(19_000),
         progress: false,
+        interval: None,
     };
     let r = sim_policy(&cfg, "lru", &inputs, &o).unwrap();
     let llc = r.functional.llc().counts.total();
     assert!(llc.misses() >= 20_000, "the warm-up misses");
-    let reads: u64 = r.dram.iter().map(|d| d.reads).sum();
+    let reads: u64 = r.system.dram.iter().map(|d| d.reads).sum();
     assert!(reads <= 64, "window DRAM reads {reads}");
-    assert!(r.llc_misses <= 64, "window LLC misses {}", r.llc_misses);
     assert!(
-        r.window_cycles < r.cycles / 4,
+        r.system.llc_misses <= 64,
+        "window LLC misses {}",
+        r.system.llc_misses
+    );
+    assert!(
+        r.system.window_cycles < r.cycles / 4,
         "{} of {}",
-        r.window_cycles,
+        r.system.window_cycles,
         r.cycles
     );
-    assert_eq!(r.cores[0].cycles, r.window_cycles);
+    assert_eq!(r.cores[0].cycles, r.system.window_cycles);
 }
 
 /// Per-stream figures account for every request: the CPU's data stream carries the core's
@@ -363,23 +372,30 @@ fn system_statistics_exclude_the_warm_up() {
 fn stream_figures_add_up_to_agents_and_system() {
     let r = cpu_with_gpu(16);
     let by = |name: &str| {
-        r.streams
+        r.system
+            .streams
             .iter()
             .find(|s| s.stream == name)
-            .unwrap_or_else(|| panic!("no {name} in {:?}", r.streams))
+            .unwrap_or_else(|| panic!("no {name} in {:?}", r.system.streams))
     };
     let (data, tex) = (by("cpu-data"), by("static-texture"));
     assert!(data.llc_requests > 1_000 && tex.llc_requests > 1_000);
     assert!(data.llc_request_cycles > 0.0 && tex.dram_read_latency_cycles > 0.0);
-    let gpu = r.dram.iter().find(|d| d.agent == "gpu").unwrap();
+    let gpu = r.system.dram.iter().find(|d| d.agent == "gpu").unwrap();
     assert_eq!(tex.dram_reads, gpu.reads);
-    let reads: u64 = r.dram.iter().map(|d| d.reads).sum();
-    let writes: u64 = r.dram.iter().map(|d| d.writes).sum();
-    assert_eq!(r.streams.iter().map(|s| s.dram_reads).sum::<u64>(), reads);
-    assert_eq!(r.streams.iter().map(|s| s.dram_writes).sum::<u64>(), writes);
+    let reads: u64 = r.system.dram.iter().map(|d| d.reads).sum();
+    let writes: u64 = r.system.dram.iter().map(|d| d.writes).sum();
     assert_eq!(
-        r.streams.iter().map(|s| s.llc_misses).sum::<u64>(),
-        r.llc_misses
+        r.system.streams.iter().map(|s| s.dram_reads).sum::<u64>(),
+        reads
+    );
+    assert_eq!(
+        r.system.streams.iter().map(|s| s.dram_writes).sum::<u64>(),
+        writes
+    );
+    assert_eq!(
+        r.system.streams.iter().map(|s| s.llc_misses).sum::<u64>(),
+        r.system.llc_misses
     );
 }
 
@@ -396,6 +412,7 @@ fn a_short_trace_is_replayed_until_its_target() {
         warmup: 1_000,
         instructions: Some(10_000),
         progress: false,
+        interval: None,
     };
     let r = sim_policy(&cfg, "lru", &inputs, &o).unwrap();
     let short = &r.cores[0];
@@ -441,6 +458,7 @@ fn a_short_open_loop_trace_is_replayed_while_cores_run() {
         warmup: 0,
         instructions: Some(20_000),
         progress: false,
+        interval: None,
     };
     let r = sim_policy(&cfg, "lru", &inputs, &o).unwrap();
     assert!(r.open_loop_restarts >= 2, "{}", r.open_loop_restarts);
@@ -459,4 +477,66 @@ fn a_short_open_loop_trace_is_replayed_while_cores_run() {
     );
     let once = sim_policy(&cfg, "lru", &inputs, &SimOptions::default()).unwrap();
     assert_eq!(once.open_loop_restarts, 0);
+}
+
+/// Interval statistics partition the run: with one core and no warm-up (the measured window
+/// is the whole run), the intervals' instructions, LLC misses and DRAM reads add up to the
+/// run's, cycle boundaries fall on multiples of the interval, and recording changes nothing.
+#[test]
+fn intervals_partition_the_run() {
+    let inputs = Multi {
+        traces: vec![loads(0, 30_000, 4 << 20, 21)],
+        keys: vec!["one".into()],
+    };
+    let cfg = system(&["cpus=1"]);
+    let plain = sim_policy(&cfg, "lru", &inputs, &SimOptions::default()).unwrap();
+    let o = SimOptions {
+        interval: Some("20000cycles".parse().unwrap()),
+        ..SimOptions::default()
+    };
+    let r = sim_policy(&cfg, "lru", &inputs, &o).unwrap();
+    assert_eq!(
+        r.cores[0].core, plain.cores[0].core,
+        "recording perturbs nothing"
+    );
+    assert_eq!(r.system.llc_misses, plain.system.llc_misses);
+    let iv = &r.intervals;
+    assert!(iv.len() >= 5, "{} intervals", iv.len());
+    for (k, i) in iv.iter().enumerate() {
+        assert_eq!(i.index, k as u64);
+        assert_eq!(i.start_cycle, 20_000 * k as u64);
+        if k + 1 < iv.len() {
+            assert_eq!(i.end_cycle, 20_000 * (k as u64 + 1));
+            assert_eq!(i.cores[0].cycles, 20_000);
+        }
+    }
+    let sum = |f: &dyn Fn(&apusim_sim::timed::Interval) -> u64| iv.iter().map(f).sum::<u64>();
+    assert_eq!(sum(&|i| i.cores[0].instructions), r.cores[0].instructions);
+    assert_eq!(sum(&|i| i.system.llc_misses), r.system.llc_misses);
+    let reads = |d: &[apusim_sim::timed::sim::DramSource]| d.iter().map(|x| x.reads).sum::<u64>();
+    assert_eq!(sum(&|i| reads(&i.system.dram)), reads(&r.system.dram));
+    assert_eq!(iv.last().unwrap().end_cycle, r.system.window_cycles);
+
+    // Instruction boundaries: the k-th reading comes at the step that retires the k × N-th
+    // instruction, so at most one step's retirement past it.
+    let o = SimOptions {
+        interval: Some("5000instr".parse().unwrap()),
+        ..SimOptions::default()
+    };
+    let r = sim_policy(&cfg, "lru", &inputs, &o).unwrap();
+    let iv = &r.intervals;
+    assert!(iv.len() >= 5, "{} intervals", iv.len());
+    let mut total = 0;
+    for (k, i) in iv[..iv.len() - 1].iter().enumerate() {
+        total += i.cores[0].instructions;
+        let boundary = 5_000 * (k as u64 + 1);
+        assert!(
+            (boundary..boundary + 16).contains(&total),
+            "reading {k}: {total} instructions"
+        );
+    }
+    assert_eq!(
+        iv.iter().map(|i| i.cores[0].instructions).sum::<u64>(),
+        r.cores[0].instructions
+    );
 }

@@ -11,11 +11,13 @@
 
 pub mod backlog;
 pub mod config;
+pub mod intervals;
 pub mod memory;
 pub mod sim;
 pub mod speedup;
 pub mod streams;
 
 pub use config::{LevelTiming, ModelConfig, TimingConfig};
-pub use sim::{sim_policy, CoreResult, SimOptions, SimResult};
+pub use intervals::{Interval, IntervalSpec, IntervalUnit};
+pub use sim::{sim_policy, CoreResult, SimOptions, SimResult, SystemWindow};
 pub use speedup::{alone_runs, speedup, AloneOptions, AloneRun, Speedup};

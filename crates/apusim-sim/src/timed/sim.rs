@@ -12,6 +12,7 @@
 //! core it is for), then every core whose wake-up is now does one cycle. A core that waits
 //! for memory asks for no wake-up, so idle time is skipped, never ticked through.
 
+use super::intervals::{self, Interval, IntervalSpec, Recorder};
 use super::memory::{AgentLatency, CorePort, DramCounts, LlcTiming, TimedMemory};
 use super::streams::{self, StreamResult, StreamTable};
 use crate::config::SystemConfig;
@@ -40,6 +41,8 @@ pub struct SimOptions {
     pub instructions: Option<u64>,
     /// Show progress on a terminal.
     pub progress: bool,
+    /// Record every counter at boundaries of this length ([`mod@super::intervals`]).
+    pub interval: Option<IntervalSpec>,
 }
 
 /// One level's demand traffic of one core in the measured window.
@@ -122,7 +125,29 @@ pub struct SimResult {
     pub cores: Vec<CoreResult>,
     /// CPU cycles until the last core reached its target (warm-up included).
     pub cycles: u64,
-    /// CPU cycles of the measured window.
+    /// The system's figures over the measured window (in JSON, at the top level).
+    #[serde(flatten)]
+    pub system: SystemWindow,
+    /// Times the open-loop (GPU) traces were replayed from their start.
+    pub open_loop_restarts: u64,
+    pub policy_stats: Vec<(String, f64)>,
+    /// Every counter per interval, with `--interval` (empty otherwise).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub intervals: Vec<Interval>,
+    /// Weighted and harmonic speedup and maximum slowdown against the jobs' alone runs
+    /// (filled by the caller that made them; see [`mod@super::speedup`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub speedup: Option<super::speedup::Speedup>,
+    /// The functional counters of the whole run (warm-up included).
+    pub functional: RunStats,
+    #[serde(skip)]
+    pub seconds: f64,
+}
+
+/// The system-wide figures between two readings (the measured window, or one interval).
+#[derive(Clone, Debug, Serialize)]
+pub struct SystemWindow {
+    /// CPU cycles of the window.
     pub window_cycles: u64,
     /// LLC misses and their mean time from bank arrival to fill, in uncore cycles.
     pub llc_misses: u64,
@@ -135,33 +160,22 @@ pub struct SimResult {
     pub dram_read_latency_cycles: f64,
     /// Per stream with traffic: LLC round trips and misses, DRAM traffic and latency.
     pub streams: Vec<StreamResult>,
-    /// Times the open-loop (GPU) traces were replayed from their start.
-    pub open_loop_restarts: u64,
     /// Network messages and the cycles they waited for a link.
     pub network_messages: u64,
     pub network_wait_cycles: f64,
-    pub policy_stats: Vec<(String, f64)>,
-    /// Weighted and harmonic speedup and maximum slowdown against the jobs' alone runs
-    /// (filled by the caller that made them; see [`mod@super::speedup`]).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub speedup: Option<super::speedup::Speedup>,
-    /// The functional counters of the whole run (warm-up included).
-    pub functional: RunStats,
-    #[serde(skip)]
-    pub seconds: f64,
 }
 
 /// A snapshot of one core's counters.
 #[derive(Clone)]
-struct Snapshot {
-    core: CoreStats,
-    functional: RunStats,
-    latency: AgentLatency,
+pub(crate) struct Snapshot {
+    pub(crate) core: CoreStats,
+    pub(crate) functional: RunStats,
+    pub(crate) latency: AgentLatency,
 }
 
 /// The system-wide counters at one moment.
-struct SystemSnapshot {
-    tick: Tick,
+pub(crate) struct SystemSnapshot {
+    pub(crate) tick: Tick,
     llc: LlcTiming,
     dram: Vec<DramCounts>,
     network: (u64, Tick),
@@ -169,7 +183,7 @@ struct SystemSnapshot {
 }
 
 impl SystemSnapshot {
-    fn take<P: Policy>(tick: Tick, mem: &TimedMemory<P>) -> SystemSnapshot {
+    pub(crate) fn take<P: Policy>(tick: Tick, mem: &TimedMemory<P>) -> SystemSnapshot {
         SystemSnapshot {
             tick,
             llc: mem.llc_timing,
@@ -369,6 +383,26 @@ fn simulate<P: Policy>(
         v
     };
 
+    let level_names: Vec<String> = mem
+        .h
+        .stats()
+        .levels
+        .iter()
+        .map(|l| l.name.clone())
+        .collect();
+    let slots: Vec<u32> = (0..n).map(slot).collect();
+    let ctx = intervals::Context {
+        cfg,
+        agents: &agents,
+        slots: &slots,
+        level_names: &level_names,
+        cpu,
+        uncore,
+    };
+    let mut recorder = opts
+        .interval
+        .map(|spec| Recorder::new(spec, &mem, &cores, &ctx));
+
     loop {
         if phase.iter().all(|p| matches!(p, Phase::Done(..))) {
             break;
@@ -390,6 +424,9 @@ fn simulate<P: Policy>(
             ),
         };
         last_now = now;
+        if let Some(r) = &mut recorder {
+            r.before_step(now, &mem, &cores, &ctx);
+        }
         if now > mem.last_progress.saturating_add(watchdog) && mem.busy() {
             bail!(
                 "deadlock: no data delivered for {} cycles; oldest request: {}",
@@ -475,6 +512,10 @@ fn simulate<P: Policy>(
                 other => other,
             };
         }
+        if let Some(r) = recorder.as_mut().filter(|r| r.counts_instructions()) {
+            let retired = cores.iter().map(|c| c.stats().instructions).sum();
+            r.after_step(now, retired, &mem, &cores, &ctx);
+        }
         if window_start.is_none() && !phase.iter().any(|p| matches!(p, Phase::Warming)) {
             window_start = Some(SystemSnapshot::take(now, &mem));
         }
@@ -492,65 +533,98 @@ fn simulate<P: Policy>(
     }
     progress.finish();
     mem.h.finish()?;
+    if let Some(r) = &mut recorder {
+        r.finish(last_now, &mem, &cores, &ctx);
+    }
 
-    let level_names: Vec<String> = mem
-        .h
-        .stats()
-        .levels
-        .iter()
-        .map(|l| l.name.clone())
-        .collect();
     let mut results = Vec::new();
     let mut end_cycles = 0;
     for i in 0..n {
         let Phase::Done(start, end, reached) = &phase[i] else {
             unreachable!("the loop ends when every core is done")
         };
-        let core = end.core.since(&start.core);
-        let agent = agents[i];
         end_cycles = end_cycles.max(end.core.cycles);
-        let kilo = core.instructions as f64 / 1000.0;
-        let levels = level_names
-            .iter()
-            .enumerate()
-            .map(|(li, name)| {
-                let c = end.functional.levels[li]
-                    .counts
-                    .agent_total(agent)
-                    .since(&start.functional.levels[li].counts.agent_total(agent));
-                let misses = c.read_misses + c.write_misses + c.prefetch_misses;
-                LevelWindow {
-                    level: name.clone(),
-                    accesses: c.reads + c.writes + c.prefetches,
-                    misses,
-                    mpki: if kilo > 0.0 {
-                        misses as f64 / kilo
-                    } else {
-                        0.0
-                    },
-                }
-            })
-            .collect();
-        let llc_requests = end.latency.llc_requests - start.latency.llc_requests;
-        let llc_ticks = end.latency.llc_request_ticks - start.latency.llc_request_ticks;
-        results.push(CoreResult {
-            agent: agent.to_string(),
-            instructions: core.instructions,
-            cycles: core.cycles,
-            ipc: ratio(core.instructions, core.cycles),
-            reached_target: *reached,
-            restarts: restarts[i]
-                .as_ref()
-                .map_or(0, |c| c.load(Ordering::Relaxed)),
-            core,
-            levels,
-            llc_requests,
-            llc_request_cycles: ratio(llc_ticks, llc_requests) / cpu.period as f64,
-            merges: end.latency.merges - start.latency.merges,
-        });
+        let mut c = core_window(agents[i], start, end, &level_names, cpu);
+        c.reached_target = *reached;
+        c.restarts = restarts[i]
+            .as_ref()
+            .map_or(0, |c| c.load(Ordering::Relaxed));
+        results.push(c);
     }
     let end = SystemSnapshot::take(last_now, &mem);
     let start = window_start.unwrap_or_else(|| SystemSnapshot::take(last_now, &mem));
+    let system = system_window(&start, &end, cfg, cpu, uncore);
+    Ok(SimResult {
+        policy: String::new(),
+        cores: results,
+        cycles: end_cycles,
+        system,
+        open_loop_restarts: open_loop.iter().map(|o| o.restarts).sum(),
+        policy_stats: mem.h.llc().policy().stats(),
+        intervals: recorder.map(|r| r.intervals).unwrap_or_default(),
+        speedup: None,
+        functional: mem.h.stats(),
+        seconds: 0.0,
+    })
+}
+
+/// One core's figures between snapshots `start` and `end` (`reached_target` and `restarts`
+/// are left for the caller).
+pub(crate) fn core_window(
+    agent: Agent,
+    start: &Snapshot,
+    end: &Snapshot,
+    level_names: &[String],
+    cpu: Domain,
+) -> CoreResult {
+    let core = end.core.since(&start.core);
+    let kilo = core.instructions as f64 / 1000.0;
+    let levels = level_names
+        .iter()
+        .enumerate()
+        .map(|(li, name)| {
+            let c = end.functional.levels[li]
+                .counts
+                .agent_total(agent)
+                .since(&start.functional.levels[li].counts.agent_total(agent));
+            let misses = c.read_misses + c.write_misses + c.prefetch_misses;
+            LevelWindow {
+                level: name.clone(),
+                accesses: c.reads + c.writes + c.prefetches,
+                misses,
+                mpki: if kilo > 0.0 {
+                    misses as f64 / kilo
+                } else {
+                    0.0
+                },
+            }
+        })
+        .collect();
+    let llc_requests = end.latency.llc_requests - start.latency.llc_requests;
+    let llc_ticks = end.latency.llc_request_ticks - start.latency.llc_request_ticks;
+    CoreResult {
+        agent: agent.to_string(),
+        instructions: core.instructions,
+        cycles: core.cycles,
+        ipc: ratio(core.instructions, core.cycles),
+        reached_target: false,
+        restarts: 0,
+        core,
+        levels,
+        llc_requests,
+        llc_request_cycles: ratio(llc_ticks, llc_requests) / cpu.period as f64,
+        merges: end.latency.merges - start.latency.merges,
+    }
+}
+
+/// The system's figures between readings `start` and `end`.
+pub(crate) fn system_window(
+    start: &SystemSnapshot,
+    end: &SystemSnapshot,
+    cfg: &SystemConfig,
+    cpu: Domain,
+    uncore: Domain,
+) -> SystemWindow {
     let window_cycles = (end.tick - start.tick) / cpu.period;
     let seconds = window_cycles as f64 / (f64::from(cfg.cpu_clock_mhz) * 1e6);
     let llc = end.llc.since(&start.llc);
@@ -570,12 +644,7 @@ fn simulate<P: Policy>(
         dram.push(DramSource::new(agent.to_string(), &c, seconds));
     }
     let all = DramSource::new("all".into(), &total, seconds);
-    let messages = end.network.0 - start.network.0;
-    let wait = end.network.1 - start.network.1;
-    Ok(SimResult {
-        policy: String::new(),
-        cores: results,
-        cycles: end_cycles,
+    SystemWindow {
         window_cycles,
         llc_misses: llc.misses,
         llc_miss_cycles: ratio(llc.miss_ticks, llc.misses) / uncore.period as f64,
@@ -585,14 +654,9 @@ fn simulate<P: Policy>(
         dram_row_hit_rate: all.row_hit_rate,
         dram_read_latency_cycles: all.read_latency_cycles,
         streams: streams::window(&end.streams, &start.streams, uncore.period),
-        open_loop_restarts: open_loop.iter().map(|o| o.restarts).sum(),
-        network_messages: messages,
-        network_wait_cycles: wait as f64 / uncore.period as f64,
-        policy_stats: mem.h.llc().policy().stats(),
-        speedup: None,
-        functional: mem.h.stats(),
-        seconds: 0.0,
-    })
+        network_messages: end.network.0 - start.network.0,
+        network_wait_cycles: (end.network.1 - start.network.1) as f64 / uncore.period as f64,
+    }
 }
 
 /// The clock of a GPU input: its header's, else the configured GPU clock.

@@ -211,6 +211,7 @@ pub fn alone_runs(
     drop(opened);
     let solo = SimOptions {
         progress: false,
+        interval: None,
         ..opts.clone()
     };
     jobs.into_par_iter()
