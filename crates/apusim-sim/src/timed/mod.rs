@@ -11,6 +11,7 @@
 
 pub mod backlog;
 pub mod config;
+pub mod estimate;
 pub mod intervals;
 pub mod memory;
 pub mod sim;
