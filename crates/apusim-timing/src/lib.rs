@@ -35,7 +35,7 @@ pub mod network;
 pub mod pages;
 pub mod replay;
 
-pub use crate::core::{CoreModel, CoreStats, Issue, MemPort, Token, Wake};
+pub use crate::core::{CoreModel, CoreStats, Issue, MemPort, Token, Wake, WarmPort};
 pub use champsim::ChampSimInstrs;
 pub use clock::{Clock, Domain, Tick, Timebase};
 pub use error::TimingError;

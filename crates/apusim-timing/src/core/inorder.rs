@@ -8,7 +8,7 @@
 //! hierarchy's (the exactness test in `apusim-sim`). It is gem5's TimingSimpleCPU without
 //! its instruction execution.
 
-use super::{CoreModel, CoreStats, Issue, MemPort, Token, Wake};
+use super::{CoreModel, CoreStats, Issue, MemPort, Token, Wake, WarmPort};
 use crate::instr::{Instr, InstrSource};
 use crate::{Domain, Tick, TimingError};
 use apusim_registry::Params;
@@ -27,6 +27,8 @@ pub struct InOrder {
     started: Tick,
     token: Token,
     stats: CoreStats,
+    /// Fetch stopped (sampled runs drain the core before warming).
+    stopped: bool,
 }
 
 pub fn build(_: &Params, domain: Domain, program: Box<dyn InstrSource>) -> Box<dyn CoreModel> {
@@ -40,6 +42,7 @@ pub fn build(_: &Params, domain: Domain, program: Box<dyn InstrSource>) -> Box<d
         started: 0,
         token: 0,
         stats: CoreStats::default(),
+        stopped: false,
     })
 }
 
@@ -54,6 +57,9 @@ impl CoreModel for InOrder {
                 return Ok(Wake::At(self.domain.edge_at_or_after(self.ready_at)));
             }
             let Some(ins) = self.cur else {
+                if self.stopped {
+                    return Ok(Wake::OnCompletion);
+                }
                 match self.program.next_instr()? {
                     None => return Ok(Wake::Finished),
                     Some(i) if i.n_ops == 0 => {
@@ -112,5 +118,105 @@ impl CoreModel for InOrder {
 
     fn domain(&self) -> Domain {
         self.domain
+    }
+
+    fn set_fetch(&mut self, on: bool) {
+        self.stopped = !on;
+    }
+
+    fn drained(&self) -> bool {
+        self.cur.is_none() && self.waiting == 0
+    }
+
+    fn warm(&mut self, n: u64, port: &mut dyn WarmPort) -> Result<u64, TimingError> {
+        let mut taken = 0;
+        while taken < n {
+            let Some(i) = self.program.next_instr()? else {
+                break;
+            };
+            for a in i.ops() {
+                port.warm(a)?;
+            }
+            // A run without memory accesses counts whole (the program hands it out whole).
+            taken += u64::from(i.repeat);
+        }
+        self.stats.warmed += taken;
+        Ok(taken)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::instr::VecInstrs;
+    use apusim_trace::{Access, Agent, Op};
+
+    struct Fixed;
+    impl MemPort for Fixed {
+        fn issue(&mut self, now: Tick, _: &Access, _: Token) -> Issue {
+            Issue::Done(now + 10)
+        }
+    }
+    struct Recorder(Vec<u64>);
+    impl WarmPort for Recorder {
+        fn warm(&mut self, acc: &Access) -> Result<(), TimingError> {
+            self.0.push(acc.addr);
+            Ok(())
+        }
+    }
+
+    /// Stopped, the core finishes its instruction and takes no other; warming takes the next
+    /// ones in order; resumed, it runs the rest.
+    #[test]
+    fn stops_warms_and_resumes() {
+        let program: Vec<Instr> = (0..100u64)
+            .map(|i| {
+                let mut ins = Instr::plain(1);
+                ins.push(Access::new(
+                    Agent::cpu(0),
+                    Stream::CpuData,
+                    Op::Read,
+                    i * 64,
+                    8,
+                ));
+                ins
+            })
+            .collect();
+        let mut core = super::super::build(
+            "in-order",
+            &toml::Table::new(),
+            Domain::new(1),
+            Box::new(VecInstrs(program.into())),
+        )
+        .unwrap();
+        let mut now = 0;
+        let mut run = |core: &mut Box<dyn CoreModel>, until: u64| {
+            for _ in 0..100_000 {
+                match core.cycle(now, &mut Fixed).unwrap() {
+                    Wake::At(t) => now = t,
+                    Wake::OnCompletion | Wake::Finished => return,
+                }
+                if core.stats().instructions >= until {
+                    return;
+                }
+            }
+        };
+        run(&mut core, 30);
+        core.set_fetch(false);
+        run(&mut core, u64::MAX);
+        assert!(core.drained());
+        // The instruction under way when fetch stopped completes.
+        let retired = core.stats().instructions;
+        assert!((30..=31).contains(&retired), "{retired}");
+        let mut rec = Recorder(Vec::new());
+        assert_eq!(core.warm(20, &mut rec).unwrap(), 20);
+        assert_eq!(
+            rec.0,
+            (retired..retired + 20).map(|i| i * 64).collect::<Vec<_>>()
+        );
+        core.set_fetch(true);
+        run(&mut core, u64::MAX);
+        let s = core.stats();
+        assert_eq!((s.instructions, s.warmed), (80, 20));
     }
 }

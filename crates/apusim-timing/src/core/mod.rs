@@ -38,6 +38,12 @@ pub trait MemPort {
     fn issue(&mut self, now: Tick, acc: &Access, token: Token) -> Issue;
 }
 
+/// Where functional warming sends a core's accesses (sampled runs): every cache level and
+/// policy is updated at once, without timing.
+pub trait WarmPort {
+    fn warm(&mut self, acc: &Access) -> Result<(), TimingError>;
+}
+
 /// When the core next has work.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Wake {
@@ -78,6 +84,8 @@ pub struct CoreStats {
     pub mispredicts: u64,
     /// Cycles fetch waited for a mispredicted branch to resolve.
     pub mispredict_stall_cycles: u64,
+    /// Instructions taken from the program by functional warming (not retired, not timed).
+    pub warmed: u64,
 }
 
 impl CoreStats {
@@ -99,6 +107,7 @@ impl CoreStats {
             branches: self.branches - e.branches,
             mispredicts: self.mispredicts - e.mispredicts,
             mispredict_stall_cycles: self.mispredict_stall_cycles - e.mispredict_stall_cycles,
+            warmed: self.warmed - e.warmed,
         }
     }
 }
@@ -113,6 +122,16 @@ pub trait CoreModel: Send {
     fn stats(&self) -> CoreStats;
     /// The core's clock.
     fn domain(&self) -> Domain;
+    /// Stop taking new instructions from the program (the pipeline then drains), or take
+    /// them again. Sampled runs stop fetch before they switch to functional warming.
+    fn set_fetch(&mut self, on: bool);
+    /// Nothing is in flight: no instruction fetched and not retired, no access outstanding.
+    fn drained(&self) -> bool;
+    /// Functional warming: take up to `n` instructions from the program without timing,
+    /// sending their accesses to `port` in trace order and training the branch predictor
+    /// with their branches; returns the instructions taken (fewer at the program's end).
+    /// Called only when the core is [`CoreModel::drained`].
+    fn warm(&mut self, n: u64, port: &mut dyn WarmPort) -> Result<u64, TimingError>;
 }
 
 /// The constructor of a registered core model: validated parameters, the core's clock, its

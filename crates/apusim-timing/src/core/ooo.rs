@@ -36,7 +36,7 @@
 //! forwarding.
 
 use super::bpred::{BranchPredictor, Prediction};
-use super::{CoreModel, CoreStats, Issue, MemPort, Token, Wake};
+use super::{CoreModel, CoreStats, Issue, MemPort, Token, Wake, WarmPort};
 use crate::instr::{BranchKind, Instr, InstrSource, NO_REG};
 use crate::{Domain, Tick, TimingError};
 use apusim_registry::Params;
@@ -168,6 +168,8 @@ pub struct Ooo {
     /// The resource dispatch is waiting for, and since when (stall cycles are counted when
     /// the stall ends, since the core sleeps through it).
     stall: Option<(Stall, Tick)>,
+    /// Fetch stopped (sampled runs drain the core before warming).
+    fetch_stopped: bool,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -253,6 +255,7 @@ impl Ooo {
             inflight_dsts: 0,
             dispatch_stalled: false,
             stall: None,
+            fetch_stopped: false,
         }
     }
 
@@ -693,7 +696,7 @@ impl Ooo {
             self.stats.fetch_stall_cycles += 1;
             return Ok(());
         }
-        if self.fetch_resume > now {
+        if self.fetch_resume > now || self.fetch_stopped {
             return Ok(());
         }
         let frontend = self.domain.cycles(self.cfg.frontend_cycles);
@@ -823,6 +826,7 @@ impl Ooo {
             t = t.min(f.avail);
         }
         let can_fetch = self.fetch_wait == 0
+            && !self.fetch_stopped
             && self.fetch_resume != UNKNOWN
             && (!self.ended || self.held)
             && self.fetch_buf_instrs < self.cfg.fetch_buffer;
@@ -899,6 +903,48 @@ impl CoreModel for Ooo {
         }
     }
 
+    fn set_fetch(&mut self, on: bool) {
+        self.fetch_stopped = !on;
+    }
+
+    fn drained(&self) -> bool {
+        self.rob.is_empty()
+            && self.sq.is_empty()
+            && self.fetch_buf.is_empty()
+            && self.fetch_wait == 0
+    }
+
+    fn warm(&mut self, n: u64, port: &mut dyn WarmPort) -> Result<u64, TimingError> {
+        let mut taken = 0;
+        while taken < n {
+            // An instruction read but not fetched when fetch stopped comes first.
+            if !self.held {
+                if !self.program.next_into(&mut self.next)? {
+                    self.ended = true;
+                    break;
+                }
+                self.held = true;
+            }
+            if self.next.n_ops == 0 && self.next.repeat > 1 {
+                let k = u64::from(self.next.repeat).min(n - taken);
+                self.next.repeat -= k as u32;
+                self.held = self.next.repeat > 0;
+                taken += k;
+                continue;
+            }
+            for a in self.next.ops() {
+                port.warm(a)?;
+            }
+            if self.next.branch != BranchKind::None {
+                self.bp.predict(&self.next);
+            }
+            self.held = false;
+            taken += 1;
+        }
+        self.stats.warmed += taken;
+        Ok(taken)
+    }
+
     fn stats(&self) -> CoreStats {
         self.stats
     }
@@ -952,6 +998,78 @@ mod tests {
             core.spare_deps.len() <= 64,
             "{} spare lists for a 64-entry ROB",
             core.spare_deps.len()
+        );
+    }
+
+    /// Records functionally warmed accesses.
+    struct Recorder(Vec<u64>);
+    impl WarmPort for Recorder {
+        fn warm(&mut self, acc: &Access) -> Result<(), TimingError> {
+            self.0.push(acc.addr);
+            Ok(())
+        }
+    }
+
+    /// Switching mid-run: with fetch stopped the core drains, warming takes the next
+    /// instructions of the program in order without retiring them, and detailed execution
+    /// resumes after them; retired plus warmed is the whole program.
+    #[test]
+    fn fetch_stops_the_core_drains_warms_and_resumes() {
+        let program: Vec<Instr> = (0..3_000u64).map(|i| load(1, i * 64)).collect();
+        let mut core = super::super::build(
+            "ooo",
+            &toml::Table::new(),
+            Domain::new(1),
+            Box::new(VecInstrs(program.into())),
+        )
+        .unwrap();
+        let mut port = FixedLatency(50);
+        let mut now = 0;
+        // One cycle; true once the program has ended and the pipeline is empty.
+        let mut step = |core: &mut Box<dyn CoreModel>, now: &mut Tick| {
+            match core.cycle(*now, &mut port).unwrap() {
+                Wake::At(t) => *now = t,
+                Wake::OnCompletion => *now += 1,
+                Wake::Finished => return true,
+            }
+            false
+        };
+        while core.stats().instructions < 1_000 {
+            step(&mut core, &mut now);
+        }
+        core.set_fetch(false);
+        assert!(!core.drained(), "instructions are in flight");
+        for _ in 0..100_000 {
+            if core.drained() {
+                break;
+            }
+            step(&mut core, &mut now);
+        }
+        assert!(core.drained());
+        let retired = core.stats().instructions;
+        assert!((1_000..1_400).contains(&retired), "{retired}");
+        let mut rec = Recorder(Vec::new());
+        assert_eq!(core.warm(500, &mut rec).unwrap(), 500);
+        // The warmed loads are the program's next ones, in order (an instruction read ahead
+        // when fetch stopped included).
+        let first = rec.0[0] / 64;
+        assert!(first >= retired, "warming starts after the retired ones");
+        assert!(
+            rec.0.windows(2).all(|w| w[1] == w[0] + 64),
+            "in trace order"
+        );
+        assert_eq!(core.stats().warmed, 500);
+        core.set_fetch(true);
+        for _ in 0..1_000_000 {
+            if step(&mut core, &mut now) {
+                break;
+            }
+        }
+        let s = core.stats();
+        assert_eq!(s.instructions + s.warmed, 3_000);
+        assert_eq!(
+            first, retired,
+            "nothing skipped between retiring and warming"
         );
     }
 
