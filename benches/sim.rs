@@ -65,6 +65,7 @@ fn bench(c: &mut Criterion) {
         instructions: Some(n),
         progress: false,
         interval: None,
+        sample: None,
     };
     let mut g = c.benchmark_group("one_core");
     g.sample_size(10);

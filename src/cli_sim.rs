@@ -7,8 +7,8 @@ use super::{
 use anyhow::{Context, Result};
 use apusim_sim::report::TextTable;
 use apusim_sim::timed::{
-    alone_runs, intervals, sim_policy, speedup, AloneOptions, CoreResult, IntervalSpec, SimOptions,
-    SimResult, SystemWindow,
+    alone_runs, intervals, sim_policy, speedup, AloneOptions, CoreResult, IntervalSpec, SampleSpec,
+    SimOptions, SimResult, SystemWindow,
 };
 use clap::Args;
 use rayon::prelude::*;
@@ -52,6 +52,20 @@ pub struct SimArgs {
     /// `Ncycles` CPU cycles; N may end in K, M or G (`1M`, `500Kcycles`).
     #[arg(long, value_parser = parse_interval)]
     interval: Option<IntervalSpec>,
+    /// Sample: short detailed windows with functional warming between them (SMARTS); each
+    /// core's IPC is reported with its 99.7% confidence interval.
+    #[arg(long)]
+    sample: bool,
+    /// CPU cycles one sampling period stands for (its detailed windows and the functional
+    /// warming after them).
+    #[arg(long, requires = "sample", default_value_t = SampleSpec::default().period)]
+    sample_period: u64,
+    /// Detailed CPU cycles before each measured window.
+    #[arg(long, requires = "sample", default_value_t = SampleSpec::default().warmup)]
+    sample_warmup: u64,
+    /// CPU cycles of each measured window.
+    #[arg(long, requires = "sample", default_value_t = SampleSpec::default().unit)]
+    sample_unit: u64,
     #[command(flatten)]
     system: SystemArgs,
     #[command(flatten)]
@@ -74,11 +88,22 @@ pub fn run(a: SimArgs) -> Result<()> {
         true,
     )?;
     let inputs = &*inputs;
+    let sample = a
+        .sample
+        .then_some(SampleSpec {
+            period: a.sample_period,
+            warmup: a.sample_warmup,
+            unit: a.sample_unit,
+        })
+        .map(|s| s.check().map(|_| s))
+        .transpose()
+        .map_err(anyhow::Error::msg)?;
     let sim_opts = SimOptions {
         warmup: a.warmup,
         instructions: a.instructions,
         progress: names.len() == 1,
         interval: a.interval,
+        sample,
     };
     if let Some(spec) = &a.interval {
         intervals::check(spec, a.warmup, a.instructions, inputs.open()?.len())?;
@@ -183,6 +208,24 @@ pub fn table(r: &SimResult) -> String {
         s.push_str(&format!(
             "+ the trace was replayed from its start to keep the core running ({})\n",
             replayed.join(", ")
+        ));
+    }
+    if let Some(sm) = &r.sampling {
+        let est: Vec<String> = sm
+            .cores
+            .iter()
+            .map(|c| match c.ipc {
+                Some(e) => format!(
+                    "{} {:.4} ± {:.4} ({} windows)",
+                    c.agent, e.value, e.half_width, c.windows
+                ),
+                None => format!("{} too few windows ({})", c.agent, c.windows),
+            })
+            .collect();
+        s.push_str(&format!(
+            "sampled: IPC with 99.7% intervals: {}; {:.1}% of instructions in detail\n",
+            est.join(", "),
+            100.0 * sm.detailed_fraction
         ));
     }
     if let Some(sp) = &r.speedup {
@@ -333,6 +376,19 @@ pub fn csv(results: &[SimResult]) -> String {
             s.push_str(&format!("{whole},{agent},{m},{v}\n"));
         };
         window_rows(&r.cores, &r.system, &mut row);
+        if let Some(sm) = &r.sampling {
+            for c in &sm.cores {
+                row(&c.agent, "sample.windows", c.windows.to_string());
+                if let Some(e) = c.ipc {
+                    row(&c.agent, "sample.ipc_half_width", e.half_width.to_string());
+                }
+            }
+            row(
+                "system",
+                "sample.detailed_fraction",
+                sm.detailed_fraction.to_string(),
+            );
+        }
         for c in &r.cores {
             row(&c.agent, "restarts", c.restarts.to_string());
             if let Some(j) = r

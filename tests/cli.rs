@@ -602,3 +602,28 @@ fn sim_records_intervals_and_refuses_bad_ones() {
     let err = fails(&["sim", t0, "--instructions", "4000", "--interval", "1G"]);
     assert!(err.contains("longer than the whole run"), "{err}");
 }
+
+#[test]
+fn sim_samples_and_refuses_windows_that_cannot() {
+    let dir = tempfile::tempdir().unwrap();
+    let traces = small_traces(dir.path());
+    let t0 = traces[0].to_str().unwrap();
+    let out = ok(&[
+        "sim",
+        t0,
+        "--sample",
+        "--sample-period",
+        "2000",
+        "--sample-warmup",
+        "200",
+        "--sample-unit",
+        "200",
+    ]);
+    assert!(out.contains("sampled: IPC with 99.7% intervals: cpu0 "), "{out}");
+    let err = fails(&["sim", t0, "--sample", "--sample-unit", "0"]);
+    assert!(err.contains("--sample-unit"), "{err}");
+    let err = fails(&["sim", t0, "--sample", "--sample-warmup", "999999"]);
+    assert!(err.contains("use the detailed mode"), "{err}");
+    let err = fails(&["sim", t0, "--sample-unit", "5"]);
+    assert!(err.contains("--sample"), "{err}");
+}

@@ -82,6 +82,7 @@ fn check(kind: &str) {
         instructions: Some(sim),
         progress: false,
         interval: None,
+        sample: None,
     };
     let input = ChampSimFile(path);
     let mut failures = Vec::new();

@@ -145,6 +145,7 @@ fn cycles_per_load(lines: u64, stride: u64, deps: &str, extra: &[&str]) -> (f64,
         instructions: Some(lines - 16),
         progress: false,
         interval: None,
+        sample: None,
     };
     let r = sim_policy(&cfg, "lru", &trace, &opts).unwrap();
     let c = &r.cores[0];

@@ -95,6 +95,7 @@ fn opts() -> SimOptions {
         instructions: Some(20_000),
         progress: false,
         interval: None,
+        sample: None,
     }
 }
 
@@ -345,6 +346,7 @@ fn system_statistics_exclude_the_warm_up() {
         instructions: Some(19_000),
         progress: false,
         interval: None,
+        sample: None,
     };
     let r = sim_policy(&cfg, "lru", &inputs, &o).unwrap();
     let llc = r.functional.llc().counts.total();
@@ -413,6 +415,7 @@ fn a_short_trace_is_replayed_until_its_target() {
         instructions: Some(10_000),
         progress: false,
         interval: None,
+        sample: None,
     };
     let r = sim_policy(&cfg, "lru", &inputs, &o).unwrap();
     let short = &r.cores[0];
@@ -459,6 +462,7 @@ fn a_short_open_loop_trace_is_replayed_while_cores_run() {
         instructions: Some(20_000),
         progress: false,
         interval: None,
+        sample: None,
     };
     let r = sim_policy(&cfg, "lru", &inputs, &o).unwrap();
     assert!(r.open_loop_restarts >= 2, "{}", r.open_loop_restarts);
@@ -539,4 +543,78 @@ fn intervals_partition_the_run() {
         iv.iter().map(|i| i.cores[0].instructions).sum::<u64>(),
         r.cores[0].instructions
     );
+}
+
+/// Sampled runs: each core's IPC interval holds the detailed run's IPC, the LLC MPKI is the
+/// detailed run's (functional warming counts every access), and only a small part of the
+/// run is simulated in detail. One core with phases (a cache-resident stretch, then misses
+/// over 8 MiB), and two cores sharing the LLC and DRAM.
+#[test]
+fn sampled_estimates_hold_the_detailed_result() {
+    let phased = |core: u8, seed: u64| -> Vec<Access> {
+        let mut v = loads(core, 60_000, 32 << 10, seed);
+        let far = loads(core, 60_000, 8 << 20, seed + 1);
+        v.extend(far.into_iter().map(|a| a.with_time(a.time + 60_000)));
+        v
+    };
+    let spec = apusim_sim::timed::SampleSpec {
+        period: 20_000,
+        warmup: 2_000,
+        unit: 2_000,
+    };
+    for (traces, cpus) in [
+        (vec![phased(0, 31)], "cpus=1"),
+        (
+            vec![phased(0, 41), loads(1, 120_000, 2 << 20, 43)],
+            "cpus=2",
+        ),
+    ] {
+        let inputs = Multi {
+            keys: (0..traces.len()).map(|i| format!("t{i}")).collect(),
+            traces,
+        };
+        let cfg = system(&[cpus]);
+        let o = SimOptions {
+            warmup: 5_000,
+            instructions: Some(100_000),
+            ..SimOptions::default()
+        };
+        let full = sim_policy(&cfg, "lru", &inputs, &o).unwrap();
+        let sampled = sim_policy(
+            &cfg,
+            "lru",
+            &inputs,
+            &SimOptions {
+                sample: Some(spec),
+                ..o.clone()
+            },
+        )
+        .unwrap();
+        let s = sampled
+            .sampling
+            .as_ref()
+            .expect("a sampled run reports estimates");
+        assert!(s.detailed_fraction < 0.5, "{s:?}");
+        for ((f, c), e) in full.cores.iter().zip(&sampled.cores).zip(&s.cores) {
+            let ipc = e.ipc.expect("enough windows");
+            assert!(e.windows >= 10, "{} windows", e.windows);
+            assert!(
+                ipc.contains(f.ipc),
+                "{}: detailed IPC {} outside {} ± {}",
+                f.agent,
+                f.ipc,
+                ipc.value,
+                ipc.half_width
+            );
+            assert_eq!(c.ipc, ipc.value);
+            let llc = |r: &apusim_sim::timed::CoreResult| r.levels.last().unwrap().mpki;
+            assert!(
+                (llc(c) - llc(f)).abs() <= 0.05 * llc(f) + 0.5,
+                "{}: LLC MPKI {} sampled, {} detailed",
+                f.agent,
+                llc(c),
+                llc(f)
+            );
+        }
+    }
 }

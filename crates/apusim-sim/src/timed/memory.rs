@@ -38,7 +38,7 @@ use apusim_cache::Policy;
 use apusim_dram::{Completion, MemorySystem, Request};
 use apusim_timing::mshr::UNKNOWN;
 use apusim_timing::pages::PageMap;
-use apusim_timing::{Domain, EventQueue, Issue, MemPort, Mshrs, Network, Tick, Token};
+use apusim_timing::{Domain, EventQueue, Issue, MemPort, Mshrs, Network, Tick, Token, WarmPort};
 use apusim_trace::{Access, Op, Stream};
 use rustc_hash::FxHashMap;
 use serde::Serialize;
@@ -174,6 +174,23 @@ struct Private {
     at_llc: u32,
 }
 
+/// A core's functional warming into the memory side ([`TimedMemory::warm_port`]).
+pub struct WarmSink<'a, P: Policy> {
+    mem: &'a mut TimedMemory<P>,
+    agent: u32,
+}
+
+impl<P: Policy> WarmPort for WarmSink<'_, P> {
+    fn warm(&mut self, acc: &Access) -> Result<(), apusim_timing::TimingError> {
+        if self.mem.error.is_none() {
+            if let Err(e) = self.mem.warm(self.agent, acc) {
+                self.mem.error = Some(e);
+            }
+        }
+        Ok(())
+    }
+}
+
 pub struct TimedMemory<P: Policy> {
     pub h: Hierarchy<P>,
     events: EventQueue<Ev>,
@@ -216,6 +233,8 @@ pub struct TimedMemory<P: Policy> {
     pub open_loop_outstanding: u32,
     /// Page placement of core accesses (`timing.pages = "random"`).
     pages: Option<PageMap>,
+    /// Events other than DRAM wake-ups scheduled and not yet handled.
+    in_transit: u64,
 }
 
 impl<P: Policy> TimedMemory<P> {
@@ -300,6 +319,7 @@ impl<P: Policy> TimedMemory<P> {
             last_progress: 0,
             open_loop_outstanding: 0,
             pages,
+            in_transit: 0,
         })
     }
 
@@ -330,6 +350,12 @@ impl<P: Policy> TimedMemory<P> {
     /// Whether any request is still travelling.
     pub fn busy(&self) -> bool {
         !self.events.is_empty() || self.dram.queued() > 0 || !self.dram_waiting.is_empty()
+    }
+
+    /// Functional warming of agent `agent`'s accesses, as a core sees it: an error is kept
+    /// for the engine ([`TimedMemory::take_error`]) as a port's is.
+    pub fn warm_port(&mut self, agent: u32) -> WarmSink<'_, P> {
+        WarmSink { mem: self, agent }
     }
 
     /// A core's access at `now` (see [`MemPort`]).
@@ -390,6 +416,8 @@ impl<P: Policy> TimedMemory<P> {
                     parts += 1;
                 }
             }
+            // `post`, spelled out: `table` still borrows another field of `self`.
+            self.in_transit += 1;
             self.events.schedule(depart, Ev::ToLlc { req: *r, agent });
         }
         out.clear();
@@ -417,6 +445,38 @@ impl<P: Policy> TimedMemory<P> {
         })
     }
 
+    /// Functional warming (sampled runs): `acc` of agent `agent` updates every cache level
+    /// it reaches, the LLC and its policy included, at once and without timing, as a
+    /// functional run does. What the LLC sends to memory is dropped (DRAM's row buffers are
+    /// left to the detailed warm-up window; they hold microseconds of history). Nothing may
+    /// be in flight: the engine drains the machine before it warms.
+    pub fn warm(&mut self, agent: u32, acc: &Access) -> Result<()> {
+        let placed;
+        let core = (agent as usize) < self.n_agents - 1;
+        let acc = match &mut self.pages {
+            Some(m) if core => {
+                placed = Access {
+                    addr: m.translate(agent, acc.addr),
+                    ..*acc
+                };
+                &placed
+            }
+            _ => acc,
+        };
+        self.h.access(acc)?;
+        self.h.take_depth();
+        let mut out = std::mem::take(&mut self.scratch);
+        self.h.drain_to_llc(&mut out);
+        for r in &out {
+            self.h.llc_access(r)?;
+        }
+        out.clear();
+        self.h.drain_to_memory(&mut out);
+        out.clear();
+        self.scratch = out;
+        Ok(())
+    }
+
     /// Open-loop traffic: `acc` enters the hierarchy at `now` and nobody waits for it (a GPU
     /// trace replayed at its own time stamps). Requests leaving the agent's private levels
     /// travel to the LLC as any other.
@@ -428,7 +488,7 @@ impl<P: Policy> TimedMemory<P> {
         self.h.drain_to_llc(&mut out);
         for r in &out {
             self.open_loop_outstanding += 1;
-            self.events.schedule(now, Ev::ToLlc { req: *r, agent });
+            self.post(now, Ev::ToLlc { req: *r, agent });
         }
         out.clear();
         self.scratch = out;
@@ -443,12 +503,35 @@ impl<P: Policy> TimedMemory<P> {
         Ok(())
     }
 
+    /// Schedule `ev` at `t`, counting requests and data in transit.
+    fn post(&mut self, t: Tick, ev: Ev) {
+        if !matches!(ev, Ev::DramWake) {
+            self.in_transit += 1;
+        }
+        self.events.schedule(t, ev);
+    }
+
+    /// Nothing is in flight anywhere: no request or data travelling or waiting at the LLC,
+    /// in DRAM or for a controller slot (DRAM's own wake-ups, such as refresh, go on). A
+    /// sampled run warms functionally only then, so no request from the detailed window
+    /// reaches a cache after the warming accesses that follow it.
+    pub fn quiescent(&self) -> bool {
+        self.in_transit == 0
+            && self.llc_inflight.is_empty()
+            && self.dram.queued() == 0
+            && self.dram_waiting.is_empty()
+            && self.banks.iter().all(|b| b.blocked.is_empty())
+    }
+
     fn handle(&mut self, t: Tick, ev: Ev) -> Result<()> {
+        if !matches!(ev, Ev::DramWake) {
+            self.in_transit -= 1;
+        }
         match ev {
             Ev::ToLlc { req, agent } => {
                 let to = self.bank_stop(self.bank_of(req.addr));
                 let at = self.net.send(agent as usize, to, t);
-                self.events.schedule(
+                self.post(
                     at,
                     Ev::AtLlc {
                         req,
@@ -471,7 +554,7 @@ impl<P: Policy> TimedMemory<P> {
                 let at =
                     self.net
                         .send(self.mc_stop(line << self.llc_bits), self.bank_stop(bank), t);
-                self.events.schedule(at, Ev::LlcFill { line });
+                self.post(at, Ev::LlcFill { line });
             }
             Ev::LlcFill { line } => self.llc_fill(t, line)?,
             Ev::OpenLoopAccepted => {
@@ -542,7 +625,7 @@ impl<P: Policy> TimedMemory<P> {
         let start = t.max(self.banks[bank].free);
         self.banks[bank].free = start + self.uncore.period;
         if !demand && agent as usize == self.n_agents - 1 {
-            self.events.schedule(start, Ev::OpenLoopAccepted);
+            self.post(start, Ev::OpenLoopAccepted);
         }
         let done = start + self.llc_lat;
         let fill = self.serve_llc(done, bank, &req, demand.then_some(line))?;
@@ -552,7 +635,7 @@ impl<P: Policy> TimedMemory<P> {
                 self.banks[bank].busy_mshrs += 1;
             } else {
                 let at = self.net.send(self.bank_stop(bank), agent as usize, done);
-                self.events.schedule(at, Ev::AtAgent { w: waiter });
+                self.post(at, Ev::AtAgent { w: waiter });
             }
         }
         Ok(())
@@ -577,7 +660,7 @@ impl<P: Policy> TimedMemory<P> {
             let arrive = self
                 .net
                 .send(self.bank_stop(bank), self.mc_stop(m.addr), at);
-            self.events.schedule(
+            self.post(
                 arrive,
                 Ev::AtMemory {
                     req: *m,
@@ -637,7 +720,7 @@ impl<P: Policy> TimedMemory<P> {
             }
             if let Some(line) = tag {
                 let at = self.dram_domain.tick(c.done);
-                self.events.schedule(at, Ev::FromMemory { line });
+                self.post(at, Ev::FromMemory { line });
             }
         }
         self.schedule_dram();
@@ -653,7 +736,7 @@ impl<P: Policy> TimedMemory<P> {
         if let Some(n) = next {
             if self.dram_wake.is_none_or(|w| n < w) {
                 self.dram_wake = Some(n);
-                self.events.schedule(n, Ev::DramWake);
+                self.post(n, Ev::DramWake);
             }
         }
     }
@@ -672,7 +755,7 @@ impl<P: Policy> TimedMemory<P> {
         }
         for w in waiters {
             let at = self.net.send(self.bank_stop(bank), w.agent as usize, t);
-            self.events.schedule(at, Ev::AtAgent { w });
+            self.post(at, Ev::AtAgent { w });
         }
         self.retry_blocked(t, bank)
     }

@@ -14,11 +14,13 @@ pub mod config;
 pub mod estimate;
 pub mod intervals;
 pub mod memory;
+pub mod sampling;
 pub mod sim;
 pub mod speedup;
 pub mod streams;
 
 pub use config::{LevelTiming, ModelConfig, TimingConfig};
 pub use intervals::{Interval, IntervalSpec, IntervalUnit};
+pub use sampling::{SampleSpec, Sampled, SampledCore};
 pub use sim::{sim_policy, CoreResult, SimOptions, SimResult, SystemWindow};
 pub use speedup::{alone_runs, speedup, AloneOptions, AloneRun, Speedup};

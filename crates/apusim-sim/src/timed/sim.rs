@@ -14,6 +14,7 @@
 
 use super::intervals::{self, Interval, IntervalSpec, Recorder};
 use super::memory::{AgentLatency, CorePort, DramCounts, LlcTiming, TimedMemory};
+use super::sampling::{SampleSpec, Sampled, Sampler};
 use super::streams::{self, StreamResult, StreamTable};
 use crate::config::SystemConfig;
 use crate::hierarchy::Hierarchy;
@@ -43,6 +44,8 @@ pub struct SimOptions {
     pub progress: bool,
     /// Record every counter at boundaries of this length ([`mod@super::intervals`]).
     pub interval: Option<IntervalSpec>,
+    /// Sample: detailed windows between functional warming ([`mod@super::sampling`]).
+    pub sample: Option<SampleSpec>,
 }
 
 /// One level's demand traffic of one core in the measured window.
@@ -131,6 +134,9 @@ pub struct SimResult {
     /// Times the open-loop (GPU) traces were replayed from their start.
     pub open_loop_restarts: u64,
     pub policy_stats: Vec<(String, f64)>,
+    /// A sampled run's estimates (`--sample`): each core's IPC with its interval.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sampling: Option<Sampled>,
     /// Every counter per interval, with `--interval` (empty otherwise).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub intervals: Vec<Interval>,
@@ -403,15 +409,49 @@ fn simulate<P: Policy>(
         .interval
         .map(|spec| Recorder::new(spec, &mem, &cores, &ctx));
 
+    let mut sampler = opts.sample.map(|spec| Sampler::new(spec, n));
+
     loop {
         if phase.iter().all(|p| matches!(p, Phase::Done(..))) {
             break;
         }
+        // A sampled run warms functionally once the machine has drained.
+        if let Some(s) = sampler.as_mut().filter(|s| s.draining()) {
+            if cores.iter().all(|c| c.drained()) && mem.quiescent() {
+                let (per_core, jump) = s.warming(last_now, cpu, &cores, opts.warmup);
+                for i in 0..n {
+                    if !finished[i] {
+                        cores[i]
+                            .warm(per_core[i], &mut mem.warm_port(slot(i)))
+                            .with_context(|| format!("{} warming", agents[i]))?;
+                        mem.take_error()
+                            .with_context(|| format!("{} warming", agents[i]))?;
+                    }
+                }
+                let resume = cpu.edge_at_or_after(last_now + cpu.cycles(jump));
+                for o in &mut open_loop {
+                    o.warm_until(resume, cfg.cpus as u32, &mut mem)?;
+                }
+                s.resume(resume, &mut cores);
+                for i in 0..n {
+                    if !finished[i] {
+                        wake[i] = Some(resume);
+                    }
+                }
+                mem.last_progress = resume;
+            }
+        }
+        let holding = sampler.as_ref().is_some_and(|s| s.draining());
         let tc = wake
             .iter()
             .flatten()
             .copied()
-            .chain(open_loop.iter().filter_map(|o| o.next_tick()))
+            .chain(
+                open_loop
+                    .iter()
+                    .filter(|_| !holding)
+                    .filter_map(|o| o.next_tick()),
+            )
             .min();
         let te = mem.next_event();
         let now = match (tc, te) {
@@ -435,8 +475,10 @@ fn simulate<P: Policy>(
             );
         }
         mem.run_events(now)?;
-        for o in &mut open_loop {
-            o.inject_due(now, &mut mem)?;
+        if !holding {
+            for o in &mut open_loop {
+                o.inject_due(now, &mut mem)?;
+            }
         }
         for (a, tok, at) in std::mem::take(&mut mem.completions) {
             let Some(i) = by_slot.get(a as usize).copied().flatten() else {
@@ -483,9 +525,11 @@ fn simulate<P: Policy>(
                 }
             };
             let s = cores[i].stats();
+            // Instructions the program has advanced: retired, and taken by warming.
+            let progress = s.instructions + s.warmed;
             let p = std::mem::replace(&mut phase[i], Phase::Warming);
             phase[i] = match p {
-                Phase::Warming if s.instructions >= opts.warmup || finished[i] => {
+                Phase::Warming if progress >= opts.warmup || finished[i] => {
                     let snap = Box::new(snapshot(&mem, cores[i].as_ref(), i));
                     if finished[i] {
                         Phase::Done(snap.clone(), snap, false)
@@ -497,11 +541,11 @@ fn simulate<P: Policy>(
                     if finished[i]
                         || opts
                             .instructions
-                            .is_some_and(|target| s.instructions >= opts.warmup + target) =>
+                            .is_some_and(|target| progress >= opts.warmup + target) =>
                 {
                     let reached = opts
                         .instructions
-                        .is_some_and(|target| s.instructions >= opts.warmup + target)
+                        .is_some_and(|target| progress >= opts.warmup + target)
                         || opts.instructions.is_none();
                     Phase::Done(
                         start,
@@ -511,6 +555,13 @@ fn simulate<P: Policy>(
                 }
                 other => other,
             };
+        }
+        if let Some(s) = &mut sampler {
+            let counts: Vec<bool> = phase
+                .iter()
+                .map(|p| matches!(p, Phase::Measuring(_)))
+                .collect();
+            s.after_step(now, cpu, &mut cores, &counts);
         }
         if let Some(r) = recorder.as_mut().filter(|r| r.counts_instructions()) {
             let retired = cores.iter().map(|c| c.stats().instructions).sum();
@@ -551,6 +602,18 @@ fn simulate<P: Policy>(
             .map_or(0, |c| c.load(Ordering::Relaxed));
         results.push(c);
     }
+    let sampling = sampler.map(|s| {
+        let names: Vec<String> = agents.iter().map(|a| a.to_string()).collect();
+        s.finish(&names, &cores)
+    });
+    // A sampled core's IPC is its estimate (its cycles include the clock's jumps).
+    if let Some(sm) = &sampling {
+        for (c, e) in results.iter_mut().zip(&sm.cores) {
+            if let Some(ipc) = e.ipc {
+                c.ipc = ipc.value;
+            }
+        }
+    }
     let end = SystemSnapshot::take(last_now, &mem);
     let start = window_start.unwrap_or_else(|| SystemSnapshot::take(last_now, &mem));
     let system = system_window(&start, &end, cfg, cpu, uncore);
@@ -561,6 +624,7 @@ fn simulate<P: Policy>(
         system,
         open_loop_restarts: open_loop.iter().map(|o| o.restarts).sum(),
         policy_stats: mem.h.llc().policy().stats(),
+        sampling,
         intervals: recorder.map(|r| r.intervals).unwrap_or_default(),
         speedup: None,
         functional: mem.h.stats(),
@@ -578,7 +642,10 @@ pub(crate) fn core_window(
     cpu: Domain,
 ) -> CoreResult {
     let core = end.core.since(&start.core);
-    let kilo = core.instructions as f64 / 1000.0;
+    // A sampled run's warmed instructions count (their accesses are in the functional
+    // counters too).
+    let instructions = core.instructions + core.warmed;
+    let kilo = instructions as f64 / 1000.0;
     let levels = level_names
         .iter()
         .enumerate()
@@ -604,7 +671,7 @@ pub(crate) fn core_window(
     let llc_ticks = end.latency.llc_request_ticks - start.latency.llc_request_ticks;
     CoreResult {
         agent: agent.to_string(),
-        instructions: core.instructions,
+        instructions,
         cycles: core.cycles,
         ipc: ratio(core.instructions, core.cycles),
         reached_target: false,
@@ -768,6 +835,31 @@ impl OpenLoop {
             .get(self.pos)
             .map(|a| a.time.saturating_mul(self.period).saturating_add(self.slip))
     }
+    /// Sampled runs: warm every access due by `until` functionally (agent slot `slot`).
+    fn warm_until<P: Policy>(
+        &mut self,
+        until: Tick,
+        slot: u32,
+        mem: &mut TimedMemory<P>,
+    ) -> Result<()> {
+        self.blocked = false;
+        while let Some(t) = self.due() {
+            if t > until {
+                break;
+            }
+            let mut a = self.buf[self.pos];
+            if let Some(r) = self.input.remap {
+                a.agent = r;
+            }
+            mem.warm(slot, &a)
+                .with_context(|| format!("warming {}", self.input.name))?;
+            self.last_due = t;
+            self.pos += 1;
+            self.fill()?;
+        }
+        Ok(())
+    }
+
     fn inject_due<P: Policy>(&mut self, now: Tick, mem: &mut TimedMemory<P>) -> Result<()> {
         while let Some(t) = self.due() {
             if t > now {

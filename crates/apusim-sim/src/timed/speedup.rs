@@ -212,6 +212,7 @@ pub fn alone_runs(
     let solo = SimOptions {
         progress: false,
         interval: None,
+        sample: None,
         ..opts.clone()
     };
     jobs.into_par_iter()
