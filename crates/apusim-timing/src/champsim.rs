@@ -25,6 +25,7 @@
 //!   pointer by a known amount (a branch, a memory instruction, or one reading no other
 //!   register) does not create a dependence through it.
 
+use crate::ahead::Ahead;
 use crate::instr::{BranchKind, Instr, InstrSource, NO_REG};
 use apusim_trace::import::champsim::{ChampSimReader, ChampSimRecord, DATA_SIZE, FETCH_SIZE};
 use apusim_trace::{Access, Agent, Op, Stream, TraceError};
@@ -37,33 +38,44 @@ pub const REG_FLAGS: u8 = 25;
 /// ChampSim's instruction-pointer register.
 pub const REG_INSTRUCTION_POINTER: u8 = 26;
 
+/// Records decoded at a time.
 const CHUNK: usize = 4096;
-/// Chunks a reader thread may decode ahead of the core.
-const AHEAD: usize = 4;
 
-/// Where records come from.
-enum Feed {
-    Inline(ChampSimReader),
-    Thread {
-        rx: std::sync::mpsc::Receiver<Result<Vec<ChampSimRecord>, TraceError>>,
-        /// Emptied chunks go back to the reader thread for reuse.
-        back: std::sync::mpsc::Sender<Vec<ChampSimRecord>>,
-    },
+/// Which of the special registers a list of registers names, and whether it names another.
+#[derive(Clone, Copy, Default)]
+struct Special {
+    sp: bool,
+    flags: bool,
+    ip: bool,
+    other: bool,
+}
+
+impl Special {
+    fn of(regs: &[u8]) -> Special {
+        let mut s = Special::default();
+        for &x in regs {
+            match x {
+                NO_REG => {}
+                REG_STACK_POINTER => s.sp = true,
+                REG_FLAGS => s.flags = true,
+                REG_INSTRUCTION_POINTER => s.ip = true,
+                _ => s.other = true,
+            }
+        }
+        s
+    }
 }
 
 /// The branch kind of a record, derived from its registers exactly as ChampSim's
 /// `ooo_model_instr` constructor does (inc/instruction.h), and whether it is taken.
 pub fn branch_kind(r: &ChampSimRecord) -> (BranchKind, bool) {
-    let src = |x: u8| r.src_regs.contains(&x);
-    let dst = |x: u8| r.dst_regs.contains(&x);
-    let writes_sp = dst(REG_STACK_POINTER);
-    let writes_ip = dst(REG_INSTRUCTION_POINTER);
-    let reads_sp = src(REG_STACK_POINTER);
-    let reads_flags = src(REG_FLAGS);
-    let reads_ip = src(REG_INSTRUCTION_POINTER);
-    let reads_other = r.src_regs.iter().any(|&x| {
-        x != NO_REG && x != REG_STACK_POINTER && x != REG_FLAGS && x != REG_INSTRUCTION_POINTER
-    });
+    kind_of(r, Special::of(&r.src_regs), Special::of(&r.dst_regs))
+}
+
+/// [`branch_kind`] of `r`, whose sources and destinations are `src` and `dst`.
+fn kind_of(r: &ChampSimRecord, src: Special, dst: Special) -> (BranchKind, bool) {
+    let (writes_sp, writes_ip) = (dst.sp, dst.ip);
+    let (reads_sp, reads_flags, reads_ip, reads_other) = (src.sp, src.flags, src.ip, src.other);
     if !reads_sp && !reads_flags && writes_ip && !reads_other {
         (BranchKind::DirectJump, true)
     } else if !reads_sp && !reads_ip && !reads_flags && writes_ip && reads_other {
@@ -85,95 +97,61 @@ pub fn branch_kind(r: &ChampSimRecord) -> (BranchKind, bool) {
 
 /// The instructions of one ChampSim trace, for core `agent`.
 pub struct ChampSimInstrs {
-    feed: Feed,
+    reader: ChampSimReader,
     agent: Agent,
     unit: u16,
+    /// Decoded records; `pos` is the next to read.
     buf: Vec<ChampSimRecord>,
     pos: usize,
     ended: bool,
+    /// The record to hand out next, read one ahead because a taken branch's target is its
+    /// successor's ip (`None` before the first read and at the end).
+    ahead: Option<ChampSimRecord>,
+    started: bool,
     /// The 64-byte block of the previous record's ip.
     last_block: Option<u64>,
 }
 
 impl ChampSimInstrs {
     /// Read the ChampSim trace at `path` (raw, gzip or xz) as the program of `agent`, on a
-    /// reader thread ([`ChampSimInstrs::threaded`]).
-    pub fn open(path: impl AsRef<Path>, agent: Agent) -> Result<Self, TraceError> {
-        Ok(ChampSimInstrs::threaded(ChampSimReader::open(path)?, agent))
+    /// thread of its own ([`Ahead`]: reading, decompressing and converting the records would
+    /// otherwise be a fifth of a high-IPC core's time).
+    pub fn open(path: impl AsRef<Path>, agent: Agent) -> Result<Ahead, TraceError> {
+        Ok(Ahead::spawn(ChampSimInstrs::new(
+            ChampSimReader::open(path)?,
+            agent,
+        )))
     }
 
     /// Records are read and decoded on the calling thread.
     pub fn new(reader: ChampSimReader, agent: Agent) -> Self {
-        ChampSimInstrs::with_feed(Feed::Inline(reader), agent)
-    }
-
-    /// Records are read, decompressed and decoded on a thread of their own, a few chunks
-    /// ahead of the core (the order, and so the run, is the same as [`ChampSimInstrs::new`]'s).
-    pub fn threaded(reader: ChampSimReader, agent: Agent) -> Self {
-        let (tx, rx) =
-            std::sync::mpsc::sync_channel::<Result<Vec<ChampSimRecord>, TraceError>>(AHEAD);
-        let (back_tx, back_rx) = std::sync::mpsc::channel::<Vec<ChampSimRecord>>();
-        let mut reader = reader;
-        std::thread::spawn(move || loop {
-            let mut v = back_rx.try_recv().unwrap_or_default();
-            v.clear();
-            match reader.next_records(CHUNK, &mut v) {
-                Ok(true) => {
-                    if tx.send(Ok(v)).is_err() {
-                        return;
-                    }
-                }
-                Ok(false) => return,
-                Err(e) => {
-                    let _ = tx.send(Err(e));
-                    return;
-                }
-            }
-        });
-        ChampSimInstrs::with_feed(Feed::Thread { rx, back: back_tx }, agent)
-    }
-
-    fn with_feed(feed: Feed, agent: Agent) -> Self {
         ChampSimInstrs {
-            feed,
+            reader,
             agent,
             unit: agent.cpu_index().unwrap_or(0) as u16,
-            buf: Vec::with_capacity(CHUNK + 1),
+            buf: Vec::with_capacity(CHUNK),
             pos: 0,
             ended: false,
+            ahead: None,
+            started: false,
             last_block: None,
         }
     }
 
-    /// Keep at least two records buffered (a branch needs the next ip) unless the trace ended.
-    fn fill(&mut self) -> Result<(), TraceError> {
-        if self.buf.len() - self.pos >= 2 || self.ended {
-            return Ok(());
-        }
-        self.buf.drain(..self.pos);
-        self.pos = 0;
-        while self.buf.len() < 2 && !self.ended {
-            match &mut self.feed {
-                Feed::Inline(reader) => {
-                    if !reader.next_records(CHUNK, &mut self.buf)? {
-                        self.ended = true;
-                    }
-                }
-                Feed::Thread { rx, back } => match rx.recv() {
-                    Ok(Ok(v)) => {
-                        self.buf.extend_from_slice(&v);
-                        let _ = back.send(v);
-                    }
-                    Ok(Err(e)) => {
-                        self.ended = true;
-                        return Err(e);
-                    }
-                    // The reader thread ended: the trace is over.
-                    Err(_) => self.ended = true,
-                },
+    /// The trace's next record, `None` at its end.
+    fn read(&mut self) -> Result<Option<ChampSimRecord>, TraceError> {
+        while self.pos == self.buf.len() {
+            if self.ended {
+                return Ok(None);
+            }
+            self.pos = 0;
+            self.buf.clear();
+            if !self.reader.next_records(CHUNK, &mut self.buf)? {
+                self.ended = true;
             }
         }
-        Ok(())
+        self.pos += 1;
+        Ok(Some(self.buf[self.pos - 1]))
     }
 
     /// The instruction of record `r`, whose successor (if any) is at `next_ip`; `fetch` says
@@ -229,7 +207,8 @@ impl ChampSimInstrs {
                 ..base
             });
         }
-        let (kind, taken) = branch_kind(r);
+        let src = Special::of(&r.src_regs);
+        let (kind, taken) = kind_of(r, src, Special::of(&r.dst_regs));
         ins.branch = kind;
         ins.taken = taken;
         // A taken branch that ends the trace has no known target; 0 never matches a
@@ -240,14 +219,8 @@ impl ChampSimInstrs {
         }
         let writes_sp = r.dst_regs.contains(&REG_STACK_POINTER);
         let fold_sp = writes_sp && {
-            let reads_other = r.src_regs.iter().any(|&x| {
-                x != NO_REG
-                    && x != REG_STACK_POINTER
-                    && x != REG_FLAGS
-                    && x != REG_INSTRUCTION_POINTER
-            });
             let mem = r.src_mem.iter().chain(&r.dst_mem).any(|&a| a != 0);
-            kind != BranchKind::None || mem || !reads_other
+            kind != BranchKind::None || mem || !src.other
         };
         let mut k = 0;
         for &d in r.dst_regs.iter().filter(|&&d| d != NO_REG) {
@@ -261,12 +234,15 @@ impl ChampSimInstrs {
 
     /// The next record, its successor's ip, and whether it fetches its block.
     fn advance(&mut self) -> Result<Option<(ChampSimRecord, Option<u64>, bool)>, TraceError> {
-        self.fill()?;
-        let Some(r) = self.buf.get(self.pos).copied() else {
+        if !self.started {
+            self.started = true;
+            self.ahead = self.read()?;
+        }
+        let Some(r) = self.ahead else {
             return Ok(None);
         };
-        let next_ip = self.buf.get(self.pos + 1).map(|n| n.ip);
-        self.pos += 1;
+        self.ahead = self.read()?;
+        let next_ip = self.ahead.map(|n| n.ip);
         let block = r.ip >> 6;
         let fetch = self.last_block != Some(block);
         self.last_block = Some(block);
@@ -386,13 +362,14 @@ mod tests {
         let open = |raw: &Vec<u8>, threaded: bool| {
             let reader =
                 ChampSimReader::new(std::io::Cursor::new(raw.clone()), "t.champsimtrace").unwrap();
+            let s = ChampSimInstrs::new(reader, Agent::cpu(0));
             if threaded {
-                ChampSimInstrs::threaded(reader, Agent::cpu(0))
+                Box::new(Ahead::spawn(s)) as Box<dyn InstrSource>
             } else {
-                ChampSimInstrs::new(reader, Agent::cpu(0))
+                Box::new(s)
             }
         };
-        let all = |mut s: ChampSimInstrs| {
+        let all = |mut s: Box<dyn InstrSource>| {
             let mut out = Vec::new();
             loop {
                 match s.next_instr() {

@@ -110,6 +110,19 @@ impl Instr {
         self.taken = false;
         self.target = 0;
     }
+    /// Make this record a copy of `other` (only the access slots in use are copied).
+    pub fn copy_from(&mut self, other: &Instr) {
+        let n = other.n_ops as usize;
+        self.ops[..n].copy_from_slice(&other.ops[..n]);
+        self.n_ops = other.n_ops;
+        self.src = other.src;
+        self.dst = other.dst;
+        self.repeat = other.repeat;
+        self.ip = other.ip;
+        self.branch = other.branch;
+        self.taken = other.taken;
+        self.target = other.target;
+    }
     pub fn ops(&self) -> &[Access] {
         &self.ops[..self.n_ops as usize]
     }

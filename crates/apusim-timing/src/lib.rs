@@ -9,6 +9,7 @@
 //!   rebuilds instructions from an instruction-counted access trace.
 //! - [`champsim`]: [`ChampSimInstrs`], instructions read from a ChampSim trace with its
 //!   register dependences and branches.
+//! - [`ahead`]: [`Ahead`], a program whose instructions are built on a thread of their own.
 //! - [`core`]: the [`CoreModel`] trait (a core does one cycle of work at an edge of its clock,
 //!   sends accesses through a [`MemPort`], says when it next has work) and the registered
 //!   models: `ooo` (out-of-order) and `in-order` (blocking).
@@ -24,6 +25,7 @@
 //! typed parameters, constructor). The system layer (`apusim-sim`'s `timed` module) assembles
 //! cores, caches, the network, the LLC and DRAM (`apusim-dram`) into one timed machine.
 
+pub mod ahead;
 pub mod champsim;
 pub mod clock;
 pub mod core;
@@ -36,6 +38,7 @@ pub mod pages;
 pub mod replay;
 
 pub use crate::core::{CoreModel, CoreStats, Issue, MemPort, Token, Wake, WarmPort};
+pub use ahead::Ahead;
 pub use champsim::ChampSimInstrs;
 pub use clock::{Clock, Domain, Tick, Timebase};
 pub use error::TimingError;

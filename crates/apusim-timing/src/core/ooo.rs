@@ -100,8 +100,20 @@ struct Store {
     done: Tick,
 }
 
+/// A fetched instruction (or part of a run without memory accesses), with what dispatch
+/// needs of it; its data accesses wait in [`Ooo::fetch_data`], as the fetch buffer holds
+/// many instructions and an [`Instr`] is a few hundred bytes.
+#[derive(Clone, Copy)]
 struct Fetched {
-    ins: Instr,
+    /// Instructions this record stands for.
+    count: u32,
+    /// The instruction carried no access at all (not even its fetch): a record of more
+    /// than one instruction is a run, dispatched as far as the ROB has room.
+    no_ops: bool,
+    loads: u8,
+    stores: u8,
+    src: [u8; 4],
+    dst: [u8; 2],
     /// When it may dispatch (`UNKNOWN` while its instruction fetch is outstanding).
     avail: Tick,
     /// A mispredicted branch: `Some(true)` if it resolves at decode, `Some(false)` at execution.
@@ -119,6 +131,9 @@ pub struct Ooo {
     next: Instr,
 
     fetch_buf: VecDeque<Fetched>,
+    /// The data accesses (loads and stores, in trace order) of the instructions in
+    /// `fetch_buf`, in fetch order.
+    fetch_data: VecDeque<Access>,
     fetch_buf_instrs: u64,
     /// Outstanding instruction-fetch completions; fetch is stopped while non-zero.
     fetch_wait: u32,
@@ -224,6 +239,7 @@ impl Ooo {
             held: false,
             next: Instr::plain(1),
             fetch_buf: VecDeque::new(),
+            fetch_data: VecDeque::new(),
             fetch_buf_instrs: 0,
             fetch_wait: 0,
             fetch_token: 0,
@@ -301,18 +317,18 @@ impl Ooo {
         self.fetch_resume = at;
     }
 
-    /// Physical registers instruction `ins` needs at dispatch: one per destination, and one
+    /// Physical registers instruction `f` needs at dispatch: one per destination, and one
     /// per source read before anything mapped it.
-    fn regs_needed(&self, ins: &Instr) -> u64 {
-        let new_srcs = ins
+    fn regs_needed(&self, f: &Fetched) -> u64 {
+        let new_srcs = f
             .src
             .iter()
             .enumerate()
             .filter(|&(i, &r)| {
-                r != NO_REG && !self.reg_mapped[r as usize] && !ins.src[..i].contains(&r)
+                r != NO_REG && !self.reg_mapped[r as usize] && !f.src[..i].contains(&r)
             })
             .count();
-        let dsts = ins.dst.iter().filter(|&&d| d != NO_REG).count();
+        let dsts = f.dst.iter().filter(|&&d| d != NO_REG).count();
         (new_srcs + dsts) as u64
     }
 
@@ -523,12 +539,7 @@ impl Ooo {
     }
 
     fn dispatch(&mut self, now: Tick) {
-        // The fetch buffer is taken out of `self` for the loop so that instructions are read
-        // in place (an `Instr` is a few hundred bytes; copying it per instruction costs more
-        // than dispatching it).
-        let mut fb = std::mem::take(&mut self.fetch_buf);
-        let stall = self.dispatch_from(now, &mut fb);
-        self.fetch_buf = fb;
+        let stall = self.dispatch_stall(now);
         if self.stall.map(|s| s.0) != stall {
             if let Some((kind, since)) = self.stall.take() {
                 let cycles = (now - since) / self.domain.period;
@@ -545,11 +556,11 @@ impl Ooo {
         self.dispatch_stalled = stall.is_some();
     }
 
-    /// Dispatch from `fb`; the resource it stopped for, if any.
-    fn dispatch_from(&mut self, now: Tick, fb: &mut VecDeque<Fetched>) -> Option<Stall> {
+    /// Dispatch from the fetch buffer; the resource it stopped for, if any.
+    fn dispatch_stall(&mut self, now: Tick) -> Option<Stall> {
         let mut budget = self.cfg.dispatch_width;
         while budget > 0 {
-            let Some(f) = fb.front_mut() else {
+            let Some(&f) = self.fetch_buf.front() else {
                 break;
             };
             if f.avail == UNKNOWN || f.avail > now {
@@ -559,55 +570,46 @@ impl Ooo {
             if rob_free == 0 {
                 return Some(Stall::Rob);
             }
-            let ins = &f.ins;
-            if ins.n_ops == 0 && ins.repeat > 1 {
+            if f.no_ops && f.count > 1 {
                 // A run without memory accesses: as much of it as fits.
-                let n = u64::from(ins.repeat).min(budget).min(rob_free);
-                self.push_rob(now, n, ins, 0, 0, None);
+                let n = u64::from(f.count).min(budget).min(rob_free);
+                self.push_rob(now, n, &f);
                 budget -= n;
                 self.fetch_buf_instrs -= n;
-                f.ins.repeat -= n as u32;
-                if f.ins.repeat == 0 {
-                    fb.pop_front();
+                let head = self.fetch_buf.front_mut().expect("checked above");
+                head.count -= n as u32;
+                if head.count == 0 {
+                    self.fetch_buf.pop_front();
                 }
                 continue;
             }
-            let data = ins.ops().iter().filter(|a| a.stream != Stream::CpuInstr);
-            let stores = data.clone().filter(|a| a.op.is_write()).count() as u64;
-            let loads = data.count() as u64 - stores;
-            if self.lq.len() as u64 + loads > self.cfg.lq {
+            if self.lq.len() as u64 + u64::from(f.loads) > self.cfg.lq {
                 return Some(Stall::Lq);
             }
-            if self.sq.len() as u64 + stores > self.cfg.sq {
+            if self.sq.len() as u64 + u64::from(f.stores) > self.cfg.sq {
                 return Some(Stall::Sq);
             }
-            let regs = self.regs_needed(ins);
+            let regs = self.regs_needed(&f);
             if self.committed_regs + self.inflight_dsts + regs > self.cfg.physical_registers
                 && regs > 0
                 && !self.rob.is_empty()
             {
                 return Some(Stall::Registers);
             }
-            self.push_rob(now, 1, ins, loads as u8, stores as u8, f.mispredict);
-            fb.pop_front();
+            self.push_rob(now, 1, &f);
+            self.fetch_buf.pop_front();
             self.fetch_buf_instrs -= 1;
             budget -= 1;
         }
         None
     }
 
-    #[allow(clippy::too_many_arguments)]
-    fn push_rob(
-        &mut self,
-        now: Tick,
-        count: u64,
-        ins: &Instr,
-        loads: u8,
-        stores: u8,
-        mispredict: Option<bool>,
-    ) {
+    /// Put `count` instructions of `f` (all of it, or part of a run) into the ROB, and its
+    /// loads and stores into the LQ and SQ.
+    fn push_rob(&mut self, now: Tick, count: u64, f: &Fetched) {
+        let (loads, stores) = (f.loads, f.stores);
         let seq = self.rob_base + self.rob.len() as u64;
-        if mispredict == Some(false) {
+        if f.mispredict == Some(false) {
             self.resolve_seq = Some(seq);
         }
         let mut e = RobEntry {
@@ -619,10 +621,10 @@ impl Ooo {
             loads_left: loads,
             load_done: 0,
             stores,
-            dst: ins.dst,
+            dst: f.dst,
             dependents: self.spare_deps.pop().unwrap_or_default(),
         };
-        for &r in ins.src.iter().filter(|&&r| r != NO_REG) {
+        for &r in f.src.iter().filter(|&&r| r != NO_REG) {
             if !self.reg_mapped[r as usize] {
                 // A register read before any write in the trace: its value is committed.
                 self.reg_mapped[r as usize] = true;
@@ -645,17 +647,21 @@ impl Ooo {
                 }
             }
         }
-        for &d in ins.dst.iter().filter(|&&d| d != NO_REG) {
+        for &d in f.dst.iter().filter(|&&d| d != NO_REG) {
             self.reg_writer[d as usize] = seq;
             self.reg_ready[d as usize] = UNKNOWN;
             self.reg_mapped[d as usize] = true;
             self.inflight_dsts += 1;
         }
         let lq_first = self.lq_base + self.lq.len() as u64;
-        for a in ins.ops().iter().filter(|a| a.stream != Stream::CpuInstr) {
+        for _ in 0..loads + stores {
+            let a = self
+                .fetch_data
+                .pop_front()
+                .expect("fetched with its instruction");
             if a.op.is_write() {
                 self.sq.push_back(Store {
-                    acc: *a,
+                    acc: a,
                     retired: false,
                     issued: false,
                     parts_left: 0,
@@ -664,7 +670,7 @@ impl Ooo {
             } else {
                 self.lq.push_back(Load {
                     rob_seq: seq,
-                    acc: *a,
+                    acc: a,
                     parts_left: 0,
                     done: 0,
                 });
@@ -713,11 +719,10 @@ impl Ooo {
             if self.next.n_ops == 0 && self.next.repeat > 1 {
                 let room = self.cfg.fetch_buffer - self.fetch_buf_instrs;
                 let n = u64::from(self.next.repeat).min(budget).min(room);
-                let mut part = self.next;
-                part.repeat = n as u32;
                 self.next.repeat -= n as u32;
                 self.held = self.next.repeat > 0;
-                self.push_fetched(part, self.fetch_done.max(now) + frontend, None);
+                let avail = self.fetch_done.max(now) + frontend;
+                self.push_fetched(n as u32, avail, None);
                 budget -= n;
                 continue;
             }
@@ -763,12 +768,7 @@ impl Ooo {
                 self.fetch_done.max(now) + frontend
             };
             self.held = false;
-            self.fetch_buf_instrs += 1;
-            self.fetch_buf.push_back(Fetched {
-                ins: self.next,
-                avail,
-                mispredict,
-            });
+            self.push_fetched(1, avail, mispredict);
             if mispredict == Some(true) && avail != UNKNOWN {
                 let decoded = self.decode_tick(avail);
                 self.resume_fetch(decoded);
@@ -791,10 +791,27 @@ impl Ooo {
         }
     }
 
-    fn push_fetched(&mut self, ins: Instr, avail: Tick, mispredict: Option<bool>) {
-        self.fetch_buf_instrs += u64::from(ins.repeat);
+    /// Put `count` instructions of `next` into the fetch buffer (its data accesses into
+    /// `fetch_data`).
+    fn push_fetched(&mut self, count: u32, avail: Tick, mispredict: Option<bool>) {
+        let ins = &self.next;
+        let (mut loads, mut stores) = (0, 0);
+        for a in ins.ops().iter().filter(|a| a.stream != Stream::CpuInstr) {
+            if a.op.is_write() {
+                stores += 1;
+            } else {
+                loads += 1;
+            }
+            self.fetch_data.push_back(*a);
+        }
+        self.fetch_buf_instrs += u64::from(count);
         self.fetch_buf.push_back(Fetched {
-            ins,
+            count,
+            no_ops: ins.n_ops == 0,
+            loads,
+            stores,
+            src: ins.src,
+            dst: ins.dst,
             avail,
             mispredict,
         });
