@@ -619,7 +619,10 @@ fn sim_samples_and_refuses_windows_that_cannot() {
         "--sample-unit",
         "200",
     ]);
-    assert!(out.contains("sampled: IPC with 99.7% intervals: cpu0 "), "{out}");
+    assert!(
+        out.contains("sampled: IPC with 99.7% intervals: cpu0 "),
+        "{out}"
+    );
     let err = fails(&["sim", t0, "--sample", "--sample-unit", "0"]);
     assert!(err.contains("--sample-unit"), "{err}");
     let err = fails(&["sim", t0, "--sample", "--sample-warmup", "999999"]);
