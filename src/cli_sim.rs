@@ -7,8 +7,8 @@ use super::{
 use anyhow::{Context, Result};
 use apusim_sim::report::TextTable;
 use apusim_sim::timed::{
-    alone_runs, intervals, sim_policy, speedup, AloneOptions, CoreResult, IntervalSpec, SampleSpec,
-    SimOptions, SimResult, SystemWindow,
+    alone_runs, intervals, sim_policy, speedup, target_error, AloneOptions, CoreResult,
+    IntervalSpec, SampleSpec, SimOptions, SimResult, SystemWindow,
 };
 use clap::Args;
 use rayon::prelude::*;
@@ -66,6 +66,10 @@ pub struct SimArgs {
     /// CPU cycles of each measured window.
     #[arg(long, requires = "sample", default_value_t = SampleSpec::default().unit)]
     sample_unit: u64,
+    /// Sample again with more windows until every core's IPC interval is within this
+    /// relative error (`3%` or `0.03`), or say why the run cannot reach it.
+    #[arg(long, requires = "sample", value_parser = target_error::parse_target)]
+    target_error: Option<f64>,
     #[command(flatten)]
     system: SystemArgs,
     #[command(flatten)]
@@ -137,7 +141,13 @@ pub fn run(a: SimArgs) -> Result<()> {
     let mut results: Vec<SimResult> = in_pool(a.threads, || {
         names
             .par_iter()
-            .map(|n| sim_policy(&cfg, n, inputs, &sim_opts).with_context(|| format!("policy {n}")))
+            .map(|n| {
+                match a.target_error {
+                    Some(e) => target_error::sim_to_target(&cfg, n, inputs, &sim_opts, e),
+                    None => sim_policy(&cfg, n, inputs, &sim_opts),
+                }
+                .with_context(|| format!("policy {n}"))
+            })
             .collect::<Result<Vec<_>>>()
     })?;
     if let Some((policy, runs)) = &alone {
@@ -222,8 +232,19 @@ pub fn table(r: &SimResult) -> String {
                 None => format!("{} too few windows ({})", c.agent, c.windows),
             })
             .collect();
+        let target = sm
+            .target_error
+            .map(|e| {
+                format!(
+                    "; within ±{:.1}% after {} round(s), period {} cycles",
+                    100.0 * e,
+                    sm.rounds,
+                    sm.spec.period
+                )
+            })
+            .unwrap_or_default();
         s.push_str(&format!(
-            "sampled: IPC with 99.7% intervals: {}; {:.1}% of instructions in detail\n",
+            "sampled: IPC with 99.7% intervals: {}; {:.1}% of instructions in detail{target}\n",
             est.join(", "),
             100.0 * sm.detailed_fraction
         ));
@@ -239,8 +260,12 @@ pub fn table(r: &SimResult) -> String {
                 )
             })
             .collect();
+        let within = sp
+            .weighted_half_width
+            .map(|h| format!(" ± {h:.4}"))
+            .unwrap_or_default();
         s.push_str(&format!(
-            "weighted speedup {:.4}, harmonic speedup {:.4}, maximum slowdown {:.3}; \
+            "weighted speedup {:.4}{within}, harmonic speedup {:.4}, maximum slowdown {:.3}; \
              IPC alone ({}): {}\n",
             sp.weighted,
             sp.harmonic,
@@ -407,6 +432,9 @@ pub fn csv(results: &[SimResult]) -> String {
                 ("max_slowdown", sp.max_slowdown),
             ] {
                 row("system", m, v.to_string());
+            }
+            if let Some(h) = sp.weighted_half_width {
+                row("system", "weighted_speedup_half_width", h.to_string());
             }
         }
         row("system", "cycles", r.cycles.to_string());

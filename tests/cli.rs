@@ -629,4 +629,11 @@ fn sim_samples_and_refuses_windows_that_cannot() {
     assert!(err.contains("use the detailed mode"), "{err}");
     let err = fails(&["sim", t0, "--sample-unit", "5"]);
     assert!(err.contains("--sample"), "{err}");
+    let err = fails(&["sim", t0, "--target-error", "3%"]);
+    assert!(err.contains("--sample"), "{err}");
+    let err = fails(&["sim", t0, "--sample", "--target-error", "200%"]);
+    assert!(
+        err.contains("--target-error") && err.contains("between"),
+        "{err}"
+    );
 }

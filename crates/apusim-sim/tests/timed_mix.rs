@@ -618,3 +618,88 @@ fn sampled_estimates_hold_the_detailed_result() {
         }
     }
 }
+
+/// Sampled alone runs: the alone IPC is the sampled estimate of the job alone (not the
+/// instructions over the cycles of a run whose clock jumped), it comes back from the cache
+/// to the bit with its interval, a detailed run never takes a sampled one's cache entry,
+/// and the weighted speedup of a sampled mix carries an interval.
+#[test]
+fn sampled_alone_runs_and_weighted_speedup() {
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = system(&[]);
+    let inputs = two_jobs();
+    let sampled = SimOptions {
+        sample: Some(apusim_sim::timed::SampleSpec {
+            period: 20_000,
+            warmup: 2_000,
+            unit: 2_000,
+        }),
+        ..opts()
+    };
+    let first = alone_runs(&cfg, &inputs, &sampled, &alone_opts(dir.path())).unwrap();
+    let only = Multi {
+        traces: vec![inputs.traces[1].clone()],
+        keys: vec!["x".into()],
+    };
+    let solo = sim_policy(&cfg, "lru", &only, &sampled).unwrap();
+    let est = solo.sampling.as_ref().unwrap().cores[0].ipc.unwrap();
+    assert_eq!(first[1].ipc, est.value);
+    assert_eq!(first[1].ipc_half_width, Some(est.half_width));
+    let again = alone_runs(&cfg, &inputs, &sampled, &alone_opts(dir.path())).unwrap();
+    for (a, b) in first.iter().zip(&again) {
+        assert!(b.cached);
+        assert_eq!((a.ipc, a.ipc_half_width), (b.ipc, b.ipc_half_width));
+    }
+    let detailed = alone_runs(&cfg, &inputs, &opts(), &alone_opts(dir.path())).unwrap();
+    assert!(detailed
+        .iter()
+        .all(|r| !r.cached && r.ipc_half_width.is_none()));
+
+    let mix = sim_policy(&cfg, "lru", &inputs, &sampled).unwrap();
+    let s = speedup(&mix, &first, "lru").unwrap();
+    let h = s
+        .weighted_half_width
+        .expect("a sampled mix's speedup has an interval");
+    assert!(h > 0.0 && h.is_finite(), "{h}");
+    let plain = sim_policy(&cfg, "lru", &inputs, &opts()).unwrap();
+    assert!(speedup(&plain, &detailed, "lru")
+        .unwrap()
+        .weighted_half_width
+        .is_none());
+}
+
+/// `--target-error`: further rounds with more windows until every core's interval is within
+/// the target; a target the run cannot reach is refused naming the option.
+#[test]
+fn target_error_adds_windows_until_reached() {
+    let inputs = Multi {
+        traces: vec![loads(0, 120_000, 8 << 20, 51)],
+        keys: vec!["one".into()],
+    };
+    let cfg = system(&["cpus=1"]);
+    let o = SimOptions {
+        warmup: 5_000,
+        instructions: Some(100_000),
+        sample: Some(apusim_sim::timed::SampleSpec {
+            period: 400_000,
+            warmup: 2_000,
+            unit: 2_000,
+        }),
+        ..SimOptions::default()
+    };
+    let once = sim_policy(&cfg, "lru", &inputs, &o).unwrap();
+    let first = once.sampling.unwrap().cores[0].ipc.unwrap();
+    assert!(
+        first.relative_error() > 0.05,
+        "{first:?}: the test needs a wide start"
+    );
+    let r = apusim_sim::timed::target_error::sim_to_target(&cfg, "lru", &inputs, &o, 0.05).unwrap();
+    let s = r.sampling.unwrap();
+    assert!(s.rounds >= 2 && s.spec.period < 400_000, "{s:?}");
+    let e = s.cores[0].ipc.unwrap();
+    assert!(e.relative_error() <= 0.05, "{e:?}");
+    assert_eq!(s.target_error, Some(0.05));
+    let err =
+        apusim_sim::timed::target_error::sim_to_target(&cfg, "lru", &inputs, &o, 1e-5).unwrap_err();
+    assert!(format!("{err:#}").contains("--target-error"), "{err:#}");
+}

@@ -18,6 +18,7 @@ pub mod sampling;
 pub mod sim;
 pub mod speedup;
 pub mod streams;
+pub mod target_error;
 
 pub use config::{LevelTiming, ModelConfig, TimingConfig};
 pub use intervals::{Interval, IntervalSpec, IntervalUnit};

@@ -80,6 +80,9 @@ pub struct SampledCore {
     /// IPC with its 99.7% interval (`None` with fewer than two windows).
     pub ipc: Option<Estimate>,
     pub windows: usize,
+    /// Instructions and cycles of the windows together (the IPC estimate is their ratio).
+    pub measured_instructions: u64,
+    pub measured_cycles: u64,
     /// Instructions retired on the clock (detailed) and taken by functional warming.
     pub detailed_instructions: u64,
     pub warmed_instructions: u64,
@@ -92,6 +95,10 @@ pub struct Sampled {
     pub cores: Vec<SampledCore>,
     /// Instructions simulated in detail over all instructions, all cores together.
     pub detailed_fraction: f64,
+    /// `--target-error`: the relative error asked for, and the rounds of sampling it took.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub target_error: Option<f64>,
+    pub rounds: u32,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -227,6 +234,8 @@ impl Sampler {
                     agent: agent.clone(),
                     ipc: estimate::ratio(&x, &y, estimate::Z_997),
                     windows: w.len(),
+                    measured_instructions: x.iter().sum::<f64>() as u64,
+                    measured_cycles: y.iter().sum::<f64>() as u64,
                     detailed_instructions: s.instructions,
                     warmed_instructions: s.warmed,
                 }
@@ -236,6 +245,8 @@ impl Sampler {
             spec: self.spec,
             cores: out,
             detailed_fraction: super::sim::ratio(detailed, detailed + warmed),
+            target_error: None,
+            rounds: 1,
         }
     }
 }

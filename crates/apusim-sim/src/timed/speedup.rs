@@ -77,6 +77,9 @@ pub struct AloneRun {
     pub instructions: u64,
     pub cycles: u64,
     pub ipc: f64,
+    /// A sampled run's IPC interval (half its width, 99.7%).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ipc_half_width: Option<f64>,
     pub reached_target: bool,
     /// Read from the cache rather than simulated in this run.
     #[serde(skip)]
@@ -91,6 +94,11 @@ pub struct Speedup {
     /// Per CPU job: agent, IPC in the mix, IPC alone, slowdown (alone / mix).
     pub jobs: Vec<JobSpeedup>,
     pub weighted: f64,
+    /// A sampled run's weighted speedup interval (half its width): each job's term
+    /// `s_i / a_i` varies by its relative errors in the mix and alone together (linear
+    /// propagation, no independence assumed).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub weighted_half_width: Option<f64>,
     pub harmonic: f64,
     pub max_slowdown: f64,
 }
@@ -135,8 +143,27 @@ pub fn speedup(shared: &SimResult, alone: &[AloneRun], alone_policy: &str) -> Re
     }
     let weighted = jobs.iter().map(|j| j.ipc / j.alone_ipc).sum();
     let inverse: f64 = jobs.iter().map(|j| j.slowdown).sum();
+    let weighted_half_width = shared.sampling.as_ref().map(|s| {
+        jobs.iter()
+            .map(|j| {
+                let rel_mix = s
+                    .cores
+                    .iter()
+                    .find(|c| c.agent == j.agent)
+                    .and_then(|c| c.ipc)
+                    .map_or(f64::INFINITY, |e| e.relative_error());
+                let rel_alone = alone
+                    .iter()
+                    .find(|a| a.agent == j.agent)
+                    .and_then(|a| a.ipc_half_width)
+                    .map_or(0.0, |h| h / j.alone_ipc);
+                j.ipc / j.alone_ipc * (rel_mix + rel_alone)
+            })
+            .sum()
+    });
     Ok(Speedup {
         alone_policy: alone_policy.to_string(),
+        weighted_half_width,
         harmonic: jobs.len() as f64 / inverse,
         max_slowdown: jobs.iter().map(|j| j.slowdown).fold(0.0, f64::max),
         weighted,
@@ -209,10 +236,10 @@ pub fn alone_runs(
         }
     }
     drop(opened);
+    // Alone runs are sampled when the mix is (the same windows), without intervals.
     let solo = SimOptions {
         progress: false,
         interval: None,
-        sample: None,
         ..opts.clone()
     };
     jobs.into_par_iter()
@@ -232,12 +259,23 @@ pub fn alone_runs(
                 .cores
                 .first()
                 .with_context(|| format!("{name} alone drove no core"))?;
+            // A sampled run's IPC is its estimate: the ratio of its windows' sums.
+            let (instructions, cycles, half) =
+                match r.sampling.as_ref().and_then(|s| s.cores.first()) {
+                    Some(s) => (
+                        s.measured_instructions,
+                        s.measured_cycles,
+                        s.ipc.map(|e| e.half_width),
+                    ),
+                    None => (c.instructions, c.cycles, None),
+                };
             let run = AloneRun {
                 input: name,
                 agent,
-                instructions: c.instructions,
-                cycles: c.cycles,
-                ipc: ratio(c.instructions, c.cycles),
+                instructions,
+                cycles,
+                ipc: ratio(instructions, cycles),
+                ipc_half_width: half,
                 reached_target: c.reached_target,
                 cached: false,
             };
@@ -257,13 +295,14 @@ fn cache_key(
     agent: apusim_trace::Agent,
 ) -> String {
     format!(
-        "apusim alone run 1\nbuild {}\nconfig {}\npolicy {}\nwarmup {}\ninstructions {:?}\n\
-         input {input}\ncore {agent}\n",
+        "apusim alone run 2\nbuild {}\nconfig {}\npolicy {}\nwarmup {}\ninstructions {:?}\n\
+         sample {:?}\ninput {input}\ncore {agent}\n",
         alone.build_id,
         serde_json::to_string(cfg).unwrap_or_default(),
         alone.policy,
         opts.warmup,
         opts.instructions,
+        opts.sample,
     )
 }
 
