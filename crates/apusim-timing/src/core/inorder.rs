@@ -157,13 +157,6 @@ mod tests {
             Issue::Done(now + 10)
         }
     }
-    struct Recorder(Vec<u64>);
-    impl WarmPort for Recorder {
-        fn warm(&mut self, acc: &Access) -> Result<(), TimingError> {
-            self.0.push(acc.addr);
-            Ok(())
-        }
-    }
 
     /// Stopped, the core finishes its instruction and takes no other; warming takes the next
     /// ones in order; resumed, it runs the rest.
@@ -208,7 +201,7 @@ mod tests {
         // The instruction under way when fetch stopped completes.
         let retired = core.stats().instructions;
         assert!((30..=31).contains(&retired), "{retired}");
-        let mut rec = Recorder(Vec::new());
+        let mut rec = super::super::WarmLog(Vec::new());
         assert_eq!(core.warm(20, &mut rec).unwrap(), 20);
         assert_eq!(
             rec.0,

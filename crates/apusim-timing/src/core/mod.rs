@@ -306,6 +306,18 @@ pub fn build(
     Ok((e.build)(&p, domain, program))
 }
 
+/// Records the addresses a core warms, in order (the models' switching tests).
+#[cfg(test)]
+pub(crate) struct WarmLog(pub Vec<u64>);
+
+#[cfg(test)]
+impl WarmPort for WarmLog {
+    fn warm(&mut self, acc: &Access) -> Result<(), TimingError> {
+        self.0.push(acc.addr);
+        Ok(())
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -1018,15 +1018,6 @@ mod tests {
         );
     }
 
-    /// Records functionally warmed accesses.
-    struct Recorder(Vec<u64>);
-    impl WarmPort for Recorder {
-        fn warm(&mut self, acc: &Access) -> Result<(), TimingError> {
-            self.0.push(acc.addr);
-            Ok(())
-        }
-    }
-
     /// Switching mid-run: with fetch stopped the core drains, warming takes the next
     /// instructions of the program in order without retiring them, and detailed execution
     /// resumes after them; retired plus warmed is the whole program.
@@ -1065,7 +1056,7 @@ mod tests {
         assert!(core.drained());
         let retired = core.stats().instructions;
         assert!((1_000..1_400).contains(&retired), "{retired}");
-        let mut rec = Recorder(Vec::new());
+        let mut rec = super::super::WarmLog(Vec::new());
         assert_eq!(core.warm(500, &mut rec).unwrap(), 500);
         // The warmed loads are the program's next ones, in order (an instruction read ahead
         // when fetch stopped included).
