@@ -45,10 +45,10 @@ impl GpuConfigArgs {
 #[derive(Args)]
 pub struct GpuOutputArgs {
     /// Write every run as JSON to this file.
-    #[arg(long, value_name = "FILE")]
+    #[arg(long, value_name = "FILE", value_parser = crate::writable_output)]
     json: Option<PathBuf>,
     /// Write every run as CSV to this file.
-    #[arg(long, value_name = "FILE")]
+    #[arg(long, value_name = "FILE", value_parser = crate::writable_output)]
     csv: Option<PathBuf>,
 }
 

@@ -13,7 +13,7 @@ pub struct RenderArgs {
     /// A built-in scene name (see --list) or a scene TOML file.
     pub scene: Option<String>,
     /// Output trace (.apt); without it only statistics are printed.
-    #[arg(short, long)]
+    #[arg(short, long, value_parser = crate::writable_output)]
     pub output: Option<PathBuf>,
     /// Frames to render (default: the scene's).
     #[arg(long)]

@@ -23,7 +23,7 @@ pub enum GenCommand {
     /// A GPGPU kernel run on the SIMT layer (see `apusim workloads`).
     Gpgpu {
         kernel: String,
-        #[arg(short, long)]
+        #[arg(short, long, value_parser = crate::writable_output)]
         output: PathBuf,
         /// Problem size in the kernel's unit (0: its default).
         #[arg(long, default_value_t = 0)]
@@ -37,7 +37,7 @@ pub enum GenCommand {
     /// A CPU kernel (SPEC CPU 2006 stand-in, see `apusim workloads`).
     Cpu {
         kernel: String,
-        #[arg(short, long)]
+        #[arg(short, long, value_parser = crate::writable_output)]
         output: PathBuf,
         /// Instructions to retire.
         #[arg(long, default_value_t = 10_000_000, value_parser = clap::value_parser!(u64).range(1..))]
@@ -57,7 +57,7 @@ pub enum GenCommand {
         /// stream (read-only sweep), chase (random pointer chase), loop (cache-friendly loop).
         #[arg(long)]
         kind: String,
-        #[arg(short, long)]
+        #[arg(short, long, value_parser = crate::writable_output)]
         output: PathBuf,
         /// Instructions to write.
         #[arg(long, default_value_t = 10_000_000)]

@@ -219,7 +219,7 @@ struct StudyArgs {
     #[arg(long, value_name = "P", default_value_t = 0.0)]
     gpu_read_bypass: f64,
     /// Write every access that reaches the LLC to this .apt file (single policy only).
-    #[arg(long, value_name = "FILE")]
+    #[arg(long, value_name = "FILE", value_parser = writable_output)]
     dump_llc_trace: Option<PathBuf>,
 }
 
@@ -300,7 +300,7 @@ enum TraceCommand {
         #[arg(long)]
         from: Option<String>,
         input: PathBuf,
-        #[arg(short, long)]
+        #[arg(short, long, value_parser = writable_output)]
         output: PathBuf,
         /// Agent of the converted accesses (cpuN or gpu).
         #[arg(long, default_value = "cpu0")]
@@ -308,7 +308,7 @@ enum TraceCommand {
     },
     /// Run a program under valgrind lackey and convert its accesses on the fly.
     Record {
-        #[arg(short, long)]
+        #[arg(short, long, value_parser = writable_output)]
         output: PathBuf,
         #[arg(long, default_value = "cpu0")]
         agent: String,

@@ -637,3 +637,36 @@ fn sim_samples_and_refuses_windows_that_cannot() {
         "{err}"
     );
 }
+
+/// Every command that writes a file checks its path when the command line is read, before
+/// any work: a missing directory or a directory given as the file is refused naming the
+/// option.
+#[test]
+fn output_paths_are_checked_before_any_work() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path().to_str().unwrap();
+    for args in [
+        vec!["gen", "cpu", "mcf", "-o", "/nonexistent/x.apt"],
+        vec!["gen", "gpgpu", "bfs", "-o", "/nonexistent/x.apt"],
+        vec![
+            "gen",
+            "champsim",
+            "--kind",
+            "loop",
+            "-o",
+            "/nonexistent/x.xz",
+        ],
+        vec!["gen", "render", "courtyard", "-o", d],
+        vec!["gpu-l1", "run", "--json", "/nonexistent/a.json"],
+        vec!["gpu-l1", "run", "--csv", d],
+        vec!["trace", "convert", "in.txt", "-o", "/nonexistent/x.apt"],
+        vec!["run", "--dump-llc-trace", "/nonexistent/x.apt"],
+    ] {
+        let err = fails(&args);
+        assert!(
+            err.contains("invalid value")
+                && (err.contains("cannot write") || err.contains("is a directory")),
+            "{args:?}: {err}"
+        );
+    }
+}
