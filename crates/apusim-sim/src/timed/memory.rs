@@ -370,17 +370,7 @@ impl<P: Policy> TimedMemory<P> {
     }
 
     fn try_issue(&mut self, agent: u32, now: Tick, acc: &Access, token: Token) -> Result<Issue> {
-        let placed;
-        let acc = match &mut self.pages {
-            Some(m) => {
-                placed = Access {
-                    addr: m.translate(agent, acc.addr),
-                    ..*acc
-                };
-                &placed
-            }
-            None => acc,
-        };
+        let acc = &self.placed(agent, acc);
         let instr = acc.stream == Stream::CpuInstr;
         let bits = self.h.entry_line_bits(acc);
         let line = acc.addr >> bits;
@@ -445,25 +435,29 @@ impl<P: Policy> TimedMemory<P> {
         })
     }
 
+    /// Core `agent`'s access on its physical page (`timing.pages = "random"`), or as it is.
+    fn placed(&mut self, agent: u32, acc: &Access) -> Access {
+        match &mut self.pages {
+            Some(m) => Access {
+                addr: m.translate(agent, acc.addr),
+                ..*acc
+            },
+            None => *acc,
+        }
+    }
+
     /// Functional warming (sampled runs): `acc` of agent `agent` updates every cache level
     /// it reaches, the LLC and its policy included, at once and without timing, as a
     /// functional run does. What the LLC sends to memory is dropped (DRAM's row buffers are
     /// left to the detailed warm-up window; they hold microseconds of history). Nothing may
     /// be in flight: the engine drains the machine before it warms.
     pub fn warm(&mut self, agent: u32, acc: &Access) -> Result<()> {
-        let placed;
-        let core = (agent as usize) < self.n_agents - 1;
-        let acc = match &mut self.pages {
-            Some(m) if core => {
-                placed = Access {
-                    addr: m.translate(agent, acc.addr),
-                    ..*acc
-                };
-                &placed
-            }
-            _ => acc,
+        let acc = if (agent as usize) < self.n_agents - 1 {
+            self.placed(agent, acc)
+        } else {
+            *acc
         };
-        self.h.access(acc)?;
+        self.h.access(&acc)?;
         self.h.take_depth();
         let mut out = std::mem::take(&mut self.scratch);
         self.h.drain_to_llc(&mut out);

@@ -847,17 +847,23 @@ impl OpenLoop {
             if t > until {
                 break;
             }
-            let mut a = self.buf[self.pos];
-            if let Some(r) = self.input.remap {
-                a.agent = r;
-            }
+            let a = self.take(t)?;
             mem.warm(slot, &a)
                 .with_context(|| format!("warming {}", self.input.name))?;
-            self.last_due = t;
-            self.pos += 1;
-            self.fill()?;
         }
         Ok(())
+    }
+
+    /// The next access (under the input's remap), sent at `at`; the replay moves past it.
+    fn take(&mut self, at: Tick) -> Result<apusim_trace::Access> {
+        let mut a = self.buf[self.pos];
+        if let Some(r) = self.input.remap {
+            a.agent = r;
+        }
+        self.last_due = at;
+        self.pos += 1;
+        self.fill()?;
+        Ok(a)
     }
 
     fn inject_due<P: Policy>(&mut self, now: Tick, mem: &mut TimedMemory<P>) -> Result<()> {
@@ -873,15 +879,9 @@ impl OpenLoop {
                 self.blocked = false;
                 self.slip += now - t;
             }
-            let mut a = self.buf[self.pos];
-            if let Some(r) = self.input.remap {
-                a.agent = r;
-            }
+            let a = self.take(now)?;
             mem.inject(now, &a)
                 .with_context(|| format!("replaying {}", self.input.name))?;
-            self.last_due = now;
-            self.pos += 1;
-            self.fill()?;
         }
         Ok(())
     }

@@ -708,13 +708,8 @@ impl Ooo {
         let frontend = self.domain.cycles(self.cfg.frontend_cycles);
         let mut budget = self.cfg.fetch_width;
         while budget > 0 && self.fetch_buf_instrs < self.cfg.fetch_buffer {
-            // The next instruction is read into `next` in place (see `dispatch`).
-            if !self.held {
-                if !self.program.next_into(&mut self.next)? {
-                    self.ended = true;
-                    break;
-                }
-                self.held = true;
+            if !self.hold_next()? {
+                break;
             }
             if self.next.n_ops == 0 && self.next.repeat > 1 {
                 let room = self.cfg.fetch_buffer - self.fetch_buf_instrs;
@@ -779,6 +774,19 @@ impl Ooo {
             }
         }
         Ok(())
+    }
+
+    /// Make `next` hold the program's next instruction (read in place, see `dispatch`) unless
+    /// it holds one already; false at the program's end.
+    fn hold_next(&mut self) -> Result<bool, TimingError> {
+        if !self.held {
+            if !self.program.next_into(&mut self.next)? {
+                self.ended = true;
+                return Ok(false);
+            }
+            self.held = true;
+        }
+        Ok(true)
     }
 
     /// When an instruction that may dispatch at `avail` was decoded (decode is the stage before
@@ -935,12 +943,8 @@ impl CoreModel for Ooo {
         let mut taken = 0;
         while taken < n {
             // An instruction read but not fetched when fetch stopped comes first.
-            if !self.held {
-                if !self.program.next_into(&mut self.next)? {
-                    self.ended = true;
-                    break;
-                }
-                self.held = true;
+            if !self.hold_next()? {
+                break;
             }
             if self.next.n_ops == 0 && self.next.repeat > 1 {
                 let k = u64::from(self.next.repeat).min(n - taken);
