@@ -13,6 +13,9 @@
 //! - [`core`]: the [`CoreModel`] trait (a core does one cycle of work at an edge of its clock,
 //!   sends accesses through a [`MemPort`], says when it next has work) and the registered
 //!   models: `ooo` (out-of-order) and `in-order` (blocking).
+//! - [`gpu`]: the [`GpuModel`] trait (the GPU's counterpart of [`CoreModel`]: one cycle of
+//!   every shader core at an edge of the GPU's clock) and the registered models: `simt`
+//!   (shader cores executing per-warp programs).
 //! - [`network`]: the on-chip [`Network`]s (`ring`, `fixed`).
 //! - [`pages`]: physical page placement ([`pages::PageMap`]: identity, or random first-touch
 //!   frames as ChampSim's virtual memory places them).
@@ -31,6 +34,7 @@ pub mod clock;
 pub mod core;
 mod error;
 pub mod event;
+pub mod gpu;
 pub mod instr;
 pub mod mshr;
 pub mod network;
@@ -42,6 +46,7 @@ pub use ahead::Ahead;
 pub use champsim::ChampSimInstrs;
 pub use clock::{Clock, Domain, Tick, Timebase};
 pub use error::TimingError;
+pub use gpu::{GpuModel, GpuStats, KernelSpan, StallCycles};
 pub use event::EventQueue;
 pub use instr::{AccessInstrs, BranchKind, DepModel, Instr, InstrSource};
 pub use mshr::Mshrs;

@@ -19,6 +19,10 @@
 //! Importers ([`import`]) turn valgrind lackey logs, ChampSim binary traces and a plain CSV/text
 //! form into the same stream of [`Access`] records. Every parser reports malformed input as a
 //! [`TraceError`] naming the file and the line or byte offset; none of them panics on bad input.
+//!
+//! A timed GPU needs more than an access order: [`warps`] defines per-warp programs
+//! ([`BlockSource`]: kernel launches and thread blocks of [`WarpOp`]s), which GPGPU
+//! generators produce and the timed shader cores execute in the order latency dictates.
 
 pub mod access;
 pub mod apt;
@@ -27,10 +31,12 @@ pub mod hash;
 pub mod header;
 pub mod import;
 pub mod output;
+pub mod warps;
 
 pub use access::{Access, Agent, Op, Stream};
 pub use error::{Result, TraceError};
 pub use header::{AgentInfo, TraceHeader};
+pub use warps::{BlockItem, BlockSource, LaunchInfo, ThreadBlock, WarpOp};
 
 /// Number of accesses a source hands out per batch (a trade-off between call overhead and
 /// cache footprint of the batch buffer).

@@ -333,6 +333,15 @@ pub struct Job {
 }
 
 impl Job {
+    /// The job as a per-warp program for a timed GPU: GPGPU kernels only (`None` for CPU
+    /// and rendering jobs, whose records are their program).
+    pub fn program(&self) -> Result<Option<Box<dyn apusim_trace::BlockSource>>, WorkloadError> {
+        match self.spec {
+            JobSpec::Gpgpu { kernel, params } => gpgpu::program(kernel, &params).map(Some),
+            _ => Ok(None),
+        }
+    }
+
     /// Generate the job's records.
     pub fn open(&self) -> Result<Box<dyn AccessSource>, WorkloadError> {
         match self.spec {

@@ -41,6 +41,10 @@ impl Kernel for MatrixMul {
             threads: T * T,
         })
     }
+    /// The two 16×16 float tiles `sa` and `sb`.
+    fn shared_bytes(&self) -> u32 {
+        (2 * T * T * std::mem::size_of::<f32>()) as u32
+    }
     fn block(&mut self, blk: &mut Block<'_>) {
         let n = self.n;
         let (bx, by) = (blk.idx % (n / T), blk.idx / (n / T));

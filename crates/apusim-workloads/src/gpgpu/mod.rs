@@ -10,9 +10,9 @@
 //! them; [`generate`] builds one as a streaming [`AccessSource`].
 
 use crate::rng::SplitMix64;
-use crate::simt::{Kernel, SimtConfig, SimtSource};
+use crate::simt::{Kernel, SimtBlocks, SimtConfig, SimtSource};
 use crate::WorkloadError;
-use apusim_trace::AccessSource;
+use apusim_trace::{AccessSource, BlockSource};
 
 pub mod backprop;
 pub mod bfs;
@@ -121,6 +121,7 @@ pub struct KernelInfo {
     /// counts elements).
     pub dims: u32,
     build: fn(&GpgpuParams) -> Generated,
+    program: fn(&GpgpuParams) -> Box<dyn BlockSource>,
 }
 
 /// A generated GPGPU workload: its source and the global memory its kernel allocated.
@@ -163,6 +164,11 @@ fn boxed<K: Kernel + 'static>(k: K, name: &str, p: &GpgpuParams) -> Generated {
     }
 }
 
+fn as_program<K: Kernel + 'static>(k: K, name: &str, p: &GpgpuParams) -> Box<dyn BlockSource> {
+    let prov = format!("kernel={name} size={} seed={}", p.size, p.seed);
+    Box::new(SimtBlocks::new(k, name, &prov, p.gpu.clock_mhz))
+}
+
 macro_rules! info {
     ($ctor:path, $name:literal, $ty:ident, $default:expr, $dims:literal, $unit:literal, $desc:literal, $src:literal) => {
         KernelInfo {
@@ -174,6 +180,7 @@ macro_rules! info {
             default_size: $default,
             dims: $dims,
             build: |p| boxed($ctor(p), $name, p),
+            program: |p| as_program($ctor(p), $name, p),
         }
     };
 }
@@ -255,9 +262,15 @@ pub fn generate(name: &str, p: &GpgpuParams) -> Result<Box<dyn AccessSource>, Wo
     Ok(generate_with_footprint(name, p)?.source)
 }
 
-/// [`generate`], also returning the kernel's allocated global memory.
-pub fn generate_with_footprint(name: &str, p: &GpgpuParams) -> Result<Generated, WorkloadError> {
-    let k = info(name).ok_or_else(|| WorkloadError::Unknown {
+/// Build kernel `name` as a per-warp program for a timed GPU (the same kernel, inputs and
+/// instructions as [`generate`]'s trace; the GPU's SM count and occupancy do not enter it,
+/// the timed GPU's own do).
+pub fn program(name: &str, p: &GpgpuParams) -> Result<Box<dyn BlockSource>, WorkloadError> {
+    Ok((find(name)?.program)(p))
+}
+
+fn find(name: &str) -> Result<&'static KernelInfo, WorkloadError> {
+    info(name).ok_or_else(|| WorkloadError::Unknown {
         kind: "gpgpu kernel",
         name: name.to_string(),
         known: KERNELS
@@ -265,8 +278,12 @@ pub fn generate_with_footprint(name: &str, p: &GpgpuParams) -> Result<Generated,
             .map(|k| k.name)
             .collect::<Vec<_>>()
             .join(", "),
-    })?;
-    Ok((k.build)(p))
+    })
+}
+
+/// [`generate`], also returning the kernel's allocated global memory.
+pub fn generate_with_footprint(name: &str, p: &GpgpuParams) -> Result<Generated, WorkloadError> {
+    Ok((find(name)?.build)(p))
 }
 
 /// Deterministic input values.

@@ -55,7 +55,10 @@
 //! Instruction fetches (`ShaderInstr`) are not emitted: the shader instruction caches of these
 //! kernels' small code hold them (drp §3's 4 KB per-core I-cache).
 
-use apusim_trace::{Access, AccessSource, Agent, Op, Result, Stream, TraceHeader, BATCH};
+use apusim_trace::{
+    Access, AccessSource, Agent, BlockItem, BlockSource, LaunchInfo, Op, Result, Stream,
+    ThreadBlock, TraceHeader, WarpOp, BATCH,
+};
 
 /// Lanes per warp.
 pub const WARP: usize = 32;
@@ -461,6 +464,11 @@ pub trait Kernel: Send {
     fn block(&mut self, blk: &mut Block<'_>);
     /// Bytes of global memory the program allocated.
     fn footprint(&self) -> u64;
+    /// Scratchpad bytes each block of the current launch allocates (what limits resident
+    /// blocks on a timed SM beside its warps and registers); 0 when the kernel declares none.
+    fn shared_bytes(&self) -> u32 {
+        0
+    }
 }
 
 /// Instruction counts of a SIMT run.
@@ -515,6 +523,37 @@ struct Emit<'a> {
     stats: &'a mut SimtStats,
     sm: u16,
     stride: u64,
+    /// Per-warp programs instead of access records ([`SimtBlocks`]).
+    rec: Option<&'a mut WarpRecorder>,
+}
+
+/// The per-warp instruction lists of the block being executed ([`SimtBlocks`]).
+#[derive(Default)]
+struct WarpRecorder {
+    warps: Vec<Vec<WarpOp>>,
+    txns: Vec<(u64, u16)>,
+}
+
+impl WarpRecorder {
+    /// Append `n` compute (or, with `shared`, scratchpad) instructions to warp `w`, merged
+    /// into a run of the same kind right before them.
+    fn count(&mut self, w: usize, n: u64, shared: bool) {
+        if n == 0 {
+            return;
+        }
+        let n = u32::try_from(n).unwrap_or(u32::MAX);
+        let ops = &mut self.warps[w];
+        match (ops.last_mut(), shared) {
+            (Some(WarpOp::Compute(m)), false) | (Some(WarpOp::Shared(m)), true) => {
+                *m = m.saturating_add(n)
+            }
+            _ => ops.push(if shared {
+                WarpOp::Shared(n)
+            } else {
+                WarpOp::Compute(n)
+            }),
+        }
+    }
 }
 
 /// One thread block being executed.
@@ -551,9 +590,15 @@ impl Block<'_> {
                 k: 0,
                 start: self.phase_start + self.slot0 + wi as u64,
                 warp_id: self.warp_base + wi as u32,
+                wi,
             };
             f(&mut w);
             longest = longest.max(w.k);
+        }
+        if let Some(rec) = self.emit.rec.as_deref_mut() {
+            for ops in &mut rec.warps {
+                ops.push(WarpOp::Barrier);
+            }
         }
         // The barrier itself is one instruction.
         self.phase_start += (longest + 1) * self.emit.stride;
@@ -608,6 +653,8 @@ pub struct Warp<'e, 'a> {
     k: u64,
     start: u64,
     warp_id: u32,
+    /// The warp's index within its block.
+    wi: usize,
 }
 
 impl Warp<'_, '_> {
@@ -647,6 +694,9 @@ impl Warp<'_, '_> {
     pub fn compute(&mut self, n: u64) {
         self.k += n;
         self.emit.stats.compute_instrs += n;
+        if let Some(rec) = self.emit.rec.as_deref_mut() {
+            rec.count(self.wi, n, false);
+        }
     }
     /// Count `n` shared-memory (scratchpad) instructions: they cost issue slots but stay out
     /// of the global stream.
@@ -654,6 +704,9 @@ impl Warp<'_, '_> {
     pub fn shared(&mut self, n: u64) {
         self.k += n;
         self.emit.stats.shared_instrs += n;
+        if let Some(rec) = self.emit.rec.as_deref_mut() {
+            rec.count(self.wi, n, true);
+        }
     }
 
     /// `threadIdx.x` of the warp's lane 0.
@@ -686,6 +739,25 @@ impl Warp<'_, '_> {
         self.k += 1;
         let e = &mut *self.emit;
         e.stats.global_instrs += 1;
+        if let Some(rec) = e.rec.as_deref_mut() {
+            let first = rec.txns.len();
+            let txns = &mut rec.txns;
+            let emit = |addr, sz| txns.push((addr, sz));
+            match touch {
+                Touch::Lanes(addrs, mask, size) => coalesce(addrs, mask, size, emit),
+                Touch::Span(first, end) => coalesce_span(first, end, emit),
+            }
+            let count = (rec.txns.len() - first) as u32;
+            e.stats.transactions += u64::from(count);
+            rec.warps[self.wi].push(WarpOp::Mem {
+                pc: CODE_BASE + pc,
+                op,
+                flags,
+                first: first as u32,
+                count,
+            });
+            return;
+        }
         let before = e.out.len();
         let (sm, warp) = (e.sm, self.warp_id);
         let out = &mut *e.out;
@@ -1091,6 +1163,7 @@ impl<K: Kernel> SimtSource<K> {
                         stats: &mut self.stats,
                         sm: (j % sms) as u16,
                         stride,
+                        rec: None,
                     },
                     slot0: ((j / sms) * wpb) as u64,
                     warp_base: self.warp_base.wrapping_add((b * wpb) as u32),
@@ -1123,6 +1196,145 @@ impl<K: Kernel> AccessSource for SimtSource<K> {
         out.extend_from_slice(&self.wave[self.pos..end]);
         self.pos = end;
         Ok(true)
+    }
+}
+
+/// Runs a [`Kernel`] block by block as per-warp programs: the [`BlockSource`] a timed GPU
+/// executes (`apusim_timing::gpu`). Each block is executed functionally when the GPU asks for
+/// it, recording every warp's instructions and its memory instructions' coalesced
+/// transactions instead of time-stamped records; the instructions, transactions and kernel
+/// results are exactly those of [`SimtSource`] (blocks run in the same order), only their
+/// timing is left to the consumer.
+pub struct SimtBlocks<K: Kernel> {
+    kernel: K,
+    header: TraceHeader,
+    launch: Option<(LaunchInfo, usize)>,
+    launches: u32,
+    warp_base: u32,
+    rec: WarpRecorder,
+    spare: Vec<ThreadBlock>,
+    scratch: Vec<Access>,
+    stats: SimtStats,
+    done: bool,
+}
+
+impl<K: Kernel> SimtBlocks<K> {
+    /// A program running `kernel` (named `name` in the header) on a GPU clocked at
+    /// `clock_mhz`.
+    pub fn new(kernel: K, name: &str, provenance: &str, clock_mhz: u32) -> Self {
+        let header = TraceHeader::single(
+            Agent::GPU,
+            name,
+            clock_mhz,
+            &[Stream::ShaderData],
+            &format!("apusim gpgpu {provenance} (per-warp program, apusim_workloads::simt)"),
+        );
+        SimtBlocks {
+            kernel,
+            header,
+            launch: None,
+            launches: 0,
+            warp_base: 0,
+            rec: WarpRecorder::default(),
+            spare: Vec::new(),
+            scratch: Vec::new(),
+            stats: SimtStats::default(),
+            done: false,
+        }
+    }
+    /// Instruction counts of the blocks handed out so far.
+    pub fn stats(&self) -> SimtStats {
+        self.stats
+    }
+    /// The kernel (its results, once the program has ended).
+    pub fn kernel(&self) -> &K {
+        &self.kernel
+    }
+}
+
+impl<K: Kernel> BlockSource for SimtBlocks<K> {
+    fn header(&self) -> &TraceHeader {
+        &self.header
+    }
+
+    fn next_item(&mut self) -> Result<Option<BlockItem>> {
+        loop {
+            if self.done {
+                return Ok(None);
+            }
+            let (info, next) = match self.launch {
+                Some((info, next)) if next < info.blocks as usize => (info, next),
+                _ => {
+                    if let Some((info, _)) = self.launch.take() {
+                        self.warp_base = self
+                            .warp_base
+                            .wrapping_add(info.blocks.wrapping_mul(info.warps_per_block()));
+                    }
+                    match self.kernel.next_launch() {
+                        Some(l) if l.blocks > 0 && l.threads > 0 => {
+                            let info = LaunchInfo {
+                                index: self.launches,
+                                blocks: u32::try_from(l.blocks).unwrap_or(u32::MAX),
+                                threads: u32::try_from(l.threads).unwrap_or(u32::MAX),
+                                shared_bytes: self.kernel.shared_bytes(),
+                                registers: 0,
+                            };
+                            self.launches += 1;
+                            self.stats.launches += 1;
+                            self.launch = Some((info, 0));
+                            return Ok(Some(BlockItem::Launch(info)));
+                        }
+                        Some(_) => continue,
+                        None => {
+                            self.done = true;
+                            return Ok(None);
+                        }
+                    }
+                }
+            };
+            let wpb = info.warps_per_block() as usize;
+            self.rec.warps.resize_with(wpb, Vec::new);
+            for w in &mut self.rec.warps {
+                w.clear();
+            }
+            self.rec.txns.clear();
+            let warp_base = self.warp_base.wrapping_add((next * wpb) as u32);
+            let mut blk = Block {
+                idx: next,
+                dim: info.threads as usize,
+                grid: info.blocks as usize,
+                emit: Emit {
+                    out: &mut self.scratch,
+                    stats: &mut self.stats,
+                    sm: 0,
+                    stride: 1,
+                    rec: Some(&mut self.rec),
+                },
+                slot0: 0,
+                warp_base,
+                phase_start: 0,
+            };
+            self.kernel.block(&mut blk);
+            self.stats.warps += wpb as u64;
+            self.launch = Some((info, next + 1));
+            let mut b = self.spare.pop().unwrap_or_default();
+            b.clear();
+            b.launch = info.index;
+            b.index = next as u32;
+            b.warp_base = warp_base;
+            for ops in &self.rec.warps {
+                b.ops.extend_from_slice(ops);
+                b.ends.push(b.ops.len() as u32);
+            }
+            b.txns.extend_from_slice(&self.rec.txns);
+            return Ok(Some(BlockItem::Block(b)));
+        }
+    }
+
+    fn recycle(&mut self, block: ThreadBlock) {
+        if self.spare.len() < 64 {
+            self.spare.push(block);
+        }
     }
 }
 
@@ -1302,5 +1514,74 @@ mod tests {
         let pcs: std::collections::BTreeSet<u64> = recs.iter().map(|a| a.pc).collect();
         assert_eq!(pcs.len(), 3);
         assert_eq!(recs, apusim_trace::collect(&mut saxpy()).unwrap());
+    }
+
+    #[test]
+    fn per_warp_programs_hold_the_trace_s_instructions_and_transactions() {
+        let mut al = Alloc::default();
+        let x = al.buf((0..1000).map(|i| i as f32).collect());
+        let y = al.buf(vec![1.0f32; 1000]);
+        let k = Saxpy {
+            x,
+            y,
+            launched: false,
+            mem: al.allocated(),
+        };
+        let mut p = SimtBlocks::new(k, "saxpy", "test", 1500);
+        let (mut launches, mut blocks, mut txns) = (0, 0, Vec::new());
+        let mut compute = 0u64;
+        while let Some(item) = p.next_item().unwrap() {
+            match item {
+                BlockItem::Launch(l) => {
+                    launches += 1;
+                    assert_eq!((l.blocks, l.threads, l.index), (11, 96, 0));
+                }
+                BlockItem::Block(b) => {
+                    assert_eq!(b.index, blocks);
+                    blocks += 1;
+                    // Each warp: load, load, 2 compute, store, and the block's closing barrier.
+                    for w in 0..b.warps() {
+                        let ops = &b.ops[b.warp_range(w)];
+                        compute += 2;
+                        if b.index == 10 && w == 2 {
+                            // Threads 1024.. of the last block have no element: no memory
+                            // instruction has an active lane.
+                            assert_eq!(ops, [WarpOp::Compute(2), WarpOp::Barrier]);
+                            continue;
+                        }
+                        assert_eq!(ops.len(), 5, "{ops:?}");
+                        assert!(matches!(ops[0], WarpOp::Mem { op: Op::Read, .. }));
+                        assert!(matches!(ops[1], WarpOp::Mem { op: Op::Read, .. }));
+                        assert_eq!(ops[2], WarpOp::Compute(2));
+                        assert!(matches!(ops[3], WarpOp::Mem { op: Op::Write, .. }));
+                        assert_eq!(ops[4], WarpOp::Barrier);
+                        for op in ops {
+                            if let WarpOp::Mem { first, count, .. } = *op {
+                                let r = first as usize..(first + count) as usize;
+                                txns.extend_from_slice(&b.txns[r]);
+                            }
+                        }
+                    }
+                    p.recycle(b);
+                }
+            }
+        }
+        assert_eq!((launches, blocks), (1, 11));
+        for (i, v) in p.kernel().y.data.iter().enumerate() {
+            assert_eq!(*v, 2.0 * i as f32 + 1.0);
+        }
+        // The same transactions as the access trace, as a multiset.
+        let mut trace: Vec<(u64, u16)> = apusim_trace::collect(&mut saxpy())
+            .unwrap()
+            .iter()
+            .map(|a| (a.addr, a.size))
+            .collect();
+        trace.sort_unstable();
+        txns.sort_unstable();
+        assert_eq!(txns, trace);
+        let st = p.stats();
+        assert_eq!(st.compute_instrs, compute);
+        assert_eq!(st.transactions, txns.len() as u64);
+        assert_eq!(st.global_instrs, 3 * (10 * 3 + 2));
     }
 }

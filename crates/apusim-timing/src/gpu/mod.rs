@@ -1,0 +1,263 @@
+//! GPU models: what turns a GPU program into memory requests over time.
+//!
+//! A GPU model implements [`GpuModel`], the GPU's counterpart of [`crate::CoreModel`]: the
+//! engine calls [`GpuModel::cycle`] at edges of the GPU's clock, the model does one cycle of
+//! work on every shader core, sends its accesses through the [`MemPort`] (each access names
+//! its shader core in `unit`, so the memory side picks that core's private caches), and says
+//! when it next has work. Data arriving is handed back with [`GpuModel::complete`].
+//!
+//! Models register in [`REGISTRY`] with their parameters (see `apusim_registry`):
+//! `simt` ([`simt`]), shader cores executing per-warp programs
+//! ([`apusim_trace::BlockSource`]).
+
+pub mod simt;
+
+use crate::{Domain, MemPort, Tick, TimingError, Token, Wake};
+use apusim_registry::{Entry, ParamKind, ParamSpec, Params};
+use apusim_trace::BlockSource;
+use serde::Serialize;
+
+/// Where a shader core's cycles went (issue slots × cycles per slot), summed over cores.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct StallCycles {
+    /// At least one warp instruction issued.
+    pub issued: u64,
+    /// Warps were resident but every one waited for a load's data (the scoreboard).
+    pub memory: u64,
+    /// A ready warp could not issue: its memory instruction found the load/store unit full.
+    pub issue: u64,
+    /// Every warp not waiting for memory waited at a barrier.
+    pub barrier: u64,
+    /// No warp was resident (between kernels, or waiting for blocks).
+    pub idle: u64,
+}
+
+impl StallCycles {
+    pub fn since(&self, e: &StallCycles) -> StallCycles {
+        StallCycles {
+            issued: self.issued - e.issued,
+            memory: self.memory - e.memory,
+            issue: self.issue - e.issue,
+            barrier: self.barrier - e.barrier,
+            idle: self.idle - e.idle,
+        }
+    }
+    pub fn total(&self) -> u64 {
+        self.issued + self.memory + self.issue + self.barrier + self.idle
+    }
+}
+
+/// Counters of a GPU (monotonic; a window is the difference of two snapshots).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct GpuStats {
+    /// GPU cycles simulated (the clock at the last cycle the GPU ran).
+    pub cycles: u64,
+    /// Warp instructions issued (compute, scratchpad, memory and barrier).
+    pub warp_instructions: u64,
+    /// Global memory instructions and the transactions they became.
+    pub memory_instructions: u64,
+    pub transactions: u64,
+    /// Transactions of loads (and atomics) and of stores.
+    pub load_transactions: u64,
+    pub store_transactions: u64,
+    /// Load transactions answered, and their summed time from leaving the load/store unit
+    /// to data (ticks).
+    pub loads_done: u64,
+    pub load_ticks: u64,
+    /// Thread blocks and kernel launches completed, and programs run to their end.
+    pub blocks: u64,
+    pub launches: u64,
+    pub programs: u64,
+    /// Cycles a load/store unit could not send for lack of a miss-status register.
+    pub lsu_busy_cycles: u64,
+    /// Per shader core per cycle, summed over cores.
+    pub stalls: StallCycles,
+}
+
+/// One kernel launch's span, in GPU cycles.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct KernelSpan {
+    /// The launch's index in its program.
+    pub launch: u32,
+    pub blocks: u32,
+    pub threads: u32,
+    /// GPU cycles at its first block's dispatch and at its last block's end.
+    pub start: u64,
+    pub end: u64,
+}
+
+/// A timed GPU.
+pub trait GpuModel: Send {
+    /// One cycle of work at `now` (an edge of the GPU's clock, never earlier than the last
+    /// wake it asked for, nor than a completion it was given).
+    fn cycle(&mut self, now: Tick, port: &mut dyn MemPort) -> Result<Wake, TimingError>;
+    /// The data of the access `token` arrived at `at` (one call per part).
+    fn complete(&mut self, token: Token, at: Tick);
+    fn stats(&self) -> GpuStats;
+    /// The GPU's clock.
+    fn domain(&self) -> Domain;
+    /// Shader cores (the `unit` values of its accesses are `0..units`).
+    fn units(&self) -> u16;
+    /// Run `program` from its start once the current one has ended ([`Wake::Finished`]): a
+    /// mix keeps its GPU busy until every core has reached its target.
+    fn restart(&mut self, program: Box<dyn BlockSource>);
+    /// The kernels of the first program run so far.
+    fn kernels(&self) -> &[KernelSpan];
+    /// Cycles warps waited on each load instruction's data (its PC), summed over warps and
+    /// cores, largest first: gpu-access-criticality §3's stall-table measure.
+    fn pc_stalls(&self) -> Vec<(u64, u64)>;
+}
+
+/// The constructor of a registered GPU model: validated parameters, the GPU's clock, its
+/// program.
+pub type BuildGpu = fn(&Params, Domain, Box<dyn BlockSource>) -> Box<dyn GpuModel>;
+
+const fn int(
+    name: &'static str,
+    default: &'static str,
+    min: u64,
+    max: u64,
+    unit: &'static str,
+    doc: &'static str,
+) -> ParamSpec {
+    ParamSpec {
+        name,
+        kind: ParamKind::Int { min, max },
+        default,
+        unit,
+        doc,
+    }
+}
+
+/// Parameters of the SIMT model; defaults drp §3's CUDA GPU (MacSim's shader cores).
+pub const SIMT_PARAMS: &[ParamSpec] = &[
+    int(
+        "sms",
+        "6",
+        1,
+        1024,
+        "shader cores",
+        "streaming multiprocessors (each an instance of the GPU's first-level caches)",
+    ),
+    int(
+        "warps_per_sm",
+        "80",
+        1,
+        simt::MAX_WARPS as u64,
+        "warps",
+        "warp contexts per shader core",
+    ),
+    int(
+        "blocks_per_sm",
+        "8",
+        1,
+        64,
+        "blocks",
+        "thread blocks resident per shader core",
+    ),
+    int(
+        "shared_bytes_per_sm",
+        "16384",
+        0,
+        1 << 24,
+        "bytes",
+        "scratchpad per shader core, divided among its resident blocks",
+    ),
+    int(
+        "registers_per_sm",
+        "32768",
+        0,
+        1 << 24,
+        "registers",
+        "register file per shader core (a launch that declares registers per thread is limited by it)",
+    ),
+    int(
+        "issue_width",
+        "2",
+        1,
+        64,
+        "warps",
+        "warps whose next instruction issues in one issue slot",
+    ),
+    int(
+        "issue_cycles",
+        "4",
+        1,
+        64,
+        "cycles",
+        "cycles between issue slots (drp §3: two ready warps every fourth cycle)",
+    ),
+    int(
+        "lsu_entries",
+        "64",
+        1,
+        65536,
+        "transactions",
+        "load/store unit queue: a memory instruction issues while fewer transactions wait",
+    ),
+    int(
+        "lsu_width",
+        "1",
+        1,
+        64,
+        "transactions/cycle",
+        "transactions the load/store unit sends to the first-level cache per cycle",
+    ),
+    ParamSpec {
+        name: "scheduler",
+        kind: ParamKind::Choice(&["lrr", "gto"]),
+        default: "\"lrr\"",
+        unit: "",
+        doc: "warp scheduler: loose round robin among ready warps, or greedy-then-oldest",
+    },
+];
+
+/// The registered GPU models.
+pub const REGISTRY: &[Entry<BuildGpu>] = &[Entry {
+    name: "simt",
+    description: "SIMT shader cores: warp contexts, a warp scheduler (loose round robin or greedy-then-oldest), a scoreboard (a warp waits for its loads at the first instruction that is not a load), a load/store unit sending coalesced transactions through each core's L1, barriers, thread-block dispatch bounded by warps, blocks, scratchpad and registers, kernels in order",
+    paper: "drp §3 (MacSim shader cores: 6 SMs at 1.5 GHz, 80 warps, two ready warps every fourth cycle), tap Table 4, adaptive-gpu-l1-bypassing Table 1",
+    params: SIMT_PARAMS,
+    build: simt::build,
+}];
+
+/// Build the GPU model `name` with user parameters `given`.
+pub fn build(
+    name: &str,
+    given: &toml::Table,
+    domain: Domain,
+    program: Box<dyn BlockSource>,
+) -> Result<Box<dyn GpuModel>, TimingError> {
+    let e = apusim_registry::find(REGISTRY, "GPU model", name)?;
+    let p = e.params(given)?;
+    Ok((e.build)(&p, domain, program))
+}
+
+/// The shader cores the GPU model `name` with parameters `given` has (validated).
+pub fn units_of(name: &str, given: &toml::Table) -> Result<u16, TimingError> {
+    let e = apusim_registry::find(REGISTRY, "GPU model", name)?;
+    let p = e.params(given)?;
+    Ok(p.int("sms") as u16)
+}
+
+/// Cycles at which something is due: `Tick` helpers shared by GPU models.
+pub(crate) fn min_tick(a: Option<Tick>, b: Option<Tick>) -> Option<Tick> {
+    match (a, b) {
+        (Some(x), Some(y)) => Some(x.min(y)),
+        (x, None) => x,
+        (None, y) => y,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_declared_default_is_valid() {
+        for e in REGISTRY {
+            e.params(&toml::Table::new())
+                .unwrap_or_else(|err| panic!("{}: {err}", e.name));
+        }
+    }
+}
