@@ -33,6 +33,7 @@ impl Inputs for Memory {
                 source: Box::new(VecSource::new(v.clone())),
                 remap: None,
                 champsim: None,
+                program: None,
             })
             .collect())
     }

@@ -220,6 +220,12 @@ pub fn table(r: &SimResult) -> String {
             replayed.join(", ")
         ));
     }
+    if let Some(g) = &r.gpu {
+        s.push_str(&gpu_lines(
+            g,
+            r.speedup.as_ref().and_then(|sp| sp.gpu.as_ref()),
+        ));
+    }
     if let Some(sm) = &r.sampling {
         let est: Vec<String> = sm
             .cores
@@ -352,6 +358,56 @@ pub fn table(r: &SimResult) -> String {
     s
 }
 
+/// The timed GPU's figures: execution cycles, warp IPC, where its cycles went, its kernels.
+fn gpu_lines(
+    g: &apusim_sim::timed::GpuResult,
+    sp: Option<&apusim_sim::timed::GpuSpeedup>,
+) -> String {
+    let st = &g.stats.stalls;
+    let total = st.total().max(1) as f64;
+    let pct = |x: u64| 100.0 * x as f64 / total;
+    let alone = sp
+        .map(|sp| {
+            format!(
+                "; alone {} cycles (slowdown {:.3})",
+                sp.alone_cycles, sp.slowdown
+            )
+        })
+        .unwrap_or_default();
+    let restarted = if g.restarts > 0 {
+        format!("; started again {}x while cores ran", g.restarts)
+    } else {
+        String::new()
+    };
+    let mut s = format!(
+        "{} ({} model, {} SMs at {} MHz): {} GPU cycles to run its program, {} warp \
+         instructions (IPC {:.3}), {} kernel launches{alone}{restarted}\n\
+         GPU cycles per SM: issuing {:.1}%, waiting for memory {:.1}%, load/store unit full \
+         {:.1}%, barrier {:.1}%, no work {:.1}%; mean load latency {:.1} GPU cycles\n",
+        g.agent,
+        g.model,
+        g.sms,
+        g.clock_mhz,
+        g.cycles,
+        g.stats.warp_instructions,
+        g.ipc,
+        g.kernels.len(),
+        pct(st.issued),
+        pct(st.memory),
+        pct(st.issue),
+        pct(st.barrier),
+        pct(st.idle),
+        g.load_latency_cycles
+    );
+    if let Some(&(pc, c)) = g.stall_pcs.first() {
+        s.push_str(&format!(
+            "longest-waited load: PC {pc:#x}, {c} warp-cycles ({} load PCs listed in the JSON)\n",
+            g.stall_pcs.len()
+        ));
+    }
+    s
+}
+
 /// Most intervals shown on the terminal; the JSON and CSV hold them all.
 const SHOWN_INTERVALS: usize = 40;
 
@@ -438,6 +494,13 @@ pub fn csv(results: &[SimResult]) -> String {
             }
         }
         row("system", "cycles", r.cycles.to_string());
+        if let Some(g) = &r.gpu {
+            gpu_rows(
+                g,
+                r.speedup.as_ref().and_then(|sp| sp.gpu.as_ref()),
+                &mut row,
+            );
+        }
         for iv in &r.intervals {
             let prefix = format!(
                 "{},{},{},{}",
@@ -453,6 +516,50 @@ pub fn csv(results: &[SimResult]) -> String {
         }
     }
     s
+}
+
+/// The timed GPU's rows (agent `gpu`).
+fn gpu_rows(
+    g: &apusim_sim::timed::GpuResult,
+    sp: Option<&apusim_sim::timed::GpuSpeedup>,
+    row: &mut dyn FnMut(&str, &str, String),
+) {
+    let st = &g.stats;
+    for (m, v) in [
+        ("gpu.cycles", g.cycles),
+        ("gpu.warp_instructions", st.warp_instructions),
+        ("gpu.memory_instructions", st.memory_instructions),
+        ("gpu.load_transactions", st.load_transactions),
+        ("gpu.store_transactions", st.store_transactions),
+        ("gpu.blocks", st.blocks),
+        ("gpu.launches", st.launches),
+        ("gpu.lsu_busy_cycles", st.lsu_busy_cycles),
+        ("gpu.stall.issued", st.stalls.issued),
+        ("gpu.stall.memory", st.stalls.memory),
+        ("gpu.stall.issue", st.stalls.issue),
+        ("gpu.stall.barrier", st.stalls.barrier),
+        ("gpu.stall.idle", st.stalls.idle),
+        ("gpu.restarts", g.restarts),
+    ] {
+        row("gpu", m, v.to_string());
+    }
+    row("gpu", "gpu.ipc", g.ipc.to_string());
+    row(
+        "gpu",
+        "gpu.load_latency_cycles",
+        g.load_latency_cycles.to_string(),
+    );
+    for k in &g.kernels {
+        row(
+            "gpu",
+            &format!("gpu.kernel{}.cycles", k.launch),
+            (k.end - k.start).to_string(),
+        );
+    }
+    if let Some(sp) = sp {
+        row("gpu", "gpu.alone_cycles", sp.alone_cycles.to_string());
+        row("gpu", "gpu.slowdown", sp.slowdown.to_string());
+    }
 }
 
 /// The rows of one window (the measured one, or an interval): per core, per DRAM source,

@@ -82,6 +82,7 @@ impl Inputs for TraceInputs {
                 source,
                 remap,
                 champsim,
+                program: None,
             });
         }
         Ok(out)
@@ -152,6 +153,7 @@ impl Inputs for DemoInputs {
                 source,
                 remap: None,
                 champsim: None,
+                program: None,
             })
             .collect())
     }

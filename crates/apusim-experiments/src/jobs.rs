@@ -98,11 +98,15 @@ impl Inputs for JobInputs {
                 let source = self
                     .open_job(job)
                     .with_context(|| format!("{}: {}", self.description, job.label))?;
+                let program = job
+                    .program()
+                    .with_context(|| format!("{}: {}", self.description, job.label))?;
                 Ok(Input {
                     name: job.label.clone(),
                     source,
                     remap: None,
                     champsim: None,
+                    program,
                 })
             })
             .collect()

@@ -85,6 +85,13 @@ pub struct GpuCacheConfig {
     /// then uses tree pseudo-LRU instead of LRU. See `apusim_cache::policies::l1_bypass`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub bypass_predictor: Option<String>,
+    /// Lookup latency in cycles of the GPU's clock (timed runs; see
+    /// [`crate::timed::TimingConfig::gpu_level`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub latency: Option<u32>,
+    /// Miss-status holding registers per instance (timed runs).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mshrs: Option<u32>,
 }
 
 #[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]

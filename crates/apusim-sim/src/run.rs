@@ -54,6 +54,9 @@ pub struct Input {
     /// register dependences and branches (`apusim_timing::ChampSimInstrs`), where `source`
     /// (the same trace as access records) gives only what functional runs need.
     pub champsim: Option<std::path::PathBuf>,
+    /// A GPGPU program as per-warp instruction streams, which a timed run executes on its
+    /// timed GPU (`timing.gpu`) instead of replaying `source` at its time stamps.
+    pub program: Option<Box<dyn apusim_trace::BlockSource>>,
 }
 
 /// Options of a run.

@@ -34,6 +34,7 @@ impl Inputs for ChampSimFile {
             source: Box::new(ChampSimSource::open(&self.0, &ImportOptions::default())?),
             remap: None,
             champsim: Some(self.0.clone()),
+            program: None,
         }])
     }
     fn describe(&self) -> String {

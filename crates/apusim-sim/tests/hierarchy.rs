@@ -302,6 +302,7 @@ impl Inputs for Fixed {
                     source: Box::new(VecSource::with_header(h, v.clone())),
                     remap: None,
                     champsim: None,
+                    program: None,
                 }
             })
             .collect())

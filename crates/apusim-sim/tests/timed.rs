@@ -16,6 +16,7 @@ impl Inputs for VecInputs {
             source: Box::new(VecSource::new(self.0.clone())),
             remap: None,
             champsim: None,
+            program: None,
         }])
     }
     fn describe(&self) -> String {

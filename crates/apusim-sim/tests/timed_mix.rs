@@ -24,6 +24,7 @@ impl Inputs for Multi {
                 source: Box::new(VecSource::new(t.clone())),
                 remap: None,
                 champsim: None,
+                program: None,
             })
             .collect())
     }
@@ -41,6 +42,7 @@ impl Inputs for Multi {
                 source: Box::new(VecSource::new(t.clone())),
                 remap: None,
                 champsim: None,
+                program: None,
             })
         }))
     }

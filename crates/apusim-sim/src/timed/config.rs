@@ -33,6 +33,11 @@ pub struct TimingConfig {
     /// The on-chip network (`apusim_timing::network::REGISTRY`) and its parameters.
     #[serde(default = "default_network")]
     pub network: ModelConfig,
+    /// The GPU model (`apusim_timing::gpu::REGISTRY`) that executes GPGPU programs, and its
+    /// parameters. GPU inputs without a program (access traces, rendering) are replayed
+    /// open-loop instead.
+    #[serde(default = "default_gpu")]
+    pub gpu: ModelConfig,
     /// Register dependences for traces that carry none: `none` or `chain`
     /// (`apusim_timing::instr::DepModel`).
     #[serde(default = "default_deps")]
@@ -68,6 +73,9 @@ fn default_core() -> ModelConfig {
 fn default_network() -> ModelConfig {
     ModelConfig::named("ring")
 }
+fn default_gpu() -> ModelConfig {
+    ModelConfig::named("simt")
+}
 fn default_deps() -> String {
     "none".into()
 }
@@ -91,6 +99,7 @@ impl Default for TimingConfig {
         TimingConfig {
             core: default_core(),
             network: default_network(),
+            gpu: default_gpu(),
             deps: default_deps(),
             uncore_clock_mhz: 0,
             dram: default_dram(),
@@ -134,6 +143,15 @@ impl TimingConfig {
         }
     }
 
+    /// The GPU model's name (`simt` unless given).
+    pub fn gpu_model(&self) -> &str {
+        if self.gpu.model.is_empty() {
+            "simt"
+        } else {
+            &self.gpu.model
+        }
+    }
+
     /// The DRAM configuration (preset plus overrides).
     pub fn dram_config(&self) -> Result<apusim_dram::DramConfig> {
         let mut d = apusim_dram::presets::preset(&self.dram)
@@ -169,6 +187,12 @@ impl TimingConfig {
         net.params(&self.network.params).context(
             "timing.network (to switch models, replace the table: --set 'timing.network={model=\"NAME\"}')",
         )?;
+        let gpu =
+            apusim_registry::find(apusim_timing::gpu::REGISTRY, "GPU model", self.gpu_model())
+                .context("timing.gpu.model")?;
+        gpu.params(&self.gpu.params).context(
+            "timing.gpu (to switch models, replace the table: --set 'timing.gpu={model=\"NAME\"}')",
+        )?;
         if apusim_timing::DepModel::parse(&self.deps).is_none() {
             bail!(
                 "timing.deps = `{}`: expected one of {}",
@@ -203,7 +227,20 @@ impl TimingConfig {
             check_level(&format!("cpu.{name}"), l.latency, l.mshrs)?;
         }
         check_level("llc", cfg.llc.latency, cfg.llc.mshrs)?;
+        for c in &cfg.gpu.caches {
+            check_level(&format!("gpu.caches.{}", c.name), c.latency, c.mshrs)?;
+        }
         Ok(())
+    }
+
+    /// The timing of GPU cache `c`: its latency in GPU cycles and MSHRs per instance.
+    /// Defaults: adaptive-gpu-l1-bypassing Table 1's L1 (1 cycle of tag and 4 of data
+    /// access: 5 cycles) and 32 MSHRs (GPGPU-Sim's Fermi L1D), as the papers give no more.
+    pub fn gpu_level(c: &crate::config::GpuCacheConfig) -> LevelTiming {
+        LevelTiming {
+            latency: c.latency.unwrap_or(5),
+            mshrs: c.mshrs.unwrap_or(32),
+        }
     }
 
     /// The timing of CPU level `name` (`l1i`, `l1d`, `l2`) or `llc`.

@@ -148,6 +148,8 @@ struct Waiter {
     addr: u64,
     /// An instruction fetch (its agent's L1I waits), else data (its L1D).
     instr: bool,
+    /// The GPU shader core whose first-level cache waits (a timed GPU's requests).
+    unit: u16,
     stream: Stream,
     /// When it left its agent's private caches.
     sent: Tick,
@@ -235,6 +237,11 @@ pub struct TimedMemory<P: Policy> {
     pages: Option<PageMap>,
     /// Events other than DRAM wake-ups scheduled and not yet handled.
     in_transit: u64,
+    /// A timed GPU's per-shader-core first levels ([`TimedMemory::attach_gpu`]); empty when
+    /// the GPU slot is an open-loop replay.
+    gpu_units: Vec<Private>,
+    gpu_l1_lat: Tick,
+    gpu_l2_lat: Tick,
 }
 
 impl<P: Policy> TimedMemory<P> {
@@ -320,7 +327,61 @@ impl<P: Policy> TimedMemory<P> {
             open_loop_outstanding: 0,
             pages,
             in_transit: 0,
+            gpu_units: Vec::new(),
+            gpu_l1_lat: 0,
+            gpu_l2_lat: 0,
         })
+    }
+
+    /// Drive the GPU slot from a timed GPU of `units` shader cores clocked at `gpu`: each
+    /// core gets its own first-level MSHRs, and GPU requests are answered like a core's
+    /// (nothing is open-loop any more). Latencies are the GPU caches' (in GPU cycles): the
+    /// one the shader-data stream enters, and the one it misses into, if any.
+    pub fn attach_gpu(&mut self, cfg: &SystemConfig, units: u16, gpu: Domain) {
+        let probe = Access::new(apusim_trace::Agent::GPU, Stream::ShaderData, Op::Read, 0, 1);
+        let bits = self.h.entry_line_bits(&probe);
+        let entry = cfg
+            .gpu
+            .caches
+            .iter()
+            .find(|c| c.streams.contains(&Stream::ShaderData));
+        let timing = entry.map(TimingConfig::gpu_level);
+        let second = entry
+            .and_then(|c| c.next.as_ref())
+            .and_then(|n| cfg.gpu.caches.iter().find(|c| &c.name == n))
+            .map(TimingConfig::gpu_level);
+        let mshrs = timing.map_or(32, |t| t.mshrs) as usize;
+        self.gpu_l1_lat = timing.map_or(0, |t| gpu.cycles(t.latency.into()));
+        self.gpu_l2_lat = second.map_or(0, |t| gpu.cycles(t.latency.into()));
+        self.gpu_units = (0..units)
+            .map(|_| Private {
+                l1i: Mshrs::new(1),
+                l1d: Mshrs::new(mshrs),
+                l1i_bits: bits,
+                l1d_bits: bits,
+                at_llc: 0,
+            })
+            .collect();
+    }
+
+    /// The GPU's agent slot.
+    fn gpu_slot(&self) -> u32 {
+        (self.n_agents - 1) as u32
+    }
+
+    /// Whether requests of `agent` come from a timed GPU's shader cores.
+    fn timed_gpu(&self, agent: u32) -> bool {
+        agent == self.gpu_slot() && !self.gpu_units.is_empty()
+    }
+
+    /// The private timing state an access of `agent` from shader core `unit` uses.
+    fn private_of(&mut self, agent: u32, unit: u16) -> &mut Private {
+        if self.timed_gpu(agent) {
+            let n = self.gpu_units.len();
+            &mut self.gpu_units[unit as usize % n]
+        } else {
+            &mut self.private[agent as usize]
+        }
     }
 
     fn bank_of(&self, addr: u64) -> usize {
@@ -374,17 +435,27 @@ impl<P: Policy> TimedMemory<P> {
         let instr = acc.stream == Stream::CpuInstr;
         let bits = self.h.entry_line_bits(acc);
         let line = acc.addr >> bits;
-        let l1_lat = if instr { self.l1i_lat } else { self.l1d_lat };
-        let (l2_lat, l2_mshrs) = (self.l2_lat, self.l2_mshrs);
-        let p = &mut self.private[agent as usize];
+        let gpu = self.timed_gpu(agent);
+        let (l1_lat, l2_lat, l2_mshrs) = match (gpu, instr) {
+            // A shader core's first level misses straight into the LLC (or a GPU cache
+            // below it); its own MSHRs bound what it has outstanding.
+            (true, _) => (self.gpu_l1_lat, self.gpu_l2_lat, u32::MAX),
+            (false, true) => (self.l1i_lat, self.l2_lat, self.l2_mshrs),
+            (false, false) => (self.l1d_lat, self.l2_lat, self.l2_mshrs),
+        };
+        let p = self.private_of(agent, acc.unit);
         let table = if instr { &mut p.l1i } else { &mut p.l1d };
         table.expire(now);
         let merged = table.contains(line);
         if !merged {
-            if table.is_full() && self.h.misses_first_level(acc) {
+            let full = table.is_full();
+            let at_llc = p.at_llc;
+            if full && self.h.misses_first_level(acc) {
+                let p = self.private_of(agent, acc.unit);
+                let table = if instr { &mut p.l1i } else { &mut p.l1d };
                 return Ok(Issue::Busy(table.earliest_known()));
             }
-            if p.at_llc >= l2_mshrs && self.h.misses_private_levels(acc) {
+            if at_llc >= l2_mshrs && self.h.misses_private_levels(acc) {
                 return Ok(Issue::Busy(None));
             }
         }
@@ -394,8 +465,14 @@ impl<P: Policy> TimedMemory<P> {
         self.h.drain_to_llc(&mut out);
         let depart = now + l1_lat + l2_lat;
         let mut parts = 0;
+        let unit = acc.unit;
+        let p = if gpu {
+            let n = self.gpu_units.len();
+            &mut self.gpu_units[unit as usize % n]
+        } else {
+            &mut self.private[agent as usize]
+        };
         let lat = &mut self.latency[agent as usize];
-        let p = &mut self.private[agent as usize];
         let table = if instr { &mut p.l1i } else { &mut p.l1d };
         for r in &out {
             if r.op != Op::Writeback && !merged {
@@ -559,6 +636,7 @@ impl<P: Policy> TimedMemory<P> {
                     agent,
                     addr,
                     instr,
+                    unit,
                     stream,
                     sent,
                 } = w;
@@ -566,10 +644,10 @@ impl<P: Policy> TimedMemory<P> {
                 let st = &mut self.streams[stream.to_byte() as usize];
                 st.llc_requests += 1;
                 st.llc_request_ticks += t - sent;
-                if agent as usize == self.n_agents - 1 {
+                if agent == self.gpu_slot() && !self.timed_gpu(agent) {
                     self.open_loop_outstanding = self.open_loop_outstanding.saturating_sub(1);
                 }
-                let p = &mut self.private[agent as usize];
+                let p = self.private_of(agent, unit);
                 let (table, bits) = if instr {
                     (&mut p.l1i, p.l1i_bits)
                 } else {
@@ -601,6 +679,7 @@ impl<P: Policy> TimedMemory<P> {
             agent,
             addr: req.addr,
             instr: req.stream == Stream::CpuInstr,
+            unit: req.unit,
             stream: req.stream,
             sent,
         };
@@ -618,7 +697,7 @@ impl<P: Policy> TimedMemory<P> {
         }
         let start = t.max(self.banks[bank].free);
         self.banks[bank].free = start + self.uncore.period;
-        if !demand && agent as usize == self.n_agents - 1 {
+        if !demand && agent == self.gpu_slot() && !self.timed_gpu(agent) {
             self.post(start, Ev::OpenLoopAccepted);
         }
         let done = start + self.llc_lat;
@@ -785,17 +864,26 @@ impl<P: Policy> TimedMemory<P> {
     /// A description of the oldest request still outstanding (for deadlock reports).
     pub fn oldest_outstanding(&self) -> String {
         let mut best: Option<(Tick, String)> = None;
-        for (i, p) in self.private.iter().enumerate() {
+        let privates = self
+            .private
+            .iter()
+            .enumerate()
+            .map(|(i, p)| (self.agent_of(i as u32).to_string(), p))
+            .chain(
+                self.gpu_units
+                    .iter()
+                    .enumerate()
+                    .map(|(u, p)| (format!("gpu sm{u}"), p)),
+            );
+        for (who, p) in privates {
             for (name, m) in [("L1I", &p.l1i), ("L1D", &p.l1d)] {
                 if let Some(e) = m.oldest().filter(|e| e.ready == UNKNOWN) {
                     if best.as_ref().is_none_or(|b| e.since < b.0) {
                         best = Some((
                             e.since,
                             format!(
-                                "{} line {:#x} waiting at its {name} since tick {}",
-                                self.agent_of(i as u32),
-                                e.line,
-                                e.since
+                                "{who} line {:#x} waiting at its {name} since tick {}",
+                                e.line, e.since
                             ),
                         ));
                     }

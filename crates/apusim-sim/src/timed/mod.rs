@@ -6,12 +6,14 @@
 //! information get dependences; each cache level's `latency` and `mshrs` sit beside its
 //! geometry. [`memory::TimedMemory`] layers timing over the functional [`crate::Hierarchy`]
 //! in deferred mode; [`sim::sim_policy`] runs the engine loop with warm-up and per-core
-//! instruction targets and returns a [`sim::SimResult`]; [`mod@speedup`] makes the jobs' alone
+//! instruction targets and returns a [`sim::SimResult`]; [`mod@gpu`] drives a GPGPU
+//! program on the timed GPU model (`timing.gpu`) as one more agent; [`mod@speedup`] makes the jobs' alone
 //! runs (cached) and the weighted speedup of a mix.
 
 pub mod backlog;
 pub mod config;
 pub mod estimate;
+pub mod gpu;
 pub mod intervals;
 pub mod memory;
 pub mod sampling;
@@ -21,7 +23,8 @@ pub mod streams;
 pub mod target_error;
 
 pub use config::{LevelTiming, ModelConfig, TimingConfig};
+pub use gpu::GpuResult;
 pub use intervals::{Interval, IntervalSpec, IntervalUnit};
 pub use sampling::{SampleSpec, Sampled, SampledCore};
 pub use sim::{sim_policy, CoreResult, SimOptions, SimResult, SystemWindow};
-pub use speedup::{alone_runs, speedup, AloneOptions, AloneRun, Speedup};
+pub use speedup::{alone_runs, speedup, AloneOptions, AloneRun, GpuSpeedup, Speedup};

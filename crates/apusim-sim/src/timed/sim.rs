@@ -12,6 +12,7 @@
 //! core it is for), then every core whose wake-up is now does one cycle. A core that waits
 //! for memory asks for no wake-up, so idle time is skipped, never ticked through.
 
+use super::gpu::{GpuResult, TimedGpu};
 use super::intervals::{self, Interval, IntervalSpec, Recorder};
 use super::memory::{AgentLatency, CorePort, DramCounts, LlcTiming, TimedMemory};
 use super::sampling::{SampleSpec, Sampled, Sampler};
@@ -133,6 +134,9 @@ pub struct SimResult {
     pub system: SystemWindow,
     /// Times the open-loop (GPU) traces were replayed from their start.
     pub open_loop_restarts: u64,
+    /// The timed GPU's run of its program (a GPGPU input on `timing.gpu`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub gpu: Option<GpuResult>,
     pub policy_stats: Vec<(String, f64)>,
     /// A sampled run's estimates (`--sample`): each core's IPC with its interval.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -294,6 +298,7 @@ fn simulate<P: Policy>(
     let mut cores: Vec<Box<dyn CoreModel>> = Vec::new();
     let mut agents: Vec<Agent> = Vec::new();
     let mut open_loop: Vec<OpenLoop> = Vec::new();
+    let mut gpu: Option<TimedGpu> = None;
     let mut restarts: Vec<Option<Arc<AtomicU64>>> = Vec::new();
     for (index, input) in inputs.into_iter().enumerate() {
         let agent = core_of(&input)?;
@@ -304,6 +309,21 @@ fn simulate<P: Policy>(
                 input.name,
                 cfg.cpus
             ),
+            None if input.program.is_some() => {
+                if gpu.is_some() {
+                    bail!(
+                        "{}: a second GPU program; the system has one GPU",
+                        input.name
+                    );
+                }
+                let clock = gpu_clock(cfg, &input)?;
+                let domain = Domain::new(tb.period(clock)?);
+                let reopen = opts.instructions.and_then(|_| all_inputs.reopen(index));
+                let g = TimedGpu::new(cfg, input, domain, clock.mhz_f64(), reopen)?;
+                mem.attach_gpu(cfg, g.units(), domain);
+                gpu = Some(g);
+                continue;
+            }
             None => {
                 let period = tb.period(gpu_clock(cfg, &input)?)?;
                 let mut o = OpenLoop {
@@ -352,8 +372,24 @@ fn simulate<P: Policy>(
         agents.push(agent);
         restarts.push(passes);
     }
-    if cores.is_empty() {
-        bail!("a timed run needs at least one CPU trace");
+    if cores.is_empty() && gpu.is_none() {
+        bail!("a timed run needs at least one CPU trace or GPU program");
+    }
+    if let Some(g) = &gpu {
+        if !open_loop.is_empty() {
+            bail!(
+                "{} runs on the timed GPU, and a GPU access trace would replay on the same GPU; \
+                 give one GPU input",
+                g.name
+            );
+        }
+        if opts.sample.is_some() {
+            bail!(
+                "{}: --sample does not drive a timed GPU yet (functional warming of its \
+                 programs is not built); run it detailed",
+                g.name
+            );
+        }
     }
     let n = cores.len();
     let slot = |i: usize| agents[i].dense_index(cfg.cpus) as u32;
@@ -412,7 +448,9 @@ fn simulate<P: Policy>(
     let mut sampler = opts.sample.map(|spec| Sampler::new(spec, n));
 
     loop {
-        if phase.iter().all(|p| matches!(p, Phase::Done(..))) {
+        if phase.iter().all(|p| matches!(p, Phase::Done(..)))
+            && gpu.as_ref().is_none_or(|g| g.ran_once())
+        {
             break;
         }
         // A sampled run warms functionally once the machine has drained.
@@ -452,6 +490,7 @@ fn simulate<P: Policy>(
                     .filter(|_| !holding)
                     .filter_map(|o| o.next_tick()),
             )
+            .chain(gpu.as_ref().and_then(|g| g.wake))
             .min();
         let te = mem.next_event();
         let now = match (tc, te) {
@@ -481,6 +520,12 @@ fn simulate<P: Policy>(
             }
         }
         for (a, tok, at) in std::mem::take(&mut mem.completions) {
+            if a as usize == cfg.cpus {
+                if let Some(g) = &mut gpu {
+                    g.complete(tok, at);
+                }
+                continue;
+            }
             let Some(i) = by_slot.get(a as usize).copied().flatten() else {
                 continue;
             };
@@ -556,6 +601,10 @@ fn simulate<P: Policy>(
                 other => other,
             };
         }
+        if let Some(g) = gpu.as_mut().filter(|g| g.wake == Some(now)) {
+            let cpus_running = phase.iter().any(|p| !matches!(p, Phase::Done(..)));
+            g.cycle(now, &mut mem, cfg.cpus as u32, cpus_running)?;
+        }
         if let Some(s) = &mut sampler {
             let counts: Vec<bool> = phase
                 .iter()
@@ -623,6 +672,7 @@ fn simulate<P: Policy>(
         cycles: end_cycles,
         system,
         open_loop_restarts: open_loop.iter().map(|o| o.restarts).sum(),
+        gpu: gpu.map(|g| g.result()),
         policy_stats: mem.h.llc().policy().stats(),
         sampling,
         intervals: recorder.map(|r| r.intervals).unwrap_or_default(),

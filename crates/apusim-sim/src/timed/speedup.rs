@@ -10,6 +10,11 @@
 //! - harmonic speedup `n / Σ (a_i / s_i)` (Luo et al.),
 //! - maximum slowdown `max a_i / s_i`.
 //!
+//! A GPGPU program on the timed GPU is compared with its own alone run too (the GPU with
+//! every core idle, drp §3's standalone GPU): its slowdown is its execution cycles in the
+//! mix over its cycles alone ([`GpuSpeedup`]), reported beside the CPU metrics, which it
+//! does not enter (the papers report CPU and GPU performance separately).
+//!
 //! The alone runs use one fixed LLC policy for every policy compared ([`AloneOptions::policy`],
 //! `lru` by default, as the papers normalise to an LRU baseline), so the denominators are the
 //! same for every policy and weighted speedups of two policies can be divided. They are made
@@ -68,7 +73,8 @@ pub fn build_id() -> String {
     format!("{} {exe}", env!("CARGO_PKG_VERSION"))
 }
 
-/// One CPU job run alone.
+/// One job run alone: a CPU job (instructions, cycles and IPC of its core) or the timed
+/// GPU's program (warp instructions and GPU cycles).
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
 pub struct AloneRun {
     /// The input's name and the core it drives.
@@ -101,6 +107,20 @@ pub struct Speedup {
     pub weighted_half_width: Option<f64>,
     pub harmonic: f64,
     pub max_slowdown: f64,
+    /// The timed GPU's execution cycles in the mix and alone.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub gpu: Option<GpuSpeedup>,
+}
+
+/// The timed GPU's program in the mix and alone.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct GpuSpeedup {
+    pub agent: String,
+    /// GPU cycles to run the program once, in the mix and alone.
+    pub cycles: u64,
+    pub alone_cycles: u64,
+    /// `cycles / alone_cycles`.
+    pub slowdown: f64,
 }
 
 /// One CPU job's IPC in the mix and alone.
@@ -138,6 +158,21 @@ pub fn speedup(shared: &SimResult, alone: &[AloneRun], alone_policy: &str) -> Re
             },
         });
     }
+    let gpu = match &shared.gpu {
+        Some(g) => {
+            let a = alone
+                .iter()
+                .find(|a| a.agent == apusim_trace::Agent::GPU.to_string())
+                .with_context(|| format!("no alone run of {}", g.agent))?;
+            Some(GpuSpeedup {
+                agent: g.agent.clone(),
+                cycles: g.cycles,
+                alone_cycles: a.cycles,
+                slowdown: ratio(g.cycles, a.cycles),
+            })
+        }
+        None => None,
+    };
     if jobs.is_empty() {
         bail!("no CPU job to compare");
     }
@@ -166,6 +201,7 @@ pub fn speedup(shared: &SimResult, alone: &[AloneRun], alone_policy: &str) -> Re
         weighted_half_width,
         harmonic: jobs.len() as f64 / inverse,
         max_slowdown: jobs.iter().map(|j| j.slowdown).fold(0.0, f64::max),
+        gpu,
         weighted,
         jobs,
     })
@@ -228,7 +264,7 @@ pub fn alone_runs(
     let mut jobs = Vec::new();
     for (i, input) in opened.iter().enumerate() {
         let agent = core_of(input)?;
-        if agent.is_cpu() {
+        if agent.is_cpu() || input.program.is_some() {
             let key = keys
                 .as_ref()
                 .map(|k| cache_key(cfg, opts, alone, &k[i], agent));
@@ -255,6 +291,22 @@ pub fn alone_runs(
             };
             let r = sim_policy(cfg, &alone.policy, &only, &solo)
                 .with_context(|| format!("{name} alone ({})", alone.policy))?;
+            if let Some(g) = &r.gpu {
+                let run = AloneRun {
+                    input: name,
+                    agent,
+                    instructions: g.stats.warp_instructions,
+                    cycles: g.cycles,
+                    ipc: ratio(g.stats.warp_instructions, g.cycles),
+                    ipc_half_width: None,
+                    reached_target: true,
+                    cached: false,
+                };
+                if let (Some(dir), Some(key)) = (&alone.cache_dir, key) {
+                    write_cached(dir, key, &run)?;
+                }
+                return Ok(run);
+            }
             let c = r
                 .cores
                 .first()

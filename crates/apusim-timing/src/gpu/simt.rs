@@ -382,7 +382,8 @@ impl Simt {
         }
         let b = sm.blocks[wc.block as usize].as_ref().expect("live warp");
         let op = b.block.ops[wc.next as usize];
-        let is_load = matches!(op, WarpOp::Mem { op: Op::Read, flags, .. } if flags & Access::MODIFY == 0);
+        let is_load =
+            matches!(op, WarpOp::Mem { op: Op::Read, flags, .. } if flags & Access::MODIFY == 0);
         if wc.pending == 0 || is_load {
             sm.ready |= bit;
         } else {
@@ -747,7 +748,9 @@ impl GpuModel for Simt {
             }
         }
         // When something can happen next.
-        let next_slot = self.domain.tick((c / self.issue_cycles + 1) * self.issue_cycles);
+        let next_slot = self
+            .domain
+            .tick((c / self.issue_cycles + 1) * self.issue_cycles);
         let next_cycle = now + self.domain.period;
         let mut next = self.due.peek().map(|r| r.0 .0);
         for sm in &self.sms {
@@ -798,7 +801,11 @@ impl GpuModel for Simt {
         let slot = self.stats.cycles / self.issue_cycles;
         for sm in &self.sms {
             if slot > sm.next_slot {
-                charge(&mut st.stalls, sm.cat, (slot - sm.next_slot) * self.issue_cycles);
+                charge(
+                    &mut st.stalls,
+                    sm.cat,
+                    (slot - sm.next_slot) * self.issue_cycles,
+                );
             }
         }
         st
@@ -981,9 +988,7 @@ mod tests {
         // One core, four warps of 100 compute instructions and the closing barrier: 404 warp
         // instructions at two per four cycles.
         let p = params(&[("sms", 1)], "lrr");
-        let prog = program(&[(1, 128, |_, _| {
-            vec![WarpOp::Compute(100), WarpOp::Barrier]
-        })]);
+        let prog = program(&[(1, 128, |_, _| vec![WarpOp::Compute(100), WarpOp::Barrier])]);
         let g = run(&p, prog, &mut mem(10));
         let st = g.stats();
         assert_eq!(st.warp_instructions, 404);
@@ -998,9 +1003,17 @@ mod tests {
     #[test]
     fn a_warp_waits_for_its_loads_at_the_first_use_only() {
         // Two loads back to back, then a compute that uses them.
-        let p = params(&[("sms", 1), ("issue_cycles", 1), ("issue_width", 1)], "lrr");
+        let p = params(
+            &[("sms", 1), ("issue_cycles", 1), ("issue_width", 1)],
+            "lrr",
+        );
         let prog = program(&[(1, 32, |_, _| {
-            vec![load(0x10, 1), load(0x20, 1), WarpOp::Compute(1), WarpOp::Barrier]
+            vec![
+                load(0x10, 1),
+                load(0x20, 1),
+                WarpOp::Compute(1),
+                WarpOp::Barrier,
+            ]
         })]);
         let mut m = mem(500);
         let g = run(&p, prog, &mut m);
@@ -1025,7 +1038,12 @@ mod tests {
         // issue bandwidth (one instruction per cycle: 1/2 load per cycle) bounds them.
         let rate = |warps: i64| {
             let p = params(
-                &[("sms", 1), ("issue_cycles", 1), ("issue_width", 1), ("warps_per_sm", warps)],
+                &[
+                    ("sms", 1),
+                    ("issue_cycles", 1),
+                    ("issue_width", 1),
+                    ("warps_per_sm", warps),
+                ],
                 "lrr",
             );
             let threads = 32 * warps as u32;
@@ -1060,7 +1078,10 @@ mod tests {
 
     #[test]
     fn barriers_hold_warps_until_the_whole_block_arrives() {
-        let p = params(&[("sms", 1), ("issue_cycles", 1), ("issue_width", 1)], "lrr");
+        let p = params(
+            &[("sms", 1), ("issue_cycles", 1), ("issue_width", 1)],
+            "lrr",
+        );
         // Warp 0 computes 50, warp 1 computes 1; both then store after the barrier.
         let prog = program(&[(1, 64, |_, w| {
             vec![
@@ -1083,7 +1104,10 @@ mod tests {
     fn warps_at_a_barrier_wait_for_a_warp_that_ends_without_reaching_it() {
         // Warp 0 stores and ends (waiting for the acknowledgement); warp 1 waits at a
         // barrier, which opens when warp 0 retires.
-        let p = params(&[("sms", 1), ("issue_cycles", 1), ("issue_width", 1)], "lrr");
+        let p = params(
+            &[("sms", 1), ("issue_cycles", 1), ("issue_width", 1)],
+            "lrr",
+        );
         let prog = program(&[(1, 64, |_, w| {
             if w == 0 {
                 vec![store(0x40)]
@@ -1102,7 +1126,9 @@ mod tests {
     fn a_launch_starts_after_the_previous_one_ends_and_blocks_spread_over_cores() {
         let p = params(&[("sms", 4)], "lrr");
         let prog = program(&[
-            (8, 32, |_, _| vec![load(0x10, 1), WarpOp::Compute(4), WarpOp::Barrier]),
+            (8, 32, |_, _| {
+                vec![load(0x10, 1), WarpOp::Compute(4), WarpOp::Barrier]
+            }),
             (4, 32, |_, _| vec![WarpOp::Compute(4), WarpOp::Barrier]),
         ]);
         let mut m = mem(300);
@@ -1118,7 +1144,9 @@ mod tests {
     #[test]
     fn a_transaction_refused_with_nothing_in_flight_is_reported_not_waited_for() {
         let p = params(&[("sms", 1)], "lrr");
-        let prog = program(&[(2, 32, |_, _| vec![load(0x10, 2), WarpOp::Compute(1), WarpOp::Barrier])]);
+        let prog = program(&[(2, 32, |_, _| {
+            vec![load(0x10, 2), WarpOp::Compute(1), WarpOp::Barrier]
+        })]);
         let mut m = mem(40);
         m.refuse = 1;
         // The first transaction is refused until data arrives for the core, and nothing of

@@ -1,0 +1,186 @@
+//! The timed GPU as an agent of the engine: a GPGPU program on `timing.gpu`'s model.
+//!
+//! drp §3's method: "early-finishing applications continue to run until each CPU application
+//! commits its representative set of dynamic instructions and the GPU completes ... the
+//! portion of the CUDA application assigned to it", and the GPU's performance is "the
+//! number of execution cycles to complete the job". So the run ends when every core has
+//! reached its target and the GPU has run its program once; a GPU that finishes first
+//! starts its program again (its figures stay those of the first run), as cores replay
+//! their traces.
+
+use super::memory::{CorePort, TimedMemory};
+use crate::config::SystemConfig;
+use crate::run::{Input, Reopen};
+use anyhow::{Context, Result};
+use apusim_cache::Policy;
+use apusim_timing::gpu::{GpuModel, GpuStats, KernelSpan};
+use apusim_timing::{Domain, Tick, Token, Wake};
+use serde::Serialize;
+
+/// How many load PCs the result lists with their stall cycles.
+pub const TOP_PCS: usize = 16;
+
+/// The timed GPU's figures for one run of its program.
+#[derive(Clone, Debug, Serialize)]
+pub struct GpuResult {
+    /// The input's name.
+    pub agent: String,
+    pub model: String,
+    pub clock_mhz: f64,
+    pub sms: u16,
+    /// GPU cycles from the start until the program ended (its execution cycles, drp §3).
+    pub cycles: u64,
+    /// Warp instructions per GPU cycle.
+    pub ipc: f64,
+    /// Every counter at the program's end.
+    pub stats: GpuStats,
+    /// Each kernel launch's span.
+    pub kernels: Vec<KernelSpan>,
+    /// Mean GPU cycles from a load transaction leaving the load/store unit to its data.
+    pub load_latency_cycles: f64,
+    /// The load PCs warps waited on longest: (PC, stall cycles summed over warps).
+    pub stall_pcs: Vec<(u64, u64)>,
+    /// Times the program was started again to keep the GPU busy while cores ran on.
+    pub restarts: u64,
+}
+
+/// A GPU model with its engine state.
+pub(crate) struct TimedGpu {
+    pub(crate) name: String,
+    model: Box<dyn GpuModel>,
+    model_name: String,
+    clock_mhz: f64,
+    /// When the model next runs (`None`: waiting for data, or done).
+    pub(crate) wake: Option<Tick>,
+    /// The first run's end: its cycle, counters and load-PC stalls.
+    first: Option<(u64, GpuStats, Vec<(u64, u64)>)>,
+    reopen: Option<Reopen>,
+    restarts: u64,
+}
+
+impl TimedGpu {
+    pub(crate) fn new(
+        cfg: &SystemConfig,
+        mut input: Input,
+        domain: Domain,
+        clock_mhz: f64,
+        reopen: Option<Reopen>,
+    ) -> Result<TimedGpu> {
+        let t = &cfg.timing;
+        let program = input
+            .program
+            .take()
+            .context("a GPU input without a program")?;
+        let model = apusim_timing::gpu::build(t.gpu_model(), &t.gpu.params, domain, program)
+            .context("timing.gpu")?;
+        let units = model.units() as usize;
+        // Each shader core needs its own instance of the first-level cache.
+        if let Some(c) = cfg
+            .gpu
+            .caches
+            .iter()
+            .find(|c| c.streams.contains(&apusim_trace::Stream::ShaderData))
+        {
+            if c.units < units {
+                anyhow::bail!(
+                    "timing.gpu has {units} shader cores but gpu cache `{}` has {} instance(s) \
+                     (set gpu.caches units or timing.gpu.sms to match)",
+                    c.name,
+                    c.units
+                );
+            }
+        }
+        Ok(TimedGpu {
+            name: input.name,
+            model,
+            model_name: t.gpu_model().to_string(),
+            clock_mhz,
+            wake: Some(0),
+            first: None,
+            reopen,
+            restarts: 0,
+        })
+    }
+
+    pub(crate) fn units(&self) -> u16 {
+        self.model.units()
+    }
+
+    /// Whether the program has run to its end once.
+    pub(crate) fn ran_once(&self) -> bool {
+        self.first.is_some()
+    }
+
+    pub(crate) fn complete(&mut self, token: Token, at: Tick) {
+        self.model.complete(token, at);
+        let e = self.model.domain().edge_at_or_after(at);
+        self.wake = Some(self.wake.map_or(e, |w| w.min(e)));
+    }
+
+    /// One GPU cycle at `now` through agent slot `slot`; a program that ends while cores
+    /// still run (`cpus_running`) starts again.
+    pub(crate) fn cycle<P: Policy>(
+        &mut self,
+        now: Tick,
+        mem: &mut TimedMemory<P>,
+        slot: u32,
+        cpus_running: bool,
+    ) -> Result<()> {
+        let mut port = CorePort { mem, agent: slot };
+        let d = self.model.domain();
+        let w = self
+            .model
+            .cycle(now, &mut port)
+            .with_context(|| format!("{} at GPU cycle {}", self.name, d.cycle(now)))?;
+        mem.take_error()
+            .with_context(|| format!("{} at GPU cycle {}", self.name, d.cycle(now)))?;
+        self.wake = match w {
+            Wake::At(t) => Some(t.max(now + 1)),
+            Wake::OnCompletion => None,
+            Wake::Finished => {
+                if self.first.is_none() {
+                    self.first = Some((d.cycle(now), self.model.stats(), self.model.pc_stalls()));
+                }
+                match (&self.reopen, cpus_running) {
+                    (Some(reopen), true) => {
+                        let mut input =
+                            reopen().with_context(|| format!("starting {} again", self.name))?;
+                        let program = input.program.take().with_context(|| {
+                            format!("{}: reopened without a program", self.name)
+                        })?;
+                        self.model.restart(program);
+                        self.restarts += 1;
+                        Some(now + d.period)
+                    }
+                    _ => None,
+                }
+            }
+        };
+        Ok(())
+    }
+
+    pub(crate) fn result(&self) -> GpuResult {
+        let d = self.model.domain();
+        let (cycles, stats, pcs) = self.first.clone().unwrap_or_else(|| {
+            (
+                self.model.stats().cycles,
+                self.model.stats(),
+                self.model.pc_stalls(),
+            )
+        });
+        GpuResult {
+            agent: self.name.clone(),
+            model: self.model_name.clone(),
+            clock_mhz: self.clock_mhz,
+            sms: self.model.units(),
+            cycles,
+            ipc: super::sim::ratio(stats.warp_instructions, cycles),
+            stats,
+            kernels: self.model.kernels().to_vec(),
+            load_latency_cycles: super::sim::ratio(stats.load_ticks, stats.loads_done)
+                / d.period as f64,
+            stall_pcs: pcs.into_iter().take(TOP_PCS).collect(),
+            restarts: self.restarts,
+        }
+    }
+}
