@@ -9,7 +9,9 @@
 //!   on the 4c1g system with a single core;
 //! - `one_core/libquantum`: a streaming job, many independent misses in flight;
 //! - `mix/Q2`: the four CPU jobs of drp mix Q2 on 4c1g with the GPU's rendering trace
-//!   replayed open-loop.
+//!   replayed open-loop;
+//! - `gpu/blackscholes`: drp mix S16's GPGPU job alone on the timed GPU of 4c1g-cuda (six
+//!   shader cores executing its per-warp program), in memory transactions per second.
 //!
 //! docs/PERFORMANCE.md records the figures and compares them with ChampSim on the same traces.
 
@@ -18,6 +20,7 @@ use apusim_sim::run::{Input, Inputs};
 use apusim_sim::timed::{sim_policy, SimOptions};
 use apusim_sim::SystemConfig;
 use apusim_trace::{Access, AccessSource, VecSource};
+use apusim_workloads::gpgpu::{self, GpgpuParams};
 use apusim_workloads::mixes;
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 
@@ -39,6 +42,27 @@ impl Inputs for Memory {
     }
     fn describe(&self) -> String {
         "in-memory workloads".into()
+    }
+}
+
+/// A GPGPU kernel at its default size as the only input: a per-warp program for the timed
+/// GPU (generated as the GPU asks for blocks, as in `apusim sim --mix`).
+struct Gpu(&'static str);
+
+impl Inputs for Gpu {
+    fn open(&self) -> Result<Vec<Input>> {
+        let program = gpgpu::program(self.0, &GpgpuParams::default())?;
+        let header = program.header().clone();
+        Ok(vec![Input {
+            name: format!("gpu {}", self.0),
+            source: Box::new(VecSource::with_header(header, Vec::new())),
+            remap: None,
+            champsim: None,
+            program: Some(program),
+        }])
+    }
+    fn describe(&self) -> String {
+        format!("gpgpu {}", self.0)
     }
 }
 
@@ -93,6 +117,16 @@ fn bench(c: &mut Criterion) {
     g.bench_function("Q2", |b| {
         b.iter(|| sim_policy(&four, "drp-baseline", &q2, &opts(n)).unwrap())
     });
+    g.finish();
+
+    let mut g = c.benchmark_group("gpu");
+    g.sample_size(10);
+    let cuda = SystemConfig::load_preset("4c1g-cuda", &[]).unwrap();
+    let bs = Gpu("blackscholes");
+    let run = || sim_policy(&cuda, "drp-baseline", &bs, &SimOptions::default()).unwrap();
+    let transactions = run().gpu.expect("a timed GPU").stats.transactions;
+    g.throughput(Throughput::Elements(transactions));
+    g.bench_function("blackscholes", |b| b.iter(run));
     g.finish();
 }
 

@@ -565,6 +565,71 @@ fn sim_reports_weighted_speedup_with_cached_alone_runs() {
 }
 
 #[test]
+fn sim_runs_a_gpgpu_job_on_the_timed_gpu() {
+    let dir = tempfile::tempdir().unwrap();
+    let cache = dir.path().join("cache");
+    let csv = dir.path().join("s16.csv");
+    let json = dir.path().join("s16.json");
+    let out = ok(&[
+        "sim",
+        "--mix",
+        "S16",
+        "--preset",
+        "4c1g-cuda",
+        "--instructions",
+        "20000",
+        "--cache-dir",
+        cache.to_str().unwrap(),
+        "--csv",
+        csv.to_str().unwrap(),
+        "--json",
+        json.to_str().unwrap(),
+    ]);
+    // The GPU's own lines: execution cycles, its alone run, where its cycles went.
+    assert!(
+        out.contains("gpu blackscholes (simt model, 6 SMs at 1500 MHz)"),
+        "{out}"
+    );
+    assert!(out.contains("GPU cycles to run its program"), "{out}");
+    assert!(out.contains("slowdown"), "{out}");
+    assert!(out.contains("GPU cycles per SM: issuing"), "{out}");
+    let rows = std::fs::read_to_string(&csv).unwrap();
+    for m in [
+        "gpu.cycles",
+        "gpu.alone_cycles",
+        "gpu.slowdown",
+        "gpu.stall.memory",
+        "gpu.kernel0.cycles",
+        "gpu.kernel1.cycles",
+    ] {
+        assert!(
+            rows.contains(&format!("drp-baseline,gpu,{m},")),
+            "{m}: {rows}"
+        );
+    }
+    let j: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let g = &j[0]["gpu"];
+    assert_eq!(g["stats"]["launches"], 2);
+    assert!(g["cycles"].as_u64().unwrap() > 0);
+    assert!(j[0]["speedup"]["gpu"]["alone_cycles"].as_u64().unwrap() > 0);
+    // Sampling does not drive a timed GPU yet, and says so.
+    let err = fails(&[
+        "sim",
+        "--mix",
+        "S16",
+        "--preset",
+        "4c1g-cuda",
+        "--instructions",
+        "20000",
+        "--sample",
+        "--cache-dir",
+        cache.to_str().unwrap(),
+    ]);
+    assert!(err.contains("--sample does not drive a timed GPU"), "{err}");
+}
+
+#[test]
 fn sim_records_intervals_and_refuses_bad_ones() {
     let dir = tempfile::tempdir().unwrap();
     let traces = small_traces(dir.path());

@@ -44,6 +44,9 @@ pub struct GpuResult {
     pub restarts: u64,
 }
 
+/// What the first run of the program left: its last cycle, counters and load-PC stalls.
+type FirstRun = (u64, GpuStats, Vec<(u64, u64)>);
+
 /// A GPU model with its engine state.
 pub(crate) struct TimedGpu {
     pub(crate) name: String,
@@ -52,8 +55,8 @@ pub(crate) struct TimedGpu {
     clock_mhz: f64,
     /// When the model next runs (`None`: waiting for data, or done).
     pub(crate) wake: Option<Tick>,
-    /// The first run's end: its cycle, counters and load-PC stalls.
-    first: Option<(u64, GpuStats, Vec<(u64, u64)>)>,
+    /// The first run's end.
+    first: Option<FirstRun>,
     reopen: Option<Reopen>,
     restarts: u64,
 }

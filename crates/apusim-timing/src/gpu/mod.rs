@@ -233,14 +233,7 @@ pub fn build(
     Ok((e.build)(&p, domain, program))
 }
 
-/// The shader cores the GPU model `name` with parameters `given` has (validated).
-pub fn units_of(name: &str, given: &toml::Table) -> Result<u16, TimingError> {
-    let e = apusim_registry::find(REGISTRY, "GPU model", name)?;
-    let p = e.params(given)?;
-    Ok(p.int("sms") as u16)
-}
-
-/// Cycles at which something is due: `Tick` helpers shared by GPU models.
+/// The earlier of two optional ticks.
 pub(crate) fn min_tick(a: Option<Tick>, b: Option<Tick>) -> Option<Tick> {
     match (a, b) {
         (Some(x), Some(y)) => Some(x.min(y)),

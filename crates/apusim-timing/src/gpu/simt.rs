@@ -740,7 +740,7 @@ impl GpuModel for Simt {
             self.room = false;
             self.dispatch(c)?;
         }
-        let slot_now = c % self.issue_cycles == 0;
+        let slot_now = c.is_multiple_of(self.issue_cycles);
         for s in 0..self.sms.len() {
             self.send(s, now, c, port);
             if slot_now {
@@ -858,7 +858,10 @@ mod tests {
     /// One launch of `blocks` blocks whose warps each run `warp(block, warp)`; memory
     /// instructions get one 128-byte transaction per entry of their `count` at distinct
     /// lines.
-    fn program(launches: &[(u32, u32, fn(u32, u32) -> Vec<WarpOp>)]) -> Box<dyn BlockSource> {
+    /// One launch: blocks, threads per block, each warp's instructions by (block, warp).
+    type LaunchSpec = (u32, u32, fn(u32, u32) -> Vec<WarpOp>);
+
+    fn program(launches: &[LaunchSpec]) -> Box<dyn BlockSource> {
         let mut items = VecDeque::new();
         let mut line = 0u64;
         for (li, &(blocks, threads, warp)) in launches.iter().enumerate() {
