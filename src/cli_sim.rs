@@ -549,6 +549,17 @@ fn gpu_rows(
         "gpu.load_latency_cycles",
         g.load_latency_cycles.to_string(),
     );
+    for (i, c) in g.cores.iter().enumerate() {
+        for (m, v) in [
+            ("issued", c.issued),
+            ("memory", c.memory),
+            ("issue", c.issue),
+            ("barrier", c.barrier),
+            ("idle", c.idle),
+        ] {
+            row("gpu", &format!("gpu.sm{i}.stall.{m}"), v.to_string());
+        }
+    }
     for k in &g.kernels {
         row(
             "gpu",

@@ -601,6 +601,7 @@ fn sim_runs_a_gpgpu_job_on_the_timed_gpu() {
         "gpu.stall.memory",
         "gpu.kernel0.cycles",
         "gpu.kernel1.cycles",
+        "gpu.sm5.stall.memory",
     ] {
         assert!(
             rows.contains(&format!("drp-baseline,gpu,{m},")),

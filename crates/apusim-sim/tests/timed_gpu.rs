@@ -211,6 +211,13 @@ fn a_kernel_s_instructions_and_transactions_are_the_trace_generator_s() {
         "{:?}",
         g.stats
     );
+    assert_eq!(g.cores.len(), 6);
+    let mut sum = apusim_timing::StallCycles::default();
+    for c in &g.cores {
+        assert_eq!(c.total(), (g.cycles / 4) * 4, "{c:?}");
+        sum.add(c);
+    }
+    assert_eq!(sum, g.stats.stalls);
     assert!(g.cycles > 0 && g.ipc > 0.0 && g.ipc <= 6.0 * 0.5);
     assert_eq!(g.kernels.len() as u64, g.stats.launches);
     assert_eq!(g.restarts, 0);

@@ -13,7 +13,7 @@ use crate::config::SystemConfig;
 use crate::run::{Input, Reopen};
 use anyhow::{Context, Result};
 use apusim_cache::Policy;
-use apusim_timing::gpu::{GpuModel, GpuStats, KernelSpan};
+use apusim_timing::gpu::{GpuModel, GpuStats, KernelSpan, StallCycles};
 use apusim_timing::{Domain, Tick, Token, Wake};
 use serde::Serialize;
 
@@ -34,6 +34,8 @@ pub struct GpuResult {
     pub ipc: f64,
     /// Every counter at the program's end.
     pub stats: GpuStats,
+    /// Where each shader core's cycles went (`stats.stalls` is their sum).
+    pub cores: Vec<StallCycles>,
     /// Each kernel launch's span.
     pub kernels: Vec<KernelSpan>,
     /// Mean GPU cycles from a load transaction leaving the load/store unit to its data.
@@ -44,8 +46,9 @@ pub struct GpuResult {
     pub restarts: u64,
 }
 
-/// What the first run of the program left: its last cycle, counters and load-PC stalls.
-type FirstRun = (u64, GpuStats, Vec<(u64, u64)>);
+/// What the first run of the program left: its last cycle, counters, per-core stall classes
+/// and load-PC stalls.
+type FirstRun = (u64, GpuStats, Vec<StallCycles>, Vec<(u64, u64)>);
 
 /// A GPU model with its engine state.
 pub(crate) struct TimedGpu {
@@ -142,7 +145,12 @@ impl TimedGpu {
             Wake::OnCompletion => None,
             Wake::Finished => {
                 if self.first.is_none() {
-                    self.first = Some((d.cycle(now), self.model.stats(), self.model.pc_stalls()));
+                    self.first = Some((
+                        d.cycle(now),
+                        self.model.stats(),
+                        self.model.core_stalls(),
+                        self.model.pc_stalls(),
+                    ));
                 }
                 match (&self.reopen, cpus_running) {
                     (Some(reopen), true) => {
@@ -164,10 +172,11 @@ impl TimedGpu {
 
     pub(crate) fn result(&self) -> GpuResult {
         let d = self.model.domain();
-        let (cycles, stats, pcs) = self.first.clone().unwrap_or_else(|| {
+        let (cycles, stats, cores, pcs) = self.first.clone().unwrap_or_else(|| {
             (
                 self.model.stats().cycles,
                 self.model.stats(),
+                self.model.core_stalls(),
                 self.model.pc_stalls(),
             )
         });
@@ -179,6 +188,7 @@ impl TimedGpu {
             cycles,
             ipc: super::sim::ratio(stats.warp_instructions, cycles),
             stats,
+            cores,
             kernels: self.model.kernels().to_vec(),
             load_latency_cycles: super::sim::ratio(stats.load_ticks, stats.loads_done)
                 / d.period as f64,

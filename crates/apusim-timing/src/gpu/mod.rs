@@ -42,6 +42,13 @@ impl StallCycles {
             idle: self.idle - e.idle,
         }
     }
+    pub fn add(&mut self, o: &StallCycles) {
+        self.issued += o.issued;
+        self.memory += o.memory;
+        self.issue += o.issue;
+        self.barrier += o.barrier;
+        self.idle += o.idle;
+    }
     pub fn total(&self) -> u64 {
         self.issued + self.memory + self.issue + self.barrier + self.idle
     }
@@ -101,6 +108,10 @@ pub trait GpuModel: Send {
     /// Run `program` from its start once the current one has ended ([`Wake::Finished`]): a
     /// mix keeps its GPU busy until every core has reached its target.
     fn restart(&mut self, program: Box<dyn BlockSource>);
+    /// Where each shader core's cycles went so far: the per-core signals of
+    /// gpu-access-criticality §4.1.2 (`memory` is the cycles its front end dispatched nothing
+    /// for pending operands, the `InputStall` condition).
+    fn core_stalls(&self) -> Vec<StallCycles>;
     /// The kernels of the first program run so far.
     fn kernels(&self) -> &[KernelSpan];
     /// Cycles warps waited on each load instruction's data (its PC), summed over warps and

@@ -135,6 +135,8 @@ struct Sm {
     /// are charged to.
     next_slot: u64,
     cat: Cat,
+    /// Where this core's cycles went.
+    stalls: StallCycles,
 }
 
 /// The `simt` GPU model (see the module documentation).
@@ -192,6 +194,7 @@ pub fn build(p: &Params, domain: Domain, source: Box<dyn BlockSource>) -> Box<dy
             last: warps - 1,
             next_slot: 0,
             cat: Cat::Idle,
+            stalls: StallCycles::default(),
         })
         .collect();
     Box::new(Simt {
@@ -614,7 +617,7 @@ impl Simt {
         {
             let sm = &mut self.sms[s];
             if slot > sm.next_slot {
-                charge(&mut self.stats.stalls, sm.cat, (slot - sm.next_slot) * ic);
+                charge(&mut sm.stalls, sm.cat, (slot - sm.next_slot) * ic);
             }
             sm.next_slot = slot + 1;
         }
@@ -637,9 +640,9 @@ impl Simt {
         let cat = self.classify(s, lsu_full);
         let sm = &mut self.sms[s];
         if issued > 0 {
-            self.stats.stalls.issued += ic;
+            sm.stalls.issued += ic;
         } else {
-            charge(&mut self.stats.stalls, cat, ic);
+            charge(&mut sm.stalls, cat, ic);
         }
         sm.cat = cat;
     }
@@ -797,18 +800,25 @@ impl GpuModel for Simt {
 
     fn stats(&self) -> GpuStats {
         let mut st = self.stats;
-        // Slots since each core's last evaluation go to what it was doing then.
-        let slot = self.stats.cycles / self.issue_cycles;
-        for sm in &self.sms {
-            if slot > sm.next_slot {
-                charge(
-                    &mut st.stalls,
-                    sm.cat,
-                    (slot - sm.next_slot) * self.issue_cycles,
-                );
-            }
+        for c in self.core_stalls() {
+            st.stalls.add(&c);
         }
         st
+    }
+
+    fn core_stalls(&self) -> Vec<StallCycles> {
+        // Slots since each core's last evaluation go to what it was doing then.
+        let slot = self.stats.cycles / self.issue_cycles;
+        self.sms
+            .iter()
+            .map(|sm| {
+                let mut c = sm.stalls;
+                if slot > sm.next_slot {
+                    charge(&mut c, sm.cat, (slot - sm.next_slot) * self.issue_cycles);
+                }
+                c
+            })
+            .collect()
     }
 
     fn domain(&self) -> Domain {
