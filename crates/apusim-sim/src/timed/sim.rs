@@ -776,8 +776,13 @@ pub(crate) fn system_window(
     }
 }
 
-/// The clock of a GPU input: its header's, else the configured GPU clock.
+/// The clock of a GPU input: a trace replayed open-loop keeps its header's (its time stamps
+/// count those cycles), else the configured GPU clock; a program on the timed GPU runs at the
+/// configured clock (the GPU is the system's, the program has no clock of its own).
 fn gpu_clock(cfg: &SystemConfig, input: &Input) -> Result<Clock> {
+    if input.program.is_some() {
+        return Ok(Clock::mhz(cfg.gpu_clock_mhz)?);
+    }
     let mhz = input
         .source
         .header()
