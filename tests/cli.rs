@@ -303,6 +303,39 @@ fn dram_runs_traces_of_other_simulators_and_names_bad_lines() {
     assert!(fails(&["dram", ds3.to_str().unwrap(), "--set", "tRCD=0"]).contains("tRCD"));
 }
 
+/// `apusim dram` refuses arrival cycles and Ramulator intervals beyond the documented
+/// maximum (2^62) before simulating them, naming the file and line or the option.
+#[test]
+fn dram_refuses_cycles_and_intervals_beyond_the_maximum() {
+    const MAX: &str = "4611686018427387904";
+    let dir = tempfile::tempdir().unwrap();
+    let late = dir.path().join("late.trace");
+    std::fs::write(&late, "0x40 R 0\n0x80 R 18446744073709551615\n").unwrap();
+    let err = fails(&["dram", late.to_str().unwrap()]);
+    assert!(
+        err.contains("late.trace:2:") && err.contains("18446744073709551615") && err.contains(MAX),
+        "{err}"
+    );
+    let ram = dir.path().join("t.ram");
+    std::fs::write(&ram, "LD 0x40\nLD 0x80\n").unwrap();
+    let ram = ram.to_str().unwrap();
+    let err = fails(&[
+        "dram",
+        "--format",
+        "ramulator",
+        "--interval",
+        "18446744073709551615",
+        ram,
+    ]);
+    assert!(
+        err.contains("interval=18446744073709551615") && err.contains(MAX),
+        "{err}"
+    );
+    // The largest interval is accepted: the second request arrives at 2^62.
+    let out = ok(&["dram", "--format", "ramulator", "--interval", MAX, ram]);
+    assert!(out.contains("requests 2"), "{out}");
+}
+
 /// The "total norm" column of a policy's row in a normalized table.
 fn total_norm(table: &str, policy: &str) -> f64 {
     let row = table

@@ -37,6 +37,10 @@
 //! refresh deadline or an arrival, and the clock jumps there instead of ticking through idle
 //! cycles.
 //!
+//! Times are DRAM cycles in `u64`. Arrival cycles are at most [`MAX_CYCLE`] (2^62): the
+//! trace readers refuse later ones naming the file and line, and `--interval` beyond it.
+//! Within that bound no cycle arithmetic of the model overflows.
+//!
 //! Callers (apusim's timing model) send [`Request`]s with [`MemorySystem::try_send`], advance
 //! time with [`MemorySystem::advance_to`] and receive [`Completion`]s carrying each request's
 //! latency. Statistics ([`stats`]) are kept per channel and per source — read/write latency
@@ -68,7 +72,7 @@ pub use device::{ChannelState, Command, CommandError};
 pub use error::DramError;
 pub use mapping::{make_mapper, AddressMapper, DecodedAddr};
 pub use presets::presets;
-pub use request::{Completion, Request, GPU_SOURCE};
+pub use request::{Completion, Request, GPU_SOURCE, MAX_CYCLE};
 pub use scheduler::{
     make_scheduler, BankView, Candidate, HeadKeys, RowStatus, SchedContext, Scheduler, NO_CANDIDATE,
 };

@@ -5,7 +5,7 @@ use crate::config::DramConfig;
 use crate::controller::{CommandRecord, Controller};
 use crate::device::ChannelState;
 use crate::mapping::{make_mapper, AddressMapper, DecodedAddr};
-use crate::request::{Completion, Request};
+use crate::request::{Completion, Request, MAX_CYCLE};
 use crate::stats::{AccessStats, ChannelStats, DramReport};
 use crate::DramError;
 use std::cmp::{Ordering, Reverse};
@@ -193,7 +193,18 @@ impl MemorySystem {
 
     /// Offer a request at the current cycle. Returns it back if its queue is full; the caller
     /// retries later (e.g. after [`MemorySystem::next_event`]).
+    ///
+    /// # Panics
+    ///
+    /// If the request's arrival cycle is beyond [`MAX_CYCLE`] (readers of untrusted input
+    /// refuse such requests with an error first).
     pub fn try_send(&mut self, req: Request) -> Result<(), Request> {
+        assert!(
+            req.arrival <= MAX_CYCLE,
+            "request {}: arrival cycle {} is beyond the maximum {MAX_CYCLE}",
+            req.id,
+            req.arrival
+        );
         let d = self.mapper.map(req.addr);
         self.ctrls[d.channel as usize].enqueue(req, &d, self.now)?;
         self.accepted += 1;
@@ -216,10 +227,19 @@ impl MemorySystem {
 
     /// Simulate every cycle before `cycle` and set the clock to it. Completions whose data is
     /// done by `cycle` are appended to `out` in (done, id) order.
+    ///
+    /// # Panics
+    ///
+    /// If `cycle` is beyond twice [`MAX_CYCLE`]: the clock may run past `MAX_CYCLE` only by
+    /// the time the requests queued by then take to complete.
     pub fn advance_to(&mut self, cycle: u64, out: &mut Vec<Completion>) {
         if cycle < self.now {
             return;
         }
+        assert!(
+            cycle <= 2 * MAX_CYCLE,
+            "DRAM clock advanced to cycle {cycle}, beyond twice the maximum {MAX_CYCLE}"
+        );
         if self.ctrls.len() == 1 {
             let c = &mut self.ctrls[0];
             while c.next_wake < cycle {
@@ -258,6 +278,11 @@ impl MemorySystem {
 
     /// Run until every queued request has completed; returns the cycle the last data burst
     /// ended. Completions go to `out`.
+    ///
+    /// # Panics
+    ///
+    /// If a controller with queued requests has no next decision (it would never finish; a
+    /// defect of a scheduler), naming each channel's queues.
     pub fn drain(&mut self, out: &mut Vec<Completion>) -> u64 {
         while self.queued() > 0 {
             let w = self
@@ -267,6 +292,11 @@ impl MemorySystem {
                 .map(|c| c.next_wake)
                 .min()
                 .unwrap_or(self.now);
+            assert!(
+                w != u64::MAX,
+                "DRAM cannot finish: {}",
+                self.describe_queues()
+            );
             let t = w.max(self.now) + 1;
             self.advance_to(t, out);
         }

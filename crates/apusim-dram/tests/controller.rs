@@ -473,3 +473,26 @@ fn every_preset_runs_clean() {
         );
     }
 }
+
+/// Arrival cycles beyond the documented maximum are refused before anything runs:
+/// `run_requests` returns an error naming the request, `try_send` panics (its callers
+/// validate first).
+#[test]
+fn arrivals_beyond_the_maximum_are_refused() {
+    let mut mem = MemorySystem::new(preset("reference").unwrap()).unwrap();
+    let reqs = [
+        Request::read(0, 0x40, 1),
+        Request::read(1, 0x80, apusim_dram::MAX_CYCLE + 1),
+    ];
+    let e = apusim_dram::run_requests(&mut mem, reqs.into_iter().map(Ok))
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("request 1") && e.contains(&apusim_dram::MAX_CYCLE.to_string()),
+        "{e}"
+    );
+    let caught = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        let _ = mem.try_send(Request::read(2, 0x40, u64::MAX));
+    }));
+    assert!(caught.is_err());
+}
