@@ -15,7 +15,8 @@ pub struct DramArgs {
     /// dramsim3 (ADDRESS READ|WRITE CYCLE).
     #[arg(long, short, default_value = "auto")]
     format: String,
-    /// Cycles between the requests of a Ramulator LD/ST trace (which has no times).
+    /// Cycles between the requests of a Ramulator LD/ST trace (which has no times); at most
+    /// 2^62, as is every arrival cycle (request i arrives at i × interval).
     #[arg(long)]
     interval: Option<u64>,
     /// Override a setting: timings (tCL=12, tRCD=...), scheduler=fcfs|frfcfs|frfcfs-cap,

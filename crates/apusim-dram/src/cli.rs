@@ -5,7 +5,7 @@
 use crate::config::DramConfig;
 use crate::error::DramError;
 use crate::presets::preset;
-use crate::request::Request;
+use crate::request::{Request, MAX_CYCLE};
 use crate::stats::DramReport;
 use crate::system::MemorySystem;
 use crate::trace::{open_trace, TraceFormat};
@@ -39,7 +39,7 @@ usage: apusim dram [--preset NAME|FILE.toml] [--format auto|apusim-text|ramulato
 Runs a DRAM request trace through apusim's DRAM model and prints statistics.
   --preset     preset name (default ddr3-1600-11-1ch) or a TOML configuration file
   --format     trace format (default auto-detect from the first line)
-  --interval   cycles between requests of a Ramulator LD/ST trace (default 1)
+  --interval   cycles between requests of a Ramulator LD/ST trace (default 1, at most 2^62)
   --set        override a setting: timings (tCL=12, tRCD=…, tFAW=…), scheduler=fcfs|frfcfs|frfcfs-cap,
                mapping=RoBaRaCoCh|RoChRaBaCo|RoBaRaCoCh-xor|…, row_policy=open|closed,
                read_queue=N, write_queue=N, write_high=N, write_low=N, row_hit_cap=N, refresh=on|off
@@ -128,11 +128,19 @@ impl DramCliArgs {
         let mut interval = 1;
         for (k, v) in &self.overrides {
             if k.eq_ignore_ascii_case("interval") {
-                interval = v.parse().map_err(|_| DramError::BadOverride {
+                let bad = |msg: String| DramError::BadOverride {
                     key: k.clone(),
                     value: v.clone(),
-                    msg: "expected a non-negative integer".into(),
-                })?;
+                    msg,
+                };
+                interval = v
+                    .parse()
+                    .map_err(|_| bad(format!("expected an integer from 0 to {MAX_CYCLE}")))?;
+                if interval > MAX_CYCLE {
+                    return Err(bad(format!(
+                        "--interval is at most {MAX_CYCLE} (2^62) cycles"
+                    )));
+                }
             } else {
                 cfg.apply_override(k, v)?;
             }
@@ -145,7 +153,7 @@ impl DramCliArgs {
 /// Drive `requests` (arrival-ordered) through `mem` the way a trace frontend does: each
 /// request is offered at its arrival cycle (or as soon as the previous one was accepted, if
 /// later) and retried while its queue is full; then everything is drained. Returns the number
-/// of requests.
+/// of requests. A request arriving after [`MAX_CYCLE`] is refused with an error.
 pub fn run_requests<I>(mem: &mut MemorySystem, requests: I) -> Result<u64, DramError>
 where
     I: IntoIterator<Item = Result<Request, DramError>>,
@@ -154,6 +162,15 @@ where
     let mut n = 0u64;
     for r in requests {
         let mut req = r?;
+        if req.arrival > MAX_CYCLE {
+            return Err(DramError::BadRequest {
+                id: req.id,
+                msg: format!(
+                    "arrival cycle {} is beyond the maximum {MAX_CYCLE} (2^62)",
+                    req.arrival
+                ),
+            });
+        }
         if req.arrival > mem.now() {
             mem.advance_to(req.arrival, &mut sink);
         }
@@ -265,6 +282,27 @@ mod tests {
         assert!(DramCliArgs::parse(&s(&["--bogus", "x"])).is_err());
         assert!(DramCliArgs::parse(&s(&["--preset", "tap"])).is_err());
         assert!(DramCliArgs::parse(&s(&["a", "b"])).is_err());
+    }
+
+    #[test]
+    fn interval_beyond_the_maximum_is_refused() {
+        let mut a = DramCliArgs::new("reference", "x");
+        a.overrides.push(("interval".into(), MAX_CYCLE.to_string()));
+        assert_eq!(a.config().unwrap().1, MAX_CYCLE);
+        a.overrides
+            .push(("interval".into(), "18446744073709551615".into()));
+        let e = a.config().unwrap_err().to_string();
+        assert!(
+            e.contains("interval=18446744073709551615") && e.contains(&MAX_CYCLE.to_string()),
+            "{e}"
+        );
+        a.overrides.pop();
+        a.overrides.push(("interval".into(), "-1".into()));
+        let e = a.config().unwrap_err().to_string();
+        assert!(
+            e.contains("interval=-1") && e.contains("integer from 0"),
+            "{e}"
+        );
     }
 
     #[test]

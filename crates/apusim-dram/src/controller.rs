@@ -119,6 +119,13 @@ pub(crate) struct Controller {
     /// Something changed since `planned` was made.
     needs_plan: bool,
     pub(crate) next_wake: u64,
+    /// The cycle the running [`crate::MemorySystem::advance_to`] simulates up to: decisions
+    /// before it are made. An idle decision jumps the whole rounds of refresh that end by
+    /// then ([`Controller::jump_refresh_rounds`]).
+    pub(crate) horizon: u64,
+    /// Steps taken for refresh and idle time: decisions that issued a refresh command or
+    /// found the served queue empty, and jumps over idle stretches.
+    pub(crate) idle_steps: u64,
     pub(crate) stats: ChannelStats,
     pub(crate) sources: Vec<Option<Box<AccessStats>>>,
     pub(crate) completions: Vec<Completion>,
@@ -173,6 +180,8 @@ impl Controller {
             planned: None,
             needs_plan: true,
             next_wake: if cfg.refresh { first_due } else { u64::MAX },
+            horizon: 0,
+            idle_steps: 0,
             stats: ChannelStats::default(),
             sources: (0..256).map(|_| None).collect(),
             completions: Vec::new(),
@@ -410,6 +419,70 @@ impl Controller {
         self.dev.earliest(cmd, flat0)
     }
 
+    /// Jump over the refreshes of an idle stretch: with nothing queued, apply in one step
+    /// every whole round of refreshes (one REF per rank, each at its deadline) that
+    /// [`Controller::process`] would issue before `horizon`, and leave what stepping through
+    /// them would leave (device state, deadlines, refresh count, bank views). If it jumps,
+    /// `next_wake` becomes a later deadline, at most `horizon`. The work is the same for any
+    /// gap.
+    ///
+    /// Why it is exact: with empty queues a decision does one of two things. At a rank's
+    /// deadline it issues the rank's REF (or PREA first, if rows are open; or nothing until
+    /// the REF is legal), and decides again the cycle after; at any other cycle it finds
+    /// nothing to do and sleeps until the next deadline. A REF only raises the rank's and
+    /// its banks' next-ACT counters to `t + tRFC` (a `max`), so after REFs at increasing
+    /// cycles the counters are those of the last one alone; the deadlines each move on by
+    /// tREFI. So whole rounds reduce to their last REF per rank, the deadlines plus rounds ×
+    /// tREFI and the count, as long as every REF issues at its deadline. That is certain
+    /// when no rank has a refresh pending, every rank's banks are closed and its REF is
+    /// legal at its deadline (`tRFC < tREFI` then keeps it legal at every later one), no two
+    /// ranks are due on one cycle (the command bus takes one command a cycle, so one would
+    /// wait), and the deadlines lie within one tREFI (each round refreshes every rank once).
+    /// Otherwise idle time is stepped until it is: about a round after the queues empty.
+    /// With the command log on it is always stepped: the log records every REF.
+    ///
+    /// Called at the end of an idle decision of [`Controller::process`] (the queues are
+    /// empty, the controller asleep until its next event with no plan, and `horizon` at
+    /// least a tREFI later); kept out of line, off the busy path.
+    #[cold]
+    #[inline(never)]
+    fn jump_refresh_rounds(&mut self) {
+        let until = self.horizon;
+        if !self.refresh || self.log.is_some() || self.ref_pending.iter().any(|&p| p) {
+            return;
+        }
+        let refi = self.refi;
+        let first = self.ref_due.iter().copied().min().unwrap_or(u64::MAX);
+        let last = self.ref_due.iter().copied().max().unwrap_or(0);
+        // Round k issues its REFs at the deadlines + k·tREFI, all before the next round's
+        // first; `rounds` of them end before `until`.
+        let rounds = until.saturating_sub(first) / refi;
+        if rounds == 0 || last - first >= refi {
+            return;
+        }
+        let bpr = self.banks_per_rank as usize;
+        for (r, &due) in self.ref_due.iter().enumerate() {
+            if self.dev.open_banks(r) > 0 || self.dev.earliest(Command::Ref, r * bpr) > due {
+                return;
+            }
+        }
+        let due = &self.ref_due;
+        if (1..due.len()).any(|r| due[..r].contains(&due[r])) {
+            return;
+        }
+        for r in 0..self.ref_due.len() {
+            let last_ref = self.ref_due[r] + (rounds - 1) * refi;
+            self.dev.issue(Command::Ref, r * bpr, 0, last_ref);
+            self.ref_due[r] += rounds * refi;
+        }
+        self.stats.commands.refresh += rounds * self.ref_due.len() as u64;
+        // As the decisions after the last REF leave it: views rebuilt (no candidates, drain
+        // mode off), asleep until the next deadline (with no plan, as the caller left it).
+        self.rebuild();
+        self.next_wake = first + rounds * refi;
+        self.idle_steps += 1;
+    }
+
     /// Account candidate `idx` (row `row`) in its bank's view.
     #[inline]
     fn note(v: &mut BankView, row: u32, idx: u32) {
@@ -519,6 +592,7 @@ impl Controller {
     pub(crate) fn process(&mut self, now: u64) {
         debug_assert!(now >= self.next_wake);
         if self.refresh && self.refresh_step(now) {
+            self.idle_steps += 1;
             self.rebuild();
             self.needs_plan = true;
             self.next_wake = now + 1;
@@ -539,9 +613,16 @@ impl Controller {
             occupied: &self.occupied,
         };
         if q.is_empty() {
+            self.idle_steps += 1;
             self.planned = None;
             self.needs_plan = false;
             self.next_wake = self.refresh_wake().max(now + 1);
+            if self.horizon.saturating_sub(self.next_wake) >= self.refi
+                && self.rq.is_empty()
+                && self.wq.is_empty()
+            {
+                self.jump_refresh_rounds();
+            }
             return;
         }
         if self.needs_plan {
@@ -1093,6 +1174,74 @@ mod tests {
             "FR-FCFS-cap {} hits, oldest ready head {}",
             a.row_hits,
             b.row_hits
+        );
+    }
+
+    /// Two ranks asleep in an idle stretch (a few rounds of refresh done), and what a jump
+    /// changes: (next decision, refreshes issued).
+    fn idle_two_ranks() -> (MemorySystem, u64) {
+        let mut cfg = preset("ddr3-1600-11-1ch").unwrap();
+        cfg.spec.org.ranks = 2;
+        let refi = u64::from(cfg.spec.timing.refi);
+        let mut mem = MemorySystem::new(cfg).unwrap();
+        mem.advance_to(3 * refi + 100, &mut Vec::new());
+        (mem, refi)
+    }
+
+    fn jump(c: &mut Controller, refi: u64) -> (u64, u64) {
+        c.horizon = c.next_wake + 50 * refi;
+        c.jump_refresh_rounds();
+        (c.next_wake, c.stats.commands.refresh)
+    }
+
+    /// The idle jump applies only when every REF of the rounds it skips would issue at its
+    /// deadline: not when a refresh is pending, when two ranks are due on one cycle (one
+    /// would wait for the command bus), when the deadlines span a round or more, when a bank
+    /// is open, or when a rank's REF is not yet legal at its deadline. (States an idle
+    /// stretch reaches rarely or never, set up directly.)
+    #[test]
+    fn idle_jump_refuses_when_a_ref_would_miss_its_deadline() {
+        let (mut mem, refi) = idle_two_ranks();
+        let c = mem.controller_mut(0);
+        let before = (c.next_wake, c.stats.commands.refresh);
+        assert!(c.ref_due[0] != c.ref_due[1] && !c.ref_pending.contains(&true));
+        // As it is, it jumps: 50 rounds of one REF per rank.
+        assert_eq!(jump(c, refi), (before.0 + 50 * refi, before.1 + 100));
+
+        let (mut mem, refi) = idle_two_ranks();
+        let c = mem.controller_mut(0);
+        let before = (c.next_wake, c.stats.commands.refresh);
+        let due = c.ref_due.clone();
+        c.ref_pending[1] = true;
+        assert_eq!(jump(c, refi), before, "a refresh pending");
+        c.ref_pending[1] = false;
+        c.ref_due[1] = due[0];
+        assert_eq!(jump(c, refi), before, "two ranks due on one cycle");
+        c.ref_due[1] = due[0].max(due[1]) + refi;
+        c.ref_due[0] = due[0].min(due[1]);
+        assert_eq!(jump(c, refi), before, "deadlines a round apart");
+        c.ref_due.copy_from_slice(&due);
+        // Rank 1 opens a row a quarter round before the next deadline (after the clock and
+        // every tRFC so far) and closes it after tRAS, so its next ACT, and REF, are legal
+        // only tRP later.
+        let t = before.0 - refi / 4;
+        c.dev.issue(Command::Act, 8, 1, t);
+        assert_eq!(jump(c, refi), before, "a bank open");
+        let pre = c.dev.earliest(Command::Pre, 8);
+        c.dev.issue(Command::Pre, 8, 1, pre);
+        let legal = c.dev.earliest(Command::Ref, 8);
+        c.ref_due[1] = legal - 1;
+        c.ref_due[0] = legal;
+        c.next_wake = legal - 1;
+        let before = (c.next_wake, c.stats.commands.refresh);
+        assert_eq!(jump(c, refi), before, "REF not yet legal at its deadline");
+        c.ref_due[1] = legal;
+        c.ref_due[0] = legal + 1;
+        c.next_wake = legal;
+        assert_eq!(
+            jump(c, refi),
+            (legal + 50 * refi, before.1 + 100),
+            "legal at its deadline: jumps"
         );
     }
 

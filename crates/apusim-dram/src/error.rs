@@ -14,6 +14,9 @@ pub enum DramError {
         line: usize,
         msg: String,
     },
+    /// A request handed to [`crate::run_requests`] directly is out of range.
+    #[error("request {id}: {msg}")]
+    BadRequest { id: u64, msg: String },
     /// Reading or writing a file failed.
     #[error("{}: {err}", path.display())]
     Io {

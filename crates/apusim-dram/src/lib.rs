@@ -35,7 +35,14 @@
 //! simulation is event-driven: when nothing can issue now, the scheduler names the next cycle
 //! it could issue something ([`Scheduler::plan`]); the controller sleeps until then, a
 //! refresh deadline or an arrival, and the clock jumps there instead of ticking through idle
-//! cycles.
+//! cycles. A controller with nothing queued goes further: it jumps over whole rounds of
+//! refresh at once (the REFs owed are computed, not issued one by one), so an idle stretch
+//! costs the same few steps whatever its length ([`MemorySystem::idle_steps`]) and ends in
+//! the state stepping would have reached.
+//!
+//! Times are DRAM cycles in `u64`. Arrival cycles are at most [`MAX_CYCLE`] (2^62): the
+//! trace readers refuse later ones naming the file and line, and `--interval` beyond it.
+//! Within that bound no cycle arithmetic of the model overflows.
 //!
 //! Callers (apusim's timing model) send [`Request`]s with [`MemorySystem::try_send`], advance
 //! time with [`MemorySystem::advance_to`] and receive [`Completion`]s carrying each request's
@@ -68,7 +75,7 @@ pub use device::{ChannelState, Command, CommandError};
 pub use error::DramError;
 pub use mapping::{make_mapper, AddressMapper, DecodedAddr};
 pub use presets::presets;
-pub use request::{Completion, Request, GPU_SOURCE};
+pub use request::{Completion, Request, GPU_SOURCE, MAX_CYCLE};
 pub use scheduler::{
     make_scheduler, BankView, Candidate, HeadKeys, RowStatus, SchedContext, Scheduler, NO_CANDIDATE,
 };

@@ -5,6 +5,14 @@ use serde::{Deserialize, Serialize};
 /// Agent id of the GPU (apusim's access-record convention: `< 0x80` is CPU core n).
 pub const GPU_SOURCE: u8 = 0x80;
 
+/// The latest cycle a request may arrive at: 2^62 (about 137 years of a DDR3-2133 clock).
+/// Every time the model derives from arrivals within it (completions, refresh deadlines, the
+/// drain after the last arrival) stays below 2^63, so no cycle arithmetic overflows and
+/// `u64::MAX` stays free as the controllers' "no event" marker. The trace readers refuse
+/// later arrival cycles, and Ramulator-format intervals that lead to them, naming the file
+/// and line; [`crate::MemorySystem::try_send`] panics on them.
+pub const MAX_CYCLE: u64 = 1 << 62;
+
 /// One memory request (one transaction, 64 B for DDR3 x64).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Request {
@@ -19,8 +27,9 @@ pub struct Request {
     pub stream: u8,
     /// Criticality hint for schedulers.
     pub critical: bool,
-    /// Cycle (DRAM clock) at which the request was generated. If the controller queue is full
-    /// the request enters later; the difference is reported as front-end stall.
+    /// Cycle (DRAM clock) at which the request was generated, at most [`MAX_CYCLE`]. If the
+    /// controller queue is full the request enters later; the difference is reported as
+    /// front-end stall.
     pub arrival: u64,
 }
 

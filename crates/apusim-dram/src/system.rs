@@ -5,7 +5,7 @@ use crate::config::DramConfig;
 use crate::controller::{CommandRecord, Controller};
 use crate::device::ChannelState;
 use crate::mapping::{make_mapper, AddressMapper, DecodedAddr};
-use crate::request::{Completion, Request};
+use crate::request::{Completion, Request, MAX_CYCLE};
 use crate::stats::{AccessStats, ChannelStats, DramReport};
 use crate::DramError;
 use std::cmp::{Ordering, Reverse};
@@ -186,6 +186,14 @@ impl MemorySystem {
         format!("DRAM at cycle {}: {}", self.now, parts.join("; "))
     }
 
+    /// Steps the controllers have taken for refresh and idle time so far: decisions that
+    /// issued a refresh command (PREA or REF) or found nothing to serve, and jumps over
+    /// idle stretches. Stepping through idle time would take two per refresh; jumping takes
+    /// a few per idle stretch, however long. Not part of the report.
+    pub fn idle_steps(&self) -> u64 {
+        self.ctrls.iter().map(|c| c.idle_steps).sum()
+    }
+
     /// Requests waiting in the controllers' queues.
     pub fn queued(&self) -> usize {
         self.ctrls.iter().map(|c| c.queued()).sum()
@@ -193,7 +201,18 @@ impl MemorySystem {
 
     /// Offer a request at the current cycle. Returns it back if its queue is full; the caller
     /// retries later (e.g. after [`MemorySystem::next_event`]).
+    ///
+    /// # Panics
+    ///
+    /// If the request's arrival cycle is beyond [`MAX_CYCLE`] (readers of untrusted input
+    /// refuse such requests with an error first).
     pub fn try_send(&mut self, req: Request) -> Result<(), Request> {
+        assert!(
+            req.arrival <= MAX_CYCLE,
+            "request {}: arrival cycle {} is beyond the maximum {MAX_CYCLE}",
+            req.id,
+            req.arrival
+        );
         let d = self.mapper.map(req.addr);
         self.ctrls[d.channel as usize].enqueue(req, &d, self.now)?;
         self.accepted += 1;
@@ -216,17 +235,33 @@ impl MemorySystem {
 
     /// Simulate every cycle before `cycle` and set the clock to it. Completions whose data is
     /// done by `cycle` are appended to `out` in (done, id) order.
+    ///
+    /// The work does not grow with idle time: a controller with nothing queued jumps over
+    /// whole rounds of refreshes at once ([`MemorySystem::idle_steps`] counts the steps).
+    ///
+    /// # Panics
+    ///
+    /// If `cycle` is beyond twice [`MAX_CYCLE`]: the clock may run past `MAX_CYCLE` only by
+    /// the time the requests queued by then take to complete.
     pub fn advance_to(&mut self, cycle: u64, out: &mut Vec<Completion>) {
         if cycle < self.now {
             return;
         }
+        assert!(
+            cycle <= 2 * MAX_CYCLE,
+            "DRAM clock advanced to cycle {cycle}, beyond twice the maximum {MAX_CYCLE}"
+        );
         if self.ctrls.len() == 1 {
             let c = &mut self.ctrls[0];
+            c.horizon = cycle;
             while c.next_wake < cycle {
                 let w = c.next_wake;
                 c.process(w);
             }
         } else {
+            for c in &mut self.ctrls {
+                c.horizon = cycle;
+            }
             loop {
                 let mut best = (u64::MAX, 0);
                 for (i, c) in self.ctrls.iter().enumerate() {
@@ -258,6 +293,11 @@ impl MemorySystem {
 
     /// Run until every queued request has completed; returns the cycle the last data burst
     /// ended. Completions go to `out`.
+    ///
+    /// # Panics
+    ///
+    /// If a controller with queued requests has no next decision (it would never finish; a
+    /// defect of a scheduler), naming each channel's queues.
     pub fn drain(&mut self, out: &mut Vec<Completion>) -> u64 {
         while self.queued() > 0 {
             let w = self
@@ -267,6 +307,11 @@ impl MemorySystem {
                 .map(|c| c.next_wake)
                 .min()
                 .unwrap_or(self.now);
+            assert!(
+                w != u64::MAX,
+                "DRAM cannot finish: {}",
+                self.describe_queues()
+            );
             let t = w.max(self.now) + 1;
             self.advance_to(t, out);
         }

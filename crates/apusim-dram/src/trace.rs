@@ -14,10 +14,12 @@
 //! * `dramsim3` (also DRAMSim2's `mase` format): `0xADDR READ|WRITE CYCLE`; DRAMSim2's
 //!   `IFETCH`/`P_MEM_RD`/`P_FETCH` count as reads, `P_MEM_WR` as a write.
 //!
-//! Arrival cycles must not decrease. Every error names the file and the 1-based line.
+//! Arrival cycles must not decrease and must not exceed [`MAX_CYCLE`] (2^62; for the
+//! Ramulator format, request *i*'s `i × interval`). Every error names the file and the
+//! 1-based line.
 
 use crate::error::DramError;
-use crate::request::{parse_source, Request};
+use crate::request::{parse_source, Request, MAX_CYCLE};
 use std::fs::File;
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
@@ -189,6 +191,17 @@ fn show(t: &[u8]) -> String {
     String::from_utf8_lossy(t).into_owned()
 }
 
+/// An arrival cycle: a number no larger than [`MAX_CYCLE`].
+fn parse_cycle(t: &[u8]) -> Result<u64, String> {
+    match parse_num(t) {
+        Some(c) if c <= MAX_CYCLE => Ok(c),
+        Some(c) => Err(format!(
+            "arrival cycle {c} is beyond the maximum {MAX_CYCLE} (2^62)"
+        )),
+        None => Err(format!("bad cycle `{}`", show(t))),
+    }
+}
+
 /// Streaming reader: an iterator of requests (or the first error).
 pub struct TraceReader<R: BufRead> {
     reader: R,
@@ -255,7 +268,14 @@ impl<R: BufRead> TraceReader<R> {
                     };
                 let arrival = id
                     .checked_mul(self.interval)
-                    .ok_or_else(|| String::from("arrival cycle overflows"))?;
+                    .filter(|&a| a <= MAX_CYCLE)
+                    .ok_or_else(|| {
+                        format!(
+                            "this request's arrival cycle, {id} × interval {}, is beyond the \
+                             maximum {MAX_CYCLE} (2^62)",
+                            self.interval
+                        )
+                    })?;
                 Ok(Request {
                     id,
                     addr,
@@ -276,8 +296,7 @@ impl<R: BufRead> TraceReader<R> {
                 let addr = addr_of(t[0])?;
                 let is_write = parse_dramsim_op(t[1])
                     .ok_or_else(|| format!("expected READ or WRITE, got `{}`", show(t[1])))?;
-                let arrival =
-                    parse_num(t[2]).ok_or_else(|| format!("bad cycle `{}`", show(t[2])))?;
+                let arrival = parse_cycle(t[2])?;
                 Ok(Request {
                     id,
                     addr,
@@ -299,8 +318,7 @@ impl<R: BufRead> TraceReader<R> {
                 let is_write = parse_op(t[1])
                     .or_else(|| parse_dramsim_op(t[1]))
                     .ok_or_else(|| format!("expected R or W, got `{}`", show(t[1])))?;
-                let arrival =
-                    parse_num(t[2]).ok_or_else(|| format!("bad cycle `{}`", show(t[2])))?;
+                let arrival = parse_cycle(t[2])?;
                 let source = match t.get(3) {
                     None => 0,
                     Some(s) => std::str::from_utf8(s)
@@ -505,6 +523,54 @@ mod tests {
         assert!(e.contains("DRAMsim3"), "{e}");
         let e = err_of("0xffffffffffffffffff R 1\n", TraceFormat::ApusimText);
         assert!(e.contains("bad address"), "{e}");
+    }
+
+    #[test]
+    fn cycles_beyond_the_maximum_are_refused_with_file_and_line() {
+        let max = MAX_CYCLE.to_string();
+        let r = read(
+            &format!("0x40 R 1\n0x80 R {max}\n"),
+            TraceFormat::ApusimText,
+            0,
+        );
+        assert_eq!(r.unwrap()[1].arrival, MAX_CYCLE);
+        let e = err_of(
+            "0x40 R 1\n0x80 R 18446744073709551615\n",
+            TraceFormat::ApusimText,
+        );
+        assert!(
+            e.starts_with("t.trace:2:") && e.contains("18446744073709551615") && e.contains(&max),
+            "{e}"
+        );
+        let e = err_of(
+            &format!("0x40 READ {}\n", MAX_CYCLE + 1),
+            TraceFormat::DramSim3,
+        );
+        assert!(e.starts_with("t.trace:1:") && e.contains(&max), "{e}");
+        // Ramulator: request i arrives at i × interval; the third of interval 2^61 is at 2^62
+        // (allowed), the fourth beyond it.
+        let r = read(
+            "LD 0x0\nLD 0x40\nLD 0x80\n",
+            TraceFormat::Ramulator,
+            1 << 61,
+        )
+        .unwrap();
+        assert_eq!(r[2].arrival, MAX_CYCLE);
+        let e = read(
+            "LD 0x0\nLD 0x40\n\nLD 0x80\nLD 0xc0\n",
+            TraceFormat::Ramulator,
+            1 << 61,
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(
+            e.starts_with("t.trace:5:") && e.contains("3 × interval 2305843009213693952"),
+            "{e}"
+        );
+        let e = read("LD 0x0\nLD 0x40\n", TraceFormat::Ramulator, u64::MAX)
+            .unwrap_err()
+            .to_string();
+        assert!(e.starts_with("t.trace:2:") && e.contains(&max), "{e}");
     }
 
     #[test]

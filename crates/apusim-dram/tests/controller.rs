@@ -473,3 +473,362 @@ fn every_preset_runs_clean() {
         );
     }
 }
+
+/// Bursts of requests `(bank, row, write, cycles after the previous)`, each after an idle
+/// gap of `(whole tREFI rounds, extra cycles)`, for the idle-jump tests.
+type Bursts = Vec<((u64, u64), Vec<(u32, u32, bool, u64)>)>;
+
+/// Gaps of every length: shorter than a refresh interval, whole rounds of refreshes give or
+/// take a few cycles, many rounds.
+fn bursts_with_gaps() -> impl Strategy<Value = Bursts> {
+    let gap = (
+        prop::sample::select(vec![0u64, 0, 1, 2, 3, 7, 30]),
+        prop_oneof![0u64..5, 0u64..60_000],
+    );
+    let burst = prop::collection::vec((0u32..8, 0u32..3, any::<bool>(), 0u64..5), 1..12);
+    prop::collection::vec((gap, burst), 1..12)
+}
+
+/// One configuration of the idle-jump tests: preset, ranks, tREFI/tRFC (`None`: the
+/// preset's), row policy, scheduler.
+type IdleCase = (&'static str, u32, Option<(u32, u32)>, bool, &'static str);
+
+/// Configurations with traffic. (Refresh intervals much shorter than 200 cycles leave a rank
+/// too little time between refreshes to serve a request at all.)
+fn idle_case() -> impl Strategy<Value = IdleCase> {
+    (
+        prop::sample::select(vec![
+            "ddr3-1600-11-1ch",
+            "ddr3-1600-11-2ch",
+            "ddr4-3200-24-1ch",
+        ]),
+        prop::sample::select(vec![1u32, 2, 4, 8]),
+        prop::sample::select(vec![None, Some((700, 150)), Some((200, 20))]),
+        any::<bool>(),
+        prop::sample::select(vec!["fcfs", "frfcfs", "frfcfs-cap"]),
+    )
+}
+
+fn idle_config(case: IdleCase) -> DramConfig {
+    let (name, ranks, refresh, closed, sched) = case;
+    let mut cfg = preset(name).unwrap();
+    cfg.spec.org.ranks = ranks;
+    if let Some((refi, rfc)) = refresh {
+        cfg.spec.timing.refi = refi;
+        cfg.spec.timing.rfc = rfc;
+    }
+    cfg.row_policy = if closed {
+        apusim_dram::RowPolicy::Closed
+    } else {
+        apusim_dram::RowPolicy::Open
+    };
+    cfg.scheduler = sched.into();
+    cfg.read_queue = 8;
+    cfg.write_queue = 8;
+    cfg.write_high_watermark = None;
+    cfg.write_low_watermark = None;
+    cfg.validate().unwrap();
+    cfg
+}
+
+/// What a run of the idle-jump tests leaves.
+#[derive(Debug)]
+struct RunEnd {
+    done: Vec<Completion>,
+    report: apusim_dram::DramReport,
+    /// [`snapshot`]s the driver took along the way, then one at the end.
+    snapshots: Vec<String>,
+    idle_steps: u64,
+}
+
+/// The memory system's state beyond its report: clock, next event, and every channel's
+/// timing state (all next-allowed-cycle counters), as text.
+fn snapshot(mem: &MemorySystem) -> String {
+    let states: Vec<String> = (0..mem.config().spec.org.channels as usize)
+        .map(|c| format!("{:?}", mem.channel_state(c)))
+        .collect();
+    format!("now {} next {:?} {states:?}", mem.now(), mem.next_event())
+}
+
+/// Drive a memory system of `cfg` with `drive` twice: with the command log (which records
+/// every REF, so idle time is stepped refresh by refresh) and without (idle time jumped).
+/// `drive` may push [`snapshot`]s. Returns both runs' ends (stepped first) and the REFs in
+/// the log.
+fn stepped_and_jumped_by(
+    cfg: &DramConfig,
+    drive: impl Fn(&mut MemorySystem, &mut Vec<String>) -> Vec<Completion>,
+) -> ([RunEnd; 2], u64) {
+    let mut refs = 0;
+    let runs = [true, false].map(|log| {
+        let mut mem = MemorySystem::new(cfg.clone()).unwrap();
+        if log {
+            mem.enable_command_log();
+        }
+        let mut snapshots = Vec::new();
+        let done = drive(&mut mem, &mut snapshots);
+        if log {
+            refs = mem
+                .command_log()
+                .iter()
+                .filter(|r| r.command == Command::Ref)
+                .count() as u64;
+        }
+        snapshots.push(snapshot(&mem));
+        RunEnd {
+            done,
+            report: mem.report(),
+            snapshots,
+            idle_steps: mem.idle_steps(),
+        }
+    });
+    (runs, refs)
+}
+
+/// [`stepped_and_jumped_by`] on `bursts`, then 13 refresh intervals of idle time.
+fn stepped_and_jumped(cfg: &DramConfig, bursts: &Bursts) -> ([RunEnd; 2], u64) {
+    let refi = u64::from(cfg.spec.timing.refi);
+    stepped_and_jumped_by(cfg, |mem, _| {
+        let mut t = 0;
+        let mut reqs = Vec::new();
+        for ((rounds, extra), burst) in bursts {
+            // Extra cycles beyond 4 are a fraction of a round (as many as the round has).
+            t += rounds * refi + if *extra < 5 { *extra } else { extra % refi };
+            for &(bank, row, w, dt) in burst {
+                t += dt;
+                let i = reqs.len() as u64;
+                let a = mem.mapper().unmap(&DecodedAddr {
+                    channel: (i % u64::from(cfg.spec.org.channels)) as u32,
+                    rank: (i % u64::from(cfg.spec.org.ranks)) as u32,
+                    bank_group: 0,
+                    bank,
+                    row,
+                    column: i as u32 % 8,
+                });
+                reqs.push(if w {
+                    Request::write(i, a, t)
+                } else {
+                    Request::read(i, a, t)
+                });
+            }
+        }
+        let done = run(mem, &reqs);
+        let mut out = Vec::new();
+        let end = mem.now() + 13 * refi + 5;
+        mem.advance_to(end, &mut out);
+        done
+    })
+}
+
+/// Stepped and jumped runs leave the same (all but the idle steps, of which the jumped run
+/// takes no more), and the report counts the log's REFs.
+fn assert_same_end(runs: &[RunEnd; 2], refs: u64, what: &str) {
+    let [stepped, jumped] = runs;
+    assert_eq!(stepped.done, jumped.done, "{what}: completions");
+    assert_eq!(stepped.report, jumped.report, "{what}: report");
+    assert_eq!(stepped.snapshots, jumped.snapshots, "{what}: state");
+    assert_eq!(jumped.report.total.commands.refresh, refs, "{what}: REFs");
+    assert!(
+        jumped.idle_steps <= stepped.idle_steps,
+        "{what}: jumped {} idle steps, stepped {}",
+        jumped.idle_steps,
+        stepped.idle_steps
+    );
+}
+
+/// A refresh deadline that falls just after the last request, when a row is still open
+/// (open page: PREA first) or its bank still precharging (closed page: the auto-precharge
+/// delays the REF past its deadline): the idle stretch that follows, ending a cycle or so
+/// either side of a round's end, then a read, leave what stepping leaves, and so does the
+/// state at the end of the idle stretch. Every arrival from 60 cycles before the first
+/// deadline to it, both row policies.
+#[test]
+fn idle_jumps_after_a_deadline_that_waits_for_a_precharge() {
+    for closed in [false, true] {
+        let cfg = idle_config(("ddr3-1600-11-1ch", 1, None, closed, "frfcfs"));
+        let refi = u64::from(cfg.spec.timing.refi);
+        for before in 0..=60 {
+            for until in [
+                2 * refi - 1,
+                2 * refi,
+                2 * refi + 1,
+                2 * refi + 3,
+                5 * refi + 2,
+            ] {
+                let (runs, refs) = stepped_and_jumped_by(&cfg, |mem, snaps| {
+                    let a = mem.mapper().unmap(&DecodedAddr {
+                        channel: 0,
+                        rank: 0,
+                        bank_group: 0,
+                        bank: 3,
+                        row: 9,
+                        column: 0,
+                    });
+                    // As the timed engine drives it: send, then advance a long way at once,
+                    // so the decisions after the read (and their idle jump) are made there.
+                    let mut done = Vec::new();
+                    mem.advance_to(refi - before, &mut done);
+                    mem.try_send(Request::read(0, a, refi - before)).unwrap();
+                    mem.advance_to(until, &mut done);
+                    snaps.push(snapshot(mem));
+                    let then = Request::read(1, a + (1 << 20), until);
+                    done.extend(run(mem, &[then]));
+                    done
+                });
+                let what = format!("closed {closed}, read at tREFI - {before}, until {until}");
+                assert_same_end(&runs, refs, &what);
+            }
+        }
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 64, ..ProptestConfig::default() })]
+
+    /// Jumping over idle time changes nothing: on random bursts separated by gaps of every
+    /// length (within a refresh interval, whole rounds of refreshes give or take a cycle,
+    /// many rounds), with one to eight ranks, one or two channels, three refresh intervals,
+    /// both row policies and every scheduler, the run without the command log (idle time
+    /// jumped) ends with the same completions, report, timing state and next event as the
+    /// run with it (idle time stepped), its refresh count is the log's REF count, and it
+    /// takes no more idle steps.
+    #[test]
+    fn idle_jumps_leave_what_stepping_leaves(case in idle_case(), bursts in bursts_with_gaps()) {
+        let (runs, refs) = stepped_and_jumped(&idle_config(case), &bursts);
+        assert_same_end(&runs, refs, &format!("{case:?}"));
+    }
+
+    /// The same with no traffic at all, where refresh intervals can be as short as the
+    /// model allows: one to eight ranks due on adjacent cycles (tREFI 3 or 9 for 2 or 8
+    /// ranks) or on the same cycle (tREFI 4 for 8 ranks: two ranks share each deadline and
+    /// take turns on the command bus, so idle time must be stepped), the clock advanced to
+    /// random cycles in between and the state compared at each.
+    #[test]
+    fn idle_jumps_with_ranks_due_on_adjacent_cycles(
+        ranks in prop::sample::select(vec![1u32, 2, 4, 8]),
+        (refi, rfc) in prop::sample::select(vec![(3u32, 2u32), (4, 2), (9, 8), (17, 5), (6240, 208)]),
+        stops in prop::collection::vec(0u64..2_000, 1..8),
+    ) {
+        let mut cfg = preset("ddr3-1600-11-2ch").unwrap();
+        cfg.spec.org.ranks = ranks;
+        cfg.spec.timing.refi = refi;
+        cfg.spec.timing.rfc = rfc;
+        cfg.validate().unwrap();
+        let (runs, refs) = stepped_and_jumped_by(&cfg, |mem, snaps| {
+            let mut out = Vec::new();
+            for s in &stops {
+                let to = mem.now() + s * u64::from(refi) / 100;
+                mem.advance_to(to, &mut out);
+                snaps.push(snapshot(mem));
+            }
+            out
+        });
+        assert_same_end(&runs, refs, &format!("{ranks} ranks, tREFI {refi}"));
+    }
+}
+
+/// A run that idles through whole rounds of refresh jumps them: far fewer idle steps than
+/// stepping, same result.
+#[test]
+fn idle_rounds_are_jumped_not_stepped() {
+    let burst = vec![(0, 1, false, 1), (3, 2, true, 2), (5, 0, false, 0)];
+    let bursts: Bursts = [(0, 0), (200, 0), (0, 7), (30, 200), (3, 1)]
+        .into_iter()
+        .map(|g| (g, burst.clone()))
+        .collect();
+    for case in [
+        ("ddr3-1600-11-1ch", 1, None, false, "frfcfs-cap"),
+        ("ddr3-1600-11-2ch", 4, Some((700, 150)), true, "frfcfs"),
+        ("ddr4-3200-24-1ch", 8, Some((200, 20)), false, "fcfs"),
+    ] {
+        let (runs, refs) = stepped_and_jumped(&idle_config(case), &bursts);
+        assert_same_end(&runs, refs, &format!("{case:?}"));
+        assert!(refs > 200 * u64::from(case.1), "{case:?}: {refs} refreshes");
+        let [stepped, jumped] = &runs;
+        assert!(
+            jumped.idle_steps * 4 < stepped.idle_steps,
+            "{case:?}: jumped {} idle steps, stepped {}",
+            jumped.idle_steps,
+            stepped.idle_steps
+        );
+    }
+}
+
+/// Idle time costs constant work whatever the gap: 10^15 idle cycles (1.6·10^11 refreshes
+/// of a 1-channel rank, 1.5·10^12 on the 4-channel 2-rank TAP preset) take a handful of
+/// idle steps, and every refresh is counted: one REF per rank for each deadline before the
+/// end. Stepping them would take hours (and two idle steps per refresh).
+#[test]
+fn a_gap_of_1e15_cycles_costs_constant_work() {
+    const GAP: u64 = 1_000_000_000_000_000;
+    for name in ["ddr3-1600-11-1ch", "ddr3-1333-9-4ch"] {
+        let cfg = preset(name).unwrap();
+        let org = cfg.spec.org.clone();
+        let t = cfg.spec.timing.clone();
+        let mut mem = MemorySystem::new(cfg).unwrap();
+        let reqs: Vec<Request> = (0..2 * u64::from(org.channels))
+            .map(|i| {
+                let a = mem.mapper().unmap(&DecodedAddr {
+                    channel: (i % u64::from(org.channels)) as u32,
+                    rank: 0,
+                    bank_group: 0,
+                    bank: 1,
+                    row: 5,
+                    column: 0,
+                });
+                Request::read(i, a, (i / u64::from(org.channels)) * GAP)
+            })
+            .collect();
+        let done = run(&mut mem, &reqs);
+        assert_eq!(done.len(), reqs.len(), "{name}");
+        // The row opened at cycle 0 was closed by the first refresh: the late reads miss.
+        let miss = u64::from(t.rcd + t.cl + t.burst);
+        assert!(done[org.channels as usize..]
+            .iter()
+            .all(|c| c.arrival == GAP && c.latency() == miss));
+        let r = mem.report();
+        assert_eq!(r.cycles, GAP + miss, "{name}");
+        // Rank r's deadlines: tREFI − r·tREFI/ranks, then every tREFI; those before the
+        // last decision (the end of the run) have been served.
+        let refi = u64::from(t.refi);
+        let ranks = u64::from(org.ranks);
+        let per_channel: u64 = (0..ranks)
+            .map(|rank| refi - rank * refi / ranks)
+            .map(|due0| (r.cycles - 1 - due0) / refi + 1)
+            .sum();
+        assert_eq!(
+            r.total.commands.refresh,
+            per_channel * u64::from(org.channels),
+            "{name}"
+        );
+        // Only the first refresh of rank 0 found a row open.
+        assert_eq!(r.total.commands.prea, u64::from(org.channels), "{name}");
+        assert!(
+            mem.idle_steps() < 100 * u64::from(org.channels),
+            "{name}: {} idle steps",
+            mem.idle_steps()
+        );
+    }
+}
+
+/// Arrival cycles beyond the documented maximum are refused before anything runs:
+/// `run_requests` returns an error naming the request, `try_send` panics (its callers
+/// validate first).
+#[test]
+fn arrivals_beyond_the_maximum_are_refused() {
+    let mut mem = MemorySystem::new(preset("reference").unwrap()).unwrap();
+    let reqs = [
+        Request::read(0, 0x40, 1),
+        Request::read(1, 0x80, apusim_dram::MAX_CYCLE + 1),
+    ];
+    let e = apusim_dram::run_requests(&mut mem, reqs.into_iter().map(Ok))
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("request 1") && e.contains(&apusim_dram::MAX_CYCLE.to_string()),
+        "{e}"
+    );
+    let caught = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        let _ = mem.try_send(Request::read(2, 0x40, u64::MAX));
+    }));
+    assert!(caught.is_err());
+}
