@@ -341,3 +341,51 @@ fn bad_gpu_settings_are_refused_by_name() {
     let m = err(&["timing.gpu.scheduler=\"fifo\""]);
     assert!(m.contains("lrr") && m.contains("gto"), "{m}");
 }
+
+#[test]
+fn a_sampled_run_extrapolates_the_gpu_s_cycles() {
+    // A reduction kernel alone on the GPU, detailed and sampled (short periods, so the
+    // program spans many): the sampled execution cycles follow the detailed ones, and a
+    // large share of the program is warmed rather than timed.
+    let make: MakeProgram = || {
+        gpgpu::program(
+            "reduction",
+            &GpgpuParams {
+                size: 1 << 21,
+                ..GpgpuParams::default()
+            },
+        )
+        .unwrap()
+    };
+    let cfg = cuda(&[]);
+    let mix = Mix {
+        cpus: vec![],
+        gpu: Some(make),
+    };
+    let detailed = run(&cfg, &mix, None);
+    let opts = SimOptions {
+        sample: Some(apusim_sim::timed::SampleSpec {
+            period: 100_000,
+            warmup: 10_000,
+            unit: 2_000,
+        }),
+        ..SimOptions::default()
+    };
+    let sampled = sim_policy(&cfg, "lru", &mix, &opts).unwrap();
+    let (d, s) = (detailed.gpu.unwrap(), sampled.gpu.unwrap());
+    let err = s.cycles as f64 / d.cycles as f64 - 1.0;
+    eprintln!(
+        "reduction: detailed {} GPU cycles, sampled {} ({:+.1}%), {} of {} warp instructions warmed",
+        d.cycles,
+        s.cycles,
+        100.0 * err,
+        s.stats.warmed_instructions,
+        s.stats.warmed_instructions + s.stats.warp_instructions
+    );
+    assert!(s.stats.warmed_instructions > 2 * s.stats.warp_instructions);
+    assert_eq!(
+        s.stats.warmed_instructions + s.stats.warp_instructions,
+        d.stats.warp_instructions
+    );
+    assert!(err.abs() < 0.15, "{err}");
+}

@@ -62,6 +62,13 @@ pub(crate) struct TimedGpu {
     first: Option<FirstRun>,
     reopen: Option<Reopen>,
     restarts: u64,
+    /// Sampled runs: the measured window's start and the warp instructions done by then,
+    /// the GPU's rate over the last window, and whether it is frozen.
+    window: Option<(Tick, u64)>,
+    /// Warp instructions and GPU cycles of every measured window so far.
+    measured: (u64, u64),
+    rate: Option<f64>,
+    model_frozen: bool,
 }
 
 impl TimedGpu {
@@ -105,6 +112,10 @@ impl TimedGpu {
             first: None,
             reopen,
             restarts: 0,
+            window: None,
+            measured: (0, 0),
+            rate: None,
+            model_frozen: false,
         })
     }
 
@@ -145,8 +156,15 @@ impl TimedGpu {
             Wake::OnCompletion => None,
             Wake::Finished => {
                 if self.first.is_none() {
+                    // The program ended with its last kernel (in a sampled run, within the
+                    // jump its warming stood for).
+                    let end = self
+                        .model
+                        .kernels()
+                        .last()
+                        .map_or(d.cycle(now), |k| k.end.min(d.cycle(now)));
                     self.first = Some((
-                        d.cycle(now),
+                        end,
                         self.model.stats(),
                         self.model.core_stalls(),
                         self.model.pc_stalls(),
@@ -170,6 +188,72 @@ impl TimedGpu {
         Ok(())
     }
 
+    /// Warp instructions done so far, timed and warmed.
+    fn done(&self) -> u64 {
+        let st = self.model.stats();
+        st.warp_instructions + st.warmed_instructions
+    }
+
+    /// A sampled run's measured window began at `now`.
+    pub(crate) fn window_started(&mut self, now: Tick) {
+        if self.window.is_none() {
+            self.window = Some((now, self.done()));
+        }
+    }
+
+    /// Freeze the GPU so memory drains (a sampled run's measured window ended at `now`):
+    /// its rate over the window is what the warming goes on at.
+    pub(crate) fn freeze(&mut self, now: Tick) {
+        if self.model_frozen {
+            return;
+        }
+        self.model_frozen = true;
+        self.model.set_frozen(true);
+        if let Some((t0, i0)) = self.window.take() {
+            let d = self.model.domain();
+            self.measured.0 += self.done() - i0;
+            self.measured.1 += d.cycle(now).saturating_sub(d.cycle(t0));
+            self.rate = Some(super::sim::ratio(self.measured.0, self.measured.1));
+        }
+    }
+
+    pub(crate) fn drained(&self) -> bool {
+        self.model.drained()
+    }
+
+    /// A sampled run's functional warming from `now` to `resume`: the GPU takes as many warp
+    /// instructions functionally as it issued per GPU cycle in the measured windows so far
+    /// (none before the first), then goes on from `resume`. The windows' rate, not the whole
+    /// segments': right after a thaw every warp whose loads returned meanwhile is ready at
+    /// once, and the burst would overstate it. All windows together, not the last one: a
+    /// kernel's phases (a memory-bound load phase, a compute-bound reduction tree) last
+    /// longer than a window, and the last window's phase alone would carry the GPU through
+    /// the others at its own pace (a reduction kernel came out 23% short that way).
+    pub(crate) fn warm_and_resume<P: Policy>(
+        &mut self,
+        now: Tick,
+        resume: Tick,
+        mem: &mut TimedMemory<P>,
+        slot: u32,
+    ) -> Result<()> {
+        let d = self.model.domain();
+        if let Some(rate) = self.rate.take() {
+            let jump = d.cycle(resume).saturating_sub(d.cycle(now));
+            let n = (rate * jump as f64).round() as u64;
+            if n > 0 {
+                self.model
+                    .warm(n, jump, &mut mem.warm_port(slot))
+                    .with_context(|| format!("{} warming", self.name))?;
+                mem.take_error()
+                    .with_context(|| format!("{} warming", self.name))?;
+            }
+        }
+        self.model.set_frozen(false);
+        self.model_frozen = false;
+        self.wake = Some(d.edge_at_or_after(resume));
+        Ok(())
+    }
+
     pub(crate) fn result(&self) -> GpuResult {
         let d = self.model.domain();
         let (cycles, stats, cores, pcs) = self.first.clone().unwrap_or_else(|| {
@@ -186,7 +270,7 @@ impl TimedGpu {
             clock_mhz: self.clock_mhz,
             sms: self.model.units(),
             cycles,
-            ipc: super::sim::ratio(stats.warp_instructions, cycles),
+            ipc: super::sim::ratio(stats.warp_instructions + stats.warmed_instructions, cycles),
             stats,
             cores,
             kernels: self.model.kernels().to_vec(),

@@ -19,6 +19,10 @@
 //! made meanwhile, its time stamps in step. The run's functional warm-up (`--warmup`) is
 //! warming too, at one instruction per cycle.
 //!
+//! A timed GPU joins the segments too: it freezes while the machine drains and executes
+//! functionally during the jump at the rate of its measured windows
+//! ([`super::gpu`]'s `warm_and_resume`).
+//!
 //! Each core's IPC is estimated from its windows with the ratio estimator and a 99.7%
 //! interval ([`super::estimate`]); MPKI per level is exact (warming counts every access).
 
@@ -140,6 +144,11 @@ impl Sampler {
     /// Whether the machine is draining (open-loop inputs hold their requests meanwhile).
     pub(crate) fn draining(&self) -> bool {
         self.state == State::Draining
+    }
+
+    /// Whether the current segment's measured window has begun.
+    pub(crate) fn in_window(&self) -> bool {
+        self.state == State::Detailed && self.mark.is_some()
     }
 
     /// After an engine step at `now`: start the measured window once the detailed warm-up

@@ -383,13 +383,6 @@ fn simulate<P: Policy>(
                 g.name
             );
         }
-        if opts.sample.is_some() {
-            bail!(
-                "{}: --sample does not drive a timed GPU yet (functional warming of its \
-                 programs is not built); run it detailed",
-                g.name
-            );
-        }
     }
     let n = cores.len();
     let slot = |i: usize| agents[i].dense_index(cfg.cpus) as u32;
@@ -446,6 +439,11 @@ fn simulate<P: Policy>(
         .map(|spec| Recorder::new(spec, &mem, &cores, &ctx));
 
     let mut sampler = opts.sample.map(|spec| Sampler::new(spec, n));
+    if let Some(g) = gpu.as_mut().filter(|_| sampler.is_some()) {
+        // The run starts with functional warming; the GPU starts at its program's start
+        // once it ends.
+        g.freeze(0);
+    }
 
     loop {
         if phase.iter().all(|p| matches!(p, Phase::Done(..)))
@@ -455,7 +453,10 @@ fn simulate<P: Policy>(
         }
         // A sampled run warms functionally once the machine has drained.
         if let Some(s) = sampler.as_mut().filter(|s| s.draining()) {
-            if cores.iter().all(|c| c.drained()) && mem.quiescent() {
+            if cores.iter().all(|c| c.drained())
+                && mem.quiescent()
+                && gpu.as_ref().is_none_or(|g| g.drained())
+            {
                 let (per_core, jump) = s.warming(last_now, cpu, &cores, opts.warmup);
                 for i in 0..n {
                     if !finished[i] {
@@ -469,6 +470,9 @@ fn simulate<P: Policy>(
                 let resume = cpu.edge_at_or_after(last_now + cpu.cycles(jump));
                 for o in &mut open_loop {
                     o.warm_until(resume, cfg.cpus as u32, &mut mem)?;
+                }
+                if let Some(g) = &mut gpu {
+                    g.warm_and_resume(last_now, resume, &mut mem, cfg.cpus as u32)?;
                 }
                 s.resume(resume, &mut cores);
                 for i in 0..n {
@@ -611,6 +615,13 @@ fn simulate<P: Policy>(
                 .map(|p| matches!(p, Phase::Measuring(_)))
                 .collect();
             s.after_step(now, cpu, &mut cores, &counts);
+            if let Some(g) = &mut gpu {
+                if s.draining() {
+                    g.freeze(now);
+                } else if s.in_window() {
+                    g.window_started(now);
+                }
+            }
         }
         if let Some(r) = recorder.as_mut().filter(|r| r.counts_instructions()) {
             let retired = cores.iter().map(|c| c.stats().instructions).sum();

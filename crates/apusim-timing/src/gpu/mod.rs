@@ -12,7 +12,7 @@
 
 pub mod simt;
 
-use crate::{Domain, MemPort, Tick, TimingError, Token, Wake};
+use crate::{Domain, MemPort, Tick, TimingError, Token, Wake, WarmPort};
 use apusim_registry::{Entry, ParamKind, ParamSpec, Params};
 use apusim_trace::BlockSource;
 use serde::Serialize;
@@ -75,6 +75,10 @@ pub struct GpuStats {
     pub blocks: u64,
     pub launches: u64,
     pub programs: u64,
+    /// Warp instructions and thread blocks taken by functional warming (sampled runs): not
+    /// timed, their transactions sent to the caches at once.
+    pub warmed_instructions: u64,
+    pub warmed_blocks: u64,
     /// Cycles a load/store unit could not send for lack of a miss-status register.
     pub lsu_busy_cycles: u64,
     /// Per shader core per cycle, summed over cores.
@@ -108,6 +112,20 @@ pub trait GpuModel: Send {
     /// Run `program` from its start once the current one has ended ([`Wake::Finished`]): a
     /// mix keeps its GPU busy until every core has reached its target.
     fn restart(&mut self, program: Box<dyn BlockSource>);
+    /// Freeze the GPU (no block dispatched, no instruction issued, no transaction sent; data
+    /// still arrives) or thaw it. Sampled runs freeze it so memory drains before functional
+    /// warming; resident warps go on where they stopped after the warming.
+    fn set_frozen(&mut self, frozen: bool);
+    /// Nothing of the GPU's is in flight in memory.
+    fn drained(&self) -> bool;
+    /// Functional warming: execute about `n` warp instructions without timing, sending
+    /// every transaction to `port` at once: the resident warps go on where they stopped
+    /// (in rounds, each warp a few instructions at a time), finished blocks make room for
+    /// the next as the dispatcher would, and launches follow each other. The `n`
+    /// instructions stand for the next `over` GPU cycles: a kernel ending among them ends at
+    /// its share of them. Returns the warp instructions taken (fewer at the program's end).
+    /// Called only when the GPU is frozen and [`GpuModel::drained`].
+    fn warm(&mut self, n: u64, over: u64, port: &mut dyn WarmPort) -> Result<u64, TimingError>;
     /// Where each shader core's cycles went so far: the per-core signals of
     /// gpu-access-criticality §4.1.2 (`memory` is the cycles its front end dispatched nothing
     /// for pending operands, the `InputStall` condition).

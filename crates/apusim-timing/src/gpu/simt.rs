@@ -33,7 +33,7 @@
 //! charged to one of [`StallCycles`]' classes.
 
 use super::{min_tick, GpuModel, GpuStats, KernelSpan, StallCycles};
-use crate::{Domain, Issue, MemPort, Tick, TimingError, Token, Wake};
+use crate::{Domain, Issue, MemPort, Tick, TimingError, Token, Wake, WarmPort};
 use apusim_registry::Params;
 use apusim_trace::{
     Access, Agent, BlockItem, BlockSource, LaunchInfo, Op, Stream, ThreadBlock, WarpOp,
@@ -44,6 +44,10 @@ use std::collections::{BinaryHeap, VecDeque};
 
 /// Most warp contexts per shader core (the ready set is one 128-bit mask).
 pub const MAX_WARPS: usize = 128;
+
+/// Instructions each resident warp takes per round of functional warming (sampled runs):
+/// warps advance together, as loose round robin would interleave them.
+const WARM_CHUNK: u64 = 32;
 
 /// A transaction waiting in a load/store unit.
 #[derive(Clone, Copy, Debug)]
@@ -62,6 +66,45 @@ impl Txn {
     fn returns_data(&self) -> bool {
         self.op == Op::Read
     }
+    /// The access shader core `unit` sends for it.
+    fn access(&self, unit: u16) -> Access {
+        let mut acc = Access::new(
+            Agent::GPU,
+            Stream::ShaderData,
+            self.op,
+            self.addr,
+            self.size,
+        )
+        .with_pc(self.pc)
+        .with_unit(unit)
+        .with_warp(self.gwarp);
+        acc.flags = self.flags;
+        acc
+    }
+}
+
+/// Functional warming of one memory instruction (`pc`, `op`, `flags`, its transactions
+/// `txns`) of global warp `gwarp` on shader core `unit`: every transaction goes to `port`.
+fn warm_mem(
+    (pc, op, flags): (u64, Op, u8),
+    txns: &[(u64, u16)],
+    unit: u16,
+    gwarp: u32,
+    port: &mut dyn WarmPort,
+) -> Result<(), TimingError> {
+    for &(addr, size) in txns {
+        let t = Txn {
+            addr,
+            size,
+            op,
+            flags,
+            pc,
+            warp: 0,
+            gwarp,
+        };
+        port.warm(&t.access(unit))?;
+    }
+    Ok(())
 }
 
 /// A transaction sent to memory and not yet answered (the token names its slot).
@@ -172,6 +215,8 @@ pub struct Simt {
     pc_stalls: FxHashMap<u64, u64>,
     /// A block finished: dispatch may place the next one.
     room: bool,
+    /// Frozen: nothing is dispatched, issued or sent (sampled runs let memory drain).
+    frozen: bool,
 }
 
 pub fn build(p: &Params, domain: Domain, source: Box<dyn BlockSource>) -> Box<dyn GpuModel> {
@@ -224,6 +269,7 @@ pub fn build(p: &Params, domain: Domain, source: Box<dyn BlockSource>) -> Box<dy
         first_pass: true,
         pc_stalls: FxHashMap::default(),
         room: true,
+        frozen: false,
     })
 }
 
@@ -264,8 +310,9 @@ impl Simt {
             .unwrap_or_else(|| "gpu program".into())
     }
 
-    /// Place blocks of the current launch, at most one per core, while they fit.
-    fn dispatch(&mut self, c: u64) -> Result<(), TimingError> {
+    /// Place blocks of the current launch while they fit, at most one per core unless
+    /// `any_number` (functional warming).
+    fn dispatch(&mut self, c: u64, any_number: bool) -> Result<(), TimingError> {
         let n = self.sms.len();
         let mut placed = vec![false; n];
         loop {
@@ -304,7 +351,7 @@ impl Simt {
                     let mut target = None;
                     for k in 0..n {
                         let s = (self.rr + k) % n;
-                        if !placed[s] && self.fits(s, &l)? {
+                        if (any_number || !placed[s]) && self.fits(s, &l)? {
                             target = Some(s);
                             break;
                         }
@@ -492,6 +539,65 @@ impl Simt {
         }
     }
 
+    /// Functional warming of warp `w` on core `s`: up to `budget` instructions, stopping at
+    /// a barrier; its transactions go to `port`. Returns the instructions taken.
+    fn warm_warp(
+        &mut self,
+        s: usize,
+        w: usize,
+        budget: u64,
+        c: u64,
+        port: &mut dyn WarmPort,
+    ) -> Result<u64, TimingError> {
+        let mut taken = 0;
+        let sm = &mut self.sms[s];
+        let slot = sm.warps[w].block as usize;
+        let b = sm.blocks[slot].as_mut().expect("live warp");
+        let wc = &mut sm.warps[w];
+        while taken < budget && wc.next < wc.end && !wc.at_barrier {
+            match b.block.ops[wc.next as usize] {
+                WarpOp::Compute(k) | WarpOp::Shared(k) => {
+                    if wc.rem == 0 {
+                        wc.rem = k.max(1);
+                    }
+                    let t = wc
+                        .rem
+                        .min(u32::try_from(budget - taken).unwrap_or(u32::MAX));
+                    wc.rem -= t;
+                    taken += u64::from(t);
+                    if wc.rem == 0 {
+                        wc.next += 1;
+                    }
+                }
+                WarpOp::Mem {
+                    pc,
+                    op,
+                    flags,
+                    first,
+                    count,
+                } => {
+                    let txns = &b.block.txns[first as usize..(first + count) as usize];
+                    warm_mem((pc, op, flags), txns, s as u16, wc.gwarp, port)?;
+                    taken += 1;
+                    wc.next += 1;
+                }
+                WarpOp::Barrier => {
+                    wc.at_barrier = true;
+                    wc.next += 1;
+                    taken += 1;
+                    b.arrived += 1;
+                }
+            }
+        }
+        let release = b.arrived == b.live && b.arrived > 0;
+        if release {
+            self.release_barrier(s, slot, c);
+        } else {
+            self.settle(s, w, c);
+        }
+        Ok(taken)
+    }
+
     /// Every live warp of block `slot` on core `s` has arrived at its barrier: all go on.
     fn release_barrier(&mut self, s: usize, slot: usize, c: u64) {
         let sm = &mut self.sms[s];
@@ -562,11 +668,7 @@ impl Simt {
             if sm.lsu_wait || now < sm.lsu_retry {
                 break;
             }
-            let mut acc = Access::new(Agent::GPU, Stream::ShaderData, t.op, t.addr, t.size)
-                .with_pc(t.pc)
-                .with_unit(s as u16)
-                .with_warp(t.gwarp);
-            acc.flags = t.flags;
+            let acc = t.access(s as u16);
             let idx = self.free_inflight.pop().unwrap_or_else(|| {
                 self.inflight.push(InFlight::default());
                 (self.inflight.len() - 1) as u32
@@ -739,9 +841,16 @@ impl GpuModel for Simt {
             self.due.pop();
             self.arrived(idx, t);
         }
+        if self.frozen {
+            // Data still arrives; nothing else moves until the engine thaws the GPU.
+            return Ok(match self.due.peek() {
+                Some(&Reverse((t, _))) => Wake::At(self.domain.edge_at_or_after(t)),
+                None => Wake::OnCompletion,
+            });
+        }
         if self.room || self.waiting.is_none() {
             self.room = false;
-            self.dispatch(c)?;
+            self.dispatch(c, false)?;
         }
         let slot_now = c.is_multiple_of(self.issue_cycles);
         for s in 0..self.sms.len() {
@@ -836,6 +945,69 @@ impl GpuModel for Simt {
         self.waiting = None;
         self.ended = false;
         self.room = true;
+    }
+
+    fn set_frozen(&mut self, frozen: bool) {
+        self.frozen = frozen;
+        self.room = true;
+    }
+
+    fn drained(&self) -> bool {
+        self.due.is_empty() && self.inflight.len() == self.free_inflight.len()
+    }
+
+    fn warm(&mut self, n: u64, over: u64, port: &mut dyn WarmPort) -> Result<u64, TimingError> {
+        let c = self.stats.cycles;
+        // The cycle something that happens after `taken` of the `n` instructions happens at.
+        let at = |taken: u64| {
+            c + (u128::from(over) * u128::from(taken.min(n)) / u128::from(n.max(1))) as u64
+        };
+        let blocks = self.stats.blocks;
+        // The transactions waiting in the load/store units go first (nothing is in flight).
+        for s in 0..self.sms.len() {
+            let sm = &mut self.sms[s];
+            for t in sm.lsu.drain(..) {
+                port.warm(&t.access(s as u16))?;
+                let wc = &mut sm.warps[t.warp as usize];
+                if t.returns_data() {
+                    wc.pending -= 1;
+                } else {
+                    wc.stores -= 1;
+                }
+            }
+            for w in 0..self.warps_per_sm {
+                if self.sms[s].warps[w].live {
+                    self.settle(s, w, c);
+                }
+            }
+        }
+        let mut taken = 0;
+        while taken < n {
+            // Resident blocks as the dispatcher keeps them, then a round of every warp.
+            self.dispatch(at(taken), true)?;
+            if self.running == 0 {
+                break;
+            }
+            let mut round = 0;
+            for s in 0..self.sms.len() {
+                for w in 0..self.warps_per_sm {
+                    let wc = &self.sms[s].warps[w];
+                    if wc.live && !wc.at_barrier {
+                        round += self.warm_warp(s, w, WARM_CHUNK, at(taken + round), port)?;
+                    }
+                }
+            }
+            if round == 0 {
+                return Err(TimingError::Deadlock(format!(
+                    "functional warming found no warp that can go on; {}",
+                    self.describe()
+                )));
+            }
+            taken += round;
+        }
+        self.stats.warmed_instructions += taken;
+        self.stats.warmed_blocks += self.stats.blocks - blocks;
+        Ok(taken)
     }
 
     fn kernels(&self) -> &[KernelSpan] {
@@ -964,23 +1136,42 @@ mod tests {
     fn run(p: &Params, prog: Box<dyn BlockSource>, mem: &mut Mem) -> Box<dyn GpuModel> {
         let mut g = build(p, Domain::new(1), prog);
         let mut wake = Some(0);
+        assert!(
+            drive(&mut *g, mem, &mut wake, None),
+            "the model did not finish"
+        );
+        g
+    }
+
+    /// Drive `g` from `wake` until it finishes (true) or, with `until`, until nothing of its
+    /// is due before that tick and nothing is in flight (false).
+    fn drive(
+        g: &mut dyn GpuModel,
+        mem: &mut Mem,
+        wake: &mut Option<Tick>,
+        until: Option<Tick>,
+    ) -> bool {
         for _ in 0..10_000_000 {
             let te = mem.due.iter().map(|d| d.0).min();
-            let now = match (wake, te) {
+            let now = match (*wake, te) {
                 (Some(a), Some(b)) => a.min(b),
+                (None, None) if until.is_some() => return false,
                 (a, b) => a.or(b).expect("the model neither waits nor finished"),
             };
+            if until.is_some_and(|u| now >= u) && te.is_none() {
+                return false;
+            }
             mem.due.sort_unstable();
             while mem.due.first().is_some_and(|d| d.0 <= now) {
                 let (t, tok) = mem.due.remove(0);
                 g.complete(tok, t);
-                wake = Some(wake.map_or(t, |w| w.min(t)));
+                *wake = Some(wake.map_or(t, |w| w.min(t)));
             }
-            if wake == Some(now) {
+            if *wake == Some(now) {
                 match g.cycle(now, mem).unwrap() {
-                    Wake::At(t) => wake = Some(t),
-                    Wake::OnCompletion => wake = None,
-                    Wake::Finished => return g,
+                    Wake::At(t) => *wake = Some(t),
+                    Wake::OnCompletion => *wake = None,
+                    Wake::Finished => return true,
                 }
             }
         }
@@ -1210,5 +1401,61 @@ mod tests {
         assert_eq!(one("lrr"), one("lrr"));
         assert_eq!(one("gto"), one("gto"));
         assert_ne!(one("lrr").1, one("gto").1);
+    }
+
+    /// Counts what functional warming sends.
+    struct Warmed(u64);
+    impl WarmPort for Warmed {
+        fn warm(&mut self, acc: &Access) -> Result<(), TimingError> {
+            assert_eq!(acc.stream, Stream::ShaderData);
+            self.0 += 1;
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn frozen_and_warmed_the_program_goes_on_where_it_stopped() {
+        let p = params(&[("sms", 2)], "lrr");
+        let prog = || {
+            program(&[
+                (6, 64, |_, w| {
+                    vec![
+                        load(0x10, 1 + w % 2),
+                        WarpOp::Compute(20),
+                        WarpOp::Barrier,
+                        store(0x20),
+                        WarpOp::Compute(5),
+                        WarpOp::Barrier,
+                    ]
+                }),
+                (3, 32, |_, _| vec![WarpOp::Compute(10), WarpOp::Barrier]),
+            ])
+        };
+        let full = run(&p, prog(), &mut mem(50)).stats();
+        // Run 60 cycles, freeze, let memory drain, warm, thaw, run to the end.
+        let mut m = mem(50);
+        let mut g = build(&p, Domain::new(1), prog());
+        let mut wake = Some(0);
+        assert!(!drive(&mut *g, &mut m, &mut wake, Some(60)));
+        g.set_frozen(true);
+        assert!(!drive(&mut *g, &mut m, &mut wake, Some(61)));
+        assert!(g.drained() && m.due.is_empty());
+        let mut log = Warmed(0);
+        // Past every warp's first compute run, its barrier and its store.
+        let taken = g.warm(300, 600, &mut log).unwrap();
+        assert!(taken >= 300, "{taken}");
+        g.set_frozen(false);
+        wake = Some(700);
+        assert!(drive(&mut *g, &mut m, &mut wake, None));
+        let st = g.stats();
+        assert_eq!(
+            st.warp_instructions + st.warmed_instructions,
+            full.warp_instructions
+        );
+        assert_eq!(st.warmed_instructions, taken);
+        assert_eq!(m.sent.len() as u64 + log.0, full.transactions);
+        assert!(log.0 > 0);
+        assert_eq!((st.blocks, st.launches), (full.blocks, full.launches));
+        assert!(st.warmed_blocks > 0);
     }
 }
