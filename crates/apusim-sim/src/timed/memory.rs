@@ -376,12 +376,8 @@ impl<P: Policy> TimedMemory<P> {
 
     /// The private timing state an access of `agent` from shader core `unit` uses.
     fn private_of(&mut self, agent: u32, unit: u16) -> &mut Private {
-        if self.timed_gpu(agent) {
-            let n = self.gpu_units.len();
-            &mut self.gpu_units[unit as usize % n]
-        } else {
-            &mut self.private[agent as usize]
-        }
+        let gpu = self.timed_gpu(agent);
+        private_in(&mut self.private, &mut self.gpu_units, gpu, agent, unit)
     }
 
     fn bank_of(&self, addr: u64) -> usize {
@@ -443,19 +439,15 @@ impl<P: Policy> TimedMemory<P> {
             (false, true) => (self.l1i_lat, self.l2_lat, self.l2_mshrs),
             (false, false) => (self.l1d_lat, self.l2_lat, self.l2_mshrs),
         };
-        let p = self.private_of(agent, acc.unit);
+        let p = private_in(&mut self.private, &mut self.gpu_units, gpu, agent, acc.unit);
         let table = if instr { &mut p.l1i } else { &mut p.l1d };
         table.expire(now);
         let merged = table.contains(line);
         if !merged {
-            let full = table.is_full();
-            let at_llc = p.at_llc;
-            if full && self.h.misses_first_level(acc) {
-                let p = self.private_of(agent, acc.unit);
-                let table = if instr { &mut p.l1i } else { &mut p.l1d };
+            if table.is_full() && self.h.misses_first_level(acc) {
                 return Ok(Issue::Busy(table.earliest_known()));
             }
-            if at_llc >= l2_mshrs && self.h.misses_private_levels(acc) {
+            if p.at_llc >= l2_mshrs && self.h.misses_private_levels(acc) {
                 return Ok(Issue::Busy(None));
             }
         }
@@ -465,13 +457,7 @@ impl<P: Policy> TimedMemory<P> {
         self.h.drain_to_llc(&mut out);
         let depart = now + l1_lat + l2_lat;
         let mut parts = 0;
-        let unit = acc.unit;
-        let p = if gpu {
-            let n = self.gpu_units.len();
-            &mut self.gpu_units[unit as usize % n]
-        } else {
-            &mut self.private[agent as usize]
-        };
+        let p = private_in(&mut self.private, &mut self.gpu_units, gpu, agent, acc.unit);
         let lat = &mut self.latency[agent as usize];
         let table = if instr { &mut p.l1i } else { &mut p.l1d };
         for r in &out {
@@ -925,6 +911,23 @@ impl<P: Policy> TimedMemory<P> {
             Some(e) => Err(e),
             None => Ok(()),
         }
+    }
+}
+
+/// The private timing state of `agent` (`gpu`: a timed GPU's, per shader core `unit`), as a
+/// borrow of those two fields only, so the rest of the memory side stays usable beside it.
+fn private_in<'a>(
+    private: &'a mut [Private],
+    gpu_units: &'a mut [Private],
+    gpu: bool,
+    agent: u32,
+    unit: u16,
+) -> &'a mut Private {
+    if gpu {
+        let n = gpu_units.len();
+        &mut gpu_units[unit as usize % n]
+    } else {
+        &mut private[agent as usize]
     }
 }
 
