@@ -140,6 +140,23 @@ struct WarpCtx {
     waiting_since: Option<u64>,
 }
 
+impl WarpCtx {
+    /// Take up to `up_to` instructions of the compute or scratchpad run of `n` at the warp's
+    /// next instruction (starting it if it has not begun), moving past it when it is done;
+    /// returns the instructions taken.
+    fn take_run(&mut self, n: u32, up_to: u32) -> u32 {
+        if self.rem == 0 {
+            self.rem = n.max(1);
+        }
+        let t = self.rem.min(up_to);
+        self.rem -= t;
+        if self.rem == 0 {
+            self.next += 1;
+        }
+        t
+    }
+}
+
 struct BlockCtx {
     block: ThreadBlock,
     warps: Vec<u8>,
@@ -454,13 +471,7 @@ impl Simt {
         let wc = &mut sm.warps[w];
         match op {
             WarpOp::Compute(n) | WarpOp::Shared(n) => {
-                if wc.rem == 0 {
-                    wc.rem = n.max(1);
-                }
-                wc.rem -= 1;
-                if wc.rem == 0 {
-                    wc.next += 1;
-                }
+                wc.take_run(n, 1);
             }
             WarpOp::Mem {
                 pc,
@@ -557,17 +568,8 @@ impl Simt {
         while taken < budget && wc.next < wc.end && !wc.at_barrier {
             match b.block.ops[wc.next as usize] {
                 WarpOp::Compute(k) | WarpOp::Shared(k) => {
-                    if wc.rem == 0 {
-                        wc.rem = k.max(1);
-                    }
-                    let t = wc
-                        .rem
-                        .min(u32::try_from(budget - taken).unwrap_or(u32::MAX));
-                    wc.rem -= t;
-                    taken += u64::from(t);
-                    if wc.rem == 0 {
-                        wc.next += 1;
-                    }
+                    let up_to = u32::try_from(budget - taken).unwrap_or(u32::MAX);
+                    taken += u64::from(wc.take_run(k, up_to));
                 }
                 WarpOp::Mem {
                     pc,

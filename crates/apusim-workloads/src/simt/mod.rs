@@ -1478,17 +1478,20 @@ mod tests {
         }
     }
 
-    fn saxpy() -> SimtSource<Saxpy> {
+    fn saxpy_kernel() -> Saxpy {
         let mut al = Alloc::default();
         let x = al.buf((0..1000).map(|i| i as f32).collect());
         let y = al.buf(vec![1.0f32; 1000]);
-        let k = Saxpy {
+        Saxpy {
             x,
             y,
             launched: false,
             mem: al.allocated(),
-        };
-        SimtSource::new(k, "saxpy", "test", SimtConfig::default())
+        }
+    }
+
+    fn saxpy() -> SimtSource<Saxpy> {
+        SimtSource::new(saxpy_kernel(), "saxpy", "test", SimtConfig::default())
     }
 
     #[test]
@@ -1518,16 +1521,7 @@ mod tests {
 
     #[test]
     fn per_warp_programs_hold_the_trace_s_instructions_and_transactions() {
-        let mut al = Alloc::default();
-        let x = al.buf((0..1000).map(|i| i as f32).collect());
-        let y = al.buf(vec![1.0f32; 1000]);
-        let k = Saxpy {
-            x,
-            y,
-            launched: false,
-            mem: al.allocated(),
-        };
-        let mut p = SimtBlocks::new(k, "saxpy", "test", 1500);
+        let mut p = SimtBlocks::new(saxpy_kernel(), "saxpy", "test", 1500);
         let (mut launches, mut blocks, mut txns) = (0, 0, Vec::new());
         let mut compute = 0u64;
         while let Some(item) = p.next_item().unwrap() {
