@@ -691,6 +691,23 @@ fn sim_runs_a_gpgpu_job_on_the_timed_gpu() {
     ]);
     assert!(out.contains("sampled: IPC with 99.7% intervals"), "{out}");
     assert!(out.contains("GPU cycles to run its program"), "{out}");
+    // A target too short for one window leaves the alone run without an IPC: said so.
+    let err = fails(&[
+        "sim",
+        "--mix",
+        "S16",
+        "--preset",
+        "4c1g-cuda",
+        "--instructions",
+        "20000",
+        "--sample",
+        "--cache-dir",
+        cache.to_str().unwrap(),
+    ]);
+    assert!(
+        err.contains("ended before the first sampling window") && err.contains("--sample-period"),
+        "{err}"
+    );
 }
 
 #[test]

@@ -311,6 +311,20 @@ pub fn alone_runs(
                 .cores
                 .first()
                 .with_context(|| format!("{name} alone drove no core"))?;
+            if let Some(s) = r.sampling.as_ref() {
+                if s.cores.first().is_some_and(|c| c.windows == 0) {
+                    bail!(
+                        "{name} alone ({}): its target ended before the first sampling window \
+                         (--sample-warmup {} + --sample-unit {} cycles of detail after each \
+                         --sample-period {}), so it has no IPC to compare with; give more \
+                         --instructions or shorter sampling sizes",
+                        alone.policy,
+                        s.spec.warmup,
+                        s.spec.unit,
+                        s.spec.period
+                    );
+                }
+            }
             // A sampled run's IPC is its estimate: the ratio of its windows' sums.
             let (instructions, cycles, half) =
                 match r.sampling.as_ref().and_then(|s| s.cores.first()) {
