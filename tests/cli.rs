@@ -630,21 +630,27 @@ fn sim_runs_a_gpgpu_job_on_the_timed_gpu() {
     let cache = dir.path().join("cache");
     let csv = dir.path().join("s16.csv");
     let json = dir.path().join("s16.json");
-    let out = ok(&[
-        "sim",
-        "--mix",
-        "S16",
-        "--preset",
-        "4c1g-cuda",
-        "--instructions",
-        "20000",
-        "--cache-dir",
-        cache.to_str().unwrap(),
+    // Mix S16 (gcc beside blackscholes) on drp §3's CUDA system, to `instructions`.
+    let s16 = |instructions: &str, extra: &[&str]| -> Vec<String> {
+        let mut v: Vec<String> = ["sim", "--mix", "S16", "--preset", "4c1g-cuda"]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+        v.extend(["--instructions".into(), instructions.into()]);
+        v.extend(["--cache-dir".into(), cache.display().to_string()]);
+        v.extend(extra.iter().map(|s| s.to_string()));
+        v
+    };
+    fn args(v: &[String]) -> Vec<&str> {
+        v.iter().map(String::as_str).collect()
+    }
+    let outputs = [
         "--csv",
         csv.to_str().unwrap(),
         "--json",
         json.to_str().unwrap(),
-    ]);
+    ];
+    let out = ok(&args(&s16("20000", &outputs)));
     // The GPU's own lines: execution cycles, its alone run, where its cycles went.
     assert!(
         out.contains("gpu blackscholes (simt model, 6 SMs at 1500 MHz)"),
@@ -676,34 +682,11 @@ fn sim_runs_a_gpgpu_job_on_the_timed_gpu() {
     assert!(j[0]["speedup"]["gpu"]["alone_cycles"].as_u64().unwrap() > 0);
     // Sampled: the GPU is frozen while memory drains and warmed functionally between
     // windows, like the cores.
-    let out = ok(&[
-        "sim",
-        "--mix",
-        "S16",
-        "--preset",
-        "4c1g-cuda",
-        "--instructions",
-        "1000000",
-        "--no-alone",
-        "--sample",
-        "--cache-dir",
-        cache.to_str().unwrap(),
-    ]);
+    let out = ok(&args(&s16("1000000", &["--no-alone", "--sample"])));
     assert!(out.contains("sampled: IPC with 99.7% intervals"), "{out}");
     assert!(out.contains("GPU cycles to run its program"), "{out}");
     // A target too short for one window leaves the alone run without an IPC: said so.
-    let err = fails(&[
-        "sim",
-        "--mix",
-        "S16",
-        "--preset",
-        "4c1g-cuda",
-        "--instructions",
-        "20000",
-        "--sample",
-        "--cache-dir",
-        cache.to_str().unwrap(),
-    ]);
+    let err = fails(&args(&s16("20000", &["--sample"])));
     assert!(
         err.contains("ended before the first sampling window") && err.contains("--sample-period"),
         "{err}"
