@@ -1133,6 +1133,13 @@ mod tests {
         super::super::REGISTRY[0].params(&t).unwrap()
     }
 
+    /// One shader core issuing one instruction a cycle (loose round robin), with `more`.
+    fn one_core_one_issue(more: &[(&str, i64)]) -> Params {
+        let mut set = vec![("sms", 1), ("issue_cycles", 1), ("issue_width", 1)];
+        set.extend_from_slice(more);
+        params(&set, "lrr")
+    }
+
     /// Run `prog` to its end on the model `p` over memory `mem` (1 tick = 1 GPU cycle);
     /// returns the finished model.
     fn run(p: &Params, prog: Box<dyn BlockSource>, mem: &mut Mem) -> Box<dyn GpuModel> {
@@ -1209,10 +1216,7 @@ mod tests {
     #[test]
     fn a_warp_waits_for_its_loads_at_the_first_use_only() {
         // Two loads back to back, then a compute that uses them.
-        let p = params(
-            &[("sms", 1), ("issue_cycles", 1), ("issue_width", 1)],
-            "lrr",
-        );
+        let p = one_core_one_issue(&[]);
         let prog = program(&[(1, 32, |_, _| {
             vec![
                 load(0x10, 1),
@@ -1243,15 +1247,7 @@ mod tests {
         // does one iteration per ~L cycles, so W warps sustain ~W/L loads per cycle until
         // issue bandwidth (one instruction per cycle: 1/2 load per cycle) bounds them.
         let rate = |warps: i64| {
-            let p = params(
-                &[
-                    ("sms", 1),
-                    ("issue_cycles", 1),
-                    ("issue_width", 1),
-                    ("warps_per_sm", warps),
-                ],
-                "lrr",
-            );
+            let p = one_core_one_issue(&[("warps_per_sm", warps)]);
             let threads = 32 * warps as u32;
             let prog = match warps {
                 2 => program(&[(1, 64, body)]),
@@ -1284,10 +1280,7 @@ mod tests {
 
     #[test]
     fn barriers_hold_warps_until_the_whole_block_arrives() {
-        let p = params(
-            &[("sms", 1), ("issue_cycles", 1), ("issue_width", 1)],
-            "lrr",
-        );
+        let p = one_core_one_issue(&[]);
         // Warp 0 computes 50, warp 1 computes 1; both then store after the barrier.
         let prog = program(&[(1, 64, |_, w| {
             vec![
@@ -1310,10 +1303,7 @@ mod tests {
     fn warps_at_a_barrier_wait_for_a_warp_that_ends_without_reaching_it() {
         // Warp 0 stores and ends (waiting for the acknowledgement); warp 1 waits at a
         // barrier, which opens when warp 0 retires.
-        let p = params(
-            &[("sms", 1), ("issue_cycles", 1), ("issue_width", 1)],
-            "lrr",
-        );
+        let p = one_core_one_issue(&[]);
         let prog = program(&[(1, 64, |_, w| {
             if w == 0 {
                 vec![store(0x40)]
