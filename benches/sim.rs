@@ -11,12 +11,15 @@
 //! - `mix/Q2`: the four CPU jobs of drp mix Q2 on 4c1g with the GPU's rendering trace
 //!   replayed open-loop;
 //! - `gpu/blackscholes`: drp mix S16's GPGPU job alone on the timed GPU of 4c1g-cuda (six
-//!   shader cores executing its per-warp program), in memory transactions per second.
+//!   shader cores executing its per-warp program), in memory transactions per second;
+//! - `render/lake`: one 640x512 frame of the `lake` scene alone on the timed render pipeline
+//!   of 4c1g (the renderer records its work on a thread of its own, as in `apusim sim
+//!   --mix`), in GPU accesses per second.
 //!
 //! docs/PERFORMANCE.md records the figures and compares them with ChampSim on the same traces.
 
 use anyhow::Result;
-use apusim_sim::run::{Input, Inputs};
+use apusim_sim::run::{GpuProgram, Input, Inputs};
 use apusim_sim::timed::{sim_policy, SimOptions};
 use apusim_sim::SystemConfig;
 use apusim_trace::{Access, AccessSource, VecSource};
@@ -58,11 +61,37 @@ impl Inputs for Gpu {
             source: Box::new(VecSource::with_header(header, Vec::new())),
             remap: None,
             champsim: None,
-            program: Some(program),
+            program: Some(GpuProgram::Kernels(program)),
         }])
     }
     fn describe(&self) -> String {
         format!("gpgpu {}", self.0)
+    }
+}
+
+/// One frame of a built-in scene at 640x512 as render work for the timed pipeline.
+struct Render(&'static str);
+
+impl Inputs for Render {
+    fn open(&self) -> Result<Vec<Input>> {
+        let opt = apusim_render::Options {
+            width: 640,
+            height: 512,
+            frames: Some(1),
+            seed: 1,
+        };
+        let work = apusim_render::WorkSource::spawn(self.0, &opt)?;
+        let header = apusim_trace::FrameSource::header(&work).clone();
+        Ok(vec![Input {
+            name: format!("gpu {}", self.0),
+            source: Box::new(VecSource::with_header(header, Vec::new())),
+            remap: None,
+            champsim: None,
+            program: Some(GpuProgram::Frames(Box::new(work))),
+        }])
+    }
+    fn describe(&self) -> String {
+        format!("render {}", self.0)
     }
 }
 
@@ -127,6 +156,15 @@ fn bench(c: &mut Criterion) {
     let transactions = run().gpu.expect("a timed GPU").stats.transactions;
     g.throughput(Throughput::Elements(transactions));
     g.bench_function("blackscholes", |b| b.iter(run));
+    g.finish();
+
+    let mut g = c.benchmark_group("render");
+    g.sample_size(10);
+    let lake = Render("lake");
+    let run = || sim_policy(&four, "drp-baseline", &lake, &SimOptions::default()).unwrap();
+    let accesses = run().gpu.expect("a timed GPU").stats.transactions;
+    g.throughput(Throughput::Elements(accesses));
+    g.bench_function("lake", |b| b.iter(run));
     g.finish();
 }
 

@@ -379,6 +379,9 @@ fn gpu_lines(
     } else {
         String::new()
     };
+    if let Some(r) = &g.render {
+        return render_lines(g, r, &alone, &restarted);
+    }
     let mut s = format!(
         "{} ({} model, {} SMs at {} MHz): {} GPU cycles to run its program, {} warp \
          instructions (IPC {:.3}), {} kernel launches{alone}{restarted}\n\
@@ -406,6 +409,62 @@ fn gpu_lines(
         ));
     }
     s
+}
+
+/// The render pipeline's figures: frames and their rate, what bounds them (the busiest unit),
+/// where the front end and the shader cores waited.
+fn render_lines(
+    g: &apusim_sim::timed::GpuResult,
+    r: &apusim_sim::timed::RenderResult,
+    alone: &str,
+    restarted: &str,
+) -> String {
+    let u = &r.units;
+    let busiest: Vec<String> = r
+        .utilisation
+        .iter()
+        .take(3)
+        .map(|(k, v)| format!("{k} {:.1}%", 100.0 * v))
+        .collect();
+    let cycles = g.cycles.max(1) as f64;
+    let fe = |x: u64| 100.0 * x as f64 / cycles;
+    let st = &g.stats.stalls;
+    let total = st.total().max(1) as f64;
+    let pct = |x: u64| 100.0 * x as f64 / total;
+    format!(
+        "{} ({} model, {} shader cores, {} ROPs at {} MHz): {} frame(s) in {} GPU cycles, \
+         {:.1} frames per second{alone}{restarted}\n\
+         busiest units (busy per instance): {}; {} triangles, {} tiles, {} quads ({} shaded), \
+         {} texels\n\
+         front end waited: draw boundaries {:.1}%, vertex reads {:.1}%, vertex shading \
+         {:.1}%, HiZ FIFO full {:.1}% (its head waiting for ROP room {:.1}%)\n\
+         shader-core cycles: issuing {:.1}%, waiting for instructions or texels {:.1}%, \
+         output blocked {:.1}%, no work {:.1}%; mean read latency {:.1} GPU cycles\n",
+        g.agent,
+        g.model,
+        u.shader_cores,
+        u.rops,
+        g.clock_mhz,
+        r.frames.len(),
+        g.cycles,
+        r.fps,
+        busiest.join(", "),
+        u.triangles,
+        u.tiles,
+        u.quads,
+        u.shaded_quads,
+        u.texels,
+        fe(u.fe_sync_cycles),
+        fe(u.fe_read_cycles),
+        fe(u.fe_vertex_cycles),
+        fe(u.fe_hiz_full_cycles),
+        fe(u.hiz_rop_full_cycles),
+        pct(st.issued),
+        pct(st.memory),
+        pct(st.issue),
+        pct(st.idle),
+        g.load_latency_cycles
+    )
 }
 
 /// Most intervals shown on the terminal; the JSON and CSV hold them all.
@@ -567,9 +626,67 @@ fn gpu_rows(
             (k.end - k.start).to_string(),
         );
     }
+    if let Some(r) = &g.render {
+        render_rows(r, row);
+    }
     if let Some(sp) = sp {
         row("gpu", "gpu.alone_cycles", sp.alone_cycles.to_string());
         row("gpu", "gpu.slowdown", sp.slowdown.to_string());
+    }
+}
+
+/// The render pipeline's rows: frame rate and spans, work, per-unit counters.
+fn render_rows(r: &apusim_sim::timed::RenderResult, row: &mut dyn FnMut(&str, &str, String)) {
+    row("gpu", "gpu.fps", r.fps.to_string());
+    for f in &r.frames {
+        row(
+            "gpu",
+            &format!("gpu.frame{}.cycles", f.frame),
+            (f.end - f.start).to_string(),
+        );
+    }
+    let u = &r.units;
+    for (m, v) in [
+        ("triangles", u.triangles),
+        ("tiles", u.tiles),
+        ("quads", u.quads),
+        ("shaded_quads", u.shaded_quads),
+        ("texels", u.texels),
+        ("vertices", u.vertices),
+        ("fe_sync_cycles", u.fe_sync_cycles),
+        ("fe_read_cycles", u.fe_read_cycles),
+        ("fe_vertex_cycles", u.fe_vertex_cycles),
+        ("fe_hiz_full_cycles", u.fe_hiz_full_cycles),
+        ("hiz_rop_full_cycles", u.hiz_rop_full_cycles),
+    ] {
+        row("gpu", &format!("gpu.{m}"), v.to_string());
+    }
+    for (k, c) in [
+        ("fe", u.fe),
+        ("zs", u.zs),
+        ("sh", u.sh),
+        ("tex", u.tex),
+        ("cw", u.cw),
+        ("bt", u.bt),
+    ] {
+        row(
+            "gpu",
+            &format!("gpu.{k}.completed"),
+            c.completed.to_string(),
+        );
+        row(
+            "gpu",
+            &format!("gpu.{k}.busy_cycles"),
+            c.busy_cycles.to_string(),
+        );
+        row(
+            "gpu",
+            &format!("gpu.{k}.occupancy"),
+            c.occupancy.to_string(),
+        );
+    }
+    for (k, v) in &r.utilisation {
+        row("gpu", &format!("gpu.{k}.utilisation"), v.to_string());
     }
 }
 

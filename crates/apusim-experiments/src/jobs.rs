@@ -7,7 +7,7 @@
 //! every later run, so a study that runs many policies over one mix generates it once.
 
 use anyhow::{Context, Result};
-use apusim_sim::run::{Input, Inputs, Reopen};
+use apusim_sim::run::{GpuProgram, Input, Inputs, Reopen};
 use apusim_trace::apt::{AptWriter, ParallelAptReader};
 use apusim_trace::AccessSource;
 use apusim_workloads::mixes::{self, Job};
@@ -98,9 +98,14 @@ impl Inputs for JobInputs {
                 let source = self
                     .open_job(job)
                     .with_context(|| format!("{}: {}", self.description, job.label))?;
-                let program = job
+                let kernels = job
                     .program()
                     .with_context(|| format!("{}: {}", self.description, job.label))?;
+                let program = match (kernels, job.frames()) {
+                    (Some(k), _) => Some(GpuProgram::Kernels(k)),
+                    (None, Some(f)) => Some(GpuProgram::Frames(f)),
+                    (None, None) => None,
+                };
                 Ok(Input {
                     name: job.label.clone(),
                     source,

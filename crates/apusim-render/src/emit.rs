@@ -10,8 +10,13 @@
 //!   0xFFFF_FFFF for accesses serving no quad (front end, blits, clears);
 //! - `unit` = the issuing instance: texture sampler 0..128, ROP 0..16, shader core 0..64;
 //! - `time` = a GPU ordering counter (one tick per quad/vertex/line of fixed-function work).
+//!
+//! For a timed pipeline the emitter records render work instead ([`Emitter::for_work`]): the
+//! renderer opens a [`WorkItem`] with [`Emitter::begin`] at each triangle, tile, quad, tile
+//! end, blitter line, draw boundary and frame end, and every access joins the open item,
+//! tagged with the pipeline [`Unit`] that makes it ([`unit_of`]).
 
-use apusim_trace::{Access, Agent, Op, Stream};
+use apusim_trace::{Access, Agent, Op, RenderBatch, Stream, Unit, WorkItem, WorkKind};
 
 /// Pipeline stage of an access (bits 56..63 of `pc`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -134,10 +139,61 @@ impl<W: std::io::Write> AccessSink for apusim_trace::apt::AptWriter<W> {
     }
 }
 
-/// Buffers accesses, counts them, and hands them to a sink in batches.
+/// Where recorded render work goes, batch by batch (items whole within a batch).
+pub trait WorkSink {
+    /// Take the batch's contents (leave it empty for reuse).
+    fn put(&mut self, batch: &mut RenderBatch) -> Result<(), String>;
+}
+
+impl WorkSink for Vec<RenderBatch> {
+    fn put(&mut self, batch: &mut RenderBatch) -> Result<(), String> {
+        self.push(std::mem::take(batch));
+        Ok(())
+    }
+}
+
+/// The unit that makes an access of pipeline stage `stage` within an item of kind `kind`:
+/// by stage, except that a tile's closing writes are its ROP's colour-write unit's and every
+/// access of a blitter line is the blitter's.
+pub fn unit_of(kind: WorkKind, stage: u8) -> Unit {
+    match kind {
+        WorkKind::TileEnd => return Unit::ColorWrite,
+        WorkKind::Blit => return Unit::Blitter,
+        _ => {}
+    }
+    const CMD: u8 = Stage::Command as u8;
+    const VS: u8 = Stage::VertexShader as u8;
+    const HIZ: u8 = Stage::HiZ as u8;
+    const EZ: u8 = Stage::EarlyDepth as u8;
+    const ST: u8 = Stage::Stencil as u8;
+    const PS: u8 = Stage::PixelShader as u8;
+    const TEX: u8 = Stage::Texture as u8;
+    const LZ: u8 = Stage::LateDepth as u8;
+    const COL: u8 = Stage::Color as u8;
+    const DISP: u8 = Stage::Display as u8;
+    match stage {
+        CMD..=VS | HIZ => Unit::FrontEnd,
+        EZ | ST => Unit::ZsEarly,
+        PS | TEX => Unit::Shader,
+        LZ => Unit::ZsLate,
+        COL | DISP => Unit::ColorWrite,
+        _ => Unit::Blitter,
+    }
+}
+
+/// Render work being recorded: the batch so far and the open item.
+struct Work<'a> {
+    batch: RenderBatch,
+    open: Option<WorkItem>,
+    sink: &'a mut dyn WorkSink,
+}
+
+/// Buffers accesses, counts them, and hands them to a sink in batches; or records them as
+/// render work ([`Emitter::for_work`]).
 pub struct Emitter<'a> {
     buf: Vec<Access>,
-    sink: &'a mut dyn AccessSink,
+    sink: Option<&'a mut dyn AccessSink>,
+    work: Option<Work<'a>>,
     pub time: u64,
     pub stats: Stats,
     error: Option<String>,
@@ -149,11 +205,55 @@ impl<'a> Emitter<'a> {
     pub fn new(sink: &'a mut dyn AccessSink) -> Self {
         Emitter {
             buf: Vec::with_capacity(Self::FLUSH),
-            sink,
+            sink: Some(sink),
+            work: None,
             time: 0,
             stats: Stats::default(),
             error: None,
         }
+    }
+
+    /// An emitter that records render work for a timed pipeline into `sink`.
+    pub fn for_work(sink: &'a mut dyn WorkSink) -> Self {
+        Emitter {
+            buf: Vec::new(),
+            sink: None,
+            work: Some(Work {
+                batch: RenderBatch::default(),
+                open: None,
+                sink,
+            }),
+            time: 0,
+            stats: Stats::default(),
+            error: None,
+        }
+    }
+
+    /// Close the open work item and open one of kind `kind` on shader core `core` and ROP
+    /// `rop` (nothing when not recording work).
+    #[inline]
+    pub fn begin(&mut self, kind: WorkKind, core: u16, rop: u16) {
+        let Some(w) = &mut self.work else { return };
+        if let Some(done) = w.open.take() {
+            w.batch.items.push(done);
+        }
+        if w.batch.accesses.len() >= Self::FLUSH || w.batch.items.len() >= Self::FLUSH {
+            self.flush();
+        }
+        if let Some(w) = &mut self.work {
+            w.open = Some(WorkItem {
+                core,
+                rop,
+                ..WorkItem::new(kind)
+            });
+        }
+    }
+
+    /// The open work item, to complete it as the renderer learns more (nothing when not
+    /// recording work).
+    #[inline]
+    pub fn item(&mut self) -> Option<&mut WorkItem> {
+        self.work.as_mut().and_then(|w| w.open.as_mut())
     }
 
     /// Emit one 64-byte line access.
@@ -176,6 +276,14 @@ impl<'a> Emitter<'a> {
         } else {
             self.stats.reads[stream as usize] += 1;
         }
+        if let Some(w) = &mut self.work {
+            // An access before any item is the front end's (draw commands are, anyway).
+            let item = w.open.get_or_insert(WorkItem::new(WorkKind::Command));
+            item.accesses += 1;
+            w.batch.units.push(unit_of(item.kind, (pc >> 56) as u8));
+            w.batch.accesses.push(a);
+            return;
+        }
         self.buf.push(a);
         if self.buf.len() >= Self::FLUSH {
             self.flush();
@@ -189,9 +297,20 @@ impl<'a> Emitter<'a> {
     }
 
     pub fn flush(&mut self) {
-        if self.error.is_none() && !self.buf.is_empty() {
-            if let Err(e) = self.sink.put(&self.buf) {
-                self.error = Some(e);
+        if let Some(w) = &mut self.work {
+            if self.error.is_none() && !w.batch.items.is_empty() {
+                if let Err(e) = w.sink.put(&mut w.batch) {
+                    self.error = Some(e);
+                }
+            }
+            w.batch.clear();
+            return;
+        }
+        if let (None, Some(sink)) = (&self.error, &mut self.sink) {
+            if !self.buf.is_empty() {
+                if let Err(e) = sink.put(&self.buf) {
+                    self.error = Some(e);
+                }
             }
         }
         self.buf.clear();
@@ -199,6 +318,11 @@ impl<'a> Emitter<'a> {
 
     /// Flush and report the first sink error.
     pub fn finish(mut self) -> Result<Stats, String> {
+        if let Some(w) = &mut self.work {
+            if let Some(done) = w.open.take() {
+                w.batch.items.push(done);
+            }
+        }
         self.flush();
         match self.error.take() {
             Some(e) => Err(e),

@@ -36,10 +36,10 @@ pub mod shader;
 pub mod source;
 pub mod surface;
 
-pub use emit::{AccessSink, Emitter, NullSink, Stats};
+pub use emit::{AccessSink, Emitter, NullSink, Stats, WorkSink};
 pub use pipeline::{Options, Renderer};
 pub use scene::{SceneDesc, SceneError, Source};
-pub use source::RenderSource;
+pub use source::{RenderSource, WorkSource};
 
 use std::path::Path;
 

@@ -31,7 +31,7 @@ use crate::raster::{Cull, ScreenVert, Tri, NATTR};
 use crate::scene::*;
 use crate::shader::{self, Env, QuadIn, Uniforms, MAX_RT, MAX_TEX};
 use crate::surface::*;
-use apusim_trace::{Op, Stream};
+use apusim_trace::{Op, Stream, WorkKind};
 use std::collections::BTreeMap;
 
 /// Render settings given on the command line.
@@ -586,6 +586,7 @@ impl Renderer {
                 }
             }
         }
+        em.begin(WorkKind::FrameEnd { frame }, 0, 0);
         self.frame += 1;
     }
 
@@ -609,6 +610,7 @@ impl Renderer {
         let base = self.surfaces[s].base;
         for i in 0..self.surfaces[s].cleared.len() {
             if std::mem::take(&mut self.surfaces[s].cleared[i]) {
+                em.begin(WorkKind::Blit, 0, 0);
                 em.line(
                     Stream::Blitter,
                     Op::Write,
@@ -626,6 +628,8 @@ impl Renderer {
     /// Blitter copy of `src` level `sl` into `dst` level `dl` with bilinear scaling: per
     /// destination line, reads of the source lines it covers, then the write.
     fn blit(&mut self, em: &mut Emitter, src: usize, sl: usize, dst: usize, dl: usize, tag: Tag) {
+        // The copy reads what earlier passes (or the previous mip level's copy) wrote.
+        em.begin(WorkKind::Sync, 0, 0);
         self.resolve(em, src, tag);
         let (dw, dh, t) = {
             let d = &self.surfaces[dst];
@@ -647,6 +651,7 @@ impl Renderer {
                     }
                 }
                 let pc = tag.pc(Stage::Blit, dl as u16);
+                em.begin(WorkKind::Blit, 0, 0);
                 for &a in &lines.lines {
                     em.line(Stream::Blitter, Op::Read, a, 0, pc, NO_QUAD);
                 }
@@ -700,6 +705,7 @@ impl Renderer {
                 ex.hiz.max.fill(z);
                 let pc = tag.pc(Stage::Clear, 0);
                 for a in ex.hiz.all_lines() {
+                    em.begin(WorkKind::Blit, 0, 0);
                     em.line(Stream::HiZ, Op::Write, a, 0, pc, NO_QUAD);
                 }
             }
@@ -713,6 +719,7 @@ impl Renderer {
     }
 
     fn draw_pass(&mut self, em: &mut Emitter, p: usize, tag: Tag) {
+        em.begin(WorkKind::Sync, 0, 0);
         self.clear(em, p, tag);
         let pass = &self.passes[p];
         let (tw, th) = match (pass.color.first(), pass.depth) {
@@ -779,7 +786,10 @@ impl Renderer {
             inv_view_vp,
             filter,
         };
-        // Command and constants: one command line and two constant lines per draw.
+        // Command and constants: one command line and two constant lines per draw. A draw
+        // starts when the previous one is done (drp §2).
+        em.begin(WorkKind::Sync, 0, 0);
+        em.begin(WorkKind::Command, 0, 0);
         let draw_no = (p * 64 + di) as u64;
         em.line(
             Stream::Other,
@@ -1028,6 +1038,14 @@ impl RasterCtx<'_, '_> {
         let mut batch = 0u64;
         let tag = self.tag;
         for (ti, tri) in mesh.data.idx.chunks_exact(3).enumerate() {
+            self.em.begin(
+                WorkKind::Triangle {
+                    vertices: 0,
+                    setup: false,
+                },
+                0,
+                0,
+            );
             let mut cv = [ClipVert {
                 pos: [0.0; 4],
                 attr: [0.0; NATTR],
@@ -1077,6 +1095,13 @@ impl RasterCtx<'_, '_> {
                             );
                         }
                     }
+                    if let Some(item) = self.em.item() {
+                        if let WorkKind::Triangle { vertices, .. } = &mut item.kind {
+                            *vertices += 1;
+                        }
+                        item.core = core;
+                        item.instructions = shader::VERTEX_INSTRUCTIONS;
+                    }
                     batch += 1;
                     self.em.tick(1);
                     let v = vs(&mesh.data.verts[vi as usize]);
@@ -1091,6 +1116,21 @@ impl RasterCtx<'_, '_> {
             for k in 1..poly.len().saturating_sub(1) {
                 let sv = [poly[0], poly[k], poly[k + 1]].map(|c| self.viewport(&c));
                 if let Some(t) = Tri::setup(sv, self.cull, self.tw, self.th) {
+                    if k > 1 {
+                        // The second half of a clipped triangle follows the first's tiles.
+                        self.em.begin(
+                            WorkKind::Triangle {
+                                vertices: 0,
+                                setup: true,
+                            },
+                            0,
+                            0,
+                        );
+                    } else if let Some(WorkKind::Triangle { setup, .. }) =
+                        self.em.item().map(|i| &mut i.kind)
+                    {
+                        *setup = true;
+                    }
                     self.em.stats.triangles += 1;
                     self.raster(&t);
                 }
@@ -1143,6 +1183,7 @@ impl RasterCtx<'_, '_> {
         let core = Self::core(tx, ty);
         let rop = Self::rop(tx, ty);
         let tile_warp = (ty * 4) << 16 | (tx * 4);
+        self.em.begin(WorkKind::Tile, core, rop);
         // HiZ test per 8x4 block (the two halves of the tile share one HiZ line): a block is
         // rejected when the triangle's nearest depth is behind its farthest, and accepted
         // without depth reads when the triangle's farthest depth is in front of its nearest.
@@ -1218,6 +1259,15 @@ impl RasterCtx<'_, '_> {
             let inside = move |x: u32, y: u32| x < vw && y < vh;
             self.em.stats.quads += 1;
             self.em.tick(1);
+            self.em.begin(
+                WorkKind::Quad {
+                    shaded: false,
+                    late_z: late && depth_on,
+                    texels: [0; 2],
+                },
+                core,
+                rop,
+            );
             let mut mask = m0;
             let z: [f32; 4] = std::array::from_fn(|i| t.depth(px[i].0, px[i].1).clamp(0.0, 1.0));
             // Stencil test.
@@ -1273,8 +1323,22 @@ impl RasterCtx<'_, '_> {
                     lines: &mut lines,
                     live: mask,
                     filter: self.uni.filter,
+                    texels: [0; MAX_TEX],
                 };
-                shader::shade(self.shader, &qin, self.uni, &mut env)
+                let out = shader::shade(self.shader, &qin, self.uni, &mut env);
+                let instructions = shader::instructions(self.shader);
+                if let Some(item) = self.em.item() {
+                    item.instructions = instructions;
+                    if let WorkKind::Quad { shaded, texels, .. } = &mut item.kind {
+                        *shaded = true;
+                        // Slot s samples on its core's sampler s mod 2 (see `sampler` below).
+                        for (slot, &n) in env.texels.iter().enumerate() {
+                            let t = &mut texels[slot & 1];
+                            *t = t.saturating_add(n.min(u16::MAX as u32) as u16);
+                        }
+                    }
+                }
+                out
             };
             self.em.stats.pixels_shaded += mask.count_ones() as u64;
             for (slot, ls) in lines.iter().enumerate() {
@@ -1324,6 +1388,7 @@ impl RasterCtx<'_, '_> {
             }
             self.merge(mask, &px, &out.color, rop, warp, &inside);
         }
+        self.em.begin(WorkKind::TileEnd, core, rop);
         for (addr, rop, pc, warp) in std::mem::take(&mut self.display_pending) {
             self.em
                 .line(Stream::Display, Op::Write, addr, rop, pc, warp);

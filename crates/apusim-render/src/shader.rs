@@ -28,6 +28,22 @@ pub fn code_lines(k: ShaderKind) -> u64 {
     }
 }
 
+/// Bytes of one shader instruction (a Direct3D 9 token stream's four dwords).
+pub const INSTRUCTION_BYTES: u64 = 16;
+
+/// Instructions one thread of pixel shader `k` runs: its whole program (the library's
+/// shaders are straight-line code).
+pub fn instructions(k: ShaderKind) -> u16 {
+    (code_lines(k) * crate::surface::LINE / INSTRUCTION_BYTES) as u16
+}
+
+/// Cache lines of the vertex shader every draw runs (fetched per shader core).
+pub const VERTEX_SHADER_LINES: u64 = 2;
+
+/// Instructions of the vertex shader per vertex.
+pub const VERTEX_INSTRUCTIONS: u16 =
+    (VERTEX_SHADER_LINES * crate::surface::LINE / INSTRUCTION_BYTES) as u16;
+
 /// Does the shader write depth or discard pixels (forcing the late depth test, gspc §2.1)?
 pub fn needs_late_z(k: ShaderKind) -> bool {
     matches!(k, ShaderKind::AlphaTest | ShaderKind::DepthOffset)
@@ -59,11 +75,16 @@ pub struct Env<'a> {
     pub lines: &'a mut [LineSet; MAX_TEX],
     pub live: u8,
     pub filter: Filter,
+    /// Texels filtered per slot (the samplers' work: one texel per sampler cycle, drp §3).
+    pub texels: [u32; MAX_TEX],
 }
 
 impl Env<'_> {
     /// Sample texture `slot` at four uvs (derivatives from the quad).
     pub fn tex(&mut self, slot: usize, uv: &[[f32; 2]; 4], wrap: Wrap) -> [[f32; 4]; 4] {
+        if let Some(t) = self.texels.get_mut(slot) {
+            *t += self.live.count_ones() * self.filter.taps();
+        }
         match self.slots.get(slot) {
             Some(&s) => self.surfaces[s].sample_quad(
                 uv,

@@ -1,13 +1,15 @@
 //! A rendered scene as a pull-style [`AccessSource`], for consumers that read workloads the way
-//! they read trace files (the mixes of `apusim run --mix`, the studies of `apusim study`).
+//! they read trace files (the mixes of `apusim run --mix`, the studies of `apusim study`), or
+//! as a [`FrameSource`] of render work for a timed render pipeline ([`WorkSource`]).
 //!
 //! The pipeline pushes accesses into an [`AccessSink`]; [`RenderSource`] runs it on a worker
 //! thread whose sink sends each batch over a bounded channel, so memory stays bounded (a few
 //! batches in flight) and the records arrive in exactly the order a `.apt` written by
 //! `apusim gen render` holds them. Dropping the source early stops the worker at its next batch.
 
-use crate::{emit::AccessSink, load, Options};
-use apusim_trace::{AccessSource, Agent, Stream, TraceHeader};
+use crate::emit::{AccessSink, WorkSink};
+use crate::{load, Options};
+use apusim_trace::{AccessSource, Agent, FrameSource, RenderBatch, Stream, TraceHeader};
 use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
 use std::thread::JoinHandle;
 
@@ -45,52 +47,53 @@ pub fn header(scene: &str, opt: &Options) -> TraceHeader {
 /// Batches in flight between the renderer thread and the reader.
 const CHANNEL_BATCHES: usize = 4;
 
-/// The sink of the worker thread: every batch goes over the channel; a closed channel (the
-/// reader was dropped) stops rendering with an error nobody reads.
-struct ChannelSink(SyncSender<Vec<apusim_trace::Access>>);
-
-impl AccessSink for ChannelSink {
-    fn put(&mut self, batch: &[apusim_trace::Access]) -> Result<(), String> {
-        self.0
-            .send(batch.to_vec())
-            .map_err(|_| "the reader of the render stream went away".to_string())
-    }
-}
-
-/// A scene rendered on a worker thread, read batch by batch.
-pub struct RenderSource {
-    header: TraceHeader,
-    rx: Option<Receiver<Vec<apusim_trace::Access>>>,
+/// A scene rendered on a worker thread whose output arrives over a bounded channel, batch by
+/// batch (accesses for [`RenderSource`], render work for [`WorkSource`]).
+struct Worker<T> {
+    rx: Option<Receiver<T>>,
     worker: Option<JoinHandle<Result<(), String>>>,
 }
 
-impl RenderSource {
-    /// Load `scene` (a built-in name or a scene file) and start rendering it. Scene errors
-    /// are reported here, before any thread starts.
-    pub fn spawn(scene: &str, opt: &Options) -> Result<RenderSource, crate::SceneError> {
+impl<T: Send + 'static> Worker<T> {
+    /// Load `scene` and start `render` on it on a new thread, sending batches through the
+    /// sender it is given. Scene errors are reported here, before any thread starts.
+    fn spawn(
+        scene: &str,
+        opt: &Options,
+        render: impl FnOnce(crate::Renderer, SyncSender<T>) -> Result<(), String> + Send + 'static,
+    ) -> Result<Worker<T>, crate::SceneError> {
         let (src, desc) = load(scene)?;
         // Resolve surfaces and meshes up front so a bad scene fails here, not mid-stream.
         let renderer = crate::Renderer::new(&src, &desc, opt)?;
         let (tx, rx) = sync_channel(CHANNEL_BATCHES);
         let worker = std::thread::Builder::new()
             .name(format!("render {scene}"))
-            .spawn(move || {
-                let mut renderer = renderer;
-                let mut sink = ChannelSink(tx);
-                let mut em = crate::Emitter::new(&mut sink);
-                renderer.render_all(&mut em, |_, _| {});
-                em.finish().map(|_| ())
-            })
+            .spawn(move || render(renderer, tx))
             .map_err(|e| crate::SceneError {
                 file: scene.to_string(),
                 line: 0,
                 msg: format!("cannot start the render thread: {e}"),
             })?;
-        Ok(RenderSource {
-            header: header(scene, opt),
+        Ok(Worker {
             rx: Some(rx),
             worker: Some(worker),
         })
+    }
+
+    /// The next batch; `None` once the worker has finished and every batch was read.
+    fn recv(&mut self) -> apusim_trace::Result<Option<T>> {
+        let Some(rx) = &self.rx else {
+            return Ok(None);
+        };
+        match rx.recv() {
+            Ok(batch) => Ok(Some(batch)),
+            Err(_) => {
+                // The worker finished (or failed): every batch it sent has been read.
+                self.rx = None;
+                self.join()?;
+                Ok(None)
+            }
+        }
     }
 
     /// Wait for the worker and turn its failure (or panic) into an error.
@@ -106,6 +109,63 @@ impl RenderSource {
     }
 }
 
+impl<T> Drop for Worker<T> {
+    fn drop(&mut self) {
+        // Close the channel first so a worker blocked on a full channel stops.
+        self.rx = None;
+        if let Some(w) = self.worker.take() {
+            let _ = w.join();
+        }
+    }
+}
+
+/// The error a closed channel gives the worker: the reader went away.
+const READER_GONE: &str = "the reader of the render stream went away";
+
+/// The sink of the access worker: every batch goes over the channel; a closed channel (the
+/// reader was dropped) stops rendering with an error nobody reads.
+struct ChannelSink(SyncSender<Vec<apusim_trace::Access>>);
+
+impl AccessSink for ChannelSink {
+    fn put(&mut self, batch: &[apusim_trace::Access]) -> Result<(), String> {
+        self.0.send(batch.to_vec()).map_err(|_| READER_GONE.into())
+    }
+}
+
+/// The sink of the work worker.
+struct WorkChannel(SyncSender<RenderBatch>);
+
+impl WorkSink for WorkChannel {
+    fn put(&mut self, batch: &mut RenderBatch) -> Result<(), String> {
+        self.0
+            .send(std::mem::take(batch))
+            .map_err(|_| READER_GONE.into())
+    }
+}
+
+/// A scene rendered on a worker thread, read batch by batch.
+pub struct RenderSource {
+    header: TraceHeader,
+    worker: Worker<Vec<apusim_trace::Access>>,
+}
+
+impl RenderSource {
+    /// Load `scene` (a built-in name or a scene file) and start rendering it. Scene errors
+    /// are reported here, before any thread starts.
+    pub fn spawn(scene: &str, opt: &Options) -> Result<RenderSource, crate::SceneError> {
+        let worker = Worker::spawn(scene, opt, |mut renderer, tx| {
+            let mut sink = ChannelSink(tx);
+            let mut em = crate::Emitter::new(&mut sink);
+            renderer.render_all(&mut em, |_, _| {});
+            em.finish().map(|_| ())
+        })?;
+        Ok(RenderSource {
+            header: header(scene, opt),
+            worker,
+        })
+    }
+}
+
 fn render_error(msg: String) -> apusim_trace::TraceError {
     apusim_trace::TraceError::Other(format!("rendering: {msg}"))
 }
@@ -116,29 +176,80 @@ impl AccessSource for RenderSource {
     }
 
     fn next_batch(&mut self, out: &mut Vec<apusim_trace::Access>) -> apusim_trace::Result<bool> {
-        let Some(rx) = &self.rx else {
-            return Ok(false);
-        };
-        match rx.recv() {
-            Ok(batch) => {
+        match self.worker.recv()? {
+            Some(batch) => {
                 out.extend_from_slice(&batch);
                 Ok(true)
             }
-            Err(_) => {
-                // The worker finished (or failed): every batch it sent has been read.
-                self.rx = None;
-                self.join()?;
-                Ok(false)
-            }
+            None => Ok(false),
         }
     }
 }
 
-impl Drop for RenderSource {
-    fn drop(&mut self) {
-        // Close the channel first so a worker blocked on a full channel stops.
-        self.rx = None;
-        let _ = self.join();
+/// A scene's render work (for a timed render pipeline), produced on a worker thread and
+/// read batch by batch; its accesses are exactly [`RenderSource`]'s.
+pub struct WorkSource {
+    header: TraceHeader,
+    /// The scene and options, until the worker starts.
+    pending: Option<(String, Options)>,
+    worker: Option<Worker<RenderBatch>>,
+}
+
+impl WorkSource {
+    /// Load `scene` and start recording its work. Scene errors are reported here.
+    pub fn spawn(scene: &str, opt: &Options) -> Result<WorkSource, crate::SceneError> {
+        let mut w = WorkSource::lazy(scene, opt);
+        w.start()?;
+        Ok(w)
+    }
+
+    /// The work of `scene`, rendered from the first read on (a job's program is opened with
+    /// its access source, and most runs never read it). Scene errors come with the first
+    /// batch.
+    pub fn lazy(scene: &str, opt: &Options) -> WorkSource {
+        WorkSource {
+            header: header(scene, opt),
+            pending: Some((scene.to_string(), opt.clone())),
+            worker: None,
+        }
+    }
+
+    fn start(&mut self) -> Result<(), crate::SceneError> {
+        if let Some((scene, opt)) = self.pending.take() {
+            self.worker = Some(Worker::spawn(&scene, &opt, |mut renderer, tx| {
+                let mut sink = WorkChannel(tx);
+                let mut em = crate::Emitter::for_work(&mut sink);
+                renderer.render_all(&mut em, |_, _| {});
+                em.finish().map(|_| ())
+            })?);
+        }
+        Ok(())
+    }
+}
+
+impl FrameSource for WorkSource {
+    fn header(&self) -> &TraceHeader {
+        &self.header
+    }
+
+    fn next_batch(&mut self, out: &mut RenderBatch) -> apusim_trace::Result<bool> {
+        self.start().map_err(|e| render_error(e.to_string()))?;
+        let Some(worker) = &mut self.worker else {
+            return Ok(false);
+        };
+        match worker.recv()? {
+            Some(mut batch) => {
+                if out.items.is_empty() {
+                    *out = batch;
+                } else {
+                    out.items.append(&mut batch.items);
+                    out.accesses.append(&mut batch.accesses);
+                    out.units.append(&mut batch.units);
+                }
+                Ok(true)
+            }
+            None => Ok(false),
+        }
     }
 }
 
@@ -182,5 +293,55 @@ mod tests {
             .err()
             .unwrap();
         assert!(err.to_string().contains("no-such-scene.toml"), "{err}");
+    }
+
+    #[test]
+    fn work_carries_exactly_the_trace_tagged_by_unit() {
+        use crate::emit::decode_pc;
+        use apusim_trace::{Unit, WorkKind};
+        let opt = Options {
+            width: 96,
+            height: 64,
+            frames: Some(2),
+            seed: 5,
+        };
+        for scene in ["courtyard", "lake"] {
+            let (src, desc) = load(scene).unwrap();
+            let mut direct: Vec<Access> = Vec::new();
+            let stats = crate::render(&src, &desc, &opt, &mut direct, |_, _| {}).unwrap();
+            let mut w = WorkSource::spawn(scene, &opt).unwrap();
+            let mut all = RenderBatch::default();
+            while w.next_batch(&mut all).unwrap() {}
+            assert_eq!(all.accesses, direct, "{scene}");
+            assert_eq!(all.units.len(), all.accesses.len());
+            let per_item: u64 = all.items.iter().map(|i| i.accesses as u64).sum();
+            assert_eq!(per_item, direct.len() as u64);
+            let count = |f: &dyn Fn(&WorkKind) -> bool| {
+                all.items.iter().filter(|i| f(&i.kind)).count() as u64
+            };
+            assert_eq!(count(&|k| matches!(k, WorkKind::Quad { .. })), stats.quads);
+            assert_eq!(
+                count(&|k| matches!(k, WorkKind::Triangle { setup: true, .. })),
+                stats.triangles
+            );
+            assert_eq!(count(&|k| matches!(k, WorkKind::FrameEnd { .. })), 2);
+            let shaded = count(&|k| matches!(k, WorkKind::Quad { shaded: true, .. }));
+            assert!(shaded > 0 && shaded <= stats.quads);
+            // Texture reads are the shader's, display writes the colour writer's, blits the
+            // blitter's.
+            for (a, u) in all.accesses.iter().zip(&all.units) {
+                let stage = decode_pc(a.pc).0;
+                match a.stream {
+                    Stream::StaticTexture | Stream::DynamicTexture => {
+                        assert_eq!(*u, Unit::Shader)
+                    }
+                    Stream::Display => assert_eq!(*u, Unit::ColorWrite),
+                    Stream::Vertex | Stream::VertexIndex => assert_eq!(*u, Unit::FrontEnd),
+                    Stream::Blitter => assert_eq!(*u, Unit::Blitter),
+                    _ => {}
+                }
+                assert!(stage <= crate::emit::Stage::Clear as u8);
+            }
+        }
     }
 }

@@ -411,6 +411,17 @@ pub enum Filter {
     Trilinear,
 }
 
+impl Filter {
+    /// Texels one sample filters: one, a 2x2 footprint, or a 2x2 footprint on two mip levels.
+    pub fn taps(self) -> u32 {
+        match self {
+            Filter::Point => 1,
+            Filter::Bilinear => 4,
+            Filter::Trilinear => 8,
+        }
+    }
+}
+
 /// The distinct lines one quad's samples of one texture touch (deduplicated within the quad).
 #[derive(Clone, Debug, Default)]
 pub struct LineSet {

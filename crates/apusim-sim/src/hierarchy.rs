@@ -180,6 +180,8 @@ struct Deferred {
 pub struct Hierarchy<P: Policy> {
     cpus: usize,
     levels: Vec<Level>,
+    /// Index in `levels` of the first GPU cache (`cfg.gpu.caches` follow in order).
+    first_gpu: usize,
     /// Entry target per (CPU stream or GPU stream): index by `Stream as usize`, for the CPU
     /// and the GPU separately.
     cpu_entry: [Target; 2],
@@ -274,6 +276,7 @@ impl<P: Policy> Hierarchy<P> {
         Ok(Hierarchy {
             cpus: cfg.cpus,
             levels,
+            first_gpu,
             cpu_entry,
             gpu_entry,
             llc_line_bits: g.line.trailing_zeros(),
@@ -379,6 +382,22 @@ impl<P: Policy> Hierarchy<P> {
     /// Line-size bits of the level `req` enters first.
     pub fn entry_line_bits(&self, req: &Access) -> u32 {
         self.bits_of(self.entry_of(req))
+    }
+
+    /// The GPU cache a GPU access of `stream` from unit `unit` enters first, as its index in
+    /// the configuration's `gpu.caches`, and the instance it uses; `None` when the stream
+    /// goes straight to the LLC.
+    pub fn gpu_entry_cache(&self, stream: Stream, unit: u16) -> Option<(usize, usize)> {
+        match self.gpu_entry[stream as usize] {
+            Target::Level(i) => {
+                let probe = Access {
+                    unit,
+                    ..Access::new(Agent::GPU, stream, Op::Read, 0, 1)
+                };
+                Some((i - self.first_gpu, self.levels[i].instance_of(&probe)))
+            }
+            _ => None,
+        }
     }
 
     /// Line-size bits of the LLC.

@@ -13,6 +13,7 @@ use crate::stats::RunStats;
 use anyhow::{bail, Context, Result};
 use apusim_cache::policies::{self, PolicyVisitor};
 use apusim_cache::{Policy, PolicyContext};
+pub use apusim_timing::gpu::GpuProgram;
 use apusim_trace::{Access, AccessSource, Agent};
 use rayon::prelude::*;
 use serde::Serialize;
@@ -54,9 +55,10 @@ pub struct Input {
     /// register dependences and branches (`apusim_timing::ChampSimInstrs`), where `source`
     /// (the same trace as access records) gives only what functional runs need.
     pub champsim: Option<std::path::PathBuf>,
-    /// A GPGPU program as per-warp instruction streams, which a timed run executes on its
-    /// timed GPU (`timing.gpu`) instead of replaying `source` at its time stamps.
-    pub program: Option<Box<dyn apusim_trace::BlockSource>>,
+    /// A GPU program — GPGPU kernels as per-warp instruction streams, or a scene's render
+    /// work — which a timed run executes on its timed GPU (`timing.gpu`, `timing.render`)
+    /// instead of replaying `source` at its time stamps.
+    pub program: Option<GpuProgram>,
 }
 
 /// Options of a run.

@@ -4,7 +4,7 @@
 //! while they run, runs are deterministic, and bad GPU settings are refused by name.
 
 use anyhow::Result;
-use apusim_sim::run::{Input, Inputs, Reopen};
+use apusim_sim::run::{GpuProgram, Input, Inputs, Reopen};
 use apusim_sim::timed::{sim_policy, SimOptions, SimResult};
 use apusim_sim::SystemConfig;
 use apusim_trace::{Access, Agent, BlockItem, BlockSource, Op, Stream, VecSource, WarpOp};
@@ -74,7 +74,7 @@ impl Mix {
             source: Box::new(VecSource::with_header(header, Vec::new())),
             remap: None,
             champsim: None,
-            program: Some(program),
+            program: Some(GpuProgram::Kernels(program)),
         }
     }
 }

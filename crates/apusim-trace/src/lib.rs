@@ -22,11 +22,15 @@
 //!
 //! A timed GPU needs more than an access order: [`warps`] defines per-warp programs
 //! ([`BlockSource`]: kernel launches and thread blocks of [`WarpOp`]s), which GPGPU
-//! generators produce and the timed shader cores execute in the order latency dictates.
+//! generators produce and the timed shader cores execute in the order latency dictates; and
+//! [`frames`] defines render work ([`FrameSource`]: triangles, tiles, quads, blits with the
+//! accesses each pipeline [`Unit`] makes), which the renderer produces and a timed render
+//! pipeline processes.
 
 pub mod access;
 pub mod apt;
 pub mod error;
+pub mod frames;
 pub mod hash;
 pub mod header;
 pub mod import;
@@ -35,6 +39,7 @@ pub mod warps;
 
 pub use access::{Access, Agent, Op, Stream};
 pub use error::{Result, TraceError};
+pub use frames::{FrameSource, RenderBatch, Unit, WorkItem, WorkKind};
 pub use header::{AgentInfo, TraceHeader};
 pub use warps::{BlockItem, BlockSource, LaunchInfo, ThreadBlock, WarpOp};
 

@@ -334,11 +334,34 @@ pub struct Job {
 
 impl Job {
     /// The job as a per-warp program for a timed GPU: GPGPU kernels only (`None` for CPU
-    /// and rendering jobs, whose records are their program).
+    /// and rendering jobs).
     pub fn program(&self) -> Result<Option<Box<dyn apusim_trace::BlockSource>>, WorkloadError> {
         match self.spec {
             JobSpec::Gpgpu { kernel, params } => gpgpu::program(kernel, &params).map(Some),
             _ => Ok(None),
+        }
+    }
+
+    /// The job as render work for a timed render pipeline: rendering jobs only. The scene
+    /// is rendered from the first read on.
+    pub fn frames(&self) -> Option<Box<dyn apusim_trace::FrameSource>> {
+        match self.spec {
+            JobSpec::Render {
+                scene,
+                width,
+                height,
+                frames,
+                seed,
+            } => {
+                let opt = apusim_render::Options {
+                    width,
+                    height,
+                    frames: Some(frames),
+                    seed,
+                };
+                Some(Box::new(apusim_render::WorkSource::lazy(scene, &opt)))
+            }
+            _ => None,
         }
     }
 

@@ -34,10 +34,15 @@ pub struct TimingConfig {
     #[serde(default = "default_network")]
     pub network: ModelConfig,
     /// The GPU model (`apusim_timing::gpu::REGISTRY`) that executes GPGPU programs, and its
-    /// parameters. GPU inputs without a program (access traces, rendering) are replayed
-    /// open-loop instead.
+    /// parameters.
     #[serde(default = "default_gpu")]
     pub gpu: ModelConfig,
+    /// The GPU model that renders 3D jobs (`pipeline`), and its parameters: the papers attach
+    /// one of two GPU simulators depending on the workload (drp §3: Attila for rendering,
+    /// MacSim for CUDA), so a system describes both. GPU inputs that are neither (access
+    /// traces) are replayed open-loop.
+    #[serde(default = "default_render")]
+    pub render: ModelConfig,
     /// Register dependences for traces that carry none: `none` or `chain`
     /// (`apusim_timing::instr::DepModel`).
     #[serde(default = "default_deps")]
@@ -76,6 +81,9 @@ fn default_network() -> ModelConfig {
 fn default_gpu() -> ModelConfig {
     ModelConfig::named("simt")
 }
+fn default_render() -> ModelConfig {
+    ModelConfig::named("pipeline")
+}
 fn default_deps() -> String {
     "none".into()
 }
@@ -100,6 +108,7 @@ impl Default for TimingConfig {
             core: default_core(),
             network: default_network(),
             gpu: default_gpu(),
+            render: default_render(),
             deps: default_deps(),
             uncore_clock_mhz: 0,
             dram: default_dram(),
@@ -152,6 +161,15 @@ impl TimingConfig {
         }
     }
 
+    /// The render model's name (`pipeline` unless given).
+    pub fn render_model(&self) -> &str {
+        if self.render.model.is_empty() {
+            "pipeline"
+        } else {
+            &self.render.model
+        }
+    }
+
     /// The DRAM configuration (preset plus overrides).
     pub fn dram_config(&self) -> Result<apusim_dram::DramConfig> {
         let mut d = apusim_dram::presets::preset(&self.dram)
@@ -192,6 +210,15 @@ impl TimingConfig {
                 .context("timing.gpu.model")?;
         gpu.params(&self.gpu.params).context(
             "timing.gpu (to switch models, replace the table: --set 'timing.gpu={model=\"NAME\"}')",
+        )?;
+        let render = apusim_registry::find(
+            apusim_timing::gpu::REGISTRY,
+            "GPU model",
+            self.render_model(),
+        )
+        .context("timing.render.model")?;
+        render.params(&self.render.params).context(
+            "timing.render (to switch models, replace the table: --set 'timing.render={model=\"NAME\"}')",
         )?;
         if apusim_timing::DepModel::parse(&self.deps).is_none() {
             bail!(

@@ -13,7 +13,8 @@ use crate::config::SystemConfig;
 use crate::run::{Input, Reopen};
 use anyhow::{Context, Result};
 use apusim_cache::Policy;
-use apusim_timing::gpu::{GpuModel, GpuStats, KernelSpan, StallCycles};
+use apusim_timing::gpu::pipeline::{FrameSpan, RenderStats};
+use apusim_timing::gpu::{GpuModel, GpuProgram, GpuStats, KernelSpan, StallCycles};
 use apusim_timing::{Domain, Tick, Token, Wake};
 use serde::Serialize;
 
@@ -44,11 +45,54 @@ pub struct GpuResult {
     pub stall_pcs: Vec<(u64, u64)>,
     /// Times the program was started again to keep the GPU busy while cores ran on.
     pub restarts: u64,
+    /// A render pipeline's frames and units (3D jobs).
+    pub render: Option<RenderResult>,
 }
 
-/// What the first run of the program left: its last cycle, counters, per-core stall classes
-/// and load-PC stalls.
-type FirstRun = (u64, GpuStats, Vec<StallCycles>, Vec<(u64, u64)>);
+/// What a timed render pipeline did in its first run of the scene.
+#[derive(Clone, Debug, Serialize)]
+pub struct RenderResult {
+    /// Each frame's span in GPU cycles.
+    pub frames: Vec<FrameSpan>,
+    /// Frames per second at the GPU clock: frames over the time they took.
+    pub fps: f64,
+    /// Per-unit counters and the work done.
+    pub units: RenderStats,
+    /// Each unit kind's busy fraction per instance, largest first (the first is the
+    /// bottleneck).
+    pub utilisation: Vec<(String, f64)>,
+}
+
+impl RenderResult {
+    fn new(frames: Vec<FrameSpan>, units: RenderStats, cycles: u64, clock_mhz: f64) -> Self {
+        let span = frames.last().map_or(cycles, |f| f.end);
+        let seconds = span as f64 / (clock_mhz * 1e6);
+        RenderResult {
+            fps: if seconds > 0.0 {
+                frames.len() as f64 / seconds
+            } else {
+                0.0
+            },
+            utilisation: units
+                .utilisation(span)
+                .into_iter()
+                .map(|(k, u)| (k.to_string(), u))
+                .collect(),
+            frames,
+            units,
+        }
+    }
+}
+
+/// What the first run of the program left: its last cycle, counters, per-core stall classes,
+/// load-PC stalls and render counters.
+type FirstRun = (
+    u64,
+    GpuStats,
+    Vec<StallCycles>,
+    Vec<(u64, u64)>,
+    Option<RenderStats>,
+);
 
 /// A GPU model with its engine state.
 pub(crate) struct TimedGpu {
@@ -84,14 +128,20 @@ impl TimedGpu {
             .program
             .take()
             .context("a GPU input without a program")?;
-        let model = apusim_timing::gpu::build(t.gpu_model(), &t.gpu.params, domain, program)
-            .context("timing.gpu")?;
+        let kernels = matches!(program, GpuProgram::Kernels(_));
+        let (table, name, params) = if kernels {
+            ("timing.gpu", t.gpu_model(), &t.gpu.params)
+        } else {
+            ("timing.render", t.render_model(), &t.render.params)
+        };
+        let model = apusim_timing::gpu::build(name, params, domain, program).context(table)?;
         let units = model.units() as usize;
         // Each shader core needs its own instance of the first-level cache.
         if let Some(c) = cfg
             .gpu
             .caches
             .iter()
+            .filter(|_| kernels)
             .find(|c| c.streams.contains(&apusim_trace::Stream::ShaderData))
         {
             if c.units < units {
@@ -106,7 +156,7 @@ impl TimedGpu {
         Ok(TimedGpu {
             name: input.name,
             model,
-            model_name: t.gpu_model().to_string(),
+            model_name: name.to_string(),
             clock_mhz,
             wake: Some(0),
             first: None,
@@ -117,10 +167,6 @@ impl TimedGpu {
             rate: None,
             model_frozen: false,
         })
-    }
-
-    pub(crate) fn units(&self) -> u16 {
-        self.model.units()
     }
 
     /// Whether the program has run to its end once.
@@ -158,16 +204,18 @@ impl TimedGpu {
                 if self.first.is_none() {
                     // The program ended with its last kernel (in a sampled run, within the
                     // jump its warming stood for).
-                    let end = self
+                    let last = self.model.kernels().last().map(|k| k.end).or(self
                         .model
-                        .kernels()
+                        .frames()
                         .last()
-                        .map_or(d.cycle(now), |k| k.end.min(d.cycle(now)));
+                        .map(|f| f.end));
+                    let end = last.map_or(d.cycle(now), |e| e.min(d.cycle(now)));
                     self.first = Some((
                         end,
                         self.model.stats(),
                         self.model.core_stalls(),
                         self.model.pc_stalls(),
+                        self.model.render_stats(),
                     ));
                 }
                 match (&self.reopen, cpus_running) {
@@ -177,7 +225,9 @@ impl TimedGpu {
                         let program = input.program.take().with_context(|| {
                             format!("{}: reopened without a program", self.name)
                         })?;
-                        self.model.restart(program);
+                        self.model
+                            .restart(program)
+                            .with_context(|| format!("starting {} again", self.name))?;
                         self.restarts += 1;
                         Some(now + d.period)
                     }
@@ -256,19 +306,20 @@ impl TimedGpu {
 
     pub(crate) fn result(&self) -> GpuResult {
         let d = self.model.domain();
-        let (cycles, stats, cores, pcs) = self.first.clone().unwrap_or_else(|| {
+        let (cycles, stats, cores, pcs, render) = self.first.clone().unwrap_or_else(|| {
             (
                 self.model.stats().cycles,
                 self.model.stats(),
                 self.model.core_stalls(),
                 self.model.pc_stalls(),
+                self.model.render_stats(),
             )
         });
         GpuResult {
             agent: self.name.clone(),
             model: self.model_name.clone(),
             clock_mhz: self.clock_mhz,
-            sms: self.model.units(),
+            sms: render.map_or(self.model.units(), |r| r.shader_cores as u16),
             cycles,
             ipc: super::sim::ratio(stats.warp_instructions + stats.warmed_instructions, cycles),
             stats,
@@ -278,6 +329,9 @@ impl TimedGpu {
                 / d.period as f64,
             stall_pcs: pcs.into_iter().take(TOP_PCS).collect(),
             restarts: self.restarts,
+            render: render.map(|r| {
+                RenderResult::new(self.model.frames().to_vec(), r, cycles, self.clock_mhz)
+            }),
         }
     }
 }

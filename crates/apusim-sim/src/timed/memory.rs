@@ -148,7 +148,8 @@ struct Waiter {
     addr: u64,
     /// An instruction fetch (its agent's L1I waits), else data (its L1D).
     instr: bool,
-    /// The GPU shader core whose first-level cache waits (a timed GPU's requests).
+    /// The issuing unit (with `stream`, it names the GPU cache instance that waits, for a
+    /// timed GPU's requests).
     unit: u16,
     stream: Stream,
     /// When it left its agent's private caches.
@@ -237,11 +238,15 @@ pub struct TimedMemory<P: Policy> {
     pages: Option<PageMap>,
     /// Events other than DRAM wake-ups scheduled and not yet handled.
     in_transit: u64,
-    /// A timed GPU's per-shader-core first levels ([`TimedMemory::attach_gpu`]); empty when
-    /// the GPU slot is an open-loop replay.
+    /// A timed GPU's first levels, one per instance of every GPU cache a stream enters
+    /// first, then one for the streams that go straight to the LLC
+    /// ([`TimedMemory::attach_gpu`]); empty when the GPU slot is an open-loop replay.
     gpu_units: Vec<Private>,
-    gpu_l1_lat: Tick,
-    gpu_l2_lat: Tick,
+    /// Per GPU cache (`cfg.gpu.caches` order): its first instance in `gpu_units` (entry
+    /// caches only), and the lookup latencies down its chain of levels, summed: a hit at
+    /// depth `d` is ready after `gpu_lat[i][d]`, a miss of all leaves after the last.
+    gpu_first: Vec<Option<usize>>,
+    gpu_lat: Vec<Vec<Tick>>,
 }
 
 impl<P: Policy> TimedMemory<P> {
@@ -328,40 +333,75 @@ impl<P: Policy> TimedMemory<P> {
             pages,
             in_transit: 0,
             gpu_units: Vec::new(),
-            gpu_l1_lat: 0,
-            gpu_l2_lat: 0,
+            gpu_first: Vec::new(),
+            gpu_lat: Vec::new(),
         })
     }
 
-    /// Drive the GPU slot from a timed GPU of `units` shader cores clocked at `gpu`: each
-    /// core gets its own first-level MSHRs, and GPU requests are answered like a core's
-    /// (nothing is open-loop any more). Latencies are the GPU caches' (in GPU cycles): the
-    /// one the shader-data stream enters, and the one it misses into, if any.
-    pub fn attach_gpu(&mut self, cfg: &SystemConfig, units: u16, gpu: Domain) {
-        let probe = Access::new(apusim_trace::Agent::GPU, Stream::ShaderData, Op::Read, 0, 1);
-        let bits = self.h.entry_line_bits(&probe);
-        let entry = cfg
-            .gpu
-            .caches
+    /// Drive the GPU slot from a timed GPU clocked at `gpu`: every instance of every GPU
+    /// cache a stream enters first gets its own MSHRs (`gpu.caches.*.mshrs`), and GPU
+    /// requests are answered like a core's (nothing is open-loop any more). Latencies are
+    /// the GPU caches' (`gpu.caches.*.latency`, in GPU cycles), summed down each chain.
+    pub fn attach_gpu(&mut self, cfg: &SystemConfig, gpu: Domain) {
+        let caches = &cfg.gpu.caches;
+        let index = |name: &str| caches.iter().position(|c| c.name == name);
+        self.gpu_lat = caches
             .iter()
-            .find(|c| c.streams.contains(&Stream::ShaderData));
-        let timing = entry.map(TimingConfig::gpu_level);
-        let second = entry
-            .and_then(|c| c.next.as_ref())
-            .and_then(|n| cfg.gpu.caches.iter().find(|c| &c.name == n))
-            .map(TimingConfig::gpu_level);
-        let mshrs = timing.map_or(32, |t| t.mshrs) as usize;
-        self.gpu_l1_lat = timing.map_or(0, |t| gpu.cycles(t.latency.into()));
-        self.gpu_l2_lat = second.map_or(0, |t| gpu.cycles(t.latency.into()));
-        self.gpu_units = (0..units)
-            .map(|_| Private {
-                l1i: Mshrs::new(1),
-                l1d: Mshrs::new(mshrs),
-                l1i_bits: bits,
-                l1d_bits: bits,
-                at_llc: 0,
+            .map(|c| {
+                let mut chain = Vec::new();
+                let mut sum = 0;
+                let mut at = Some(c);
+                // A chain is at most as long as the list (`next` never loops: validated).
+                for _ in 0..caches.len() {
+                    let Some(level) = at else { break };
+                    sum += gpu.cycles(TimingConfig::gpu_level(level).latency.into());
+                    chain.push(sum);
+                    at = level.next.as_deref().and_then(index).map(|i| &caches[i]);
+                }
+                chain
             })
             .collect();
+        self.gpu_units.clear();
+        self.gpu_first = caches
+            .iter()
+            .map(|c| {
+                if c.streams.is_empty() {
+                    return None;
+                }
+                let probe = Access::new(apusim_trace::Agent::GPU, c.streams[0], Op::Read, 0, 1);
+                let bits = self.h.entry_line_bits(&probe);
+                let mshrs = TimingConfig::gpu_level(c).mshrs as usize;
+                let first = self.gpu_units.len();
+                self.gpu_units.extend((0..c.units.max(1)).map(|_| Private {
+                    l1i: Mshrs::new(1),
+                    l1d: Mshrs::new(mshrs),
+                    l1i_bits: bits,
+                    l1d_bits: bits,
+                    at_llc: 0,
+                }));
+                Some(first)
+            })
+            .collect();
+        // Streams without a GPU cache: one table, keyed by LLC lines.
+        self.gpu_units.push(Private {
+            l1i: Mshrs::new(1),
+            l1d: Mshrs::new(cfg.timing.gpu_outstanding as usize),
+            l1i_bits: self.llc_bits,
+            l1d_bits: self.llc_bits,
+            at_llc: 0,
+        });
+    }
+
+    /// The index in `gpu_units` of the first level a timed GPU's access of `stream` from
+    /// `unit` enters, and the summed latencies down its chain (empty: straight to the LLC).
+    fn gpu_private(&self, stream: Stream, unit: u16) -> (usize, &[Tick]) {
+        match self.h.gpu_entry_cache(stream, unit) {
+            Some((c, inst)) => match self.gpu_first[c] {
+                Some(first) => (first + inst, &self.gpu_lat[c]),
+                None => (self.gpu_units.len() - 1, &[]),
+            },
+            None => (self.gpu_units.len() - 1, &[]),
+        }
     }
 
     /// The GPU's agent slot.
@@ -374,10 +414,14 @@ impl<P: Policy> TimedMemory<P> {
         agent == self.gpu_slot() && !self.gpu_units.is_empty()
     }
 
-    /// The private timing state an access of `agent` from shader core `unit` uses.
-    fn private_of(&mut self, agent: u32, unit: u16) -> &mut Private {
-        let gpu = self.timed_gpu(agent);
-        private_in(&mut self.private, &mut self.gpu_units, gpu, agent, unit)
+    /// The private timing state an access of `agent`'s `stream` from unit `unit` uses.
+    fn private_of(&mut self, agent: u32, stream: Stream, unit: u16) -> &mut Private {
+        if self.timed_gpu(agent) {
+            let (i, _) = self.gpu_private(stream, unit);
+            &mut self.gpu_units[i]
+        } else {
+            &mut self.private[agent as usize]
+        }
     }
 
     fn bank_of(&self, addr: u64) -> usize {
@@ -432,14 +476,28 @@ impl<P: Policy> TimedMemory<P> {
         let bits = self.h.entry_line_bits(acc);
         let line = acc.addr >> bits;
         let gpu = self.timed_gpu(agent);
-        let (l1_lat, l2_lat, l2_mshrs) = match (gpu, instr) {
-            // A shader core's first level misses straight into the LLC (or a GPU cache
-            // below it); its own MSHRs bound what it has outstanding.
-            (true, _) => (self.gpu_l1_lat, self.gpu_l2_lat, u32::MAX),
-            (false, true) => (self.l1i_lat, self.l2_lat, self.l2_mshrs),
-            (false, false) => (self.l1d_lat, self.l2_lat, self.l2_mshrs),
+        // Lookup latencies down the levels (a hit at depth d is ready after `chain[d]`, a
+        // miss of all leaves after the last) and the bound on requests at the LLC.
+        let (slot, chain, l2_mshrs) = match (gpu, instr) {
+            // A GPU cache instance misses into the caches below it and the LLC; its own MSHRs
+            // bound what it has outstanding.
+            (true, _) => {
+                let (i, chain) = self.gpu_private(acc.stream, acc.unit);
+                (i, ChainLat::gpu(chain), u32::MAX)
+            }
+            (false, true) => (
+                agent as usize,
+                ChainLat::Cpu(self.l1i_lat, self.l2_lat),
+                self.l2_mshrs,
+            ),
+            (false, false) => (
+                agent as usize,
+                ChainLat::Cpu(self.l1d_lat, self.l2_lat),
+                self.l2_mshrs,
+            ),
         };
-        let p = private_in(&mut self.private, &mut self.gpu_units, gpu, agent, acc.unit);
+        let l1_lat = chain.at(0);
+        let p = private_in(&mut self.private, &mut self.gpu_units, gpu, slot);
         let table = if instr { &mut p.l1i } else { &mut p.l1d };
         table.expire(now);
         let merged = table.contains(line);
@@ -455,9 +513,9 @@ impl<P: Policy> TimedMemory<P> {
         let depth = self.h.take_depth();
         let mut out = std::mem::take(&mut self.scratch);
         self.h.drain_to_llc(&mut out);
-        let depart = now + l1_lat + l2_lat;
+        let depart = now + chain.all();
         let mut parts = 0;
-        let p = private_in(&mut self.private, &mut self.gpu_units, gpu, agent, acc.unit);
+        let p = private_in(&mut self.private, &mut self.gpu_units, gpu, slot);
         let lat = &mut self.latency[agent as usize];
         let table = if instr { &mut p.l1i } else { &mut p.l1d };
         for r in &out {
@@ -487,8 +545,8 @@ impl<P: Policy> TimedMemory<P> {
         Ok(match depth {
             0 => Issue::Done(now + l1_lat),
             LLC_DEPTH if parts > 0 => Issue::Pending(parts),
-            _ => {
-                let ready = now + l1_lat + l2_lat;
+            d => {
+                let ready = now + chain.at(d);
                 lat.second_level_hits += 1;
                 if !table.contains(line) {
                     table.insert(line, now, ready, None);
@@ -633,7 +691,7 @@ impl<P: Policy> TimedMemory<P> {
                 if agent == self.gpu_slot() && !self.timed_gpu(agent) {
                     self.open_loop_outstanding = self.open_loop_outstanding.saturating_sub(1);
                 }
-                let p = self.private_of(agent, unit);
+                let p = self.private_of(agent, stream, unit);
                 let (table, bits) = if instr {
                     (&mut p.l1i, p.l1i_bits)
                 } else {
@@ -859,7 +917,7 @@ impl<P: Policy> TimedMemory<P> {
                 self.gpu_units
                     .iter()
                     .enumerate()
-                    .map(|(u, p)| (format!("gpu sm{u}"), p)),
+                    .map(|(u, p)| (format!("gpu cache instance {u}"), p)),
             );
         for (who, p) in privates {
             for (name, m) in [("L1I", &p.l1i), ("L1D", &p.l1d)] {
@@ -914,20 +972,53 @@ impl<P: Policy> TimedMemory<P> {
     }
 }
 
-/// The private timing state of `agent` (`gpu`: a timed GPU's, per shader core `unit`), as a
-/// borrow of those two fields only, so the rest of the memory side stays usable beside it.
+/// The private timing state of slot `slot`: a core's (`gpu` false), or a timed GPU cache
+/// instance's, as a function of the two fields so that a caller can hold other fields of
+/// the timed memory meanwhile.
 fn private_in<'a>(
     private: &'a mut [Private],
     gpu_units: &'a mut [Private],
     gpu: bool,
-    agent: u32,
-    unit: u16,
+    slot: usize,
 ) -> &'a mut Private {
     if gpu {
-        let n = gpu_units.len();
-        &mut gpu_units[unit as usize % n]
+        &mut gpu_units[slot]
     } else {
-        &mut private[agent as usize]
+        &mut private[slot]
+    }
+}
+
+/// Summed lookup latencies of the levels an access passes on its way to the LLC.
+enum ChainLat {
+    /// A core: its first level's latency and the L2's.
+    Cpu(Tick, Tick),
+    /// A GPU cache chain, summed from the first level, and how many levels it has (0: no
+    /// GPU cache); levels past the fourth count as the fourth.
+    Gpu([Tick; 4], u8),
+}
+
+impl ChainLat {
+    fn gpu(chain: &[Tick]) -> ChainLat {
+        let mut c = [0; 4];
+        for (d, t) in c.iter_mut().enumerate() {
+            *t = chain.get(d).or(chain.last()).copied().unwrap_or(0);
+        }
+        ChainLat::Gpu(c, chain.len().min(4) as u8)
+    }
+    /// Ready time of a hit at depth `d` (0: the first level).
+    fn at(&self, d: u8) -> Tick {
+        match self {
+            ChainLat::Cpu(l1, _) if d == 0 => *l1,
+            ChainLat::Cpu(l1, l2) => l1 + l2,
+            ChainLat::Gpu(c, _) => c[(d as usize).min(3)],
+        }
+    }
+    /// Time to pass every level (a miss leaves for the LLC then).
+    fn all(&self) -> Tick {
+        match self {
+            ChainLat::Cpu(l1, l2) => l1 + l2,
+            ChainLat::Gpu(c, n) => c[(*n as usize).max(1) - 1],
+        }
     }
 }
 

@@ -320,7 +320,7 @@ fn simulate<P: Policy>(
                 let domain = Domain::new(tb.period(clock)?);
                 let reopen = opts.instructions.and_then(|_| all_inputs.reopen(index));
                 let g = TimedGpu::new(cfg, input, domain, clock.mhz_f64(), reopen)?;
-                mem.attach_gpu(cfg, g.units(), domain);
+                mem.attach_gpu(cfg, domain);
                 gpu = Some(g);
                 continue;
             }

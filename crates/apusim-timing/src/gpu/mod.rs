@@ -6,16 +6,38 @@
 //! its shader core in `unit`, so the memory side picks that core's private caches), and says
 //! when it next has work. Data arriving is handed back with [`GpuModel::complete`].
 //!
-//! Models register in [`REGISTRY`] with their parameters (see `apusim_registry`):
-//! `simt` ([`simt`]), shader cores executing per-warp programs
-//! ([`apusim_trace::BlockSource`]).
+//! A GPU runs a [`GpuProgram`]: GPGPU kernels (per-warp programs,
+//! [`apusim_trace::BlockSource`]) or rendered frames (render work,
+//! [`apusim_trace::FrameSource`]). Models register in [`REGISTRY`] with their parameters (see
+//! `apusim_registry`): `simt` ([`simt`]), shader cores executing per-warp programs, and
+//! `pipeline` ([`pipeline`]), the 3D render pipeline.
 
+pub mod pipeline;
 pub mod simt;
 
 use crate::{Domain, MemPort, Tick, TimingError, Token, Wake, WarmPort};
 use apusim_registry::{Entry, ParamKind, ParamSpec, Params};
-use apusim_trace::BlockSource;
+use apusim_trace::{BlockSource, FrameSource};
+use pipeline::{FrameSpan, RenderStats};
 use serde::Serialize;
+
+/// What a GPU runs.
+pub enum GpuProgram {
+    /// GPGPU kernels: launches and thread blocks of per-warp programs.
+    Kernels(Box<dyn BlockSource>),
+    /// 3D frames: a scene's render work.
+    Frames(Box<dyn FrameSource>),
+}
+
+impl GpuProgram {
+    /// The program's name (its header's source).
+    pub fn source(&self) -> &str {
+        match self {
+            GpuProgram::Kernels(k) => &k.header().source,
+            GpuProgram::Frames(f) => &f.header().source,
+        }
+    }
+}
 
 /// Where a shader core's cycles went (issue slots × cycles per slot), summed over cores.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
@@ -110,8 +132,9 @@ pub trait GpuModel: Send {
     /// Shader cores (the `unit` values of its accesses are `0..units`).
     fn units(&self) -> u16;
     /// Run `program` from its start once the current one has ended ([`Wake::Finished`]): a
-    /// mix keeps its GPU busy until every core has reached its target.
-    fn restart(&mut self, program: Box<dyn BlockSource>);
+    /// mix keeps its GPU busy until every core has reached its target. A program of the
+    /// other kind (frames for a SIMT model, kernels for a render pipeline) is refused.
+    fn restart(&mut self, program: GpuProgram) -> Result<(), TimingError>;
     /// Freeze the GPU (no block dispatched, no instruction issued, no transaction sent; data
     /// still arrives) or thaw it. Sampled runs freeze it so memory drains before functional
     /// warming; resident warps go on where they stopped after the warming.
@@ -135,11 +158,19 @@ pub trait GpuModel: Send {
     /// Cycles warps waited on each load instruction's data (its PC), summed over warps and
     /// cores, largest first: gpu-access-criticality §3's stall-table measure.
     fn pc_stalls(&self) -> Vec<(u64, u64)>;
+    /// The frames of the first program run so far (render pipelines).
+    fn frames(&self) -> &[FrameSpan] {
+        &[]
+    }
+    /// The render pipeline's per-unit counters (render pipelines).
+    fn render_stats(&self) -> Option<RenderStats> {
+        None
+    }
 }
 
 /// The constructor of a registered GPU model: validated parameters, the GPU's clock, its
-/// program.
-pub type BuildGpu = fn(&Params, Domain, Box<dyn BlockSource>) -> Box<dyn GpuModel>;
+/// program (refused when the model does not run that kind).
+pub type BuildGpu = fn(&Params, Domain, GpuProgram) -> Result<Box<dyn GpuModel>, TimingError>;
 
 const fn int(
     name: &'static str,
@@ -241,25 +272,127 @@ pub const SIMT_PARAMS: &[ParamSpec] = &[
     },
 ];
 
+/// Parameters of the render pipeline; defaults drp §3's 3D GPU (Attila: 64 shader cores,
+/// 4096 thread contexts, two samplers per core at one texel per cycle, 16 ROPs of one quad
+/// per cycle).
+pub const PIPELINE_PARAMS: &[ParamSpec] = &[
+    int(
+        "shader_cores",
+        "64",
+        1,
+        1024,
+        "shader cores",
+        "unified shader cores (vertex and pixel threads), each with two texture samplers",
+    ),
+    int(
+        "threads_per_core",
+        "64",
+        1,
+        4096,
+        "threads",
+        "thread contexts per shader core (drp §3: 4096 in the GPU); a thread is a quad",
+    ),
+    int(
+        "rops",
+        "16",
+        1,
+        256,
+        "ROPs",
+        "render output pipelines, each a depth/stencil unit and a colour writer of one quad per cycle",
+    ),
+    int(
+        "texels_per_cycle",
+        "1",
+        1,
+        64,
+        "texels/cycle",
+        "texels a sampler filters per cycle (drp §3: one 32-bit texel)",
+    ),
+    int(
+        "fe_window",
+        "1024",
+        32,
+        65536,
+        "items",
+        "work items the front end holds ahead of rasterization (triangles' reads are sent as they enter)",
+    ),
+    int(
+        "hiz_tiles",
+        "64",
+        1,
+        4096,
+        "tiles",
+        "rasterized tiles waiting for their hierarchical-Z read",
+    ),
+    int(
+        "rop_queue",
+        "256",
+        16,
+        65536,
+        "quads",
+        "quads waiting at a depth/stencil unit or colour writer",
+    ),
+    int(
+        "rop_inflight",
+        "16",
+        1,
+        4096,
+        "quads",
+        "quads a depth/stencil unit or colour writer has waiting for memory",
+    ),
+    int(
+        "sh_queue",
+        "64",
+        1,
+        65536,
+        "threads",
+        "threads waiting for a context at a shader core",
+    ),
+    int(
+        "bt_inflight",
+        "16",
+        1,
+        4096,
+        "lines",
+        "blitter lines waiting for their reads",
+    ),
+    ParamSpec {
+        name: "ideal_memory",
+        kind: ParamKind::Bool,
+        default: "false",
+        unit: "",
+        doc: "answer every access at once without sending it (the pipeline's own bound)",
+    },
+];
+
 /// The registered GPU models.
-pub const REGISTRY: &[Entry<BuildGpu>] = &[Entry {
-    name: "simt",
-    description: "SIMT shader cores: warp contexts, a warp scheduler (loose round robin or greedy-then-oldest), a scoreboard (a warp waits for its loads at the first instruction that is not a load), a load/store unit sending coalesced transactions through each core's L1, barriers, thread-block dispatch bounded by warps, blocks, scratchpad and registers, kernels in order",
-    paper: "drp §3 (MacSim shader cores: 6 SMs at 1.5 GHz, 80 warps, two ready warps every fourth cycle), tap Table 4, adaptive-gpu-l1-bypassing Table 1",
-    params: SIMT_PARAMS,
-    build: simt::build,
-}];
+pub const REGISTRY: &[Entry<BuildGpu>] = &[
+    Entry {
+        name: "simt",
+        description: "SIMT shader cores: warp contexts, a warp scheduler (loose round robin or greedy-then-oldest), a scoreboard (a warp waits for its loads at the first instruction that is not a load), a load/store unit sending coalesced transactions through each core's L1, barriers, thread-block dispatch bounded by warps, blocks, scratchpad and registers, kernels in order",
+        paper: "drp §3 (MacSim shader cores: 6 SMs at 1.5 GHz, 80 warps, two ready warps every fourth cycle), tap Table 4, adaptive-gpu-l1-bypassing Table 1",
+        params: SIMT_PARAMS,
+        build: simt::build,
+    },
+    Entry {
+        name: "pipeline",
+        description: "3D render pipeline: front end (vertex fetch, vertex shading on the unified shader cores, setup, rasterization, hierarchical Z), depth/stencil units, shader cores with thread contexts and two texture samplers each, colour writers, blitter, with bounded queues between them; draws in order",
+        paper: "gpu-access-criticality Fig. 6 (the queueing network), drp §3 (Attila GPU: 64 shader cores at 1 GHz, 4096 threads, 2 samplers per core at 1 texel per cycle, 16 ROPs at 1 quad per cycle)",
+        params: PIPELINE_PARAMS,
+        build: pipeline::build,
+    },
+];
 
 /// Build the GPU model `name` with user parameters `given`.
 pub fn build(
     name: &str,
     given: &toml::Table,
     domain: Domain,
-    program: Box<dyn BlockSource>,
+    program: GpuProgram,
 ) -> Result<Box<dyn GpuModel>, TimingError> {
     let e = apusim_registry::find(REGISTRY, "GPU model", name)?;
     let p = e.params(given)?;
-    Ok((e.build)(&p, domain, program))
+    (e.build)(&p, domain, program)
 }
 
 /// The earlier of two optional ticks.

@@ -32,7 +32,7 @@
 //! whose warps all wait for memory sleeps until data arrives. Every cycle of every core is
 //! charged to one of [`StallCycles`]' classes.
 
-use super::{min_tick, GpuModel, GpuStats, KernelSpan, StallCycles};
+use super::{min_tick, GpuModel, GpuProgram, GpuStats, KernelSpan, StallCycles};
 use crate::{Domain, Issue, MemPort, Tick, TimingError, Token, Wake, WarmPort};
 use apusim_registry::Params;
 use apusim_trace::{
@@ -236,7 +236,18 @@ pub struct Simt {
     frozen: bool,
 }
 
-pub fn build(p: &Params, domain: Domain, source: Box<dyn BlockSource>) -> Box<dyn GpuModel> {
+pub fn build(
+    p: &Params,
+    domain: Domain,
+    program: GpuProgram,
+) -> Result<Box<dyn GpuModel>, TimingError> {
+    let GpuProgram::Kernels(source) = program else {
+        return Err(TimingError::Config(
+            "the `simt` GPU model runs GPGPU kernels; a 3D render job needs the `pipeline` \
+             model ([timing.render])"
+                .into(),
+        ));
+    };
     let n = p.int("sms") as usize;
     let warps = p.int("warps_per_sm") as usize;
     let blocks = p.int("blocks_per_sm") as usize;
@@ -259,7 +270,7 @@ pub fn build(p: &Params, domain: Domain, source: Box<dyn BlockSource>) -> Box<dy
             stalls: StallCycles::default(),
         })
         .collect();
-    Box::new(Simt {
+    Ok(Box::new(Simt {
         domain,
         issue_width: p.int("issue_width") as usize,
         issue_cycles: p.int("issue_cycles"),
@@ -287,7 +298,7 @@ pub fn build(p: &Params, domain: Domain, source: Box<dyn BlockSource>) -> Box<dy
         pc_stalls: FxHashMap::default(),
         room: true,
         frozen: false,
-    })
+    }))
 }
 
 impl Simt {
@@ -940,13 +951,19 @@ impl GpuModel for Simt {
         self.sms.len() as u16
     }
 
-    fn restart(&mut self, program: Box<dyn BlockSource>) {
+    fn restart(&mut self, program: GpuProgram) -> Result<(), TimingError> {
+        let GpuProgram::Kernels(program) = program else {
+            return Err(TimingError::Config(
+                "the `simt` GPU model was restarted with a render program".into(),
+            ));
+        };
         self.source = program;
         self.first_pass = false;
         self.launch = None;
         self.waiting = None;
         self.ended = false;
         self.room = true;
+        Ok(())
     }
 
     fn set_frozen(&mut self, frozen: bool) {
@@ -1143,7 +1160,7 @@ mod tests {
     /// Run `prog` to its end on the model `p` over memory `mem` (1 tick = 1 GPU cycle);
     /// returns the finished model.
     fn run(p: &Params, prog: Box<dyn BlockSource>, mem: &mut Mem) -> Box<dyn GpuModel> {
-        let mut g = build(p, Domain::new(1), prog);
+        let mut g = build(p, Domain::new(1), GpuProgram::Kernels(prog)).unwrap();
         let mut wake = Some(0);
         assert!(
             drive(&mut *g, mem, &mut wake, None),
@@ -1347,7 +1364,7 @@ mod tests {
         m.refuse = 1;
         // The first transaction is refused until data arrives for the core, and nothing of
         // the core's is in flight: the model must report the stuck core, not sleep.
-        let mut g = build(&p, Domain::new(1), prog);
+        let mut g = build(&p, Domain::new(1), GpuProgram::Kernels(prog)).unwrap();
         let w = g.cycle(0, &mut m).unwrap();
         assert!(matches!(w, Wake::At(_)), "{w:?}");
         let mut now = 0;
@@ -1426,7 +1443,7 @@ mod tests {
         let full = run(&p, prog(), &mut mem(50)).stats();
         // Run 60 cycles, freeze, let memory drain, warm, thaw, run to the end.
         let mut m = mem(50);
-        let mut g = build(&p, Domain::new(1), prog());
+        let mut g = build(&p, Domain::new(1), GpuProgram::Kernels(prog())).unwrap();
         let mut wake = Some(0);
         assert!(!drive(&mut *g, &mut m, &mut wake, Some(60)));
         g.set_frozen(true);

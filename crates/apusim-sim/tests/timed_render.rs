@@ -1,0 +1,338 @@
+//! The timed render pipeline in the engine: a frame's accesses are exactly the render
+//! trace's, no frame renders faster than its unit and DRAM bounds, with memory made ideal the
+//! frame time comes close to the bound of its busiest unit (draw by draw, as draws do not
+//! overlap), it shares the machine with CPU cores, runs are deterministic, and a render job
+//! on a GPGPU model is refused by name.
+
+use anyhow::Result;
+use apusim_render::{Options, WorkSource};
+use apusim_sim::run::{GpuProgram, Input, Inputs, Reopen};
+use apusim_sim::timed::{sim_policy, SimOptions, SimResult};
+use apusim_sim::SystemConfig;
+use apusim_trace::{
+    Access, Agent, FrameSource, Op, RenderBatch, Stream, VecSource, WorkItem, WorkKind,
+};
+
+/// A scene at a small resolution, optionally beside one CPU core streaming through memory.
+#[derive(Clone)]
+struct Scene {
+    name: &'static str,
+    width: u32,
+    height: u32,
+    frames: u32,
+    cpu: Option<Vec<Access>>,
+}
+
+impl Scene {
+    fn new(name: &'static str) -> Scene {
+        Scene {
+            name,
+            width: 160,
+            height: 128,
+            frames: 1,
+            cpu: None,
+        }
+    }
+    fn options(&self) -> Options {
+        Options {
+            width: self.width,
+            height: self.height,
+            frames: Some(self.frames),
+            seed: 1,
+        }
+    }
+}
+
+impl Inputs for Scene {
+    fn open(&self) -> Result<Vec<Input>> {
+        let work = WorkSource::spawn(self.name, &self.options())?;
+        let header = work.header().clone();
+        let mut v = vec![Input {
+            name: format!("gpu {}", self.name),
+            source: Box::new(VecSource::with_header(header, Vec::new())),
+            remap: None,
+            champsim: None,
+            program: Some(GpuProgram::Frames(Box::new(work))),
+        }];
+        if let Some(t) = &self.cpu {
+            v.insert(
+                0,
+                Input {
+                    name: "cpu0 stream".into(),
+                    source: Box::new(VecSource::new(t.clone())),
+                    remap: Some(Agent::cpu(0)),
+                    champsim: None,
+                    program: None,
+                },
+            );
+        }
+        Ok(v)
+    }
+    fn describe(&self) -> String {
+        format!("render {}", self.name)
+    }
+    fn reopen(&self, index: usize) -> Option<Reopen> {
+        let me = self.clone();
+        Some(Box::new(move || Ok(me.open()?.swap_remove(index))))
+    }
+}
+
+fn preset(extra: &[&str]) -> SystemConfig {
+    let set: Vec<String> = extra.iter().map(|s| s.to_string()).collect();
+    SystemConfig::load_preset("4c1g", &set).unwrap()
+}
+
+fn run(cfg: &SystemConfig, scene: &Scene, instructions: Option<u64>) -> SimResult {
+    let opts = SimOptions {
+        instructions,
+        ..SimOptions::default()
+    };
+    sim_policy(cfg, "drp-baseline", scene, &opts).unwrap()
+}
+
+/// Every item of the scene's render work.
+fn work(scene: &Scene) -> RenderBatch {
+    let mut w = WorkSource::spawn(scene.name, &scene.options()).unwrap();
+    let mut all = RenderBatch::default();
+    while w.next_batch(&mut all).unwrap() {}
+    all
+}
+
+/// The frame time the busiest unit instance sets, draw by draw (a draw starts when the one
+/// before it is done, so their bounds add up): per draw, the most of one shader core's
+/// instructions, one sampler's texels, one ROP's depth/stencil and colour-write quads, and
+/// the front end's triangles and tiles (one a cycle).
+fn unit_bound(w: &RenderBatch, cores: usize, rops: usize) -> u64 {
+    let mut total = 0;
+    let mut sh = vec![0u64; cores];
+    let mut tex = vec![0u64; 2 * cores];
+    let mut zs = vec![0u64; rops];
+    let mut cw = vec![0u64; rops];
+    let mut fe = 0u64;
+    let mut flush = |sh: &mut Vec<u64>,
+                     tex: &mut Vec<u64>,
+                     zs: &mut Vec<u64>,
+                     cw: &mut Vec<u64>,
+                     fe: &mut u64| {
+        let m = |v: &[u64]| v.iter().copied().max().unwrap_or(0);
+        total += [m(sh), m(tex), m(zs), m(cw), *fe]
+            .into_iter()
+            .max()
+            .unwrap();
+        for v in [sh, tex, zs, cw] {
+            v.iter_mut().for_each(|x| *x = 0);
+        }
+        *fe = 0;
+    };
+    for it in &w.items {
+        let WorkItem {
+            kind,
+            core,
+            rop,
+            instructions,
+            ..
+        } = *it;
+        let (c, r) = (core as usize % cores, rop as usize % rops);
+        match kind {
+            WorkKind::Sync | WorkKind::FrameEnd { .. } => {
+                flush(&mut sh, &mut tex, &mut zs, &mut cw, &mut fe)
+            }
+            WorkKind::Triangle { vertices, .. } => {
+                fe += 1;
+                sh[c] += u64::from(instructions) * u64::from(vertices);
+            }
+            WorkKind::Tile => fe += 1,
+            WorkKind::Quad {
+                shaded,
+                late_z,
+                texels,
+            } => {
+                zs[r] += 1 + u64::from(late_z && shaded);
+                if shaded {
+                    sh[c] += u64::from(instructions);
+                    tex[2 * c] += u64::from(texels[0]);
+                    tex[2 * c + 1] += u64::from(texels[1]);
+                    cw[r] += 1;
+                }
+            }
+            _ => {}
+        }
+    }
+    total
+}
+
+#[test]
+fn a_frame_runs_through_every_unit_and_makes_exactly_the_traces_accesses() {
+    let scene = Scene::new("courtyard");
+    let (src, desc) = apusim_render::load("courtyard").unwrap();
+    let stats = apusim_render::render(
+        &src,
+        &desc,
+        &scene.options(),
+        &mut apusim_render::NullSink,
+        |_, _| {},
+    )
+    .unwrap();
+    let r = run(&preset(&[]), &scene, None);
+    let g = r.gpu.as_ref().expect("the render pipeline ran");
+    assert_eq!(g.model, "pipeline");
+    let rr = g.render.as_ref().expect("render figures");
+    assert_eq!(rr.frames.len(), 1);
+    assert!(rr.fps > 0.0);
+    assert_eq!(g.stats.transactions, stats.total());
+    assert_eq!(rr.units.quads, stats.quads);
+    assert_eq!(rr.units.triangles, stats.triangles);
+    assert!(rr.units.shaded_quads > 0 && rr.units.shaded_quads <= stats.quads);
+    for (name, u) in [
+        ("fe", rr.units.fe),
+        ("zs", rr.units.zs),
+        ("sh", rr.units.sh),
+        ("tex", rr.units.tex),
+        ("cw", rr.units.cw),
+    ] {
+        assert!(u.completed > 0 && u.busy_cycles > 0, "{name}: {u:?}");
+    }
+    // Every shader core's cycles are accounted for, once each.
+    for c in &g.cores {
+        assert_eq!(c.total(), g.cores[0].total());
+    }
+}
+
+#[test]
+fn no_frame_beats_its_unit_and_dram_bounds() {
+    for name in ["courtyard", "lake"] {
+        let scene = Scene::new(name);
+        let cfg = preset(&[]);
+        let r = run(&cfg, &scene, None);
+        let g = r.gpu.as_ref().unwrap();
+        let rr = g.render.as_ref().unwrap();
+        let frame = rr.frames[0].end - rr.frames[0].start;
+        let u = &rr.units;
+        // ROP fill rate: one quad per cycle per depth/stencil unit and per colour writer.
+        assert!(frame * u.rops >= u.zs.completed, "{name}: {frame} vs ZS");
+        assert!(frame * u.rops >= u.cw.completed, "{name}: {frame} vs CW");
+        // Texel rate: one texel per cycle per sampler.
+        assert!(frame * u.samplers >= u.texels, "{name}: {frame} vs texels");
+        // DRAM bytes at peak bandwidth, in GPU cycles (1 GHz: one cycle a nanosecond).
+        let gpu_dram = r.system.dram.iter().find(|d| d.agent == "gpu").unwrap();
+        let bytes = (gpu_dram.reads + gpu_dram.writes) as f64 * 64.0;
+        let peak = cfg.timing.dram_config().unwrap().spec.peak_bandwidth_gbps();
+        assert!(frame as f64 >= bytes / peak, "{name}: {frame} vs DRAM");
+    }
+}
+
+#[test]
+fn with_ideal_memory_the_busiest_unit_sets_the_frame_time() {
+    for name in ["courtyard", "lake"] {
+        let scene = Scene::new(name);
+        let cfg = preset(&["timing.render.ideal_memory=true"]);
+        let r = run(&cfg, &scene, None);
+        let rr = r.gpu.as_ref().unwrap().render.clone().unwrap();
+        let frame = rr.frames[0].end - rr.frames[0].start;
+        let bound = unit_bound(&work(&scene), 64, 16);
+        assert!(
+            frame >= bound,
+            "{name}: frame {frame} below its bound {bound}"
+        );
+        assert!(
+            frame as f64 <= 1.10 * bound as f64,
+            "{name}: frame {frame} more than 10% above its unit bound {bound}"
+        );
+    }
+}
+
+/// A CPU core streaming over `span` bytes.
+fn cpu_stream(n: u64, span: u64) -> Vec<Access> {
+    (0..n)
+        .map(|i| {
+            let mut a = Access::new(
+                Agent::cpu(0),
+                Stream::CpuData,
+                Op::Read,
+                0x4000_0000 + (i * 64) % span,
+                8,
+            );
+            a.time = i * 4;
+            a
+        })
+        .collect()
+}
+
+#[test]
+fn beside_a_cpu_core_it_renders_again_while_the_core_runs_and_runs_are_deterministic() {
+    let mut scene = Scene::new("lake");
+    scene.width = 96;
+    scene.height = 64;
+    scene.cpu = Some(cpu_stream(200_000, 64 << 20));
+    let cfg = preset(&[]);
+    let a = run(&cfg, &scene, Some(400_000));
+    let b = run(&cfg, &scene, Some(400_000));
+    let g = a.gpu.as_ref().unwrap();
+    assert!(
+        g.restarts > 0,
+        "the core outlasts one frame: {}",
+        g.restarts
+    );
+    assert_eq!(g.render.as_ref().unwrap().frames.len(), 1);
+    assert_eq!(
+        serde_json::to_string(&a).unwrap(),
+        serde_json::to_string(&b).unwrap()
+    );
+    // The GPU slows the core down: its IPC alone is higher.
+    let opts = SimOptions {
+        instructions: Some(400_000),
+        ..SimOptions::default()
+    };
+    let alone = sim_policy(
+        &cfg,
+        "drp-baseline",
+        &CpuOnly(cpu_stream(200_000, 64 << 20)),
+        &opts,
+    )
+    .unwrap();
+    assert!(alone.cores[0].ipc > a.cores[0].ipc);
+}
+
+/// Just one CPU core's trace.
+struct CpuOnly(Vec<Access>);
+
+impl Inputs for CpuOnly {
+    fn open(&self) -> Result<Vec<Input>> {
+        Ok(vec![Input {
+            name: "cpu0 stream".into(),
+            source: Box::new(VecSource::new(self.0.clone())),
+            remap: Some(Agent::cpu(0)),
+            champsim: None,
+            program: None,
+        }])
+    }
+    fn describe(&self) -> String {
+        "cpu only".into()
+    }
+    fn reopen(&self, _: usize) -> Option<Reopen> {
+        let t = self.0.clone();
+        Some(Box::new(move || {
+            CpuOnly(t.clone()).open().map(|mut v| v.remove(0))
+        }))
+    }
+}
+
+#[test]
+fn a_render_job_on_a_gpgpu_model_and_bad_pipeline_settings_are_refused_by_name() {
+    let scene = Scene::new("courtyard");
+    let cfg = preset(&["timing.render={model=\"simt\"}"]);
+    let err = sim_policy(&cfg, "lru", &scene, &SimOptions::default()).expect_err("refused");
+    let msg = format!("{err:#}");
+    assert!(
+        msg.contains("pipeline") && msg.contains("timing.render"),
+        "{msg}"
+    );
+    let err = SystemConfig::load_preset("4c1g", &["timing.render.rops=0".into()])
+        .and_then(|c| c.validate().map(|_| c))
+        .expect_err("refused");
+    assert!(format!("{err:#}").contains("rops"), "{err:#}");
+    let err = SystemConfig::load_preset("4c1g", &["timing.render.shader_core=8".into()])
+        .and_then(|c| c.validate().map(|_| c))
+        .expect_err("refused");
+    assert!(format!("{err:#}").contains("shader_cores"), "{err:#}");
+}
