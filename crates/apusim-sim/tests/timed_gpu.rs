@@ -389,3 +389,39 @@ fn a_sampled_run_extrapolates_the_gpu_s_cycles() {
     );
     assert!(err.abs() < 0.15, "{err}");
 }
+
+/// On a system whose GPU has no cache for the shader's data (preset `4c1g`, drp §3's 3D GPU),
+/// the cores' transactions share one table of `timing.gpu_outstanding` entries. A core whose
+/// transaction is refused because other cores fill that table resumes when any of them
+/// completes, though it has nothing in flight of its own.
+#[test]
+fn cores_refused_by_a_shared_table_resume_on_other_cores_completions() {
+    let cfg = SystemConfig::load_preset(
+        "4c1g",
+        &[
+            "cpus=1".to_string(),
+            "timing.gpu.sms=6".to_string(),
+            "timing.gpu_outstanding=4".to_string(),
+        ],
+    )
+    .unwrap();
+    let make: MakeProgram = || Box::new(stream2(1 << 14));
+    let r = run(
+        &cfg,
+        &Mix {
+            cpus: vec![],
+            gpu: Some(make),
+        },
+        None,
+    );
+    let g = r.gpu.expect("the GPU ran");
+    assert!(g.cycles > 0);
+    assert_eq!(
+        g.stats.loads_done, g.stats.load_transactions,
+        "every load returned"
+    );
+    assert!(
+        g.stats.lsu_busy_cycles > 0,
+        "the shared table refused transactions"
+    );
+}

@@ -653,8 +653,14 @@ impl Simt {
         self.free_inflight.push(idx);
         let c = self.domain.cycle(self.domain.edge_at_or_after(at));
         let (s, w) = (f.sm as usize, f.warp as usize);
+        // A refusal without a retry time waits for a completion, and any core's completion may
+        // free what refused it: a table the memory side shares among cores (the GPU streams
+        // without a cache of their own) can be full of other cores' requests while this core
+        // has nothing in flight.
+        for sm in &mut self.sms {
+            sm.lsu_wait = false;
+        }
         let sm = &mut self.sms[s];
-        sm.lsu_wait = false;
         let wc = &mut sm.warps[w];
         if f.load {
             wc.pending -= 1;
