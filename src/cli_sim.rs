@@ -70,6 +70,10 @@ pub struct SimArgs {
     /// relative error (`3%` or `0.03`), or say why the run cannot reach it.
     #[arg(long, requires = "sample", value_parser = target_error::parse_target)]
     target_error: Option<f64>,
+    /// Idealized streams and forced GPU read bypass at the LLC (alone runs are made without
+    /// them).
+    #[command(flatten)]
+    study: super::StudySwitches,
     #[command(flatten)]
     system: SystemArgs,
     #[command(flatten)]
@@ -108,6 +112,7 @@ pub fn run(a: SimArgs) -> Result<()> {
         progress: names.len() == 1,
         interval: a.interval,
         sample,
+        study: a.study.options()?,
     };
     if let Some(spec) = &a.interval {
         intervals::check(spec, a.warmup, a.instructions, inputs.open()?.len())?;

@@ -68,7 +68,7 @@ enum Command {
     #[command(subcommand, name = "gpu-l1")]
     GpuL1(cli_gpu::GpuCommand),
     /// The papers' LLC studies, one command each (gspc Figs. 11-14 on rendered frames, drp
-    /// Figs. 13-14 on the S/D/Q mixes).
+    /// Figs. 13-14 on the S/D/Q mixes; drp Figs. 1, 3, 4, 11, 12, 15 and Table 4 timed).
     #[command(subcommand)]
     Study(cli_study::StudyCommand),
 }
@@ -209,21 +209,19 @@ fn writable_output(s: &str) -> Result<PathBuf, String> {
     Ok(path)
 }
 
-/// Study switches (drp-reuse-probability-shared-llc.txt §4.2-4.3).
+/// The LLC study switches of functional and timed runs (drp-reuse-probability-shared-llc.txt
+/// §4.2-4.3).
 #[derive(Args)]
-struct StudyArgs {
+struct StudySwitches {
     /// Charge non-compulsory LLC misses of these streams as hits (e.g. `color,texture`, `gpu`).
     #[arg(long, value_name = "STREAMS")]
     ideal: Option<String>,
     /// Force this fraction of GPU read misses around the LLC (seeded).
     #[arg(long, value_name = "P", default_value_t = 0.0)]
     gpu_read_bypass: f64,
-    /// Write every access that reaches the LLC to this .apt file (single policy only).
-    #[arg(long, value_name = "FILE", value_parser = writable_output)]
-    dump_llc_trace: Option<PathBuf>,
 }
 
-impl StudyArgs {
+impl StudySwitches {
     fn options(&self) -> Result<apusim_sim::StudyOptions> {
         let o = apusim_sim::StudyOptions {
             ideal: match &self.ideal {
@@ -231,10 +229,29 @@ impl StudyArgs {
                 None => Vec::new(),
             },
             gpu_read_bypass: self.gpu_read_bypass,
-            dump_llc_trace: self.dump_llc_trace.clone(),
+            dump_llc_trace: None,
         };
         o.validate()?;
         Ok(o)
+    }
+}
+
+/// Study switches of a functional run: the LLC switches and the LLC stream's dump.
+#[derive(Args)]
+struct StudyArgs {
+    #[command(flatten)]
+    switches: StudySwitches,
+    /// Write every access that reaches the LLC to this .apt file (single policy only).
+    #[arg(long, value_name = "FILE", value_parser = writable_output)]
+    dump_llc_trace: Option<PathBuf>,
+}
+
+impl StudyArgs {
+    fn options(&self) -> Result<apusim_sim::StudyOptions> {
+        Ok(apusim_sim::StudyOptions {
+            dump_llc_trace: self.dump_llc_trace.clone(),
+            ..self.switches.options()?
+        })
     }
 }
 

@@ -84,6 +84,7 @@ fn check(kind: &str) {
         progress: false,
         interval: None,
         sample: None,
+        study: Default::default(),
     };
     let input = ChampSimFile(path);
     let mut failures = Vec::new();

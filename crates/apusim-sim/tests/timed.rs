@@ -144,9 +144,7 @@ fn cycles_per_load(lines: u64, stride: u64, deps: &str, extra: &[&str]) -> (f64,
     let opts = SimOptions {
         warmup: lines * 2,
         instructions: Some(lines - 16),
-        progress: false,
-        interval: None,
-        sample: None,
+        ..SimOptions::default()
     };
     let r = sim_policy(&cfg, "lru", &trace, &opts).unwrap();
     let c = &r.cores[0];

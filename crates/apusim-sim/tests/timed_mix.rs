@@ -95,9 +95,7 @@ fn opts() -> SimOptions {
     SimOptions {
         warmup: 2_000,
         instructions: Some(20_000),
-        progress: false,
-        interval: None,
-        sample: None,
+        ..SimOptions::default()
     }
 }
 
@@ -346,9 +344,7 @@ fn system_statistics_exclude_the_warm_up() {
     let o = SimOptions {
         warmup: 20_000,
         instructions: Some(19_000),
-        progress: false,
-        interval: None,
-        sample: None,
+        ..SimOptions::default()
     };
     let r = sim_policy(&cfg, "lru", &inputs, &o).unwrap();
     let llc = r.functional.llc().counts.total();
@@ -415,9 +411,7 @@ fn a_short_trace_is_replayed_until_its_target() {
     let o = SimOptions {
         warmup: 1_000,
         instructions: Some(10_000),
-        progress: false,
-        interval: None,
-        sample: None,
+        ..SimOptions::default()
     };
     let r = sim_policy(&cfg, "lru", &inputs, &o).unwrap();
     let short = &r.cores[0];
@@ -462,9 +456,7 @@ fn a_short_open_loop_trace_is_replayed_while_cores_run() {
     let o = SimOptions {
         warmup: 0,
         instructions: Some(20_000),
-        progress: false,
-        interval: None,
-        sample: None,
+        ..SimOptions::default()
     };
     let r = sim_policy(&cfg, "lru", &inputs, &o).unwrap();
     assert!(r.open_loop_restarts >= 2, "{}", r.open_loop_restarts);

@@ -8,7 +8,7 @@ use anyhow::Result;
 use apusim_render::{Options, WorkSource};
 use apusim_sim::run::{GpuProgram, Input, Inputs, Reopen};
 use apusim_sim::timed::{sim_policy, SimOptions, SimResult};
-use apusim_sim::SystemConfig;
+use apusim_sim::{StudyOptions, SystemConfig};
 use apusim_trace::{
     Access, Agent, FrameSource, Op, RenderBatch, Stream, VecSource, WorkItem, WorkKind,
 };
@@ -335,4 +335,76 @@ fn a_render_job_on_a_gpgpu_model_and_bad_pipeline_settings_are_refused_by_name()
         .and_then(|c| c.validate().map(|_| c))
         .expect_err("refused");
     assert!(format!("{err:#}").contains("shader_cores"), "{err:#}");
+}
+
+/// The LLC study switches in a timed run (drp §4.2-4.3): with every GPU stream ideal, only
+/// compulsory misses reach DRAM and the frames render faster; with every GPU read miss forced
+/// around the LLC, each one is a bypass and a DRAM read.
+#[test]
+fn idealized_gpu_streams_cost_hits_and_forced_bypass_goes_to_dram() {
+    let mut scene = Scene::new("courtyard");
+    scene.frames = 2;
+    let cfg = preset(&["cpus=1"]);
+    let with = |study: StudyOptions| {
+        let opts = SimOptions {
+            study,
+            ..SimOptions::default()
+        };
+        sim_policy(&cfg, "drp-baseline", &scene, &opts).unwrap()
+    };
+    let gpu_reads = |r: &SimResult| r.functional.memory.class_total(true).reads;
+    let frames = |r: &SimResult| r.gpu.as_ref().unwrap().cycles;
+    let base = with(StudyOptions::default());
+    let ideal = with(StudyOptions {
+        ideal: StudyOptions::parse_ideal("gpu").unwrap(),
+        ..StudyOptions::default()
+    });
+    // Compulsory misses: the distinct lines the GPU reads from the LLC.
+    let llc = base.functional.llc().counts.class_total(true);
+    let ideal_llc = ideal.functional.llc().counts.class_total(true);
+    assert!(ideal_llc.idealized > 0, "no miss was idealized");
+    assert!(
+        gpu_reads(&ideal) < gpu_reads(&base),
+        "ideal GPU streams read {} lines from DRAM, the baseline {}",
+        gpu_reads(&ideal),
+        gpu_reads(&base)
+    );
+    assert_eq!(
+        gpu_reads(&ideal),
+        ideal_llc.read_misses,
+        "every GPU read miss that was not idealized is a DRAM read"
+    );
+    assert!(
+        frames(&ideal) < frames(&base),
+        "ideal GPU streams took {} GPU cycles, the baseline {}",
+        frames(&ideal),
+        frames(&base)
+    );
+    assert!(llc.read_misses > ideal_llc.read_misses);
+
+    let bypass = with(StudyOptions {
+        gpu_read_bypass: 1.0,
+        ..StudyOptions::default()
+    });
+    let b = bypass.functional.llc().counts.class_total(true);
+    // Every GPU read miss bypasses (the baseline's write rules bypass some writes too).
+    assert!(b.bypasses >= b.read_misses, "{} bypasses", b.bypasses);
+    assert!(b.bypasses > llc.bypasses + b.read_misses / 2);
+    assert!(gpu_reads(&bypass) > gpu_reads(&base));
+    // The LLC stream is dumped by functional runs only.
+    let bad = StudyOptions {
+        dump_llc_trace: Some("x.apt".into()),
+        ..StudyOptions::default()
+    };
+    let e = sim_policy(
+        &cfg,
+        "drp-baseline",
+        &scene,
+        &SimOptions {
+            study: bad,
+            ..SimOptions::default()
+        },
+    )
+    .unwrap_err();
+    assert!(format!("{e:#}").contains("--dump-llc-trace"), "{e:#}");
 }

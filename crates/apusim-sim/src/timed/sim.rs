@@ -21,6 +21,7 @@ use crate::config::SystemConfig;
 use crate::hierarchy::Hierarchy;
 use crate::run::{policy_context, Input, Inputs, Progress};
 use crate::stats::RunStats;
+use crate::study::StudyOptions;
 use anyhow::{bail, Context, Result};
 use apusim_cache::policies::{self, PolicyVisitor};
 use apusim_cache::{Feedback, Policy};
@@ -47,6 +48,10 @@ pub struct SimOptions {
     pub interval: Option<IntervalSpec>,
     /// Sample: detailed windows between functional warming ([`mod@super::sampling`]).
     pub sample: Option<SampleSpec>,
+    /// Idealized streams and forced GPU read bypass at the LLC ([`crate::study`]): an
+    /// idealized miss costs the LLC's hit latency and sends nothing to DRAM, a bypassed GPU
+    /// read goes to DRAM without allocating. Alone runs are made without them.
+    pub study: StudyOptions,
 }
 
 /// One level's demand traffic of one core in the measured window.
@@ -234,7 +239,11 @@ struct TimedVisitor<'a> {
 impl PolicyVisitor for TimedVisitor<'_> {
     type Output = Result<SimResult>;
     fn visit<P: Policy>(self, policy: P) -> Result<SimResult> {
-        let h = Hierarchy::new(self.cfg, policy)?;
+        let mut h = Hierarchy::new(self.cfg, policy)?;
+        if self.opts.study.dump_llc_trace.is_some() {
+            bail!("a timed run does not dump the LLC stream (use `apusim run --dump-llc-trace`)");
+        }
+        h.set_study(&self.opts.study, self.cfg)?;
         simulate(self.cfg, h, self.inputs, self.opts)
     }
 }

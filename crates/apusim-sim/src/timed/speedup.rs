@@ -272,10 +272,13 @@ pub fn alone_runs(
         }
     }
     drop(opened);
-    // Alone runs are sampled when the mix is (the same windows), without intervals.
+    // Alone runs are sampled when the mix is (the same windows), without intervals, and on
+    // the plain machine (no idealized streams or forced bypass), so the speedups of runs with
+    // and without the study switches share their denominators.
     let solo = SimOptions {
         progress: false,
         interval: None,
+        study: Default::default(),
         ..opts.clone()
     };
     jobs.into_par_iter()
