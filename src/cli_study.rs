@@ -2,7 +2,7 @@
 //! Prints one table per metric, writes the long-format CSV/JSON when asked.
 
 use anyhow::Result;
-use apusim_experiments::{drp, gspc, jobs, StudyOutput};
+use apusim_experiments::{drp, drp_perf, gspc, jobs, StudyOutput};
 use clap::{Args, Subcommand};
 use std::path::PathBuf;
 
@@ -25,6 +25,23 @@ pub enum StudyCommand {
     /// drp Fig. 14: average normalized LLC read misses of the baseline, SHiP-hybrid and DRP's
     /// sub-policy ablation per configuration (1C1G, 2C1G, 4C1G).
     DrpFig14(DrpArgs),
+    /// drp Fig. 1 (timed): speedup of standalone over heterogeneous execution, CPU and GPU,
+    /// per mix (alone runs cached).
+    DrpFig1(DrpPerfArgs),
+    /// drp Fig. 3 (timed): frame-rate speedup with color, +texture, +depth, +blitter and all
+    /// GPU streams ideal, on the 1C1G rendering mixes.
+    DrpFig3(DrpPerfArgs),
+    /// drp Table 4 (timed): GPU speedup of the CUDA mixes with an ideal LLC for the GPU.
+    DrpTable4(DrpPerfArgs),
+    /// drp Fig. 4 (timed): average CPU and GPU speedup with 25-100% random GPU read-miss
+    /// bypass.
+    DrpFig4(DrpPerfArgs),
+    /// drp Fig. 11 (timed): average CPU and GPU speedup of SHiP-hybrid and DRP.
+    DrpFig11(DrpPerfArgs),
+    /// drp Fig. 12 (timed): DRP's CPU and GPU speedup per mix.
+    DrpFig12(DrpPerfArgs),
+    /// drp Fig. 15 (timed): average speedup of HeLM and DRP, all mixes and CUDA mixes.
+    DrpFig15(DrpPerfArgs),
 }
 
 /// Where traces are cached and results go, for every study.
@@ -94,6 +111,25 @@ pub struct DrpArgs {
     common: CommonArgs,
 }
 
+#[derive(Args)]
+pub struct DrpPerfArgs {
+    /// Mixes (comma-separated; `S`, `D` and `Q` stand for S1-S18, D1-D18, Q1-Q18; default:
+    /// the figure's own, e.g. S1-S14 for Fig. 3, S15-S18 for Table 4).
+    #[arg(long, value_delimiter = ',')]
+    mixes: Option<Vec<String>>,
+    /// Workload scale (as `apusim sim --mix --scale`).
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..))]
+    scale: u64,
+    /// Instructions each core retires before statistics start.
+    #[arg(long, default_value_t = 0)]
+    warmup: u64,
+    /// Instructions each core retires after the warm-up (default: to the end of its trace).
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
+    instructions: Option<u64>,
+    #[command(flatten)]
+    common: CommonArgs,
+}
+
 /// `S`, `D`, `Q` expand to their eighteen mixes; other names pass through.
 fn expand_mixes(list: &[String]) -> Vec<String> {
     list.iter()
@@ -112,6 +148,13 @@ pub fn run(c: StudyCommand) -> Result<()> {
         StudyCommand::GspcFig14(a) => (gspc_run(gspc::Figure::Fig14, &a)?, a.common),
         StudyCommand::DrpFig13(a) => (drp_run(drp::Figure::Fig13, &a)?, a.common),
         StudyCommand::DrpFig14(a) => (drp_run(drp::Figure::Fig14, &a)?, a.common),
+        StudyCommand::DrpFig1(a) => (perf_run(drp_perf::Figure::Fig1, &a)?, a.common),
+        StudyCommand::DrpFig3(a) => (perf_run(drp_perf::Figure::Fig3, &a)?, a.common),
+        StudyCommand::DrpTable4(a) => (perf_run(drp_perf::Figure::Table4, &a)?, a.common),
+        StudyCommand::DrpFig4(a) => (perf_run(drp_perf::Figure::Fig4, &a)?, a.common),
+        StudyCommand::DrpFig11(a) => (perf_run(drp_perf::Figure::Fig11, &a)?, a.common),
+        StudyCommand::DrpFig12(a) => (perf_run(drp_perf::Figure::Fig12, &a)?, a.common),
+        StudyCommand::DrpFig15(a) => (perf_run(drp_perf::Figure::Fig15, &a)?, a.common),
     };
     print!("{}", out.tables());
     write(&out, &common)
@@ -141,6 +184,19 @@ fn drp_run(fig: drp::Figure, a: &DrpArgs) -> Result<StudyOutput> {
         cache: a.common.cache(),
     };
     crate::in_pool(a.common.threads, || drp::run(fig, &o))
+}
+
+fn perf_run(fig: drp_perf::Figure, a: &DrpPerfArgs) -> Result<StudyOutput> {
+    let o = drp_perf::Options {
+        mixes: a.mixes.as_deref().map(expand_mixes),
+        scale: a.scale,
+        seed: a.common.seed,
+        warmup: a.warmup,
+        instructions: a.instructions,
+        overrides: a.common.set.clone(),
+        cache: a.common.cache(),
+    };
+    crate::in_pool(a.common.threads, || drp_perf::run(fig, &o))
 }
 
 fn write(out: &StudyOutput, c: &CommonArgs) -> Result<()> {

@@ -550,6 +550,54 @@ fn studies_run_as_one_command_with_csv_and_deterministic_results() {
 }
 
 #[test]
+fn timed_drp_studies_run_with_csv_and_the_same_numbers_on_any_thread_count() {
+    let dir = tempfile::tempdir().unwrap();
+    let csv = dir.path().join("fig11.csv");
+    let cache = dir.path().join("cache");
+    let study = |threads: &str| {
+        ok(&[
+            "study",
+            "drp-fig11",
+            "--mixes",
+            "S18,D18",
+            "--instructions",
+            "20000",
+            "--threads",
+            threads,
+            "--cache-dir",
+            cache.to_str().unwrap(),
+            "--csv",
+            csv.to_str().unwrap(),
+        ])
+    };
+    let out = study("1");
+    for p in [
+        "cpu_speedup",
+        "gpu_speedup",
+        "SHiP-hybrid",
+        "DRP",
+        "2C1G",
+        "paper:",
+    ] {
+        assert!(out.contains(p), "{p}: {out}");
+    }
+    let text = std::fs::read_to_string(&csv).unwrap();
+    assert!(
+        text.contains("drp-fig11,1C1G,mean,DRP,gpu_speedup,"),
+        "{text}"
+    );
+    assert!(
+        text.contains("drp-fig11,2C1G,mean,SHiP-hybrid,cpu_speedup,"),
+        "{text}"
+    );
+    assert_eq!(study("2"), out);
+    let err = fails(&["study", "drp-fig3", "--mixes", "S16", "--no-cache"]);
+    assert!(err.contains("no 3D rendering job"), "{err}");
+    let err = fails(&["sim", "--mix", "S18", "--ideal", "colour", "--no-alone"]);
+    assert!(err.contains("colour"), "{err}");
+}
+
+#[test]
 fn sim_reports_weighted_speedup_with_cached_alone_runs() {
     let dir = tempfile::tempdir().unwrap();
     let traces = small_traces(dir.path());

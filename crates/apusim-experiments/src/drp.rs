@@ -10,7 +10,7 @@
 //! are full hierarchy runs rather than replays of one LLC stream.
 
 use crate::jobs::{prepare_all, JobInputs, TraceDir};
-use crate::{overrides_note, with_means, Record, StudyOutput};
+use crate::{overrides_note, with_means, Mean, Record, StudyOutput};
 use anyhow::{bail, Context, Result};
 use apusim_sim::{RunOptions, SystemConfig};
 use apusim_workloads::mixes;
@@ -132,7 +132,7 @@ pub fn run(fig: Figure, o: &Options) -> Result<StudyOutput> {
         .par_iter()
         .map(|&(m, policy)| {
             let mut cfg = base_cfg.clone();
-            cfg.cpus = cpu_jobs(&inputs[m]);
+            cfg.cpus = inputs[m].cpu_jobs();
             cfg.seed = o.seed;
             let opts = RunOptions {
                 limit: o.limit,
@@ -151,7 +151,7 @@ pub fn run(fig: Figure, o: &Options) -> Result<StudyOutput> {
     }
     let mut records = Vec::new();
     for (m, chunk) in results.chunks(bars.len()).enumerate() {
-        let config = config_name(cpu_jobs(&inputs[m]));
+        let config = config_name(inputs[m].cpu_jobs());
         let workload =
             mixes::mix(&o.mixes[m]).map_or_else(|| o.mixes[m].clone(), |x| x.name.clone());
         let base = (chunk[0].0 + chunk[0].1) as f64;
@@ -187,17 +187,8 @@ pub fn run(fig: Figure, o: &Options) -> Result<StudyOutput> {
             overrides_note(&o.overrides)
         ),
         paper: fig.paper().into(),
-        records: with_means(records),
+        records: with_means(records, Mean::Arithmetic),
     })
-}
-
-/// CPU jobs of a mix's inputs (every job but the GPU's).
-fn cpu_jobs(inputs: &JobInputs) -> usize {
-    inputs
-        .jobs()
-        .iter()
-        .filter(|j| matches!(j.spec, mixes::JobSpec::Cpu { .. }))
-        .count()
 }
 
 #[cfg(test)]

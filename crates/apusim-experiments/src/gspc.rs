@@ -19,7 +19,7 @@
 //! LLC bank as gspc §5.1 configures it.
 
 use crate::jobs::{ensure_cached, JobInputs, TraceDir};
-use crate::{oracle_setup, with_means, Record, StudyOutput};
+use crate::{oracle_setup, with_means, Mean, Record, StudyOutput};
 use anyhow::{bail, Context, Result};
 use apusim_oracle::{OraclePolicy, OracleResult};
 use apusim_sim::{RunOptions, StudyOptions, SystemConfig};
@@ -326,7 +326,7 @@ pub fn run(fig: Figure, o: &Options) -> Result<StudyOutput> {
             crate::overrides_note(&o.overrides)
         ),
         paper: fig.paper().into(),
-        records: with_means(records),
+        records: with_means(records, Mean::Arithmetic),
     })
 }
 

@@ -81,6 +81,14 @@ impl JobInputs {
         &self.jobs
     }
 
+    /// How many of the jobs run on CPU cores (every job but the GPU's).
+    pub fn cpu_jobs(&self) -> usize {
+        self.jobs
+            .iter()
+            .filter(|j| matches!(j.spec, mixes::JobSpec::Cpu { .. }))
+            .count()
+    }
+
     /// The source of one job: generated on the fly, or read from the cached `.apt`.
     fn open_job(&self, job: &Job) -> Result<Box<dyn AccessSource>> {
         match &self.cache {

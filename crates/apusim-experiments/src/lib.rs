@@ -29,6 +29,7 @@
 //! in a fixed order, so the output does not depend on the number of threads.
 
 pub mod drp;
+pub mod drp_perf;
 pub mod gspc;
 pub mod jobs;
 
@@ -146,11 +147,33 @@ fn csv_field(s: &str) -> String {
     }
 }
 
-/// Append one `mean` record per (config, policy, metric) of `records`: the arithmetic mean
-/// over the workloads, as the papers' "on average". Undefined values (NaN: a rate of a
-/// stream a workload does not have, e.g. blending reads in a scene without blending) are
-/// left out of the mean; a mean of none is NaN.
-pub fn with_means(records: Vec<Record>) -> Vec<Record> {
+/// How a study averages over its workloads.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Mean {
+    /// The arithmetic mean (miss counts and rates: "on average").
+    Arithmetic,
+    /// The geometric mean (speedups: drp §6's "average (geometric mean) speedup").
+    Geometric,
+}
+
+impl Mean {
+    fn of(self, vals: &[f64]) -> f64 {
+        if vals.is_empty() {
+            return f64::NAN;
+        }
+        let n = vals.len() as f64;
+        match self {
+            Mean::Arithmetic => vals.iter().sum::<f64>() / n,
+            Mean::Geometric => (vals.iter().map(|v| v.ln()).sum::<f64>() / n).exp(),
+        }
+    }
+}
+
+/// Append one `mean` record per (config, policy, metric) of `records`: the `mean` over the
+/// workloads. Undefined values (NaN: a rate of a stream a workload does not have, e.g.
+/// blending reads in a scene without blending) are left out of the mean; a mean of none is
+/// NaN.
+pub fn with_means(records: Vec<Record>, mean: Mean) -> Vec<Record> {
     let keys = first_seen(
         records
             .iter()
@@ -170,11 +193,7 @@ pub fn with_means(records: Vec<Record>) -> Vec<Record> {
                 workload: "mean".into(),
                 policy,
                 metric,
-                value: if vals.is_empty() {
-                    f64::NAN
-                } else {
-                    vals.iter().sum::<f64>() / vals.len() as f64
-                },
+                value: mean.of(&vals),
             }
         })
         .collect();
@@ -222,12 +241,15 @@ mod tests {
 
     #[test]
     fn means_follow_each_config_and_average_its_workloads() {
-        let r = with_means(vec![
-            rec("8MB", "a", "P", 1.0),
-            rec("8MB", "b", "P", 0.5),
-            rec("8MB", "c", "P", f64::NAN),
-            rec("16MB", "a", "P", 0.25),
-        ]);
+        let r = with_means(
+            vec![
+                rec("8MB", "a", "P", 1.0),
+                rec("8MB", "b", "P", 0.5),
+                rec("8MB", "c", "P", f64::NAN),
+                rec("16MB", "a", "P", 0.25),
+            ],
+            Mean::Arithmetic,
+        );
         let names: Vec<(&str, &str, f64)> = r
             .iter()
             .filter(|r| !r.value.is_nan())
@@ -244,6 +266,16 @@ mod tests {
                 ("16MB", "mean", 0.25)
             ]
         );
+    }
+
+    #[test]
+    fn geometric_means_of_speedups() {
+        let r = with_means(
+            vec![rec("1C1G", "a", "P", 2.0), rec("1C1G", "b", "P", 0.5)],
+            Mean::Geometric,
+        );
+        assert_eq!(r[2].workload, "mean");
+        assert!((r[2].value - 1.0).abs() < 1e-12, "{}", r[2].value);
     }
 
     #[test]
