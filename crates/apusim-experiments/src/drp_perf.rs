@@ -21,17 +21,21 @@
 //!   the shared GPU cycles over the alone ones. Alone runs use the baseline policy and are
 //!   cached.
 //!
+//! Fig. 3's depth bar (Z) makes the depth and stencil streams ideal together: both are the
+//! depth/stencil unit's Z buffer (Attila keeps depth and stencil in one buffer; apusim's
+//! renderer gives stencil its own stream).
+//!
 //! Averages over mixes are geometric means, as drp §6 states ("average (geometric mean)
 //! speedup").
 
-use crate::jobs::{prepare_all, JobInputs, TraceDir};
-use crate::{overrides_note, with_means, Mean, Record, StudyOutput};
+use crate::timed::{bar, fps, gpu_cycles, ideal, speedup_of, Bar, TimedMixes};
+use crate::{with_means, Mean, Record, StudyOutput};
 use anyhow::{bail, Context, Result};
-use apusim_sim::timed::{alone_runs, sim_policy, speedup, AloneOptions, SimOptions, SimResult};
-use apusim_sim::{StudyOptions, SystemConfig};
-use apusim_workloads::mixes::{self, GpuJob};
-use rayon::prelude::*;
-use std::path::PathBuf;
+use apusim_sim::timed::{alone_runs, speedup, AloneOptions};
+use apusim_sim::StudyOptions;
+use apusim_workloads::mixes::GpuJob;
+
+pub use crate::timed::Options;
 
 /// The figures this module reproduces.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -51,31 +55,6 @@ pub enum Figure {
     Fig12,
     /// Fig. 15: average speedup of HeLM and DRP, over all mixes and over the CUDA mixes.
     Fig15,
-}
-
-/// One bar of a figure: its label, policy and study switches.
-struct Bar {
-    label: String,
-    policy: &'static str,
-    study: StudyOptions,
-}
-
-fn bar(label: &str, policy: &'static str) -> Bar {
-    Bar {
-        label: label.into(),
-        policy,
-        study: StudyOptions::default(),
-    }
-}
-
-fn ideal(label: &str, streams: &str) -> Bar {
-    Bar {
-        study: StudyOptions {
-            ideal: StudyOptions::parse_ideal(streams).expect("built-in stream list"),
-            ..StudyOptions::default()
-        },
-        ..bar(label, BASELINE)
-    }
 }
 
 /// The baseline policy of drp §3 (two-bit SRRIP with the baseline's GPU write rules).
@@ -139,13 +118,16 @@ impl Figure {
             Figure::Fig1 => vec![bar("Heterogeneous", BASELINE)],
             Figure::Fig3 => vec![
                 bar("Baseline", BASELINE),
-                ideal("C", "color"),
-                ideal("C+T", "color,texture"),
-                ideal("C+T+Z", "color,texture,depth"),
-                ideal("C+T+Z+B", "color,texture,depth,blitter"),
-                ideal("All", "gpu"),
+                ideal("C", BASELINE, "color"),
+                ideal("C+T", BASELINE, "color,texture"),
+                ideal("C+T+Z", BASELINE, "color,texture,depth,stencil"),
+                ideal("C+T+Z+B", BASELINE, "color,texture,depth,stencil,blitter"),
+                ideal("All", BASELINE, "gpu"),
             ],
-            Figure::Table4 => vec![bar("Baseline", BASELINE), ideal("Ideal LLC", "gpu")],
+            Figure::Table4 => vec![
+                bar("Baseline", BASELINE),
+                ideal("Ideal LLC", BASELINE, "gpu"),
+            ],
             Figure::Fig4 => std::iter::once(bar("Baseline", BASELINE))
                 .chain([25, 50, 75, 100].map(|p| Bar {
                     study: StudyOptions {
@@ -175,76 +157,17 @@ impl Figure {
     }
 }
 
-/// What to run the figures on.
-#[derive(Clone, Debug)]
-pub struct Options {
-    /// Mix names (`None`: the figure's own, e.g. S1-S14 for Fig. 3).
-    pub mixes: Option<Vec<String>>,
-    /// Workload scale (`apusim sim --mix --scale`).
-    pub scale: u64,
-    pub seed: u64,
-    /// Instructions each core retires before its statistics start.
-    pub warmup: u64,
-    /// Instructions each core retires after the warm-up (`None`: to the end of its trace).
-    pub instructions: Option<u64>,
-    /// `--set KEY=VALUE` overrides of the presets `4c1g` and `4c1g-cuda`.
-    pub overrides: Vec<String>,
-    /// Trace cache (alone runs are cached beside the traces); `None` keeps the generated
-    /// traces in a temporary directory for the run and simulates every alone run.
-    pub cache: Option<PathBuf>,
-}
-
-impl Default for Options {
-    fn default() -> Self {
-        Options {
-            mixes: None,
-            scale: 1,
-            seed: 1,
-            warmup: 0,
-            instructions: None,
-            overrides: Vec::new(),
-            cache: None,
-        }
-    }
-}
-
-/// The preset of a mix: its GPU job decides which GPU model the system carries.
-fn preset_of(mix: &str) -> Result<&'static str> {
-    let m = mixes::mix(mix).with_context(|| format!("unknown mix `{mix}` (see `apusim mixes`)"))?;
-    Ok(match m.gpu {
+/// The preset of a mix's GPU job: drp §3's 3D GPU or its six-SM CUDA GPU.
+fn preset(job: &GpuJob) -> &'static str {
+    match job {
         GpuJob::Render { .. } => "4c1g",
         GpuJob::Gpgpu(_) => "4c1g-cuda",
-    })
-}
-
-/// The figures of one run: each core's IPC and the GPU's cycles.
-#[derive(Clone, Debug)]
-struct Perf {
-    ipc: Vec<f64>,
-    gpu_cycles: Option<u64>,
-    fps: Option<f64>,
-}
-
-impl Perf {
-    fn of(r: &SimResult) -> Perf {
-        Perf {
-            ipc: r.cores.iter().map(|c| c.ipc).collect(),
-            gpu_cycles: r.gpu.as_ref().map(|g| g.cycles),
-            fps: r
-                .gpu
-                .as_ref()
-                .and_then(|g| g.render.as_ref())
-                .map(|x| x.fps),
-        }
     }
 }
 
-/// `a / b` for speedups; NaN when either side is missing or zero.
-fn speedup_of(a: Option<f64>, b: Option<f64>) -> f64 {
-    match (a, b) {
-        (Some(a), Some(b)) if a > 0.0 && b > 0.0 => a / b,
-        _ => f64::NAN,
-    }
+/// Each core's IPC in a run.
+fn ipcs(r: &apusim_sim::timed::SimResult) -> Vec<f64> {
+    r.cores.iter().map(|c| c.ipc).collect()
 }
 
 /// The IPC throughput of `num` over that of `den` (NaN without cores).
@@ -256,12 +179,14 @@ fn throughput_ratio(num: &[f64], den: &[f64]) -> f64 {
 /// Run one figure.
 pub fn run(fig: Figure, o: &Options) -> Result<StudyOutput> {
     let names = o.mixes.clone().unwrap_or_else(|| fig.default_mixes());
-    if names.is_empty() {
-        bail!("{}: give at least one mix", fig.name());
-    }
-    let presets: Vec<&str> = names.iter().map(|m| preset_of(m)).collect::<Result<_>>()?;
+    let mixes = TimedMixes::new(fig.name(), names, preset, o)?;
     if fig == Figure::Fig3 {
-        if let Some(m) = names.iter().zip(&presets).find(|(_, p)| **p != "4c1g") {
+        if let Some(m) = mixes
+            .names
+            .iter()
+            .zip(&mixes.presets)
+            .find(|(_, p)| **p != "4c1g")
+        {
             bail!(
                 "{}: {} has no 3D rendering job (Fig. 3 measures frame rates; use S1-S14)",
                 fig.name(),
@@ -269,55 +194,12 @@ pub fn run(fig: Figure, o: &Options) -> Result<StudyOutput> {
             );
         }
     }
-    let traces = TraceDir::new(o.cache.as_deref())?;
-    let dir = traces.path().to_path_buf();
-    let inputs: Vec<JobInputs> = names
-        .iter()
-        .map(|m| JobInputs::mix(m, o.scale, o.seed, Some(dir.clone())))
-        .collect::<Result<_>>()?;
-    prepare_all(&dir, &inputs)?;
-    let configs: Vec<SystemConfig> = inputs
-        .iter()
-        .zip(&presets)
-        .map(|(i, p)| {
-            let mut cfg = SystemConfig::load_preset(p, &o.overrides)?;
-            cfg.cpus = i.cpu_jobs();
-            cfg.seed = o.seed;
-            Ok(cfg)
-        })
-        .collect::<Result<_>>()?;
     let bars = fig.bars();
-    let base_opts = SimOptions {
-        warmup: o.warmup,
-        instructions: o.instructions,
-        ..SimOptions::default()
-    };
-    let cases: Vec<(usize, usize)> = (0..inputs.len())
-        .flat_map(|m| (0..bars.len()).map(move |b| (m, b)))
-        .collect();
-    let progress = apusim_sim::run::count_bar(cases.len(), "timed runs");
-    let results: Vec<SimResult> = cases
-        .par_iter()
-        .map(|&(m, b)| {
-            let opts = SimOptions {
-                study: bars[b].study.clone(),
-                ..base_opts.clone()
-            };
-            let r = sim_policy(&configs[m], bars[b].policy, &inputs[m], &opts)
-                .with_context(|| format!("mix {} ({})", names[m], bars[b].label))?;
-            if let Some(p) = &progress {
-                p.inc(1);
-            }
-            Ok(r)
-        })
-        .collect::<Result<_>>()?;
-    if let Some(p) = progress {
-        p.finish_and_clear();
-    }
+    let results = mixes.run(&bars)?;
     let mut records = Vec::new();
     for (m, runs) in results.chunks(bars.len()).enumerate() {
-        let config = format!("{}C1G", configs[m].cpus);
-        let workload = names[m].clone();
+        let config = format!("{}C1G", mixes.configs[m].cpus);
+        let workload = mixes.names[m].clone();
         let mut push = |config: &str, label: &str, metric: &str, value: f64| {
             records.push(Record {
                 config: config.to_string(),
@@ -329,8 +211,8 @@ pub fn run(fig: Figure, o: &Options) -> Result<StudyOutput> {
         };
         if fig == Figure::Fig1 {
             let alone = AloneOptions::new(BASELINE, o.cache.clone());
-            let solo = alone_runs(&configs[m], &inputs[m], &base_opts, &alone)
-                .with_context(|| format!("mix {} alone", names[m]))?;
+            let solo = alone_runs(&mixes.configs[m], &mixes.inputs[m], &mixes.opts, &alone)
+                .with_context(|| format!("mix {} alone", mixes.names[m]))?;
             let s = speedup(&runs[0], &solo, BASELINE)?;
             let alone_ipc: Vec<f64> = s.jobs.iter().map(|j| j.alone_ipc).collect();
             let shared_ipc: Vec<f64> = s.jobs.iter().map(|j| j.ipc).collect();
@@ -344,15 +226,11 @@ pub fn run(fig: Figure, o: &Options) -> Result<StudyOutput> {
             );
             continue;
         }
-        let base = Perf::of(&runs[0]);
-        let cuda = presets[m] == "4c1g-cuda";
+        let base = &runs[0];
+        let cuda = mixes.presets[m] == "4c1g-cuda";
         for (r, b) in runs.iter().zip(&bars).skip(1) {
-            let p = Perf::of(r);
-            let gpu = speedup_of(
-                base.gpu_cycles.map(|c| c as f64),
-                p.gpu_cycles.map(|c| c as f64),
-            );
-            let cpu = throughput_ratio(&p.ipc, &base.ipc);
+            let gpu = speedup_of(gpu_cycles(base), gpu_cycles(r));
+            let cpu = throughput_ratio(&ipcs(r), &ipcs(base));
             let mut configs_of = vec![config.clone()];
             if fig == Figure::Fig15 && cuda {
                 configs_of.push(format!("{config} CUDA"));
@@ -360,7 +238,7 @@ pub fn run(fig: Figure, o: &Options) -> Result<StudyOutput> {
             for c in &configs_of {
                 match fig {
                     Figure::Fig3 => {
-                        push(c, &b.label, "fps_speedup", speedup_of(p.fps, base.fps));
+                        push(c, &b.label, "fps_speedup", speedup_of(fps(r), fps(base)));
                     }
                     Figure::Table4 => push(c, &b.label, "gpu_speedup", gpu),
                     _ => {
@@ -386,18 +264,7 @@ pub fn run(fig: Figure, o: &Options) -> Result<StudyOutput> {
     }
     Ok(StudyOutput {
         study: fig.name().into(),
-        title: format!(
-            "{}; scale {}, seed {}, warm-up {}, {}{}",
-            fig.title(),
-            o.scale,
-            o.seed,
-            o.warmup,
-            o.instructions.map_or_else(
-                || "traces to their end".to_string(),
-                |n| format!("{n} instructions per core")
-            ),
-            overrides_note(&o.overrides)
-        ),
+        title: format!("{}{}", fig.title(), o.note()),
         paper: fig.paper().into(),
         records,
     })
@@ -406,6 +273,10 @@ pub fn run(fig: Figure, o: &Options) -> Result<StudyOutput> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::jobs::JobInputs;
+    use crate::timed::gpu_job;
+    use apusim_sim::timed::{sim_policy, SimOptions, SimResult};
+    use apusim_sim::SystemConfig;
 
     fn small(mixes: &[&str]) -> Options {
         Options {
@@ -431,7 +302,7 @@ mod tests {
     /// The same run made directly, on the preset the study picks for the mix.
     fn direct(mix: &str, policy: &str, study: StudyOptions) -> SimResult {
         let inputs = JobInputs::mix(mix, 1, 1, None).unwrap();
-        let mut cfg = SystemConfig::load_preset(preset_of(mix).unwrap(), &[]).unwrap();
+        let mut cfg = SystemConfig::load_preset(preset(gpu_job(mix).unwrap()), &[]).unwrap();
         cfg.cpus = inputs.cpu_jobs();
         let opts = SimOptions {
             instructions: Some(20_000),

@@ -32,6 +32,7 @@ pub mod drp;
 pub mod drp_perf;
 pub mod gspc;
 pub mod jobs;
+mod timed;
 
 use apusim_sim::report::TextTable;
 use serde::Serialize;

@@ -1,0 +1,208 @@
+//! Timed runs of the papers' mixes under a figure's bars, shared by the timed studies
+//! ([`crate::drp_perf`], [`crate::crit_perf`]).
+//!
+//! A [`Bar`] is what one bar of a figure changes: the LLC policy and the study switches
+//! (idealized streams, forced GPU read bypass). [`TimedMixes`] holds the mixes of a figure,
+//! their generated traces (in the trace cache, generated once) and the system each runs on,
+//! a preset chosen by the mix's GPU job (the papers attach one of two GPU models by workload)
+//! with as many CPU cores as the mix has CPU jobs; [`TimedMixes::run`] makes every
+//! (mix, bar) run in parallel and returns the results mix by mix, bar by bar, whatever the
+//! number of threads.
+
+use crate::jobs::{prepare_all, JobInputs, TraceDir};
+use anyhow::{bail, Context, Result};
+use apusim_sim::timed::{sim_policy, SimOptions, SimResult};
+use apusim_sim::{StudyOptions, SystemConfig};
+use apusim_workloads::mixes::{self, GpuJob};
+use rayon::prelude::*;
+use std::path::PathBuf;
+
+/// One bar of a figure: its label, policy and study switches.
+pub(crate) struct Bar {
+    pub label: String,
+    pub policy: &'static str,
+    pub study: StudyOptions,
+}
+
+/// A bar that only names a policy.
+pub(crate) fn bar(label: &str, policy: &'static str) -> Bar {
+    Bar {
+        label: label.into(),
+        policy,
+        study: StudyOptions::default(),
+    }
+}
+
+/// A bar under `policy` whose `streams` (an `--ideal` list) are ideal.
+pub(crate) fn ideal(label: &str, policy: &'static str, streams: &str) -> Bar {
+    Bar {
+        study: StudyOptions {
+            ideal: StudyOptions::parse_ideal(streams).expect("built-in stream list"),
+            ..StudyOptions::default()
+        },
+        ..bar(label, policy)
+    }
+}
+
+/// What to run a timed figure on.
+#[derive(Clone, Debug)]
+pub struct Options {
+    /// Mix names (`None`: the figure's own).
+    pub mixes: Option<Vec<String>>,
+    /// Workload scale (`apusim sim --mix --scale`).
+    pub scale: u64,
+    pub seed: u64,
+    /// Instructions each core retires before its statistics start.
+    pub warmup: u64,
+    /// Instructions each core retires after the warm-up (`None`: to the end of its trace).
+    pub instructions: Option<u64>,
+    /// `--set KEY=VALUE` overrides of the figure's presets.
+    pub overrides: Vec<String>,
+    /// Trace cache (alone runs are cached beside the traces); `None` keeps the generated
+    /// traces in a temporary directory for the run and simulates every alone run.
+    pub cache: Option<PathBuf>,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options {
+            mixes: None,
+            scale: 1,
+            seed: 1,
+            warmup: 0,
+            instructions: None,
+            overrides: Vec::new(),
+            cache: None,
+        }
+    }
+}
+
+impl Options {
+    /// `; scale .., seed .., warm-up .., ...` for a study's title.
+    pub(crate) fn note(&self) -> String {
+        format!(
+            "; scale {}, seed {}, warm-up {}, {}{}",
+            self.scale,
+            self.seed,
+            self.warmup,
+            self.instructions.map_or_else(
+                || "traces to their end".to_string(),
+                |n| format!("{n} instructions per core")
+            ),
+            crate::overrides_note(&self.overrides)
+        )
+    }
+}
+
+/// The mixes of a figure, ready for timed runs.
+pub(crate) struct TimedMixes {
+    pub names: Vec<String>,
+    pub inputs: Vec<JobInputs>,
+    pub configs: Vec<SystemConfig>,
+    /// The preset each mix runs on.
+    pub presets: Vec<&'static str>,
+    pub opts: SimOptions,
+    _traces: TraceDir,
+}
+
+/// The GPU job of mix `name`.
+pub(crate) fn gpu_job(name: &str) -> Result<&'static GpuJob> {
+    Ok(&mixes::mix(name)
+        .with_context(|| format!("unknown mix `{name}` (see `apusim mixes`)"))?
+        .gpu)
+}
+
+impl TimedMixes {
+    /// `names` on the presets `preset` picks by GPU job, traces generated into the cache.
+    pub fn new(
+        study: &str,
+        names: Vec<String>,
+        preset: impl Fn(&GpuJob) -> &'static str,
+        o: &Options,
+    ) -> Result<TimedMixes> {
+        if names.is_empty() {
+            bail!("{study}: give at least one mix");
+        }
+        let presets: Vec<&'static str> = names
+            .iter()
+            .map(|m| gpu_job(m).map(&preset))
+            .collect::<Result<_>>()?;
+        let traces = TraceDir::new(o.cache.as_deref())?;
+        let dir = traces.path().to_path_buf();
+        let inputs: Vec<JobInputs> = names
+            .iter()
+            .map(|m| JobInputs::mix(m, o.scale, o.seed, Some(dir.clone())))
+            .collect::<Result<_>>()?;
+        prepare_all(&dir, &inputs)?;
+        let configs = inputs
+            .iter()
+            .zip(&presets)
+            .map(|(i, p)| {
+                let mut cfg = SystemConfig::load_preset(p, &o.overrides)?;
+                cfg.cpus = i.cpu_jobs();
+                cfg.seed = o.seed;
+                Ok(cfg)
+            })
+            .collect::<Result<_>>()?;
+        Ok(TimedMixes {
+            names,
+            inputs,
+            configs,
+            presets,
+            opts: SimOptions {
+                warmup: o.warmup,
+                instructions: o.instructions,
+                ..SimOptions::default()
+            },
+            _traces: traces,
+        })
+    }
+
+    /// Every (mix, bar) run, in parallel; mix by mix, bar by bar.
+    pub fn run(&self, bars: &[Bar]) -> Result<Vec<SimResult>> {
+        let cases: Vec<(usize, usize)> = (0..self.inputs.len())
+            .flat_map(|m| (0..bars.len()).map(move |b| (m, b)))
+            .collect();
+        let progress = apusim_sim::run::count_bar(cases.len(), "timed runs");
+        let results = cases
+            .par_iter()
+            .map(|&(m, b)| {
+                let opts = SimOptions {
+                    study: bars[b].study.clone(),
+                    ..self.opts.clone()
+                };
+                let r = sim_policy(&self.configs[m], bars[b].policy, &self.inputs[m], &opts)
+                    .with_context(|| format!("mix {} ({})", self.names[m], bars[b].label))?;
+                if let Some(p) = &progress {
+                    p.inc(1);
+                }
+                Ok(r)
+            })
+            .collect::<Result<_>>()?;
+        if let Some(p) = progress {
+            p.finish_and_clear();
+        }
+        Ok(results)
+    }
+}
+
+/// `a / b` for speedups; NaN when either side is missing or not positive.
+pub(crate) fn speedup_of(a: Option<f64>, b: Option<f64>) -> f64 {
+    match (a, b) {
+        (Some(a), Some(b)) if a > 0.0 && b > 0.0 => a / b,
+        _ => f64::NAN,
+    }
+}
+
+/// The GPU's cycles to run its job once (NaN-free: `None` without a timed GPU).
+pub(crate) fn gpu_cycles(r: &SimResult) -> Option<f64> {
+    r.gpu.as_ref().map(|g| g.cycles as f64)
+}
+
+/// A 3D job's frames per second.
+pub(crate) fn fps(r: &SimResult) -> Option<f64> {
+    r.gpu
+        .as_ref()
+        .and_then(|g| g.render.as_ref())
+        .map(|x| x.fps)
+}
