@@ -2,7 +2,7 @@
 //! Prints one table per metric, writes the long-format CSV/JSON when asked.
 
 use anyhow::Result;
-use apusim_experiments::{drp, drp_perf, gspc, jobs, StudyOutput};
+use apusim_experiments::{crit_perf, drp, drp_perf, gspc, jobs, StudyOutput};
 use clap::{Args, Subcommand};
 use std::path::PathBuf;
 
@@ -27,21 +27,28 @@ pub enum StudyCommand {
     DrpFig14(DrpArgs),
     /// drp Fig. 1 (timed): speedup of standalone over heterogeneous execution, CPU and GPU,
     /// per mix (alone runs cached).
-    DrpFig1(DrpPerfArgs),
+    DrpFig1(TimedArgs),
     /// drp Fig. 3 (timed): frame-rate speedup with color, +texture, +depth, +blitter and all
     /// GPU streams ideal, on the 1C1G rendering mixes.
-    DrpFig3(DrpPerfArgs),
+    DrpFig3(TimedArgs),
     /// drp Table 4 (timed): GPU speedup of the CUDA mixes with an ideal LLC for the GPU.
-    DrpTable4(DrpPerfArgs),
+    DrpTable4(TimedArgs),
     /// drp Fig. 4 (timed): average CPU and GPU speedup with 25-100% random GPU read-miss
     /// bypass.
-    DrpFig4(DrpPerfArgs),
+    DrpFig4(TimedArgs),
     /// drp Fig. 11 (timed): average CPU and GPU speedup of SHiP-hybrid and DRP.
-    DrpFig11(DrpPerfArgs),
+    DrpFig11(TimedArgs),
     /// drp Fig. 12 (timed): DRP's CPU and GPU speedup per mix.
-    DrpFig12(DrpPerfArgs),
+    DrpFig12(TimedArgs),
     /// drp Fig. 15 (timed): average speedup of HeLM and DRP, all mixes and CUDA mixes.
-    DrpFig15(DrpPerfArgs),
+    DrpFig15(TimedArgs),
+    /// gpu-access-criticality Fig. 2 (timed): the GPU's DRAM reads by stream per 3D title.
+    CritFig2(TimedArgs),
+    /// gpu-access-criticality Fig. 3 (timed): frame-rate speedup with one stream ideal.
+    CritFig3(TimedArgs),
+    /// gpu-access-criticality Fig. 4 (timed): sets of streams ideal together against the
+    /// sum of their individual speedups.
+    CritFig4(TimedArgs),
 }
 
 /// Where traces are cached and results go, for every study.
@@ -112,9 +119,10 @@ pub struct DrpArgs {
 }
 
 #[derive(Args)]
-pub struct DrpPerfArgs {
+pub struct TimedArgs {
     /// Mixes (comma-separated; `S`, `D` and `Q` stand for S1-S18, D1-D18, Q1-Q18; default:
-    /// the figure's own, e.g. S1-S14 for Fig. 3, S15-S18 for Table 4).
+    /// the figure's own, e.g. S1-S14 for drp Fig. 3, S15-S18 for drp Table 4, H1-H14,
+    /// L1-L14 and HL1-HL14 for the crit figures).
     #[arg(long, value_delimiter = ',')]
     mixes: Option<Vec<String>>,
     /// Workload scale (as `apusim sim --mix --scale`).
@@ -155,6 +163,9 @@ pub fn run(c: StudyCommand) -> Result<()> {
         StudyCommand::DrpFig11(a) => (perf_run(drp_perf::Figure::Fig11, &a)?, a.common),
         StudyCommand::DrpFig12(a) => (perf_run(drp_perf::Figure::Fig12, &a)?, a.common),
         StudyCommand::DrpFig15(a) => (perf_run(drp_perf::Figure::Fig15, &a)?, a.common),
+        StudyCommand::CritFig2(a) => (crit_run(crit_perf::Figure::Fig2, &a)?, a.common),
+        StudyCommand::CritFig3(a) => (crit_run(crit_perf::Figure::Fig3, &a)?, a.common),
+        StudyCommand::CritFig4(a) => (crit_run(crit_perf::Figure::Fig4, &a)?, a.common),
     };
     print!("{}", out.tables());
     write(&out, &common)
@@ -186,16 +197,27 @@ fn drp_run(fig: drp::Figure, a: &DrpArgs) -> Result<StudyOutput> {
     crate::in_pool(a.common.threads, || drp::run(fig, &o))
 }
 
-fn perf_run(fig: drp_perf::Figure, a: &DrpPerfArgs) -> Result<StudyOutput> {
-    let o = drp_perf::Options {
-        mixes: a.mixes.as_deref().map(expand_mixes),
-        scale: a.scale,
-        seed: a.common.seed,
-        warmup: a.warmup,
-        instructions: a.instructions,
-        overrides: a.common.set.clone(),
-        cache: a.common.cache(),
-    };
+impl TimedArgs {
+    fn options(&self) -> drp_perf::Options {
+        drp_perf::Options {
+            mixes: self.mixes.as_deref().map(expand_mixes),
+            scale: self.scale,
+            seed: self.common.seed,
+            warmup: self.warmup,
+            instructions: self.instructions,
+            overrides: self.common.set.clone(),
+            cache: self.common.cache(),
+        }
+    }
+}
+
+fn crit_run(fig: crit_perf::Figure, a: &TimedArgs) -> Result<StudyOutput> {
+    let o = a.options();
+    crate::in_pool(a.common.threads, || crit_perf::run(fig, &o))
+}
+
+fn perf_run(fig: drp_perf::Figure, a: &TimedArgs) -> Result<StudyOutput> {
+    let o = a.options();
     crate::in_pool(a.common.threads, || drp_perf::run(fig, &o))
 }
 

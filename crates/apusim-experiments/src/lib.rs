@@ -15,6 +15,10 @@
 //!   cores as the mix has CPU jobs), since the inclusive LLC's back-invalidations make the
 //!   LLC stream depend on the policy.
 //!
+//! - [`drp_perf`]: drp's figures stated in performance (Figs. 1, 3, 4, 11, 12, 15, Table 4)
+//!   and [`crit_perf`]: gpu-access-criticality §3's stream figures (Figs. 2-4), each a timed
+//!   run (`apusim sim`) per (mix, bar), where a bar is a policy plus the LLC study switches.
+//!
 //! The central types:
 //! - [`jobs::JobInputs`]: generated workloads (a mix, a rendering job) as simulator inputs,
 //!   backed by the on-disk trace cache, so a study generates each workload once.
@@ -28,6 +32,7 @@
 //! Runs are spread over the rayon pool; every run is deterministic and results are collected
 //! in a fixed order, so the output does not depend on the number of threads.
 
+pub mod crit_perf;
 pub mod drp;
 pub mod drp_perf;
 pub mod gspc;

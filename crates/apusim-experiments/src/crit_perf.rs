@@ -1,0 +1,289 @@
+//! gpu-access-criticality-dram-scheduling.txt §3 on the timed machine: which GPU streams the
+//! frame rate of a 3D job depends on. Fig. 2 (the GPU's DRAM reads by stream), Fig. 3 (the
+//! frame-rate speedup when one stream is made ideal) and Fig. 4 (sets of streams made ideal
+//! together, against the sum of their individual speedups).
+//!
+//! The workloads are the fourteen 3D titles, each run beside its three four-way CPU mixes of
+//! §5 (`Hn`, `Ln`, `HLn`) on the criticality paper's system (Table 1: drp §3's CMP with a
+//! two-bit SRRIP LLC, preset `4c1g` under `srrip`). A stream is ideal as §3 defines it: its
+//! non-compulsory LLC misses are charged the hit latency and not sent to DRAM, while the LLC
+//! policy runs as usual. A title's speedup is the geometric mean over its three mixes (§5:
+//! "we report the performance averaged (geometric mean) over the three mixes containing that
+//! GPU workload"), and the mean over titles is geometric too.
+//!
+//! Streams as Fig. 2 groups them: color (C), texture sampler (T: static and dynamic textures),
+//! depth (Z: depth and stencil, one buffer in Attila), blitter (B), and everything else of the
+//! GPU (O: vertices and indices, HiZ, shader instructions and data, display).
+
+use crate::timed::{bar, fps, ideal, speedup_of, Bar, TimedMixes};
+use crate::{with_means, Mean, Record, StudyOutput};
+use anyhow::{bail, Result};
+use apusim_sim::timed::SimResult;
+use apusim_trace::{Agent, Stream};
+use apusim_workloads::mixes::GpuJob;
+use std::collections::BTreeMap;
+
+pub use crate::timed::Options;
+
+/// The figures this module reproduces.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Figure {
+    /// Fig. 2: the GPU's DRAM reads by stream (fractions).
+    Fig2,
+    /// Fig. 3: frame-rate speedup with one stream ideal.
+    Fig3,
+    /// Fig. 4: frame-rate speedup with CT, CTZ, CTZB, CTZBO ideal together ("combined") and
+    /// the sum of their streams' individual speedups ("individual").
+    Fig4,
+}
+
+/// The LLC policy of the criticality paper's baseline (Table 1: two-bit SRRIP).
+const BASELINE: &str = "srrip";
+
+/// The stream groups of Fig. 2, as `--ideal` lists.
+const STREAMS: [(&str, &str); 5] = [
+    ("C", "color"),
+    ("T", "texture"),
+    ("Z", "depth,stencil"),
+    ("B", "blitter"),
+    (
+        "O",
+        "vertex,vertex-index,hiz,shader-instr,shader-data,display,other",
+    ),
+];
+
+/// Fig. 4's sets, each a prefix of C, T, Z, B, O.
+const SETS: [&str; 4] = ["CT", "CTZ", "CTZB", "CTZBO"];
+
+impl Figure {
+    pub fn name(self) -> &'static str {
+        match self {
+            Figure::Fig2 => "crit-fig2",
+            Figure::Fig3 => "crit-fig3",
+            Figure::Fig4 => "crit-fig4",
+        }
+    }
+
+    fn title(self) -> &'static str {
+        match self {
+            Figure::Fig2 => "the GPU's DRAM reads by stream: color (C), texture (T), depth (Z), blitter (B), other (O) (gpu-access-criticality Fig. 2)",
+            Figure::Fig3 => "frame-rate speedup with one stream's non-compulsory LLC misses charged as hits (gpu-access-criticality Fig. 3)",
+            Figure::Fig4 => "frame-rate speedup with sets of streams ideal together (combined) and the sum of their individual speedups (individual) (gpu-access-criticality Fig. 4)",
+        }
+    }
+
+    fn paper(self) -> &'static str {
+        match self {
+            Figure::Fig2 => "color, texture and depth take the larger share of the GPU's DRAM reads; the distribution varies widely across titles",
+            Figure::Fig3 => "each stream's sensitivity differs by title and is not in proportion to its DRAM reads (COD2: color over depth; L4D: color; NFS: texture over depth)",
+            Figure::Fig4 => "combined speedup much higher than the accumulated individual speedups in several titles (3DMark06 GT1/GT2, COD2, Crysis, L4D, NFS, COR, UT3)",
+        }
+    }
+
+    /// Hn, Ln, HLn for the fourteen 3D titles.
+    pub fn default_mixes(self) -> Vec<String> {
+        (1..=14)
+            .flat_map(|n| [format!("H{n}"), format!("L{n}"), format!("HL{n}")])
+            .collect()
+    }
+
+    fn bars(self) -> Vec<Bar> {
+        let mut bars = vec![bar("Baseline", BASELINE)];
+        if self != Figure::Fig2 {
+            bars.extend(STREAMS.iter().map(|(l, s)| ideal(l, BASELINE, s)));
+        }
+        if self == Figure::Fig4 {
+            for set in SETS {
+                let streams: Vec<&str> = STREAMS[..set.len()].iter().map(|s| s.1).collect();
+                bars.push(ideal(set, BASELINE, &streams.join(",")));
+            }
+        }
+        bars
+    }
+}
+
+/// The GPU's DRAM reads of a whole run (the GPU's job and any repeats of it while cores ran
+/// on; the measured window follows the CPU cores' targets) in Fig. 2's groups (C, T, Z, B,
+/// O).
+fn reads_by_group(r: &SimResult) -> [u64; 5] {
+    let mut out = [0; 5];
+    for s in Stream::ALL.iter().filter(|s| !s.is_cpu()) {
+        let group = match s {
+            Stream::Color => 0,
+            Stream::StaticTexture | Stream::DynamicTexture => 1,
+            Stream::Depth | Stream::Stencil => 2,
+            Stream::Blitter => 3,
+            _ => 4,
+        };
+        out[group] += r.functional.memory.get(Agent::GPU, *s).reads;
+    }
+    out
+}
+
+/// The geometric mean of `v` (NaN if empty).
+fn geomean(v: &[f64]) -> f64 {
+    if v.is_empty() {
+        return f64::NAN;
+    }
+    (v.iter().map(|x| x.ln()).sum::<f64>() / v.len() as f64).exp()
+}
+
+/// Run one figure.
+pub fn run(fig: Figure, o: &Options) -> Result<StudyOutput> {
+    let names = o.mixes.clone().unwrap_or_else(|| fig.default_mixes());
+    // The titles, in first-appearance order, and each mix's title.
+    let mut titles: Vec<&'static str> = Vec::new();
+    let mut title_of = Vec::new();
+    for m in &names {
+        match crate::timed::gpu_job(m)? {
+            GpuJob::Render { title, .. } => {
+                if !titles.contains(title) {
+                    titles.push(title);
+                }
+                title_of.push(*title);
+            }
+            GpuJob::Gpgpu(k) => bail!(
+                "{}: {m} runs the CUDA job {k}, not a 3D title (§3's stream figures are about \
+                 rendering; use H1-H14, L1-L14, HL1-HL14)",
+                fig.name()
+            ),
+        }
+    }
+    let mixes = TimedMixes::new(fig.name(), names, |_| "4c1g", o)?;
+    let bars = fig.bars();
+    let results = mixes.run(&bars)?;
+    let runs: Vec<&[SimResult]> = results.chunks(bars.len()).collect();
+    let mut records = Vec::new();
+    let mut push = |workload: &str, label: &str, metric: &str, value: f64| {
+        records.push(Record {
+            config: "4C1G".into(),
+            workload: workload.into(),
+            policy: label.into(),
+            metric: metric.into(),
+            value,
+        })
+    };
+    for title in &titles {
+        let mine: Vec<&[SimResult]> = runs
+            .iter()
+            .zip(&title_of)
+            .filter(|(_, t)| *t == title)
+            .map(|(r, _)| *r)
+            .collect();
+        if fig == Figure::Fig2 {
+            // The reads of the title's mixes together, as fractions of the GPU's DRAM reads.
+            let mut reads = [0u64; 5];
+            for r in &mine {
+                for (t, x) in reads.iter_mut().zip(reads_by_group(&r[0])) {
+                    *t += x;
+                }
+            }
+            let total: u64 = reads.iter().sum();
+            for ((label, _), x) in STREAMS.iter().zip(reads) {
+                let share = if total > 0 {
+                    x as f64 / total as f64
+                } else {
+                    f64::NAN
+                };
+                push(title, label, "dram_read_share", share);
+            }
+            continue;
+        }
+        // Each bar's speedup over the baseline bar, per mix, then the title's geometric mean.
+        let speedup: BTreeMap<&str, f64> = bars
+            .iter()
+            .enumerate()
+            .skip(1)
+            .map(|(b, bar)| {
+                let per_mix: Vec<f64> = mine
+                    .iter()
+                    .map(|r| speedup_of(fps(&r[b]), fps(&r[0])))
+                    .collect();
+                (bar.label.as_str(), geomean(&per_mix))
+            })
+            .collect();
+        match fig {
+            Figure::Fig3 => {
+                for (label, _) in STREAMS {
+                    push(title, label, "fps_speedup", speedup[label]);
+                }
+            }
+            Figure::Fig4 => {
+                for set in SETS {
+                    push(title, set, "combined_speedup", speedup[set]);
+                    let individual = 1.0
+                        + STREAMS[..set.len()]
+                            .iter()
+                            .map(|(l, _)| speedup[l] - 1.0)
+                            .sum::<f64>();
+                    push(title, set, "individual_speedup", individual);
+                }
+            }
+            Figure::Fig2 => unreachable!("handled above"),
+        }
+    }
+    let mean = if fig == Figure::Fig2 {
+        Mean::Arithmetic
+    } else {
+        Mean::Geometric
+    };
+    Ok(StudyOutput {
+        study: fig.name().into(),
+        title: format!("{}{}", fig.title(), o.note()),
+        paper: fig.paper().into(),
+        records: with_means(records, mean),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn small(mixes: &[&str]) -> Options {
+        Options {
+            mixes: Some(mixes.iter().map(|m| m.to_string()).collect()),
+            instructions: Some(2_000),
+            ..Options::default()
+        }
+    }
+
+    #[test]
+    fn fig4_sets_are_prefixes_of_the_streams_and_cuda_mixes_are_refused() {
+        let bars = Figure::Fig4.bars();
+        let labels: Vec<&str> = bars.iter().map(|b| b.label.as_str()).collect();
+        assert_eq!(
+            labels,
+            ["Baseline", "C", "T", "Z", "B", "O", "CT", "CTZ", "CTZB", "CTZBO"]
+        );
+        // CTZBO makes every GPU stream ideal, and no CPU stream.
+        let all = &bars.last().unwrap().study.ideal;
+        assert!(all.iter().all(|s| !s.is_cpu()));
+        assert_eq!(
+            all.len(),
+            apusim_trace::Stream::ALL
+                .iter()
+                .filter(|s| !s.is_cpu())
+                .count()
+        );
+        let e = run(Figure::Fig3, &small(&["H15"])).unwrap_err();
+        assert!(format!("{e:#}").contains("not a 3D title"), "{e:#}");
+    }
+
+    #[test]
+    fn fig2_splits_the_gpu_s_dram_reads_by_stream() {
+        let out = run(Figure::Fig2, &small(&["H3"])).unwrap();
+        let shares: Vec<(&str, f64)> = out
+            .records
+            .iter()
+            .filter(|r| r.workload == "3DMark06 HDR1")
+            .map(|r| (r.policy.as_str(), r.value))
+            .collect();
+        assert_eq!(shares.len(), 5, "{shares:?}");
+        let total: f64 = shares.iter().map(|s| s.1).sum();
+        assert!((total - 1.0).abs() < 1e-9, "{shares:?}");
+        // A lit, textured, depth-tested scene reads color, texture and depth from DRAM.
+        for (label, share) in &shares[..3] {
+            assert!(*share > 0.01, "{label}: {share}");
+        }
+    }
+}
