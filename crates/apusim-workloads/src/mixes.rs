@@ -342,25 +342,33 @@ impl Job {
         }
     }
 
-    /// The job as render work for a timed render pipeline: rendering jobs only. The scene
-    /// is rendered from the first read on.
-    pub fn frames(&self) -> Option<Box<dyn apusim_trace::FrameSource>> {
+    /// The renderer's options of a rendering job (`None` for other jobs).
+    fn render_options(&self) -> Option<apusim_render::Options> {
         match self.spec {
             JobSpec::Render {
-                scene,
                 width,
                 height,
                 frames,
                 seed,
-            } => {
-                let opt = apusim_render::Options {
-                    width,
-                    height,
-                    frames: Some(frames),
-                    seed,
-                };
-                Some(Box::new(apusim_render::WorkSource::lazy(scene, &opt)))
-            }
+                ..
+            } => Some(apusim_render::Options {
+                width,
+                height,
+                frames: Some(frames),
+                seed,
+            }),
+            _ => None,
+        }
+    }
+
+    /// The job as render work for a timed render pipeline: rendering jobs only. The scene
+    /// is rendered from the first read on.
+    pub fn frames(&self) -> Option<Box<dyn apusim_trace::FrameSource>> {
+        match self.spec {
+            JobSpec::Render { scene, .. } => Some(Box::new(apusim_render::WorkSource::lazy(
+                scene,
+                &self.render_options()?,
+            ))),
             _ => None,
         }
     }
@@ -370,19 +378,8 @@ impl Job {
         match self.spec {
             JobSpec::Cpu { kernel, params } => cpu::generate(kernel, &params),
             JobSpec::Gpgpu { kernel, params } => gpgpu::generate(kernel, &params),
-            JobSpec::Render {
-                scene,
-                width,
-                height,
-                frames,
-                seed,
-            } => {
-                let opt = apusim_render::Options {
-                    width,
-                    height,
-                    frames: Some(frames),
-                    seed,
-                };
+            JobSpec::Render { scene, .. } => {
+                let opt = self.render_options().expect("a rendering job");
                 let source = apusim_render::RenderSource::spawn(scene, &opt)
                     .map_err(|e| WorkloadError::Render(format!("{scene}: {e}")))?;
                 Ok(Box::new(source))
