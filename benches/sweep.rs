@@ -25,7 +25,7 @@ use std::time::Duration;
 fn traces(dir: &Path, n: usize) {
     for (i, (_, mut src)) in apusim_workloads::demo_mix(2, 1, 3).into_iter().enumerate() {
         let header = src.header().clone();
-        let mut w = AptWriter::create(&dir.join(format!("agent{i}.apt")), &header).unwrap();
+        let mut w = AptWriter::create(dir.join(format!("agent{i}.apt")), &header).unwrap();
         let mut buf = Vec::new();
         while buf.len() < n && src.next_batch(&mut buf).unwrap() {}
         buf.truncate(n);

@@ -335,7 +335,7 @@ pub fn pivot(
 
 /// The geometric mean of positive values (`None` if there are none or one is not positive).
 pub fn geometric_mean(vals: &[f64]) -> Option<f64> {
-    if vals.is_empty() || vals.iter().any(|v| !(*v > 0.0)) {
+    if vals.is_empty() || !vals.iter().all(|v| v.is_finite() && *v > 0.0) {
         return None;
     }
     Some((vals.iter().map(|v| v.ln()).sum::<f64>() / vals.len() as f64).exp())
