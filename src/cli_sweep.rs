@@ -4,6 +4,7 @@
 use super::CacheArgs;
 use anyhow::{Context, Result};
 use apusim_sim::report::write_atomic;
+use apusim_sweep::plot::{self, PlotKind};
 use apusim_sweep::results::{self, MetricFilter, RunFilter};
 use apusim_sweep::{job::ResolveOptions, runner, Spec, Store, SweepOptions};
 use clap::Args;
@@ -119,6 +120,12 @@ pub struct ResultsArgs {
     /// Divide every row by its value in this column, and add the geometric mean over rows.
     #[arg(long, requires = "pivot")]
     baseline: Option<String>,
+    /// Plot the pivot into this SVG file: grouped bars (with the geomean when normalized).
+    #[arg(long, value_name = "FILE.svg", requires = "pivot", value_parser = crate::writable_output)]
+    plot: Option<PathBuf>,
+    /// Plot lines over the rows' parameter (one line per column) instead of bars.
+    #[arg(long, requires = "plot")]
+    lines: bool,
     /// Write the runs (or metric rows, or the pivot) as CSV to this file.
     #[arg(long, value_parser = crate::writable_output)]
     csv: Option<PathBuf>,
@@ -158,6 +165,21 @@ pub fn results(a: ResultsArgs) -> Result<()> {
         let rows = results::rows(&store, &runs, &mf)?;
         let p = results::pivot(&runs, &rows, &a.rows, &a.cols, a.baseline.as_deref())?;
         print!("{}", p.render());
+        if let Some(path) = &a.plot {
+            let kind = if a.lines {
+                PlotKind::Lines
+            } else {
+                PlotKind::Bars
+            };
+            let what = [&a.level, &a.agent, &a.stream]
+                .iter()
+                .filter_map(|x| x.as_deref())
+                .fold(a.metric.clone().unwrap_or_default(), |acc, x| {
+                    format!("{acc} {x}")
+                });
+            plot::write(path, &p, kind, &what)?;
+            eprintln!("wrote {}", path.display());
+        }
         if let Some(path) = &a.csv {
             write_atomic(path, p.to_csv().as_bytes())?;
             eprintln!("wrote {}", path.display());

@@ -146,6 +146,30 @@ fn sweeps_record_the_same_rows_for_any_thread_count_and_skip_what_is_done() {
         lines.iter().filter(|l| l.contains("1.0000")).count() >= 3,
         "{p}"
     );
+    let svg = path(d, "llc.svg");
+    let pivot = |extra: &[&str]| {
+        let mut a = vec![
+            "results",
+            &db1,
+            "--pivot",
+            "--metric",
+            "read_misses",
+            "--level",
+            "llc",
+            "--rows",
+            "set.llc",
+            "--cols",
+            "policy",
+        ];
+        a.extend(extra);
+        ok(&a)
+    };
+    pivot(&["--baseline", "lru", "--plot", &svg]);
+    let text = std::fs::read_to_string(&svg).unwrap();
+    assert!(text.contains("geomean") && text.contains("drrip") && text.contains("</svg>"));
+    pivot(&["--plot", &svg, "--lines"]);
+    let text = std::fs::read_to_string(&svg).unwrap();
+    assert!(text.contains("<polyline") && !text.contains("geomean"));
     let csv = path(d, "pivot.csv");
     ok(&[
         "results",
@@ -372,4 +396,42 @@ fn run_and_sim_record_under_the_key_a_sweep_gives_the_same_run() {
     assert_eq!(sim.run.mode, "timed");
     let rows = s.metrics(sim.id).unwrap();
     assert!(rows.iter().any(|m| m.metric == "ipc" && m.value > 0.0));
+}
+
+#[test]
+fn a_failed_run_is_recorded_with_its_error_and_tried_again() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    small_traces(d, 2_000);
+    write(d, "junk.txt", "hello\n");
+    let spec = write(
+        d,
+        "fail.toml",
+        "limit = 1000\n[grid]\ntraces = [[\"agent0.apt\"], [\"junk.txt\"]]\n",
+    );
+    let db = path(d, "r.sqlite");
+    let o = apusim(&["sweep", &spec, "--db", &db]);
+    assert!(!o.status.success());
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("1 of 2 runs failed") && err.contains("junk.txt"),
+        "{err}"
+    );
+    let failed = ok(&["results", &db, "--status", "failed"]);
+    assert!(
+        failed.contains("1 runs") && failed.contains("junk.txt:1"),
+        "{failed}"
+    );
+    assert_eq!(metrics(db.as_ref()).len(), 1);
+    let o = apusim(&["sweep", &spec, "--db", &db]);
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        out.contains("1 already") && out.contains("1 run now (1 failed)"),
+        "{out}"
+    );
+    let runs = Store::open_existing(Path::new(&db))
+        .unwrap()
+        .runs()
+        .unwrap();
+    assert_eq!(runs.len(), 2, "a retried run replaces its earlier attempt");
 }

@@ -17,12 +17,14 @@
 //! job, so a sweep's database holds the same rows whatever the number of threads.
 //!
 //! [`results`] reads a database back: runs filtered by parameter, metric rows as CSV or JSON,
-//! and [`results::Pivot`] tables normalized to a baseline with a geometric mean over the rows.
+//! and [`results::Pivot`] tables normalized to a baseline with a geometric mean over the rows,
+//! which [`plot`] draws as grouped bars or as lines over a swept parameter (SVG).
 //! [`record_functional`] and [`record_timed`] record the runs of `apusim run --db` and
 //! `apusim sim --db` under the same keys as a sweep's.
 
 pub mod job;
 pub mod metrics;
+pub mod plot;
 pub mod results;
 pub mod runner;
 pub mod spec;

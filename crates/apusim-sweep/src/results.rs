@@ -280,8 +280,10 @@ pub fn pivot(
         }
         seen
     };
-    let row_names = ordered(&|k| k.0.clone());
+    let mut row_names = ordered(&|k| k.0.clone());
     let mut col_names = ordered(&|k| k.1.clone());
+    row_names.sort_by(|a, b| natural(a, b));
+    col_names.sort_by(|a, b| natural(a, b));
     if let Some(b) = baseline {
         let Some(i) = col_names.iter().position(|c| c == b) else {
             bail!(
@@ -331,6 +333,35 @@ pub fn pivot(
         baseline: baseline.map(String::from),
         geomean,
     })
+}
+
+/// Order parameter values by their leading number when both have one (with a K, M or G
+/// multiplier: `4M,16,64` before `16M,16,64`, `500` before `1000`), numbers before words,
+/// words as text.
+pub fn natural(a: &str, b: &str) -> std::cmp::Ordering {
+    fn lead(s: &str) -> Option<(f64, &str)> {
+        let end = s
+            .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+            .unwrap_or(s.len());
+        let n: f64 = s[..end].parse().ok()?;
+        let rest = &s[end..];
+        let (m, rest) = match rest.chars().next() {
+            Some('K' | 'k') => (1e3, &rest[1..]),
+            Some('M' | 'm') => (1e6, &rest[1..]),
+            Some('G' | 'g') => (1e9, &rest[1..]),
+            _ => (1.0, rest),
+        };
+        Some((n * m, rest))
+    }
+    match (lead(a), lead(b)) {
+        (Some((x, ra)), Some((y, rb))) => x
+            .partial_cmp(&y)
+            .unwrap_or(std::cmp::Ordering::Equal)
+            .then_with(|| ra.cmp(rb)),
+        (Some(_), None) => std::cmp::Ordering::Less,
+        (None, Some(_)) => std::cmp::Ordering::Greater,
+        (None, None) => a.cmp(b),
+    }
 }
 
 /// The geometric mean of positive values (`None` if there are none or one is not positive).
@@ -480,6 +511,16 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(e.contains("baseline"), "{e}");
+    }
+
+    #[test]
+    fn values_order_by_their_leading_number() {
+        let mut v = vec!["16M,16,64", "4M,16,64", "lru", "1000", "500", "8M,16,64"];
+        v.sort_by(|a, b| natural(a, b));
+        assert_eq!(
+            v,
+            ["500", "1000", "4M,16,64", "8M,16,64", "16M,16,64", "lru"]
+        );
     }
 
     #[test]
