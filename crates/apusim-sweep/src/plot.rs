@@ -15,6 +15,8 @@ pub enum PlotKind {
 }
 
 const SIZE: (u32, u32) = (960, 540);
+/// Pixels right of the plot for the legend.
+const LEGEND_WIDTH: u32 = 170;
 
 /// The pivot as an SVG document; `what` names the plotted metric on the y axis.
 pub fn svg(p: &Pivot, kind: PlotKind, what: &str) -> Result<String> {
@@ -54,6 +56,7 @@ pub fn svg(p: &Pivot, kind: PlotKind, what: &str) -> Result<String> {
                 ("sans-serif", 20).into_font(),
             )
             .margin(20)
+            .margin_right(LEGEND_WIDTH + 20)
             .x_label_area_size(60)
             .y_label_area_size(80)
             .build_cartesian_2d(0f64..n as f64, bottom..top)
@@ -116,10 +119,10 @@ pub fn svg(p: &Pivot, kind: PlotKind, what: &str) -> Result<String> {
                 }
             }
         }
-        // The legend: one swatch and name per column, top right.
+        // The legend: one swatch and name per column, right of the plot.
         for (c, name) in p.cols.iter().enumerate() {
             let color = Palette99::pick(c).to_rgba();
-            let (x, y) = (SIZE.0 as i32 - 200, 50 + 20 * c as i32);
+            let (x, y) = (SIZE.0 as i32 - LEGEND_WIDTH as i32, 60 + 20 * c as i32);
             root.draw(&Rectangle::new([(x, y), (x + 14, y + 14)], color.filled()))
                 .map_err(|x| e(&x))?;
             root.draw(&Text::new(
