@@ -78,6 +78,8 @@ pub struct SimArgs {
     system: SystemArgs,
     #[command(flatten)]
     output: OutputArgs,
+    #[command(flatten)]
+    db: crate::cli_sweep::DbArgs,
 }
 
 fn parse_interval(s: &str) -> Result<IntervalSpec, String> {
@@ -114,6 +116,7 @@ pub fn run(a: SimArgs) -> Result<()> {
         sample,
         study: a.study.options()?,
     };
+    let mut db = a.db.open(false)?;
     if let Some(spec) = &a.interval {
         intervals::check(spec, a.warmup, a.instructions, inputs.open()?.len())?;
     }
@@ -167,7 +170,21 @@ pub fn run(a: SimArgs) -> Result<()> {
         &a.output,
         || Ok(serde_json::to_string_pretty(&results)?),
         || csv(&results),
-    )
+    )?;
+    let mut extra = Vec::new();
+    if let Some((policy, _)) = &alone {
+        extra.push(("alone_policy", serde_json::json!(policy)));
+    }
+    if let Some(s) = &sample {
+        extra.push(("sample", serde_json::json!([s.period, s.warmup, s.unit])));
+    }
+    if let Some(e) = a.target_error {
+        extra.push(("target_error", serde_json::json!(e)));
+    }
+    if let Some(i) = &a.interval {
+        extra.push(("interval", serde_json::json!(format!("{i:?}"))));
+    }
+    crate::cli_sweep::record_sim(db.as_mut(), &cfg, inputs, &sim_opts, &extra, &results)
 }
 
 /// One policy's result as a table per core plus a summary.

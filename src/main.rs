@@ -9,6 +9,7 @@ mod cli_oracle;
 mod cli_render;
 mod cli_sim;
 mod cli_study;
+mod cli_sweep;
 mod cli_workloads;
 mod inputs;
 
@@ -71,6 +72,11 @@ enum Command {
     /// Figs. 13-14 on the S/D/Q mixes; drp Figs. 1, 3, 4, 11, 12, 15 and Table 4 timed).
     #[command(subcommand)]
     Study(cli_study::StudyCommand),
+    /// Run a grid of runs (a sweep spec) on every core into a results database; skips the
+    /// runs the database already holds.
+    Sweep(cli_sweep::SweepArgs),
+    /// List, filter and export a results database; pivot tables normalized to a baseline.
+    Results(cli_sweep::ResultsArgs),
 }
 
 #[derive(Args)]
@@ -305,6 +311,8 @@ struct RunArgs {
     system: SystemArgs,
     #[command(flatten)]
     output: OutputArgs,
+    #[command(flatten)]
+    db: cli_sweep::DbArgs,
 }
 
 #[derive(Subcommand)]
@@ -357,6 +365,8 @@ fn dispatch(cli: Cli) -> Result<()> {
         Command::Dram(a) => cli_dram::run(a),
         Command::GpuL1(c) => cli_gpu::run(c),
         Command::Study(c) => cli_study::run(c),
+        Command::Sweep(a) => cli_sweep::sweep(a),
+        Command::Results(a) => cli_sweep::results(a),
         Command::Gen(g) => cli_workloads::gen(g),
         Command::Workloads => {
             print!("{}", cli_workloads::list_workloads());
@@ -499,12 +509,15 @@ fn run(a: RunArgs) -> Result<()> {
         limit: a.limit,
         study: a.study.options()?,
     };
+    let mut db =
+        a.db.open(names.iter().any(|n| cli_oracle::is_oracle_name(n)))?;
     if names.iter().any(|n| cli_oracle::is_oracle_name(n)) {
         let results = cli_oracle::run_with_oracles(&cfg, inputs, &names, &opts)?;
         return print_oracle(&results, &a.output);
     }
     let results = in_pool(a.threads, || run_policies(&cfg, &names, inputs, &opts))?;
-    print_results(&cfg, inputs, &results, &a.output, a.cachegrind)
+    print_results(&cfg, inputs, &results, &a.output, a.cachegrind)?;
+    cli_sweep::record_run(db.as_mut(), &cfg, inputs, &opts, &results)
 }
 
 fn print_oracle(results: &[apusim_oracle::OracleResult], out: &OutputArgs) -> Result<()> {

@@ -15,6 +15,7 @@
 
 pub mod config;
 pub mod hierarchy;
+pub mod inputs;
 pub mod report;
 pub mod run;
 pub mod stats;

@@ -1,0 +1,344 @@
+//! Jobs: a point with its configuration loaded, its inputs identified and its key computed;
+//! and the one call that runs a job through the library entry points of `apusim run` and
+//! `apusim sim`.
+
+use crate::metrics::{self, Metric};
+use crate::spec::{InputSpec, Mode, Point, SpecError};
+use anyhow::{Context, Result};
+use apusim_experiments::jobs::JobInputs;
+use apusim_sim::inputs::TraceInputs;
+use apusim_sim::timed::{sim_policy, SimOptions};
+use apusim_sim::{run_policy, Inputs, RunOptions, SystemConfig};
+use serde_json::{json, Value};
+use std::path::PathBuf;
+
+/// A job's inputs: a generated mix (through the trace cache) or trace files.
+pub enum JobSource {
+    Mix(JobInputs),
+    Traces(TraceInputs),
+}
+
+impl JobSource {
+    pub fn inputs(&self) -> &dyn Inputs {
+        match self {
+            JobSource::Mix(m) => m,
+            JobSource::Traces(t) => t,
+        }
+    }
+}
+
+/// One run of a sweep, ready to execute.
+pub struct Job {
+    pub point: Point,
+    /// The resolved configuration (its LLC policy is the job's policy).
+    pub cfg: SystemConfig,
+    pub policy: String,
+    pub source: JobSource,
+    /// What the run is, as recorded: the settings that define the point.
+    pub params: Value,
+    /// The identities of the inputs (see [`input_ids`]).
+    pub input_ids: Vec<String>,
+    /// The run options that shape its results (access limit, or warm-up and instructions).
+    pub options: Value,
+    pub key: String,
+}
+
+/// The identities of a run's inputs: their stable keys (a trace file's path, size and
+/// modification time; a generated job's generator version and parameters), else their
+/// description.
+pub fn input_ids(inputs: &dyn Inputs) -> Vec<String> {
+    inputs.keys().unwrap_or_else(|| vec![inputs.describe()])
+}
+
+/// The key of a run: 128-bit FNV-1a of its complete resolved configuration, mode, policy,
+/// options and input identities, as canonical JSON (32 hex digits). The same run gives the
+/// same key from a sweep, `apusim run --db` or `apusim sim --db`.
+pub fn run_key(
+    mode: Mode,
+    cfg: &SystemConfig,
+    policy: &str,
+    options: &Value,
+    inputs: &[String],
+) -> Result<String> {
+    let mut cfg = cfg.clone();
+    cfg.llc.policy = policy.to_string();
+    let canonical = json!({
+        "mode": mode.name(),
+        "config": serde_json::to_value(&cfg).context("serializing the configuration")?,
+        "policy": policy,
+        "options": options,
+        "inputs": inputs,
+    });
+    let text = serde_json::to_string(&canonical)?;
+    Ok(format!("{:032x}", fnv1a128(text.as_bytes())))
+}
+
+/// FNV-1a, 128-bit: a stable hash whose value never changes between builds or platforms.
+pub fn fnv1a128(bytes: &[u8]) -> u128 {
+    const OFFSET: u128 = 0x6c62_272e_07bb_0142_62b8_2175_6295_c58d;
+    const PRIME: u128 = 0x0000_0000_0100_0000_0000_0000_0000_013b;
+    bytes
+        .iter()
+        .fold(OFFSET, |h, &b| (h ^ u128::from(b)).wrapping_mul(PRIME))
+}
+
+/// Options of the functional run that shape its results.
+pub fn functional_options(limit: Option<u64>) -> Value {
+    json!({ "limit": limit })
+}
+
+/// Options of the timed run that shape its results.
+pub fn timed_options(warmup: u64, instructions: Option<u64>) -> Value {
+    json!({ "warmup": warmup, "instructions": instructions })
+}
+
+/// Where mixes' traces are cached while a sweep resolves its points.
+#[derive(Clone, Debug, Default)]
+pub struct ResolveOptions {
+    /// The trace cache of `--mix` jobs; `None` generates every job's trace on the fly.
+    pub cache_dir: Option<PathBuf>,
+}
+
+/// Load a point's configuration, check its policy and inputs, and compute its key. Errors
+/// name the spec file and the line of the setting at fault.
+pub fn resolve(point: &Point, file: &std::path::Path, opts: &ResolveOptions) -> Result<Job> {
+    let err = |name: &str, message: String| -> anyhow::Error {
+        SpecError {
+            file: file.to_path_buf(),
+            line: point.line_of(name),
+            message,
+        }
+        .into()
+    };
+    let mut overrides = point.overrides();
+    if let Some(s) = point.seed {
+        overrides.push(format!("seed={s}"));
+    }
+    let loaded = match &point.config {
+        Some(path) => SystemConfig::load_file(path, &overrides),
+        None => SystemConfig::load_preset(&point.preset, &overrides),
+    };
+    let mut cfg = match loaded {
+        Ok(c) => c,
+        Err(e) => return Err(config_error(point, file, e)),
+    };
+    let policy = point
+        .policy
+        .clone()
+        .unwrap_or_else(|| cfg.llc.policy.clone());
+    let registry = apusim_cache::policies::REGISTRY;
+    if !registry.iter().any(|p| p.name == policy) {
+        let near = apusim_registry::nearest(&policy, registry.iter().map(|p| p.name))
+            .map(|n| format!("; did you mean `{n}`?"))
+            .unwrap_or_default();
+        return Err(err(
+            "policy",
+            format!("unknown LLC policy `{policy}` (see `apusim policies`){near}"),
+        ));
+    }
+    cfg.llc.policy = policy.clone();
+    let timed = point.mode == Mode::Timed;
+    let mut params = serde_json::Map::new();
+    params.insert("mode".into(), json!(point.mode.name()));
+    match &point.config {
+        Some(c) => params.insert("config".into(), json!(c.display().to_string())),
+        None => params.insert("preset".into(), json!(point.preset)),
+    };
+    params.insert("policy".into(), json!(policy));
+    let source = match &point.inputs {
+        InputSpec::Mix { name, scale } => {
+            let Some(mix) = apusim_workloads::mixes::mix(name) else {
+                let names = apusim_workloads::mixes::MIXES
+                    .iter()
+                    .map(|m| m.name.as_str());
+                let near = apusim_registry::nearest(name, names)
+                    .map(|n| format!("; did you mean `{n}`?"))
+                    .unwrap_or_default();
+                return Err(err(
+                    "mix",
+                    format!("unknown mix `{name}` (see `apusim mixes`){near}"),
+                ));
+            };
+            params.insert("mix".into(), json!(mix.name));
+            params.insert("scale".into(), json!(scale));
+            JobSource::Mix(
+                JobInputs::mix(&mix.name, *scale, cfg.seed, opts.cache_dir.clone())
+                    .map_err(|e| err("mix", format!("{e:#}")))?,
+            )
+        }
+        InputSpec::Traces(t) => {
+            params.insert("traces".into(), json!(t.join(" ")));
+            JobSource::Traces(
+                TraceInputs::parse(t)
+                    .map_err(|e| err("traces", format!("{e:#}")))?
+                    .native_champsim(timed),
+            )
+        }
+    };
+    let options = match point.mode {
+        Mode::Functional => functional_options(point.limit),
+        Mode::Timed => timed_options(point.warmup, point.instructions),
+    };
+    if let Value::Object(o) = &options {
+        for (k, v) in o {
+            if !v.is_null() {
+                params.insert(k.clone(), v.clone());
+            }
+        }
+    }
+    params.insert("seed".into(), json!(cfg.seed));
+    for (k, v) in &point.set {
+        params.insert(format!("set.{k}"), json!(plain(v)));
+    }
+    let input_ids = input_ids(source.inputs());
+    let key = run_key(point.mode, &cfg, &policy, &options, &input_ids)?;
+    Ok(Job {
+        point: point.clone(),
+        cfg,
+        policy,
+        source,
+        params: Value::Object(params),
+        input_ids,
+        options,
+        key,
+    })
+}
+
+/// A TOML value as a user would type it after `--set KEY=` (strings unquoted).
+fn plain(v: &toml::Value) -> String {
+    match v {
+        toml::Value::String(s) => s.clone(),
+        other => other.to_string(),
+    }
+}
+
+/// A configuration error of a point, at the line of the override at fault when one is named
+/// (an unknown key gets the nearest key of the configuration), else at the point's line.
+fn config_error(point: &Point, file: &std::path::Path, e: anyhow::Error) -> anyhow::Error {
+    let text = format!("{e:#}");
+    let base = match &point.config {
+        Some(p) => SystemConfig::load_file(p, &[]),
+        None => SystemConfig::load_preset(&point.preset, &[]),
+    };
+    let Ok(base) = base else {
+        let line = point.line_of(if point.config.is_some() {
+            "config"
+        } else {
+            "preset"
+        });
+        return SpecError {
+            file: file.to_path_buf(),
+            line,
+            message: text,
+        }
+        .into();
+    };
+    let known = config_keys(&base);
+    // The override at fault: one the error names, else one that names no known key.
+    let culprit = point
+        .set
+        .iter()
+        .map(|(k, _)| k)
+        .find(|k| text.contains(&format!("--set {k}=")) && !text.contains("(after --set"))
+        .or_else(|| {
+            point.set.iter().map(|(k, _)| k).find(|k| {
+                let last = k.rsplit('.').next().unwrap_or(k);
+                text.contains(&format!("`{last}`"))
+                    || text.contains(&format!("unknown field `{last}`"))
+            })
+        })
+        .or_else(|| {
+            point
+                .set
+                .iter()
+                .map(|(k, _)| k)
+                .find(|k| !known_key(&known, k))
+        });
+    let (line, hint) = match culprit {
+        Some(k) => {
+            let hint = if known_key(&known, k) {
+                String::new()
+            } else {
+                apusim_registry::nearest(k, known.iter().map(String::as_str))
+                    .map(|n| format!("; did you mean `{n}`?"))
+                    .unwrap_or_default()
+            };
+            (point.line_of(&format!("set.{k}")), hint)
+        }
+        None => (point.line, String::new()),
+    };
+    SpecError {
+        file: file.to_path_buf(),
+        line,
+        message: format!("{text}{hint}"),
+    }
+    .into()
+}
+
+/// Whether `key` names a key of the configuration, a table of it, or a key under a table
+/// whose keys are free (LLC policy parameters, timing model parameters).
+fn known_key(known: &[String], key: &str) -> bool {
+    known
+        .iter()
+        .any(|k| k == key || k.starts_with(&format!("{key}.")))
+        || key.starts_with("llc.params.")
+        || key.starts_with("timing.")
+}
+
+/// Every dotted key of a configuration, with the geometry shorthands of `--set`.
+pub fn config_keys(cfg: &SystemConfig) -> Vec<String> {
+    fn walk(prefix: &str, v: &Value, out: &mut Vec<String>) {
+        if let Value::Object(m) = v {
+            for (k, v) in m {
+                let key = if prefix.is_empty() {
+                    k.clone()
+                } else {
+                    format!("{prefix}.{k}")
+                };
+                walk(&key, v, out);
+                out.push(key);
+            }
+        }
+    }
+    let mut out: Vec<String> = ["l1i", "l1d", "l2", "llc"].map(String::from).to_vec();
+    if let Ok(v) = serde_json::to_value(cfg) {
+        walk("", &v, &mut out);
+    }
+    out
+}
+
+/// Run a job and return its metric rows.
+pub fn execute(job: &Job) -> Result<Vec<Metric>> {
+    let inputs = job.source.inputs();
+    match job.point.mode {
+        Mode::Functional => {
+            let opts = RunOptions {
+                progress: false,
+                limit: job.point.limit,
+                study: Default::default(),
+            };
+            let r = run_policy(&job.cfg, &job.policy, inputs, &opts)?;
+            Ok(metrics::functional(&r))
+        }
+        Mode::Timed => {
+            let opts = SimOptions {
+                warmup: job.point.warmup,
+                instructions: job.point.instructions,
+                ..SimOptions::default()
+            };
+            let r = sim_policy(&job.cfg, &job.policy, inputs, &opts)?;
+            Ok(metrics::timed(&r))
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fnv128_matches_the_published_vectors() {
+        assert_eq!(fnv1a128(b""), 0x6c62_272e_07bb_0142_62b8_2175_6295_c58d);
+        assert_eq!(fnv1a128(b"a"), 0xd228_cb69_6f1a_8caf_7891_2b70_4e4a_8964);
+    }
+}

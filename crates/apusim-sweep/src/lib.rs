@@ -1,0 +1,177 @@
+//! Parameter sweeps of apusim runs on every core, and the results database they record into.
+//!
+//! A [`Spec`] is a TOML file: settings shared by every point (mode, preset, policy, mix or
+//! traces, run lengths, `set` overrides), `[grid]` axes whose every combination is a point,
+//! and `[[point]]`s crossed with the grid ([`spec`] has the format). [`Spec::points`] expands
+//! it into [`Point`]s, and [`job::resolve`] turns each into a [`Job`]: the configuration
+//! loaded with the overrides, the policy and inputs checked, and the run's key computed —
+//! a 128-bit hash of the complete resolved configuration, the mode, the policy, the options
+//! that shape the results and the identities of the inputs ([`job::run_key`]). Every point is
+//! resolved, and duplicates refused, before anything runs; every error names the spec's line.
+//!
+//! [`runner::run`] runs the jobs whose keys the [`Store`] does not hold yet on a rayon pool,
+//! calling the same library entry points as `apusim run` and `apusim sim`
+//! (`apusim_sim::run_policy`, `apusim_sim::timed::sim_policy`), and records each run with its
+//! [`Metric`] rows in one SQLite transaction as it finishes: a killed sweep loses only the runs
+//! in flight, and running it again completes the rest. A run's metric rows depend only on its
+//! job, so a sweep's database holds the same rows whatever the number of threads.
+//!
+//! [`results`] reads a database back: runs filtered by parameter, metric rows as CSV or JSON,
+//! and [`results::Pivot`] tables normalized to a baseline with a geometric mean over the rows,
+//! which [`plot`] draws as grouped bars or as lines over a swept parameter (SVG).
+//! [`record_functional`] and [`record_timed`] record the runs of `apusim run --db` and
+//! `apusim sim --db` under the same keys as a sweep's.
+
+pub mod job;
+pub mod metrics;
+pub mod plot;
+pub mod results;
+pub mod runner;
+pub mod spec;
+pub mod store;
+
+pub use job::Job;
+pub use metrics::Metric;
+pub use runner::{run, SweepOptions, SweepSummary};
+pub use spec::{Mode, Point, Spec, SpecError};
+pub use store::{RunRecord, Store};
+
+use anyhow::Result;
+use apusim_sim::timed::SimResult;
+use apusim_sim::{Inputs, RunResult, StudyOptions, SystemConfig};
+use serde_json::{json, Value};
+use std::time::SystemTime;
+
+/// The parameters of a run from the command line (`apusim run`/`sim`), as a sweep records
+/// them.
+fn command_params(
+    mode: Mode,
+    cfg: &SystemConfig,
+    policy: &str,
+    inputs: &dyn Inputs,
+    options: &Value,
+) -> Value {
+    let mut p = serde_json::Map::new();
+    p.insert("mode".into(), json!(mode.name()));
+    p.insert("preset".into(), json!(cfg.name));
+    p.insert("policy".into(), json!(policy));
+    p.insert("inputs".into(), json!(inputs.describe()));
+    if let Value::Object(o) = options {
+        for (k, v) in o {
+            if !v.is_null() {
+                p.insert(k.clone(), v.clone());
+            }
+        }
+    }
+    p.insert("seed".into(), json!(cfg.seed));
+    Value::Object(p)
+}
+
+#[allow(clippy::too_many_arguments)]
+fn record_one(
+    store: &mut Store,
+    command: &str,
+    mode: Mode,
+    cfg: &SystemConfig,
+    policy: &str,
+    inputs: &dyn Inputs,
+    options: &Value,
+    times: (SystemTime, SystemTime),
+    metrics: &[Metric],
+) -> Result<()> {
+    let ids = job::input_ids(inputs);
+    let key = job::run_key(mode, cfg, policy, options, &ids)?;
+    let mut cfg = cfg.clone();
+    cfg.llc.policy = policy.to_string();
+    let record = RunRecord::new(
+        key,
+        None,
+        command,
+        mode.name(),
+        command_params(mode, &cfg, policy, inputs, options),
+        serde_json::to_value(&cfg)?,
+        ids,
+        times,
+        Ok(()),
+    );
+    store.record(&record, metrics)
+}
+
+/// Record the functional runs of `apusim run` (one per policy): the key is a sweep's for the
+/// same configuration, policy, access limit and inputs; study switches are part of it.
+pub fn record_functional(
+    store: &mut Store,
+    cfg: &SystemConfig,
+    inputs: &dyn Inputs,
+    limit: Option<u64>,
+    study: &StudyOptions,
+    results: &[RunResult],
+    finished: SystemTime,
+) -> Result<()> {
+    let mut options = job::functional_options(limit);
+    with_study(&mut options, study);
+    for r in results {
+        let started = finished - std::time::Duration::from_secs_f64(r.seconds.max(0.0));
+        let m = metrics::functional(r);
+        record_one(
+            store,
+            "run",
+            Mode::Functional,
+            cfg,
+            &r.policy,
+            inputs,
+            &options,
+            (started, finished),
+            &m,
+        )?;
+    }
+    Ok(())
+}
+
+/// Add the LLC study switches that are on to a run's options (they are part of its key).
+fn with_study(options: &mut Value, study: &StudyOptions) {
+    if !study.ideal.is_empty() || study.gpu_read_bypass > 0.0 {
+        let ideal: Vec<String> = study.ideal.iter().map(|s| s.to_string()).collect();
+        options["ideal"] = json!(ideal.join(","));
+        options["gpu_read_bypass"] = json!(study.gpu_read_bypass);
+    }
+}
+
+/// Record the timed runs of `apusim sim` (one per policy). `extra` holds the options beyond
+/// warm-up, instructions and the study switches that shape the results (sampling, target
+/// error, the alone runs' policy); a sweep's key is the same when it is empty and the
+/// switches are off.
+#[allow(clippy::too_many_arguments)]
+pub fn record_timed(
+    store: &mut Store,
+    cfg: &SystemConfig,
+    inputs: &dyn Inputs,
+    warmup: u64,
+    instructions: Option<u64>,
+    study: &StudyOptions,
+    extra: &[(&str, Value)],
+    results: &[SimResult],
+    finished: SystemTime,
+) -> Result<()> {
+    let mut options = job::timed_options(warmup, instructions);
+    with_study(&mut options, study);
+    for (k, v) in extra {
+        options[*k] = v.clone();
+    }
+    for r in results {
+        let started = finished - std::time::Duration::from_secs_f64(r.seconds.max(0.0));
+        let m = metrics::timed(r);
+        record_one(
+            store,
+            "sim",
+            Mode::Timed,
+            cfg,
+            &r.policy,
+            inputs,
+            &options,
+            (started, finished),
+            &m,
+        )?;
+    }
+    Ok(())
+}

@@ -1,0 +1,175 @@
+//! A run's results in long format: one [`Metric`] row per (agent, level, stream, metric).
+//! Empty strings stand for "not per agent", "not per level", "not per stream".
+
+use apusim_sim::stats::RunStats;
+use apusim_sim::timed::SimResult;
+use apusim_sim::RunResult;
+
+/// One value of a run.
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+pub struct Metric {
+    pub agent: String,
+    pub level: String,
+    pub stream: String,
+    pub metric: String,
+    pub value: f64,
+}
+
+fn m(agent: &str, level: &str, stream: &str, metric: &str, value: f64) -> Metric {
+    Metric {
+        agent: agent.to_string(),
+        level: level.to_string(),
+        stream: stream.to_string(),
+        metric: metric.to_string(),
+        value,
+    }
+}
+
+/// Every counter of every level (and memory) per agent and stream, the instructions per
+/// core, the trace's accesses and the LLC policy's own statistics.
+pub fn functional(r: &RunResult) -> Vec<Metric> {
+    let mut out = Vec::new();
+    counters(&r.stats, &mut out);
+    out
+}
+
+fn counters(s: &RunStats, out: &mut Vec<Metric>) {
+    let levels = s.levels.iter().map(|l| (l.name.as_str(), &l.counts));
+    for (level, table) in levels.chain(std::iter::once(("memory", &s.memory))) {
+        for (a, st, c) in table.cells() {
+            let (agent, stream) = (a.to_string(), st.to_string());
+            for (name, v) in [
+                ("reads", c.reads),
+                ("read_misses", c.read_misses),
+                ("writes", c.writes),
+                ("write_misses", c.write_misses),
+                ("writebacks", c.writebacks),
+                ("writeback_misses", c.writeback_misses),
+                ("prefetches", c.prefetches),
+                ("prefetch_misses", c.prefetch_misses),
+                ("bypasses", c.bypasses),
+                ("evictions", c.evictions),
+                ("dirty_evictions", c.dirty_evictions),
+                ("back_invalidations", c.back_invalidations),
+                ("idealized", c.idealized),
+                ("accesses", c.accesses()),
+                ("misses", c.misses()),
+            ] {
+                out.push(m(&agent, level, &stream, name, v as f64));
+            }
+        }
+    }
+    for (i, n) in s.instructions.iter().enumerate() {
+        out.push(m(&format!("cpu{i}"), "", "", "instructions", *n as f64));
+    }
+    out.push(m("", "", "", "trace_accesses", s.trace_accesses as f64));
+    for (name, v) in &s.policy_stats {
+        out.push(m("", "llc", "", &format!("policy.{name}"), *v));
+    }
+}
+
+/// The timed run's measured window: per core (instructions, cycles, IPC, each level's misses
+/// and MPKI), per DRAM source, per stream and the system's figures, the GPU's cycles and IPC,
+/// and the functional counters of the whole run under level names prefixed `functional.`.
+pub fn timed(r: &SimResult) -> Vec<Metric> {
+    let mut out = Vec::new();
+    for c in &r.cores {
+        let a = c.agent.as_str();
+        out.push(m(a, "", "", "instructions", c.instructions as f64));
+        out.push(m(a, "", "", "cycles", c.cycles as f64));
+        out.push(m(a, "", "", "ipc", c.ipc));
+        out.push(m(a, "", "", "restarts", c.restarts as f64));
+        out.push(m(a, "llc", "", "request_cycles", c.llc_request_cycles));
+        out.push(m(a, "llc", "", "requests", c.llc_requests as f64));
+        for l in &c.levels {
+            out.push(m(a, &l.level, "", "accesses", l.accesses as f64));
+            out.push(m(a, &l.level, "", "misses", l.misses as f64));
+            out.push(m(a, &l.level, "", "mpki", l.mpki));
+        }
+    }
+    let sys = &r.system;
+    for x in &sys.dram {
+        for (name, v) in [
+            ("reads", x.reads as f64),
+            ("writes", x.writes as f64),
+            ("bandwidth_gbps", x.bandwidth_gbps),
+            ("read_latency_cycles", x.read_latency_cycles),
+            ("row_hit_rate", x.row_hit_rate),
+        ] {
+            out.push(m(&x.agent, "dram", "", name, v));
+        }
+    }
+    for x in &sys.streams {
+        for (level, name, v) in [
+            ("llc", "requests", x.llc_requests as f64),
+            ("llc", "request_cycles", x.llc_request_cycles),
+            ("llc", "misses", x.llc_misses as f64),
+            ("dram", "reads", x.dram_reads as f64),
+            ("dram", "writes", x.dram_writes as f64),
+            ("dram", "read_latency_cycles", x.dram_read_latency_cycles),
+        ] {
+            out.push(m("", level, &x.stream, name, v));
+        }
+    }
+    for (name, v) in [
+        ("cycles", r.cycles as f64),
+        ("window_cycles", sys.window_cycles as f64),
+        ("llc_misses", sys.llc_misses as f64),
+        ("llc_miss_cycles", sys.llc_miss_cycles),
+        ("dram_bandwidth_gbps", sys.dram_bandwidth_gbps),
+        ("dram_row_hit_rate", sys.dram_row_hit_rate),
+        ("dram_read_latency_cycles", sys.dram_read_latency_cycles),
+        ("network_messages", sys.network_messages as f64),
+        ("network_wait_cycles", sys.network_wait_cycles),
+    ] {
+        out.push(m("system", "", "", name, v));
+    }
+    if let Some(g) = &r.gpu {
+        out.push(m(&g.agent, "", "", "cycles", g.cycles as f64));
+        out.push(m(&g.agent, "", "", "ipc", g.ipc));
+        out.push(m(
+            &g.agent,
+            "",
+            "",
+            "warp_instructions",
+            g.stats.warp_instructions as f64,
+        ));
+        out.push(m(
+            &g.agent,
+            "",
+            "",
+            "load_latency_cycles",
+            g.load_latency_cycles,
+        ));
+        if let Some(rr) = &g.render {
+            out.push(m(&g.agent, "", "", "fps", rr.fps));
+        }
+    }
+    if let Some(sp) = &r.speedup {
+        for (name, v) in [
+            ("weighted_speedup", sp.weighted),
+            ("harmonic_speedup", sp.harmonic),
+            ("max_slowdown", sp.max_slowdown),
+        ] {
+            out.push(m("system", "", "", name, v));
+        }
+        for j in &sp.jobs {
+            out.push(m(&j.agent, "", "", "alone_ipc", j.alone_ipc));
+            out.push(m(&j.agent, "", "", "slowdown", j.slowdown));
+        }
+    }
+    for (name, v) in &r.policy_stats {
+        out.push(m("", "llc", "", &format!("policy.{name}"), *v));
+    }
+    let mut functional = Vec::new();
+    counters(&r.functional, &mut functional);
+    for mut f in functional {
+        if !f.level.is_empty() {
+            f.level = format!("functional.{}", f.level);
+        } else {
+            f.metric = format!("functional.{}", f.metric);
+        }
+        out.push(f);
+    }
+    out
+}

@@ -1,0 +1,495 @@
+//! The results database: one SQLite file of runs and their metrics.
+//!
+//! `runs` holds one row per run key (the latest attempt): what ran (parameters, resolved
+//! configuration as JSON, input identities), which apusim (version, git commit), where
+//! (host) and when (start, end, seconds), and how it ended (`ok` or `failed` with the error).
+//! `metrics` holds the long-format values of the `ok` runs. A run and its metrics are written
+//! in one transaction, so a run is in the database whole or not at all; the database is in
+//! WAL mode, so a process killed at any moment leaves every committed run readable and loses
+//! only the runs it had in flight. The schema's version is `PRAGMA user_version`; a database
+//! of a newer schema is refused.
+
+use crate::metrics::Metric;
+use anyhow::{bail, Context, Result};
+use rusqlite::{params, Connection, OpenFlags, OptionalExtension};
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+
+/// The schema this build writes and reads.
+pub const SCHEMA_VERSION: i64 = 1;
+
+const SCHEMA: &str = "
+CREATE TABLE IF NOT EXISTS runs (
+    id INTEGER PRIMARY KEY,
+    key TEXT NOT NULL UNIQUE,
+    sweep TEXT,
+    command TEXT NOT NULL,
+    mode TEXT NOT NULL,
+    params TEXT NOT NULL,
+    config TEXT NOT NULL,
+    inputs TEXT NOT NULL,
+    version TEXT NOT NULL,
+    git_commit TEXT NOT NULL,
+    host TEXT NOT NULL,
+    started TEXT NOT NULL,
+    finished TEXT NOT NULL,
+    seconds REAL NOT NULL,
+    status TEXT NOT NULL,
+    error TEXT
+);
+CREATE TABLE IF NOT EXISTS metrics (
+    run INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+    agent TEXT NOT NULL,
+    level TEXT NOT NULL,
+    stream TEXT NOT NULL,
+    metric TEXT NOT NULL,
+    value REAL NOT NULL
+);
+CREATE INDEX IF NOT EXISTS metrics_run ON metrics(run);
+CREATE INDEX IF NOT EXISTS runs_sweep ON runs(sweep);
+";
+
+/// How a run ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Status {
+    Ok,
+    Failed,
+}
+
+impl Status {
+    pub fn name(self) -> &'static str {
+        match self {
+            Status::Ok => "ok",
+            Status::Failed => "failed",
+        }
+    }
+}
+
+/// One run as recorded.
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+pub struct RunRecord {
+    pub key: String,
+    /// The sweep it belongs to (its spec's name), if any.
+    pub sweep: Option<String>,
+    /// `sweep`, `run` or `sim`.
+    pub command: String,
+    /// `functional` or `timed`.
+    pub mode: String,
+    /// The settings that define the run (policy, mix or traces, preset, overrides, options).
+    pub params: serde_json::Value,
+    /// The resolved configuration.
+    pub config: serde_json::Value,
+    /// The input identities.
+    pub inputs: Vec<String>,
+    pub version: String,
+    pub git_commit: String,
+    pub host: String,
+    /// UTC, `YYYY-MM-DDTHH:MM:SS.mmmZ`.
+    pub started: String,
+    pub finished: String,
+    pub seconds: f64,
+    pub status: String,
+    pub error: Option<String>,
+}
+
+impl RunRecord {
+    /// A record of a run of this build on this host; `started` and `finished` are the
+    /// run's times as seconds since the Unix epoch.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(
+        key: String,
+        sweep: Option<String>,
+        command: &str,
+        mode: &str,
+        params: serde_json::Value,
+        config: serde_json::Value,
+        inputs: Vec<String>,
+        times: (std::time::SystemTime, std::time::SystemTime),
+        result: Result<(), String>,
+    ) -> RunRecord {
+        let (status, error) = match result {
+            Ok(()) => (Status::Ok, None),
+            Err(e) => (Status::Failed, Some(e)),
+        };
+        RunRecord {
+            key,
+            sweep,
+            command: command.into(),
+            mode: mode.into(),
+            params,
+            config,
+            inputs,
+            version: env!("CARGO_PKG_VERSION").into(),
+            git_commit: env!("APUSIM_GIT_COMMIT").into(),
+            host: host(),
+            started: utc(times.0),
+            finished: utc(times.1),
+            seconds: times
+                .1
+                .duration_since(times.0)
+                .unwrap_or_default()
+                .as_secs_f64(),
+            status: status.name().into(),
+            error,
+        }
+    }
+}
+
+/// A stored run with its row id.
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+pub struct StoredRun {
+    pub id: i64,
+    #[serde(flatten)]
+    pub run: RunRecord,
+}
+
+/// An open results database.
+pub struct Store {
+    conn: Connection,
+    path: PathBuf,
+}
+
+impl Store {
+    /// Open `path` for recording, creating it (and its schema) when it does not exist.
+    pub fn open(path: &Path) -> Result<Store> {
+        let conn = Connection::open(path)
+            .with_context(|| format!("opening results database {}", path.display()))?;
+        Store::init(conn, path, true)
+    }
+
+    /// Open an existing database to read it.
+    pub fn open_existing(path: &Path) -> Result<Store> {
+        if !path.exists() {
+            bail!("{}: no such results database", path.display());
+        }
+        let conn = Connection::open_with_flags(
+            path,
+            OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+        )
+        .with_context(|| format!("opening results database {}", path.display()))?;
+        Store::init(conn, path, false)
+    }
+
+    fn init(conn: Connection, path: &Path, create: bool) -> Result<Store> {
+        let what = || format!("results database {}", path.display());
+        conn.busy_timeout(std::time::Duration::from_secs(30))
+            .with_context(what)?;
+        let version: i64 = conn
+            .pragma_query_value(None, "user_version", |r| r.get(0))
+            .with_context(|| format!("{}: not an SQLite database", path.display()))?;
+        if version > SCHEMA_VERSION {
+            bail!(
+                "{}: written by a newer apusim (results schema {version}; this apusim reads \
+                 schema {SCHEMA_VERSION} and older); use a newer apusim or another --db file",
+                path.display()
+            );
+        }
+        let tables: Vec<String> = conn
+            .prepare("SELECT name FROM sqlite_master WHERE type = 'table'")
+            .and_then(|mut s| {
+                s.query_map([], |r| r.get::<_, String>(0))?
+                    .collect::<rusqlite::Result<Vec<_>>>()
+            })
+            .with_context(|| format!("{}: not an SQLite database", path.display()))?;
+        if version == 0 && !tables.is_empty() {
+            bail!(
+                "{}: an SQLite database but not an apusim results database (it has tables {} \
+                 and no results schema version)",
+                path.display(),
+                tables.join(", ")
+            );
+        }
+        if version == 0 && !create {
+            bail!("{}: an empty database, not apusim results", path.display());
+        }
+        conn.pragma_update(None, "journal_mode", "WAL")
+            .with_context(what)?;
+        conn.pragma_update(None, "synchronous", "NORMAL")
+            .with_context(what)?;
+        conn.pragma_update(None, "foreign_keys", "ON")
+            .with_context(what)?;
+        if version < SCHEMA_VERSION {
+            conn.execute_batch(&format!(
+                "BEGIN IMMEDIATE; {SCHEMA} PRAGMA user_version = {SCHEMA_VERSION}; COMMIT;"
+            ))
+            .with_context(what)?;
+        }
+        Ok(Store {
+            conn,
+            path: path.to_path_buf(),
+        })
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// The keys of the runs recorded as `ok`.
+    pub fn done_keys(&self) -> Result<BTreeSet<String>> {
+        let mut s = self
+            .conn
+            .prepare("SELECT key FROM runs WHERE status = 'ok'")?;
+        let keys = s
+            .query_map([], |r| r.get::<_, String>(0))?
+            .collect::<rusqlite::Result<BTreeSet<_>>>()?;
+        Ok(keys)
+    }
+
+    /// Record a run and its metrics in one transaction, replacing an earlier attempt with the
+    /// same key.
+    pub fn record(&mut self, run: &RunRecord, metrics: &[Metric]) -> Result<()> {
+        let tx = self
+            .conn
+            .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
+            .with_context(|| format!("writing {}", self.path.display()))?;
+        let old: Option<i64> = tx
+            .query_row(
+                "SELECT id FROM runs WHERE key = ?1",
+                params![run.key],
+                |r| r.get(0),
+            )
+            .optional()?;
+        if let Some(id) = old {
+            tx.execute("DELETE FROM metrics WHERE run = ?1", params![id])?;
+            tx.execute("DELETE FROM runs WHERE id = ?1", params![id])?;
+        }
+        tx.execute(
+            "INSERT INTO runs (key, sweep, command, mode, params, config, inputs, version, \
+             git_commit, host, started, finished, seconds, status, error) \
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)",
+            params![
+                run.key,
+                run.sweep,
+                run.command,
+                run.mode,
+                serde_json::to_string(&run.params)?,
+                serde_json::to_string(&run.config)?,
+                serde_json::to_string(&run.inputs)?,
+                run.version,
+                run.git_commit,
+                run.host,
+                run.started,
+                run.finished,
+                run.seconds,
+                run.status,
+                run.error,
+            ],
+        )?;
+        let id = tx.last_insert_rowid();
+        {
+            let mut ins = tx.prepare_cached(
+                "INSERT INTO metrics (run, agent, level, stream, metric, value) \
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+            )?;
+            for m in metrics {
+                ins.execute(params![id, m.agent, m.level, m.stream, m.metric, m.value])?;
+            }
+        }
+        tx.commit()
+            .with_context(|| format!("committing to {}", self.path.display()))?;
+        Ok(())
+    }
+
+    /// Every run, ordered by sweep then key (stable whatever order they were recorded in).
+    pub fn runs(&self) -> Result<Vec<StoredRun>> {
+        let mut s = self.conn.prepare(
+            "SELECT id, key, sweep, command, mode, params, config, inputs, version, git_commit, \
+             host, started, finished, seconds, status, error FROM runs ORDER BY sweep, key",
+        )?;
+        let rows = s.query_map([], |r| {
+            Ok((
+                r.get::<_, i64>(0)?,
+                r.get::<_, String>(1)?,
+                r.get::<_, Option<String>>(2)?,
+                r.get::<_, String>(3)?,
+                r.get::<_, String>(4)?,
+                r.get::<_, String>(5)?,
+                r.get::<_, String>(6)?,
+                r.get::<_, String>(7)?,
+                (
+                    r.get::<_, String>(8)?,
+                    r.get::<_, String>(9)?,
+                    r.get::<_, String>(10)?,
+                    r.get::<_, String>(11)?,
+                    r.get::<_, String>(12)?,
+                    r.get::<_, f64>(13)?,
+                    r.get::<_, String>(14)?,
+                    r.get::<_, Option<String>>(15)?,
+                ),
+            ))
+        })?;
+        let mut out = Vec::new();
+        for row in rows {
+            let (id, key, sweep, command, mode, params, config, inputs, rest) = row?;
+            let (version, git_commit, host, started, finished, seconds, status, error) = rest;
+            let json = |s: &str, what: &str| {
+                serde_json::from_str(s)
+                    .with_context(|| format!("{}: run {key}: bad {what}", self.path.display()))
+            };
+            out.push(StoredRun {
+                id,
+                run: RunRecord {
+                    params: json(&params, "params")?,
+                    config: json(&config, "config")?,
+                    inputs: serde_json::from_value(json(&inputs, "inputs")?)?,
+                    key,
+                    sweep,
+                    command,
+                    mode,
+                    version,
+                    git_commit,
+                    host,
+                    started,
+                    finished,
+                    seconds,
+                    status,
+                    error,
+                },
+            });
+        }
+        Ok(out)
+    }
+
+    /// The metrics of run `id`, in a stable order.
+    pub fn metrics(&self, id: i64) -> Result<Vec<Metric>> {
+        let mut s = self.conn.prepare_cached(
+            "SELECT agent, level, stream, metric, value FROM metrics WHERE run = ?1 \
+             ORDER BY agent, level, stream, metric, rowid",
+        )?;
+        let rows = s
+            .query_map(params![id], |r| {
+                Ok(Metric {
+                    agent: r.get(0)?,
+                    level: r.get(1)?,
+                    stream: r.get(2)?,
+                    metric: r.get(3)?,
+                    value: r.get(4)?,
+                })
+            })?
+            .collect::<rusqlite::Result<Vec<_>>>()?;
+        Ok(rows)
+    }
+}
+
+/// This machine's host name.
+fn host() -> String {
+    std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .ok()
+        .map(|s| s.trim().to_string())
+        .filter(|s| !s.is_empty())
+        .or_else(|| std::env::var("HOSTNAME").ok())
+        .or_else(|| std::env::var("COMPUTERNAME").ok())
+        .unwrap_or_else(|| "unknown".into())
+}
+
+/// A time as UTC `YYYY-MM-DDTHH:MM:SS.mmmZ`.
+pub fn utc(t: std::time::SystemTime) -> String {
+    let d = t.duration_since(std::time::UNIX_EPOCH).unwrap_or_default();
+    let secs = d.as_secs();
+    let (days, rem) = (secs / 86_400, secs % 86_400);
+    // Civil date from days since 1970-01-01 (H. Hinnant's algorithm).
+    let z = days as i64 + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    format!(
+        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}.{:03}Z",
+        rem / 3600,
+        rem % 3600 / 60,
+        rem % 60,
+        d.subsec_millis()
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::{Duration, UNIX_EPOCH};
+
+    fn record(key: &str, status: Result<(), String>) -> RunRecord {
+        RunRecord::new(
+            key.into(),
+            Some("s".into()),
+            "sweep",
+            "functional",
+            serde_json::json!({"policy": "lru"}),
+            serde_json::json!({}),
+            vec!["job:x".into()],
+            (UNIX_EPOCH, UNIX_EPOCH + Duration::from_millis(1500)),
+            status,
+        )
+    }
+
+    fn metric(v: f64) -> Metric {
+        Metric {
+            agent: "cpu0".into(),
+            level: "llc".into(),
+            stream: "data".into(),
+            metric: "reads".into(),
+            value: v,
+        }
+    }
+
+    #[test]
+    fn utc_formats_known_instants() {
+        assert_eq!(utc(UNIX_EPOCH), "1970-01-01T00:00:00.000Z");
+        let t = UNIX_EPOCH + Duration::from_millis(1_709_251_199_250);
+        assert_eq!(utc(t), "2024-02-29T23:59:59.250Z");
+    }
+
+    #[test]
+    fn records_round_trip_and_replace_earlier_attempts() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("r.sqlite");
+        let mut s = Store::open(&path).unwrap();
+        s.record(&record("k1", Err("boom".into())), &[]).unwrap();
+        assert!(s.done_keys().unwrap().is_empty());
+        s.record(&record("k1", Ok(())), &[metric(3.0), metric(4.0)])
+            .unwrap();
+        s.record(&record("k2", Ok(())), &[metric(5.0)]).unwrap();
+        drop(s);
+        let s = Store::open_existing(&path).unwrap();
+        let runs = s.runs().unwrap();
+        assert_eq!(runs.len(), 2);
+        assert_eq!(runs[0].run.key, "k1");
+        assert_eq!(runs[0].run.status, "ok");
+        assert_eq!(runs[0].run.seconds, 1.5);
+        assert_eq!(runs[0].run.params["policy"], "lru");
+        assert_eq!(s.metrics(runs[0].id).unwrap().len(), 2);
+        assert_eq!(s.metrics(runs[1].id).unwrap(), vec![metric(5.0)]);
+        assert_eq!(s.done_keys().unwrap().len(), 2);
+    }
+
+    #[test]
+    fn newer_and_foreign_databases_are_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let newer = dir.path().join("newer.sqlite");
+        Store::open(&newer).unwrap();
+        let c = Connection::open(&newer).unwrap();
+        c.pragma_update(None, "user_version", SCHEMA_VERSION + 1)
+            .unwrap();
+        drop(c);
+        let e = format!("{:#}", Store::open(&newer).err().unwrap());
+        assert!(e.contains("newer apusim"), "{e}");
+        let foreign = dir.path().join("foreign.sqlite");
+        Connection::open(&foreign)
+            .unwrap()
+            .execute_batch("CREATE TABLE t (x INTEGER);")
+            .unwrap();
+        let e = format!("{:#}", Store::open(&foreign).err().unwrap());
+        assert!(e.contains("not an apusim results database"), "{e}");
+        let text = dir.path().join("text.sqlite");
+        std::fs::write(
+            &text,
+            "hello, this is not a database at all, not even close",
+        )
+        .unwrap();
+        assert!(Store::open(&text).is_err());
+        assert!(Store::open_existing(&dir.path().join("none.sqlite")).is_err());
+    }
+}

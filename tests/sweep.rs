@@ -1,0 +1,437 @@
+//! `apusim sweep` and `apusim results` as a user drives them: a grid recorded into a results
+//! database whatever the thread count, specs refused before anything runs, a sweep killed
+//! with SIGKILL and completed by the next start, `run --db` under a sweep's key, pivots.
+
+use apusim_sweep::Store;
+use apusim_trace::apt::AptWriter;
+use apusim_trace::{AccessSource, TraceHeader};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+fn apusim(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_apusim"))
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+fn ok(args: &[&str]) -> String {
+    let o = apusim(args);
+    assert!(
+        o.status.success(),
+        "apusim {args:?}: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    String::from_utf8(o.stdout).unwrap()
+}
+
+fn fails(args: &[&str]) -> String {
+    let o = apusim(args);
+    assert!(!o.status.success(), "apusim {args:?} should fail");
+    let err = String::from_utf8(o.stderr).unwrap();
+    assert!(!err.contains("panicked"), "apusim {args:?} panicked: {err}");
+    err
+}
+
+/// The demo's agents (2 CPU cores and the GPU), `n` accesses each, as one .apt per agent.
+fn small_traces(dir: &Path, n: usize) -> Vec<PathBuf> {
+    apusim_workloads::demo_mix(2, 1, 3)
+        .into_iter()
+        .enumerate()
+        .map(|(i, (_, mut src))| {
+            let path = dir.join(format!("agent{i}.apt"));
+            let header: TraceHeader = src.header().clone();
+            let mut w = AptWriter::create(&path, &header).unwrap();
+            let mut buf = Vec::new();
+            while buf.len() < n && src.next_batch(&mut buf).unwrap() {}
+            buf.truncate(n);
+            w.write_all(&buf).unwrap();
+            w.finish().unwrap();
+            path
+        })
+        .collect()
+}
+
+const TRACES: &str = "traces = [\"agent0.apt\", \"agent1.apt\", \"agent2.apt\"]\n";
+
+/// Every `ok` run's metric rows by key.
+type Metrics = BTreeMap<String, Vec<(String, String, String, String, u64)>>;
+
+fn metrics(db: &Path) -> Metrics {
+    let s = Store::open_existing(db).unwrap();
+    s.runs()
+        .unwrap()
+        .into_iter()
+        .filter(|r| r.run.status == "ok")
+        .map(|r| {
+            let rows = s
+                .metrics(r.id)
+                .unwrap()
+                .into_iter()
+                .map(|m| (m.agent, m.level, m.stream, m.metric, m.value.to_bits()))
+                .collect();
+            (r.run.key, rows)
+        })
+        .collect()
+}
+
+fn write(dir: &Path, name: &str, text: &str) -> String {
+    let p = dir.join(name);
+    std::fs::write(&p, text).unwrap();
+    p.to_str().unwrap().to_string()
+}
+
+fn path(dir: &Path, name: &str) -> String {
+    dir.join(name).to_str().unwrap().to_string()
+}
+
+#[test]
+fn sweeps_record_the_same_rows_for_any_thread_count_and_skip_what_is_done() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    small_traces(d, 20_000);
+    let spec = write(
+        d,
+        "grid.toml",
+        &format!(
+            "{TRACES}limit = 30000\n[grid]\npolicy = [\"lru\", \"srrip\", \"drrip\"]\n\
+             [grid.set]\nllc = [\"1048576,16,64\", \"2097152,16,64\"]\n"
+        ),
+    );
+    let (db1, db2) = (path(d, "one.sqlite"), path(d, "two.sqlite"));
+    let out = ok(&["sweep", &spec, "--db", &db1, "-j", "1"]);
+    assert!(out.contains("6 points, 0 already"), "{out}");
+    ok(&["sweep", &spec, "--db", &db2, "-j", "2"]);
+    let (m1, m2) = (metrics(db1.as_ref()), metrics(db2.as_ref()));
+    assert_eq!(m1.len(), 6);
+    assert!(m1.values().all(|rows| rows.len() > 50));
+    assert_eq!(m1, m2, "the rows depend on the thread count");
+    let out = ok(&["sweep", &spec, "--db", &db2, "-j", "2"]);
+    assert!(
+        out.contains("6 already") && out.contains("0 run now"),
+        "{out}"
+    );
+    assert_eq!(metrics(db2.as_ref()), m1);
+    let printed = ok(&["sweep", &spec, "--db", &db2, "--print-spec"]);
+    assert!(
+        printed.contains("6 points") && printed.contains("yes"),
+        "{printed}"
+    );
+
+    // The pivot: LLC read misses per LLC size and policy, normalized to LRU.
+    let p = ok(&[
+        "results",
+        &db1,
+        "--pivot",
+        "--metric",
+        "read_misses",
+        "--level",
+        "llc",
+        "--rows",
+        "set.llc",
+        "--cols",
+        "policy",
+        "--baseline",
+        "lru",
+    ]);
+    assert!(
+        p.contains("geomean") && p.contains("normalized to policy = lru"),
+        "{p}"
+    );
+    let lines: Vec<&str> = p.lines().collect();
+    assert!(lines[0].contains("lru") && lines[0].find("lru") < lines[0].find("srrip"));
+    assert!(
+        lines.iter().filter(|l| l.contains("1.0000")).count() >= 3,
+        "{p}"
+    );
+    let svg = path(d, "llc.svg");
+    let pivot = |extra: &[&str]| {
+        let mut a = vec![
+            "results",
+            &db1,
+            "--pivot",
+            "--metric",
+            "read_misses",
+            "--level",
+            "llc",
+            "--rows",
+            "set.llc",
+            "--cols",
+            "policy",
+        ];
+        a.extend(extra);
+        ok(&a)
+    };
+    pivot(&["--baseline", "lru", "--plot", &svg]);
+    let text = std::fs::read_to_string(&svg).unwrap();
+    assert!(text.contains("geomean") && text.contains("drrip") && text.contains("</svg>"));
+    pivot(&["--plot", &svg, "--lines"]);
+    let text = std::fs::read_to_string(&svg).unwrap();
+    assert!(text.contains("<polyline") && !text.contains("geomean"));
+    let csv = path(d, "pivot.csv");
+    ok(&[
+        "results",
+        &db1,
+        "--pivot",
+        "--metric",
+        "read_misses",
+        "--level",
+        "llc",
+        "--rows",
+        "set.llc",
+        "--cols",
+        "policy",
+        "--csv",
+        &csv,
+    ]);
+    let text = std::fs::read_to_string(&csv).unwrap();
+    assert_eq!(text.lines().count(), 3, "{text}");
+    let e = fails(&[
+        "results",
+        &db1,
+        "--pivot",
+        "--metric",
+        "read_misses",
+        "--rows",
+        "mix",
+    ]);
+    assert!(e.contains("mix"), "{e}");
+
+    // Listing, filtering, long export.
+    let list = ok(&["results", &db1, "--where", "policy=srrip"]);
+    assert!(list.contains("2 runs"), "{list}");
+    let long = path(d, "long.csv");
+    ok(&[
+        "results",
+        &db1,
+        "--metric",
+        "read_misses",
+        "--level",
+        "llc",
+        "--csv",
+        &long,
+    ]);
+    let text = std::fs::read_to_string(&long).unwrap();
+    assert!(text.starts_with("key,"), "{text}");
+    assert!(text
+        .lines()
+        .skip(1)
+        .all(|l| l.contains(",llc,") && l.contains("read_misses")));
+    let e = fails(&["results", &db1, "--where", "polcy=lru"]);
+    assert!(e.contains("did you mean `policy`"), "{e}");
+}
+
+#[test]
+fn bad_specs_are_refused_before_anything_runs() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    small_traces(d, 2_000);
+    let db = path(d, "r.sqlite");
+    let cases: &[(&str, &str, &str)] = &[
+        ("unknown.toml", "polcy = \"lru\"\n", ":2: unknown key `polcy`; did you mean `policy`?"),
+        ("empty.toml", "[grid]\npolicy = []\n", ":3: grid axis `policy` is empty"),
+        ("type.toml", "limit = \"lots\"\n", ":2: `limit` must be a whole number"),
+        (
+            "dup.toml",
+            "[[point]]\npolicy = \"lru\"\n[[point]]\npolicy = \"srrip\"\n[[point]]\npolicy = \"lru\"\n",
+            ":6: duplicate point: the same run as the point of line 2",
+        ),
+        (
+            "setkey.toml",
+            "[set]\n\"llc.bnks\" = 4\n",
+            ":3: ",
+        ),
+        ("policy.toml", "policy = \"srip\"\n", "did you mean `srrip`?"),
+    ];
+    for (name, body, want) in cases {
+        let spec = write(d, name, &format!("{TRACES}{body}"));
+        let e = fails(&["sweep", &spec, "--db", &db]);
+        assert!(e.contains(want), "{name}: {e}");
+        assert!(e.contains(name), "{name}: {e}");
+    }
+    let spec = write(
+        d,
+        "setkey.toml",
+        &format!("{TRACES}[set]\n\"llc.bnks\" = 4\n"),
+    );
+    let e = fails(&["sweep", &spec, "--db", &db]);
+    assert!(e.contains("did you mean `llc.banks`"), "{e}");
+    assert!(
+        !Path::new(&db).exists(),
+        "a refused spec created the database"
+    );
+
+    // A database of a newer schema is refused with a clear message.
+    let spec = write(d, "fine.toml", &format!("{TRACES}limit = 1000\n"));
+    ok(&["sweep", &spec, "--db", &db]);
+    rusqlite::Connection::open(&db)
+        .unwrap()
+        .pragma_update(None, "user_version", 99)
+        .unwrap();
+    let e = fails(&["sweep", &spec, "--db", &db]);
+    assert!(e.contains("newer apusim"), "{e}");
+    let e = fails(&["results", &db]);
+    assert!(e.contains("newer apusim"), "{e}");
+}
+
+#[test]
+fn a_sweep_killed_mid_run_is_completed_by_the_next_start() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    small_traces(d, 60_000);
+    let spec = write(
+        d,
+        "kill.toml",
+        &format!(
+            "{TRACES}[grid]\nlimit = [150000, 160000, 170000, 180000, 190000]\n\
+             policy = [\"lru\", \"srrip\", \"drrip\", \"nru\", \"ship-pc\", \"brrip\"]\n\
+             [grid.set]\nllc = [\"1048576,16,64\", \"2097152,16,64\"]\n"
+        ),
+    );
+    let points = 5 * 6 * 2;
+    let (db, reference) = (path(d, "killed.sqlite"), path(d, "whole.sqlite"));
+    let mut child = Command::new(env!("CARGO_BIN_EXE_apusim"))
+        .args(["sweep", &spec, "--db", &db, "-j", "2"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let start = Instant::now();
+    let mut seen = 0;
+    while seen < 4 {
+        std::thread::sleep(Duration::from_millis(5));
+        if Path::new(&db).exists() {
+            if let Ok(s) = Store::open_existing(Path::new(&db)) {
+                seen = s.done_keys().map(|k| k.len()).unwrap_or(0);
+            }
+        }
+        assert!(
+            start.elapsed() < Duration::from_secs(120),
+            "no run recorded in 2 minutes"
+        );
+        if let Some(status) = child.try_wait().unwrap() {
+            panic!("the sweep ended ({status}) before it could be killed; make its runs longer");
+        }
+    }
+    child.kill().unwrap(); // SIGKILL
+    child.wait().unwrap();
+    let before = Store::open_existing(Path::new(&db))
+        .unwrap()
+        .runs()
+        .unwrap();
+    let done = before.len();
+    assert!(
+        done >= 4 && done < points,
+        "{done} of {points} runs recorded"
+    );
+    assert!(before.iter().all(|r| r.run.status == "ok"));
+
+    let out = ok(&["sweep", &spec, "--db", &db, "-j", "2"]);
+    let want = format!(
+        "{points} points, {done} already in {db}, {} run now (0 failed)",
+        points - done
+    );
+    assert!(out.contains(&want), "{out}\nwanted: {want}");
+    let after = Store::open_existing(Path::new(&db))
+        .unwrap()
+        .runs()
+        .unwrap();
+    assert_eq!(after.len(), points);
+    for r in &before {
+        let again = after.iter().find(|a| a.run.key == r.run.key).unwrap();
+        assert_eq!(again.run.started, r.run.started, "a finished run ran again");
+    }
+    ok(&["sweep", &spec, "--db", &reference, "-j", "1"]);
+    assert_eq!(metrics(db.as_ref()), metrics(reference.as_ref()));
+}
+
+#[test]
+fn run_and_sim_record_under_the_key_a_sweep_gives_the_same_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let traces = small_traces(d, 20_000);
+    let t: Vec<&str> = traces.iter().map(|p| p.to_str().unwrap()).collect();
+    let db = path(d, "r.sqlite");
+    let mut args = vec!["run"];
+    args.extend(&t);
+    args.extend(["--policy", "lru,srrip", "--limit", "30000", "--db", &db]);
+    ok(&args);
+    let from_run = metrics(db.as_ref());
+    assert_eq!(from_run.len(), 2);
+    let spec = write(
+        d,
+        "same.toml",
+        &format!("{TRACES}limit = 30000\n[grid]\npolicy = [\"lru\", \"srrip\", \"drrip\"]\n"),
+    );
+    let out = ok(&["sweep", &spec, "--db", &db]);
+    assert!(out.contains("3 points, 2 already"), "{out}");
+    let other = path(d, "sweep-only.sqlite");
+    ok(&["sweep", &spec, "--db", &other]);
+    let swept = metrics(other.as_ref());
+    for (k, rows) in &from_run {
+        assert_eq!(swept.get(k), Some(rows), "run --db and the sweep disagree");
+    }
+
+    let mut args = vec!["sim", t[0]];
+    args.extend([
+        "--set",
+        "cpus=1",
+        "--instructions",
+        "5000",
+        "--policy",
+        "lru",
+        "--db",
+        &db,
+    ]);
+    ok(&args);
+    let s = Store::open_existing(Path::new(&db)).unwrap();
+    let sim = s
+        .runs()
+        .unwrap()
+        .into_iter()
+        .find(|r| r.run.command == "sim")
+        .expect("the sim run is recorded");
+    assert_eq!(sim.run.mode, "timed");
+    let rows = s.metrics(sim.id).unwrap();
+    assert!(rows.iter().any(|m| m.metric == "ipc" && m.value > 0.0));
+}
+
+#[test]
+fn a_failed_run_is_recorded_with_its_error_and_tried_again() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    small_traces(d, 2_000);
+    write(d, "junk.txt", "hello\n");
+    let spec = write(
+        d,
+        "fail.toml",
+        "limit = 1000\n[grid]\ntraces = [[\"agent0.apt\"], [\"junk.txt\"]]\n",
+    );
+    let db = path(d, "r.sqlite");
+    let o = apusim(&["sweep", &spec, "--db", &db]);
+    assert!(!o.status.success());
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("1 of 2 runs failed") && err.contains("junk.txt"),
+        "{err}"
+    );
+    let failed = ok(&["results", &db, "--status", "failed"]);
+    assert!(
+        failed.contains("1 runs") && failed.contains("junk.txt:1"),
+        "{failed}"
+    );
+    assert_eq!(metrics(db.as_ref()).len(), 1);
+    let o = apusim(&["sweep", &spec, "--db", &db]);
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        out.contains("1 already") && out.contains("1 run now (1 failed)"),
+        "{out}"
+    );
+    let runs = Store::open_existing(Path::new(&db))
+        .unwrap()
+        .runs()
+        .unwrap();
+    assert_eq!(runs.len(), 2, "a retried run replaces its earlier attempt");
+}
