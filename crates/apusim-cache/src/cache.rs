@@ -152,6 +152,43 @@ impl WideSets {
         let s = self.bits.stride();
         &mut self.invalid[set * s..(set + 1) * s]
     }
+
+    // The wide-set steps stay out of line, so that the compact sets' inlined access path
+    // keeps its size (a hash lookup dwarfs the call).
+
+    #[inline(never)]
+    fn find(&self, line: u64) -> Option<usize> {
+        self.index.get(&line).map(|&way| way as usize)
+    }
+
+    /// The lowest invalid way of `set`, now taken.
+    #[inline(never)]
+    fn take_invalid(&mut self, set: usize) -> Option<usize> {
+        let bits = self.bits;
+        let free = self.invalid_of(set);
+        let way = bits.first(free);
+        if let Some(way) = way {
+            bits.remove(free, way);
+        }
+        way
+    }
+
+    /// `line` now lives in `way`, in place of `evicted` if any.
+    #[inline(never)]
+    fn install(&mut self, evicted: Option<u64>, line: u64, way: usize) {
+        if let Some(old) = evicted {
+            self.index.remove(&old);
+        }
+        self.index.insert(line, way as u32);
+    }
+
+    /// `line` left `way` of `set` without a replacement.
+    #[inline(never)]
+    fn invalidate(&mut self, set: usize, line: u64, way: usize) {
+        self.index.remove(&line);
+        let bits = self.bits;
+        bits.insert(self.invalid_of(set), way);
+    }
 }
 
 impl<P: Policy> Cache<P> {
@@ -245,7 +282,7 @@ impl<P: Policy> Cache<P> {
     fn find(&self, set: usize, line: u64) -> Option<usize> {
         match self.wide.as_deref() {
             None => crate::simd::first_match(self.set_tags(set), LINE_MASK, line),
-            Some(w) => w.index.get(&line).map(|&way| way as usize),
+            Some(w) => w.find(line),
         }
     }
 
@@ -386,15 +423,7 @@ impl<P: Policy> Cache<P> {
         let invalid = if self.valid < self.tags.len() {
             match self.wide.as_deref_mut() {
                 None => crate::simd::first_match(self.set_tags(set), u64::MAX, INVALID),
-                Some(w) => {
-                    let bits = w.bits;
-                    let free = w.invalid_of(set);
-                    let way = bits.first(free);
-                    if let Some(way) = way {
-                        bits.remove(free, way);
-                    }
-                    way
-                }
+                Some(w) => w.take_invalid(set),
             }
         } else {
             None
@@ -422,9 +451,6 @@ impl<P: Policy> Cache<P> {
                 };
                 self.counters.evictions += 1;
                 self.counters.dirty_evictions += u64::from(ev.meta.dirty());
-                if let Some(wide) = self.wide.as_deref_mut() {
-                    wide.index.remove(&ev.line);
-                }
                 self.policy.on_evict(set, w, &ev);
                 (w, Some(ev))
             }
@@ -443,7 +469,7 @@ impl<P: Policy> Cache<P> {
             },
         );
         if let Some(w) = self.wide.as_deref_mut() {
-            w.index.insert(line, way as u32);
+            w.install(evicted.map(|e| e.line), line, way);
         }
         self.counters.fills += 1;
         self.policy.on_fill(set, way, req);
@@ -463,9 +489,7 @@ impl<P: Policy> Cache<P> {
         let i = set * self.ways + way;
         let word = std::mem::replace(&mut self.tags[i], INVALID);
         if let Some(w) = self.wide.as_deref_mut() {
-            w.index.remove(&line);
-            let bits = w.bits;
-            bits.insert(w.invalid_of(set), way);
+            w.invalidate(set, line, way);
         }
         self.valid -= 1;
         self.counters.invalidations += 1;

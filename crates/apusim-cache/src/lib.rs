@@ -18,7 +18,8 @@
 //! structures whose cost per access does not grow with the ways: the engine a hash index
 //! line → way and a bit set of invalid ways ([`WayBits`]), LRU a recency list per set, the
 //! RRIP family buckets per RRPV value with an aging offset. [`FaLru`] is a separate
-//! fully-associative true-LRU cache with a hash index, for the hierarchy's GPU caches.
+//! fully-associative true-LRU cache with a hash index and a recency list, kept as the
+//! reference the engine's wide `lru` sets are tested against.
 //!
 //! Policies live one per file in [`policies`]; shared building blocks (saturating counters,
 //! set sampling, set dueling) in [`policies::util`]. A [`PolicyContext`] carries the geometry,

@@ -43,8 +43,9 @@ impl RecencyList {
         }
     }
 
-    /// Move `way` (listed iff `listed`) to the front of `set`'s list.
-    #[inline]
+    /// Move `way` (listed iff `listed`) to the front of `set`'s list. Out of line, so that
+    /// compact sets' inlined hooks keep their size.
+    #[inline(never)]
     fn make_most_recent(&mut self, set: usize, ways: usize, way: usize, listed: bool) {
         let base = set * ways;
         let w = way as u32;

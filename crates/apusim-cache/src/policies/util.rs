@@ -229,9 +229,11 @@ pub struct RrpvTable {
     wide: Option<Box<RrpvBuckets>>,
 }
 
-/// The buckets of wide sets (see [`RrpvTable`]).
+/// The buckets of wide sets (see [`RrpvTable`]). Their steps stay out of line, so that the
+/// compact sets' inlined hooks keep their size.
 #[derive(Clone, Debug)]
 struct RrpvBuckets {
+    distant: u8,
     bits: WayBits,
     /// Per set: the aging offset.
     age: Vec<u8>,
@@ -245,6 +247,43 @@ impl RrpvBuckets {
         let s = self.bits.stride();
         let at = (set * values + b as usize) * s;
         &mut self.words[at..at + s]
+    }
+
+    /// Give `way` of `set`, now in bucket `*bucket`, the RRPV `rrpv`.
+    #[inline(never)]
+    fn set(&mut self, set: usize, way: usize, bucket: &mut u8, rrpv: u8) {
+        let (values, bits) = (self.distant as usize + 1, self.bits);
+        let new = rrpv.wrapping_sub(self.age[set]) & self.distant;
+        let old = *bucket;
+        if old != new {
+            bits.remove(self.bucket(set, values, old), way);
+            bits.insert(self.bucket(set, values, new), way);
+            *bucket = new;
+        }
+    }
+
+    /// The SRRIP victim of a full `set`, aging it as needed.
+    #[inline(never)]
+    fn victim(&mut self, set: usize) -> usize {
+        let (values, bits, age, distant) = (
+            self.distant as usize + 1,
+            self.bits,
+            self.age[set],
+            self.distant,
+        );
+        // The largest RRPV present (every way is in some bucket, so the loop ends).
+        let mut top = distant;
+        let bucket = loop {
+            let b = top.wrapping_sub(age) & distant;
+            if !bits.is_empty(self.bucket(set, values, b)) || top == 0 {
+                break b;
+            }
+            top -= 1;
+        };
+        self.age[set] = age.wrapping_add(distant - top) & distant;
+        let way = bits.first(self.bucket(set, values, bucket));
+        debug_assert!(way.is_some(), "every way of a set is in one of its buckets");
+        way.unwrap_or(0)
     }
 }
 
@@ -265,6 +304,7 @@ impl RrpvTable {
                 bits.fill(&mut set[distant as usize * bits.stride()..]);
             }
             Box::new(RrpvBuckets {
+                distant,
                 bits,
                 age: vec![0; ctx.sets],
                 words,
@@ -285,57 +325,33 @@ impl RrpvTable {
     }
 
     #[inline]
-    fn mask(&self) -> u8 {
-        self.distant
-    }
-
-    #[inline]
     pub fn get(&self, set: usize, way: usize) -> u8 {
         let v = self.v[set * self.ways + way];
         match self.wide.as_deref() {
             None => v,
-            Some(w) => v.wrapping_add(w.age[set]) & self.mask(),
+            Some(w) => v.wrapping_add(w.age[set]) & self.distant,
         }
     }
 
     #[inline]
     pub fn set(&mut self, set: usize, way: usize, rrpv: u8) {
         let i = set * self.ways + way;
-        let Some(w) = self.wide.as_deref_mut() else {
-            self.v[i] = rrpv;
-            return;
-        };
-        let (values, bits) = (self.distant as usize + 1, w.bits);
-        let new = rrpv.wrapping_sub(w.age[set]) & self.distant;
-        let old = self.v[i];
-        if old != new {
-            bits.remove(w.bucket(set, values, old), way);
-            bits.insert(w.bucket(set, values, new), way);
-            self.v[i] = new;
+        match self.wide.as_deref_mut() {
+            None => self.v[i] = rrpv,
+            Some(w) => w.set(set, way, &mut self.v[i], rrpv),
         }
     }
 
     /// The victim of a full `set` (ages the set as needed).
     #[inline]
     pub fn victim(&mut self, set: usize) -> usize {
-        let Some(w) = self.wide.as_deref_mut() else {
-            let base = set * self.ways;
-            return rrip_victim_max(&mut self.v[base..base + self.ways], self.distant);
-        };
-        let (values, bits, age) = (self.distant as usize + 1, w.bits, w.age[set]);
-        // The largest RRPV present (every way is in some bucket, so the loop ends).
-        let mut top = self.distant;
-        let bucket = loop {
-            let b = top.wrapping_sub(age) & self.distant;
-            if !bits.is_empty(w.bucket(set, values, b)) || top == 0 {
-                break b;
+        match self.wide.as_deref_mut() {
+            None => {
+                let base = set * self.ways;
+                rrip_victim_max(&mut self.v[base..base + self.ways], self.distant)
             }
-            top -= 1;
-        };
-        w.age[set] = age.wrapping_add(self.distant - top) & self.distant;
-        let way = bits.first(w.bucket(set, values, bucket));
-        debug_assert!(way.is_some(), "every way of a set is in one of its buckets");
-        way.unwrap_or(0)
+            Some(w) => w.victim(set),
+        }
     }
 
     #[inline]
