@@ -290,13 +290,13 @@ impl<P: Policy> Cache<P> {
     /// a known stream: see [`Cache::access_batch`]).
     #[inline]
     pub fn prefetch(&self, addr: u64) {
+        // (For wide sets these are hints for the set's first ways only: harmless, and cheaper
+        // than telling the layouts apart here.)
         let set = self.set_of(self.line_of(addr));
-        if self.wide.is_none() {
-            let base = set * self.ways;
-            crate::policies::util::prefetch(&self.tags, base);
-            if self.ways > 8 {
-                crate::policies::util::prefetch(&self.tags, base + 8);
-            }
+        let base = set * self.ways;
+        crate::policies::util::prefetch(&self.tags, base);
+        if self.ways > 8 {
+            crate::policies::util::prefetch(&self.tags, base + 8);
         }
         self.policy.prefetch_set(set);
     }

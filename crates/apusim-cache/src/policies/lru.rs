@@ -97,9 +97,7 @@ impl Lru {
 impl Policy for Lru {
     #[inline]
     fn prefetch_set(&self, set: usize) {
-        if self.list.is_none() {
-            super::util::prefetch(&self.stamp, set * self.ways);
-        }
+        super::util::prefetch(&self.stamp, set * self.ways);
     }
     fn build(ctx: &PolicyContext) -> Result<Self, CacheError> {
         Ok(Lru {

@@ -82,9 +82,7 @@ impl Nru {
 impl Policy for Nru {
     #[inline]
     fn prefetch_set(&self, set: usize) {
-        if self.wide.is_none() {
-            super::util::prefetch(&self.bits, set * self.ways);
-        }
+        super::util::prefetch(&self.bits, set * self.ways);
     }
     fn build(ctx: &PolicyContext) -> Result<Self, CacheError> {
         let wide = ctx.wide_sets().then(|| {

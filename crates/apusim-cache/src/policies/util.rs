@@ -356,9 +356,7 @@ impl RrpvTable {
 
     #[inline]
     pub fn prefetch(&self, set: usize) {
-        if self.wide.is_none() {
-            prefetch(&self.v, set * self.ways);
-        }
+        prefetch(&self.v, set * self.ways);
     }
 }
 
