@@ -1,8 +1,10 @@
 //! The set-associative cache engine, generic over its [`Policy`].
 
 use crate::policy::{Evicted, LineMeta, MissAction, Policy, SetView};
-use crate::{CacheError, Geometry, LineWords};
+use crate::wayset::WayBits;
+use crate::{CacheError, Geometry, LineWords, SetLayout};
 use apusim_trace::{Access, Op};
+use rustc_hash::FxHashMap;
 
 /// Each way is one 64-bit word: the line address in the low 48 bits and the engine's line
 /// metadata (flags, stream, filling agent) in the high 16, so a lookup, a hit's flag update and
@@ -97,8 +99,10 @@ pub struct CacheCounters {
 
 /// A set-associative cache: tags and engine metadata in flat arrays, plus a policy.
 ///
-/// Lookups scan the ways of one set; the set index is the line address masked (power-of-two
-/// set counts) or taken modulo the set count (any other count).
+/// Lookups in compact sets scan the ways of one set; wide sets ([`SetLayout`]) look the line
+/// up in a hash index and keep a bit set of their invalid ways, so no step of an access scans
+/// the set. The set index is the line address masked (power-of-two set counts) or taken
+/// modulo the set count (any other count).
 pub struct Cache<P> {
     geometry: Geometry,
     line_bits: u32,
@@ -113,8 +117,78 @@ pub struct Cache<P> {
     /// Valid ways in the whole cache: once every way is valid (the steady state), a miss
     /// skips the search for an invalid way.
     valid: usize,
+    /// The lookup structures of wide sets, `None` for compact ones.
+    wide: Option<Box<WideSets>>,
     policy: P,
     counters: CacheCounters,
+}
+
+/// What a cache of wide sets keeps beside its tag array: where each resident line is, and
+/// which ways of each set are invalid (the engine fills the lowest one first, as it does in a
+/// compact set).
+struct WideSets {
+    /// Line address → way of every resident line.
+    index: FxHashMap<u64, u32>,
+    bits: WayBits,
+    /// Per set, [`WayBits::stride`] words: its invalid ways.
+    invalid: Vec<u64>,
+}
+
+impl WideSets {
+    fn new(sets: usize, ways: usize) -> WideSets {
+        let bits = WayBits::new(ways);
+        let mut invalid = vec![0; sets * bits.stride()];
+        for set in invalid.chunks_exact_mut(bits.stride()) {
+            bits.fill(set);
+        }
+        WideSets {
+            index: FxHashMap::with_capacity_and_hasher(sets * ways, Default::default()),
+            bits,
+            invalid,
+        }
+    }
+    #[inline]
+    fn invalid_of(&mut self, set: usize) -> &mut [u64] {
+        let s = self.bits.stride();
+        &mut self.invalid[set * s..(set + 1) * s]
+    }
+
+    // The wide-set steps stay out of line, so that the compact sets' inlined access path
+    // keeps its size (a hash lookup dwarfs the call).
+
+    #[inline(never)]
+    fn find(&self, line: u64) -> Option<usize> {
+        self.index.get(&line).map(|&way| way as usize)
+    }
+
+    /// The lowest invalid way of `set`, now taken.
+    #[inline(never)]
+    fn take_invalid(&mut self, set: usize) -> Option<usize> {
+        let bits = self.bits;
+        let free = self.invalid_of(set);
+        let way = bits.first(free);
+        if let Some(way) = way {
+            bits.remove(free, way);
+        }
+        way
+    }
+
+    /// `line` now lives in `way`, in place of `evicted` if any.
+    #[inline(never)]
+    fn install(&mut self, evicted: Option<u64>, line: u64, way: usize) {
+        if let Some(old) = evicted {
+            self.index.remove(&old);
+        }
+        self.index.insert(line, way as u32);
+    }
+
+    /// `line` left `way` of `set` without a replacement.
+    #[inline(never)]
+    fn invalidate(&mut self, set: usize, line: u64, way: usize) {
+        self.index.remove(&line);
+        let bits = self.bits;
+        bits.insert(self.invalid_of(set), way);
+    }
 }
 
 impl<P: Policy> Cache<P> {
@@ -126,6 +200,18 @@ impl<P: Policy> Cache<P> {
         write: WritePolicy,
         cpu_inclusive: bool,
         policy: P,
+    ) -> Result<Self, CacheError> {
+        Self::with_layout(geometry, write, cpu_inclusive, policy, SetLayout::Auto)
+    }
+
+    /// [`Cache::new`] with the set representation chosen by `layout` instead of by the
+    /// associativity alone (the results are the same; tests compare the two).
+    pub fn with_layout(
+        geometry: Geometry,
+        write: WritePolicy,
+        cpu_inclusive: bool,
+        policy: P,
+        layout: SetLayout,
     ) -> Result<Self, CacheError> {
         geometry.validate()?;
         let sets = geometry.sets();
@@ -141,6 +227,9 @@ impl<P: Policy> Cache<P> {
             cpu_inclusive,
             tags: LineWords::new(slots, INVALID),
             valid: 0,
+            wide: layout
+                .is_wide(ways)
+                .then(|| Box::new(WideSets::new(sets as usize, ways))),
             policy,
             counters: CacheCounters::default(),
         })
@@ -160,6 +249,10 @@ impl<P: Policy> Cache<P> {
     }
     pub fn line_bits(&self) -> u32 {
         self.line_bits
+    }
+    /// True if the sets are wide (hash index, bit sets of invalid ways).
+    pub fn is_wide(&self) -> bool {
+        self.wide.is_some()
     }
 
     /// Line address of a byte address.
@@ -187,13 +280,18 @@ impl<P: Policy> Cache<P> {
     /// The way of `set` holding `line`.
     #[inline(always)]
     fn find(&self, set: usize, line: u64) -> Option<usize> {
-        crate::simd::first_match(self.set_tags(set), LINE_MASK, line)
+        match self.wide.as_deref() {
+            None => crate::simd::first_match(self.set_tags(set), LINE_MASK, line),
+            Some(w) => w.find(line),
+        }
     }
 
     /// Ask the host to bring the set that `addr` maps to into its caches (a hint for replaying
     /// a known stream: see [`Cache::access_batch`]).
     #[inline]
     pub fn prefetch(&self, addr: u64) {
+        // (For wide sets these are hints for the set's first ways only: harmless, and cheaper
+        // than telling the layouts apart here.)
         let set = self.set_of(self.line_of(addr));
         let base = set * self.ways;
         crate::policies::util::prefetch(&self.tags, base);
@@ -323,7 +421,10 @@ impl<P: Policy> Cache<P> {
         }
         let base = set * self.ways;
         let invalid = if self.valid < self.tags.len() {
-            crate::simd::first_match(self.set_tags(set), u64::MAX, INVALID)
+            match self.wide.as_deref_mut() {
+                None => crate::simd::first_match(self.set_tags(set), u64::MAX, INVALID),
+                Some(w) => w.take_invalid(set),
+            }
         } else {
             None
         };
@@ -367,6 +468,9 @@ impl<P: Policy> Cache<P> {
                 flags: dirty | cpu_flag(req),
             },
         );
+        if let Some(w) = self.wide.as_deref_mut() {
+            w.install(evicted.map(|e| e.line), line, way);
+        }
         self.counters.fills += 1;
         self.policy.on_fill(set, way, req);
         Ok(Outcome::Miss {
@@ -384,6 +488,9 @@ impl<P: Policy> Cache<P> {
         let way = self.find(set, line)?;
         let i = set * self.ways + way;
         let word = std::mem::replace(&mut self.tags[i], INVALID);
+        if let Some(w) = self.wide.as_deref_mut() {
+            w.invalidate(set, line, way);
+        }
         self.valid -= 1;
         self.counters.invalidations += 1;
         Some(word_meta(word))

@@ -14,8 +14,12 @@
 //! [`max_way`] for the largest value of a set, used by the oracle's OPT victim), and arrays of
 //! sets start on 64-byte host cache lines ([`LineWords`]) so that a prefetched set is whole.
 //!
-//! [`FaLru`] is the fully-associative true-LRU cache with a hash index, for caches with so
-//! many ways that scanning a set is out of the question (render caches, oracle studies).
+//! Sets with many ways ([`SetLayout`], chosen once per cache by associativity) keep
+//! structures whose cost per access does not grow with the ways: the engine a hash index
+//! line → way and a bit set of invalid ways ([`WayBits`]), LRU a recency list per set, the
+//! RRIP family buckets per RRPV value with an aging offset. [`FaLru`] is a separate
+//! fully-associative true-LRU cache with a hash index and a recency list, kept as the
+//! reference the engine's wide `lru` sets are tested against.
 //!
 //! Policies live one per file in [`policies`]; shared building blocks (saturating counters,
 //! set sampling, set dueling) in [`policies::util`]. A [`PolicyContext`] carries the geometry,
@@ -31,6 +35,7 @@ mod geometry;
 pub mod policies;
 pub mod policy;
 mod simd;
+pub mod wayset;
 
 pub use aligned::LineWords;
 pub use cache::{Cache, CacheCounters, Outcome, WritePolicy};
@@ -42,3 +47,4 @@ pub use policy::{
     Evicted, Feedback, LineMeta, MissAction, Policy, PolicyContext, PolicyStat, SetView,
 };
 pub use simd::{first_match, max_way};
+pub use wayset::{SetLayout, WayBits};

@@ -14,7 +14,7 @@
 //! Writes that do not allocate (write-no-allocate levels) reach no hook but `on_miss` is not
 //! called either: the engine forwards them.
 
-use crate::{CacheError, Geometry};
+use crate::{CacheError, Geometry, SetLayout};
 use apusim_trace::{Access, Agent, Stream};
 use std::collections::BTreeMap;
 
@@ -130,6 +130,9 @@ pub struct PolicyContext {
     /// Apply the heterogeneous baseline's GPU write rules (drp-reuse-probability-shared-llc.txt
     /// §4.1) on top of the chosen policy.
     pub gpu_write_rules: bool,
+    /// How policies keep per-way state (compact arrays or wide-set structures); `Auto`
+    /// chooses by `ways`.
+    pub layout: SetLayout,
 }
 
 impl PolicyContext {
@@ -144,7 +147,14 @@ impl PolicyContext {
             seed: 1,
             params: BTreeMap::new(),
             gpu_write_rules: false,
+            layout: SetLayout::Auto,
         }
+    }
+
+    /// True if per-way state should use the wide-set structures (see [`SetLayout`]).
+    #[inline]
+    pub fn wide_sets(&self) -> bool {
+        self.layout.is_wide(self.ways)
     }
 
     /// A numeric parameter, or `default` if the configuration does not set it.

@@ -17,19 +17,16 @@ use anyhow::{bail, Context, Result};
 use apusim_cache::policies::l1_bypass::{CounterPredictor, L1Bypass, PcPredictor, Predictor};
 use apusim_cache::policies::lru::Lru;
 use apusim_cache::{
-    Cache, CacheError, Evicted, FaLru, Geometry, LineMeta, Outcome, Policy, PolicyContext,
+    Cache, CacheError, Evicted, Geometry, LineMeta, Outcome, Policy, PolicyContext,
 };
 use apusim_trace::{Access, Agent, Op, Stream};
 use rustc_hash::FxHashMap;
 use std::collections::VecDeque;
 
-/// Fully-associative caches with more ways than this use the hashed LRU store.
-const SCAN_WAYS_LIMIT: u32 = 64;
-
-/// The storage of one private cache instance.
+/// The storage of one private cache instance. Caches of many ways (fully-associative render
+/// caches) get the engine's wide sets, whose cost per access does not grow with the ways.
 enum Store {
     Scan(Cache<Lru>),
-    Hashed(FaLru),
     /// A GPU L1 with a bypass predictor (`bypass_predictor` in the configuration).
     Bypass(Cache<L1Bypass>),
 }
@@ -37,32 +34,25 @@ enum Store {
 impl Store {
     fn new(g: Geometry, level: &LevelConfig) -> Result<Store> {
         let write = level.write_policy();
-        Ok(if g.is_fully_associative() && g.ways > SCAN_WAYS_LIMIT {
-            Store::Hashed(FaLru::new(g, write)?)
-        } else {
-            let lru = Lru::build(&PolicyContext::for_geometry(&g))?;
-            Store::Scan(Cache::new(g, write, false, lru)?)
-        })
+        let lru = Lru::build(&PolicyContext::for_geometry(&g))?;
+        Ok(Store::Scan(Cache::new(g, write, false, lru)?))
     }
     #[inline]
     fn access(&mut self, req: &Access) -> Result<Outcome, CacheError> {
         match self {
             Store::Scan(c) => c.access(req),
-            Store::Hashed(c) => c.access(req),
             Store::Bypass(c) => c.access(req),
         }
     }
     fn probe(&self, addr: u64) -> bool {
         match self {
             Store::Scan(c) => c.probe(addr),
-            Store::Hashed(c) => c.probe(addr),
             Store::Bypass(c) => c.probe(addr),
         }
     }
     fn invalidate(&mut self, addr: u64) -> Option<LineMeta> {
         match self {
             Store::Scan(c) => c.invalidate(addr),
-            Store::Hashed(c) => c.invalidate(addr),
             Store::Bypass(c) => c.invalidate(addr),
         }
     }

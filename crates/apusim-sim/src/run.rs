@@ -110,6 +110,7 @@ pub fn policy_context(cfg: &SystemConfig) -> Result<PolicyContext> {
         seed: cfg.seed,
         params: cfg.llc.params.clone(),
         gpu_write_rules: cfg.llc.gpu_write_rules,
+        layout: apusim_cache::SetLayout::Auto,
     })
 }
 

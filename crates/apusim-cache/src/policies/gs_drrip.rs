@@ -25,14 +25,13 @@
 //! [`super::ucd::Ucd`] (`gs-drrip-ucd`).
 
 use super::gspc::GraphicsClass;
-use super::util::{is_demand, prefetch, rrip_victim_max, Bimodal, Psel, SetSampler, RRPV_LONG};
+use super::util::{is_demand, Bimodal, Psel, RrpvTable, SetSampler, RRPV_LONG};
 use crate::{CacheError, MissAction, Policy, PolicyContext, PolicyStat, SetView};
 use apusim_trace::Access;
 
 /// DRRIP with `BITS`-bit RRPVs, dueling per graphics stream class when `GS`.
 pub struct GsDrrip<const GS: bool, const BITS: u8> {
-    ways: usize,
-    rrpv: Vec<u8>,
+    rrpv: RrpvTable,
     sampler: SetSampler,
     psel: [Psel; 4],
     bimodal: [Bimodal; 4],
@@ -55,7 +54,7 @@ impl<const GS: bool, const BITS: u8> GsDrrip<GS, BITS> {
     }
     /// RRPV of a line.
     pub fn rrpv(&self, set: usize, way: usize) -> u8 {
-        self.rrpv[set * self.ways + way]
+        self.rrpv.get(set, way)
     }
     /// Selector value of duel class `class`.
     pub fn psel(&self, class: usize) -> u32 {
@@ -80,8 +79,7 @@ impl<const GS: bool, const BITS: u8> Policy for GsDrrip<GS, BITS> {
         let p = Psel::from_ctx(ctx, "psel_bits")?;
         let b = Bimodal::from_ctx(ctx)?;
         Ok(GsDrrip {
-            ways: ctx.ways,
-            rrpv: vec![Self::DISTANT; ctx.sets * ctx.ways],
+            rrpv: RrpvTable::with_distant(ctx, Self::DISTANT),
             sampler: SetSampler::new(ctx.sets),
             psel: [p; 4],
             bimodal: [b.clone(), b.clone(), b.clone(), b],
@@ -89,11 +87,11 @@ impl<const GS: bool, const BITS: u8> Policy for GsDrrip<GS, BITS> {
     }
     #[inline]
     fn prefetch_set(&self, set: usize) {
-        prefetch(&self.rrpv, set * self.ways);
+        self.rrpv.prefetch(set);
     }
     #[inline]
     fn on_hit(&mut self, set: usize, way: usize, _req: &Access) {
-        self.rrpv[set * self.ways + way] = 0;
+        self.rrpv.set(set, way, 0);
     }
     #[inline]
     fn on_miss(&mut self, set: usize, req: &Access) -> MissAction {
@@ -107,14 +105,14 @@ impl<const GS: bool, const BITS: u8> Policy for GsDrrip<GS, BITS> {
     }
     #[inline]
     fn victim(&mut self, set: usize, _req: &Access, _view: &SetView<'_>) -> usize {
-        let base = set * self.ways;
-        rrip_victim_max(&mut self.rrpv[base..base + self.ways], Self::DISTANT)
+        self.rrpv.victim(set)
     }
     #[inline]
     fn on_fill(&mut self, set: usize, way: usize, req: &Access) {
         let c = Self::class(req);
         let long = self.policy(set, c) == 0 || self.bimodal[c].insertion() == RRPV_LONG;
-        self.rrpv[set * self.ways + way] = if long { Self::LONG } else { Self::DISTANT };
+        let rrpv = if long { Self::LONG } else { Self::DISTANT };
+        self.rrpv.set(set, way, rrpv);
     }
     fn stats(&self) -> Vec<PolicyStat> {
         let names: &[&str] = if GS {

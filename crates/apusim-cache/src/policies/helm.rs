@@ -68,15 +68,14 @@
 //! `helm_high_rate`, `helm_alpha` and `helm_cpu_threshold` remain apusim's choices.
 
 use super::core_sampling::Epoch;
-use super::util::{is_demand, rrip_victim, SetSampler, RRPV_LONG, RRPV_MAX};
+use super::util::{is_demand, RrpvTable, SetSampler, RRPV_LONG};
 use crate::{CacheError, Feedback, MissAction, Policy, PolicyContext, PolicyStat, SetView};
 use apusim_trace::{Access, Op};
 
 const READY_SLOTS: usize = 256;
 
 pub struct Helm {
-    ways: usize,
-    rrpv: Vec<u8>,
+    rrpv: RrpvTable,
     sampler: SetSampler,
     epoch: Epoch,
     low_core: u32,
@@ -102,7 +101,7 @@ pub struct Helm {
 
 impl Helm {
     pub fn rrpv(&self, set: usize, way: usize) -> u8 {
-        self.rrpv[set * self.ways + way]
+        self.rrpv.get(set, way)
     }
     pub fn cpu_sensitive(&self) -> bool {
         self.cpu_sensitive
@@ -186,8 +185,7 @@ impl Policy for Helm {
             ));
         }
         Ok(Helm {
-            ways: ctx.ways,
-            rrpv: vec![RRPV_MAX; ctx.sets * ctx.ways],
+            rrpv: RrpvTable::new(ctx),
             sampler: SetSampler::new(ctx.sets),
             epoch: Epoch::from_ctx(ctx)?,
             low_core,
@@ -210,11 +208,11 @@ impl Policy for Helm {
     }
     #[inline]
     fn prefetch_set(&self, set: usize) {
-        super::util::prefetch(&self.rrpv, set * self.ways);
+        self.rrpv.prefetch(set);
     }
     #[inline]
     fn on_hit(&mut self, set: usize, way: usize, _req: &Access) {
-        self.rrpv[set * self.ways + way] = 0;
+        self.rrpv.set(set, way, 0);
         if self.epoch.on_access() {
             self.end_period();
         }
@@ -238,12 +236,11 @@ impl Policy for Helm {
     }
     #[inline]
     fn victim(&mut self, set: usize, _req: &Access, _view: &SetView<'_>) -> usize {
-        let base = set * self.ways;
-        rrip_victim(&mut self.rrpv[base..base + self.ways])
+        self.rrpv.victim(set)
     }
     #[inline]
     fn on_fill(&mut self, set: usize, way: usize, _req: &Access) {
-        self.rrpv[set * self.ways + way] = RRPV_LONG;
+        self.rrpv.set(set, way, RRPV_LONG);
     }
     fn on_feedback(&mut self, fb: &Feedback) {
         match *fb {

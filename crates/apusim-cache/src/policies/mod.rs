@@ -14,6 +14,8 @@ pub mod gs_drrip;
 pub mod gspc;
 pub mod helm;
 pub mod l1_bypass;
+#[cfg(test)]
+mod layout_tests;
 pub mod lru;
 pub mod nru;
 pub mod pipp;

@@ -14,12 +14,32 @@
 //! as an access (nothing in the paper defines NRU for a cache without them, and the classic
 //! policy does not distinguish writes).
 
+use crate::wayset::WayBits;
 use crate::{CacheError, Policy, PolicyContext, SetView};
 use apusim_trace::Access;
 
 pub struct Nru {
     ways: usize,
     bits: Vec<u8>,
+    /// Wide sets ([`crate::SetLayout`]): the ways whose bit is reset and the number of set
+    /// bits of every set, so neither the victim nor the all-ones test scans the set (the
+    /// reset itself rewrites the set, once per `ways - 1` first touches at least).
+    wide: Option<Box<NruWide>>,
+}
+
+struct NruWide {
+    zeros: WayBits,
+    /// Per set, [`WayBits::stride`] words: the ways whose bit is 0.
+    words: Vec<u64>,
+    ones: Vec<u32>,
+}
+
+impl NruWide {
+    #[inline]
+    fn zeros_of(&mut self, set: usize) -> &mut [u64] {
+        let s = self.zeros.stride();
+        &mut self.words[set * s..(set + 1) * s]
+    }
 }
 
 impl Nru {
@@ -31,6 +51,24 @@ impl Nru {
     #[inline]
     fn touch(&mut self, set: usize, way: usize) {
         let base = set * self.ways;
+        if let Some(w) = self.wide.as_deref_mut() {
+            if self.bits[base + way] == 0 {
+                self.bits[base + way] = 1;
+                let zeros = w.zeros;
+                zeros.remove(w.zeros_of(set), way);
+                w.ones[set] += 1;
+            }
+            if w.ones[set] as usize == self.ways {
+                self.bits[base..base + self.ways].fill(0);
+                self.bits[base + way] = 1;
+                let zeros = w.zeros;
+                let z = w.zeros_of(set);
+                zeros.fill(z);
+                zeros.remove(z, way);
+                w.ones[set] = 1;
+            }
+            return;
+        }
         let s = &mut self.bits[base..base + self.ways];
         s[way] = 1;
         // Bits are 0 or 1: AND them without short-circuiting, so the check vectorises.
@@ -47,9 +85,22 @@ impl Policy for Nru {
         super::util::prefetch(&self.bits, set * self.ways);
     }
     fn build(ctx: &PolicyContext) -> Result<Self, CacheError> {
+        let wide = ctx.wide_sets().then(|| {
+            let zeros = WayBits::new(ctx.ways);
+            let mut words = vec![0; ctx.sets * zeros.stride()];
+            for set in words.chunks_exact_mut(zeros.stride()) {
+                zeros.fill(set);
+            }
+            Box::new(NruWide {
+                zeros,
+                words,
+                ones: vec![0; ctx.sets],
+            })
+        });
         Ok(Nru {
             ways: ctx.ways,
             bits: vec![0; ctx.sets * ctx.ways],
+            wide,
         })
     }
     #[inline]
@@ -58,6 +109,10 @@ impl Policy for Nru {
     }
     #[inline]
     fn victim(&mut self, set: usize, _req: &Access, _view: &SetView<'_>) -> usize {
+        if let Some(w) = self.wide.as_deref_mut() {
+            let zeros = w.zeros;
+            return zeros.first(w.zeros_of(set)).unwrap_or(0);
+        }
         let base = set * self.ways;
         // After every access at least one bit is reset (for more than one way), so the
         // fallback only serves one-way sets.

@@ -26,7 +26,7 @@
 //! sets map to banks. `BANKED = false` (the default) is drp §4.1's single table T, and with
 //! one bank the two are identical.
 
-use super::util::{rrip_victim, sat_dec, sat_inc, RRPV_LONG, RRPV_MAX};
+use super::util::{sat_dec, sat_inc, RrpvTable, RRPV_LONG, RRPV_MAX};
 use crate::{CacheError, Evicted, Policy, PolicyContext, PolicyStat, SetView};
 use apusim_trace::Access;
 use std::marker::PhantomData;
@@ -67,7 +67,7 @@ pub struct Ship<S, const BANKED: bool = false> {
     n_cpus: usize,
     /// LLC banks, each with its own table when `BANKED` (1 otherwise).
     banks: usize,
-    rrpv: Vec<u8>,
+    rrpv: RrpvTable,
     /// Per line: the fill signature in bits 13:0, the reuse bit in bit 15 (one array, so a
     /// hit or an eviction touches one word).
     sig: Vec<u16>,
@@ -79,7 +79,7 @@ pub struct Ship<S, const BANKED: bool = false> {
 impl<S: Signature, const BANKED: bool> Ship<S, BANKED> {
     /// RRPV of a line (0 near .. 3 distant).
     pub fn rrpv(&self, set: usize, way: usize) -> u8 {
-        self.rrpv[set * self.ways + way]
+        self.rrpv.get(set, way)
     }
     /// Signature stored with a line.
     pub fn signature(&self, set: usize, way: usize) -> u16 {
@@ -120,7 +120,7 @@ impl<S: Signature, const BANKED: bool> Ship<S, BANKED> {
 impl<S: Signature, const BANKED: bool> Policy for Ship<S, BANKED> {
     #[inline]
     fn prefetch_set(&self, set: usize) {
-        super::util::prefetch(&self.rrpv, set * self.ways);
+        self.rrpv.prefetch(set);
     }
     fn build(ctx: &PolicyContext) -> Result<Self, CacheError> {
         let init = ctx.int_param("ship_init", 1, 0..=COUNTER_MAX as u64)? as u8;
@@ -135,7 +135,7 @@ impl<S: Signature, const BANKED: bool> Policy for Ship<S, BANKED> {
             ways: ctx.ways,
             n_cpus: ctx.n_cpus,
             banks,
-            rrpv: vec![RRPV_MAX; n],
+            rrpv: RrpvTable::new(ctx),
             sig: vec![0; n],
             table: vec![init; TABLE_ENTRIES * banks],
             _kind: PhantomData,
@@ -146,14 +146,13 @@ impl<S: Signature, const BANKED: bool> Policy for Ship<S, BANKED> {
         let i = set * self.ways + way;
         let s = self.sig[i];
         self.sig[i] = s | REUSED;
-        self.rrpv[i] = 0;
+        self.rrpv.set(set, way, 0);
         let t = self.slot(set, s & !REUSED);
         sat_inc(&mut self.table[t], COUNTER_MAX);
     }
     #[inline]
     fn victim(&mut self, set: usize, _req: &Access, _view: &SetView<'_>) -> usize {
-        let base = set * self.ways;
-        rrip_victim(&mut self.rrpv[base..base + self.ways])
+        self.rrpv.victim(set)
     }
     #[inline]
     fn on_evict(&mut self, set: usize, way: usize, _victim: &Evicted) {
@@ -168,11 +167,12 @@ impl<S: Signature, const BANKED: bool> Policy for Ship<S, BANKED> {
         let i = set * self.ways + way;
         let s = self.sign(req);
         self.sig[i] = s;
-        self.rrpv[i] = if self.table[self.slot(set, s)] == 0 {
+        let rrpv = if self.table[self.slot(set, s)] == 0 {
             RRPV_MAX
         } else {
             RRPV_LONG
         };
+        self.rrpv.set(set, way, rrpv);
     }
     fn stats(&self) -> Vec<PolicyStat> {
         let zeros = self.table.iter().filter(|&&c| c == 0).count();
