@@ -759,16 +759,7 @@ fn window_rows(cores: &[CoreResult], sys: &SystemWindow, row: &mut dyn FnMut(&st
             row(&x.stream, m, v.to_string());
         }
     }
-    for (m, v) in [
-        ("window_cycles", sys.window_cycles as f64),
-        ("llc_misses", sys.llc_misses as f64),
-        ("llc_miss_cycles", sys.llc_miss_cycles),
-        ("dram_bandwidth_gbps", sys.dram_bandwidth_gbps),
-        ("dram_row_hit_rate", sys.dram_row_hit_rate),
-        ("dram_read_latency_cycles", sys.dram_read_latency_cycles),
-        ("network_messages", sys.network_messages as f64),
-        ("network_wait_cycles", sys.network_wait_cycles),
-    ] {
+    for (m, v) in sys.figures() {
         row("system", m, v.to_string());
     }
 }

@@ -67,13 +67,10 @@ fn command_params(
     Value::Object(p)
 }
 
-#[allow(clippy::too_many_arguments)]
 fn record_one(
     store: &mut Store,
-    command: &str,
-    mode: Mode,
+    (command, mode, policy): (&str, Mode, &str),
     cfg: &SystemConfig,
-    policy: &str,
     inputs: &dyn Inputs,
     options: &Value,
     times: (SystemTime, SystemTime),
@@ -111,19 +108,10 @@ pub fn record_functional(
     let mut options = job::functional_options(limit);
     with_study(&mut options, study);
     for r in results {
-        let started = finished - std::time::Duration::from_secs_f64(r.seconds.max(0.0));
         let m = metrics::functional(r);
-        record_one(
-            store,
-            "run",
-            Mode::Functional,
-            cfg,
-            &r.policy,
-            inputs,
-            &options,
-            (started, finished),
-            &m,
-        )?;
+        let started = finished - std::time::Duration::from_secs_f64(r.seconds.max(0.0));
+        let run = ("run", Mode::Functional, r.policy.as_str());
+        record_one(store, run, cfg, inputs, &options, (started, finished), &m)?;
     }
     Ok(())
 }
@@ -159,19 +147,10 @@ pub fn record_timed(
         options[*k] = v.clone();
     }
     for r in results {
-        let started = finished - std::time::Duration::from_secs_f64(r.seconds.max(0.0));
         let m = metrics::timed(r);
-        record_one(
-            store,
-            "sim",
-            Mode::Timed,
-            cfg,
-            &r.policy,
-            inputs,
-            &options,
-            (started, finished),
-            &m,
-        )?;
+        let started = finished - std::time::Duration::from_secs_f64(r.seconds.max(0.0));
+        let run = ("sim", Mode::Timed, r.policy.as_str());
+        record_one(store, run, cfg, inputs, &options, (started, finished), &m)?;
     }
     Ok(())
 }

@@ -111,17 +111,8 @@ pub fn timed(r: &SimResult) -> Vec<Metric> {
             out.push(m("", level, &x.stream, name, v));
         }
     }
-    for (name, v) in [
-        ("cycles", r.cycles as f64),
-        ("window_cycles", sys.window_cycles as f64),
-        ("llc_misses", sys.llc_misses as f64),
-        ("llc_miss_cycles", sys.llc_miss_cycles),
-        ("dram_bandwidth_gbps", sys.dram_bandwidth_gbps),
-        ("dram_row_hit_rate", sys.dram_row_hit_rate),
-        ("dram_read_latency_cycles", sys.dram_read_latency_cycles),
-        ("network_messages", sys.network_messages as f64),
-        ("network_wait_cycles", sys.network_wait_cycles),
-    ] {
+    out.push(m("system", "", "", "cycles", r.cycles as f64));
+    for (name, v) in sys.figures() {
         out.push(m("system", "", "", name, v));
     }
     if let Some(g) = &r.gpu {

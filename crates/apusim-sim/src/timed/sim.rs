@@ -180,6 +180,22 @@ pub struct SystemWindow {
     pub network_wait_cycles: f64,
 }
 
+impl SystemWindow {
+    /// The window's scalar figures by name (the rows of the CSV and of the results database).
+    pub fn figures(&self) -> [(&'static str, f64); 8] {
+        [
+            ("window_cycles", self.window_cycles as f64),
+            ("llc_misses", self.llc_misses as f64),
+            ("llc_miss_cycles", self.llc_miss_cycles),
+            ("dram_bandwidth_gbps", self.dram_bandwidth_gbps),
+            ("dram_row_hit_rate", self.dram_row_hit_rate),
+            ("dram_read_latency_cycles", self.dram_read_latency_cycles),
+            ("network_messages", self.network_messages as f64),
+            ("network_wait_cycles", self.network_wait_cycles),
+        ]
+    }
+}
+
 /// A snapshot of one core's counters.
 #[derive(Clone)]
 pub(crate) struct Snapshot {
