@@ -486,7 +486,74 @@ fn render_lines(
         pct(st.issue),
         pct(st.idle),
         g.load_latency_cycles
-    )
+    ) + &criticality_lines(r)
+}
+
+/// Critical accesses by stream and the frame-rate estimator's error (gpu-access-criticality
+/// Figs. 9 and 10), when the pipeline marks accesses or has predicted frames.
+fn criticality_lines(r: &apusim_sim::timed::RenderResult) -> String {
+    let Some(c) = &r.criticality else {
+        return String::new();
+    };
+    let mut s = String::new();
+    let k = &c.counters;
+    if k.evaluations > 0 {
+        let crit: u64 = k.critical.iter().sum();
+        let all = crit + k.non_critical.iter().sum::<u64>();
+        let mut by: Vec<(String, u64)> = k
+            .critical
+            .iter()
+            .enumerate()
+            .filter(|(_, &n)| n > 0)
+            .map(|(i, &n)| {
+                let name = apusim_trace::Stream::from_byte(i as u8)
+                    .map_or_else(|| format!("stream {i}"), |st| st.name().to_string());
+                (name, n)
+            })
+            .collect();
+        by.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+        let pct = |n: u64| 100.0 * n as f64 / all.max(1) as f64;
+        let units: Vec<String> = ["fe", "zs", "sh", "cw", "bt"]
+            .iter()
+            .zip(&k.bottlenecked)
+            .map(|(u, &n)| format!("{u} {:.0}%", 100.0 * n as f64 / k.evaluations as f64))
+            .collect();
+        s.push_str(&format!(
+            "critical accesses: {:.1}% of {all} sent ({}); unmarked with the frame rate on target {:.1}%; \
+             bottlenecked in {} evaluations: {}\n",
+            pct(crit),
+            by.iter()
+                .take(6)
+                .map(|(n, c)| format!("{n} {:.1}%", pct(*c)))
+                .collect::<Vec<_>>()
+                .join(", "),
+            pct(k.on_target),
+            k.evaluations,
+            units.join(", ")
+        ));
+    }
+    if let Some(l) = &c.learned {
+        let errs: Vec<String> = c
+            .estimates
+            .iter()
+            .map(|e| format!("frame {} {:+.1}%", e.frame, 100.0 * e.error))
+            .collect();
+        s.push_str(&format!(
+            "frame-rate estimation: learned {} render-target tiles, {} planes, {} updates in {} cycles; \
+             error of predicted frames: {}; relearned {}x\n",
+            l.tiles,
+            l.planes,
+            l.updates,
+            l.cycles,
+            if errs.is_empty() {
+                "none predicted".to_string()
+            } else {
+                errs.join(", ")
+            },
+            c.relearned
+        ));
+    }
+    s
 }
 
 /// Most intervals shown on the terminal; the JSON and CSV hold them all.

@@ -222,9 +222,21 @@ struct StudySwitches {
     /// Charge non-compulsory LLC misses of these streams as hits (e.g. `color,texture`, `gpu`).
     #[arg(long, value_name = "STREAMS")]
     ideal: Option<String>,
+    /// Charge non-compulsory LLC misses of the GPU's critical (or non-critical) accesses as
+    /// hits (gpu-access-criticality Fig. 8; the render model marks them with
+    /// `timing.render.criticality = true`).
+    #[arg(long, value_name = "WHICH")]
+    ideal_gpu: Option<IdealGpu>,
     /// Force this fraction of GPU read misses around the LLC (seeded).
     #[arg(long, value_name = "P", default_value_t = 0.0)]
     gpu_read_bypass: f64,
+}
+
+/// Which of the GPU's accesses `--ideal-gpu` idealizes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+enum IdealGpu {
+    Critical,
+    NonCritical,
 }
 
 impl StudySwitches {
@@ -234,6 +246,7 @@ impl StudySwitches {
                 Some(s) => apusim_sim::StudyOptions::parse_ideal(s)?,
                 None => Vec::new(),
             },
+            ideal_critical: self.ideal_gpu.map(|w| w == IdealGpu::Critical),
             gpu_read_bypass: self.gpu_read_bypass,
             dump_llc_trace: None,
         };

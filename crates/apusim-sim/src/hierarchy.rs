@@ -624,7 +624,7 @@ impl<P: Policy> Hierarchy<P> {
             let sub = part_in_line(req, line, bits);
             let study = self.study.as_mut().expect("checked by the caller");
             let repeat = study.seen_before(line);
-            let ideal = repeat && study.ideal[req.stream as usize];
+            let ideal = repeat && study.is_ideal(req);
             match self.llc.access(&sub)? {
                 Outcome::Hit { .. } => {}
                 Outcome::Miss {

@@ -25,6 +25,10 @@ use std::path::PathBuf;
 pub struct StudyOptions {
     /// Streams whose non-compulsory LLC misses count as hits.
     pub ideal: Vec<Stream>,
+    /// GPU accesses whose non-compulsory LLC misses count as hits by their critical flag:
+    /// `Some(true)` the critical ones, `Some(false)` the others (gpu-access-criticality
+    /// §6.1.1, Fig. 8).
+    pub ideal_critical: Option<bool>,
     /// Fraction of GPU read misses forced to bypass the LLC, in [0, 1].
     pub gpu_read_bypass: f64,
     /// Write the LLC's access stream here.
@@ -67,13 +71,17 @@ impl StudyOptions {
     }
 
     pub fn is_active(&self) -> bool {
-        !self.ideal.is_empty() || self.gpu_read_bypass > 0.0 || self.dump_llc_trace.is_some()
+        !self.ideal.is_empty()
+            || self.ideal_critical.is_some()
+            || self.gpu_read_bypass > 0.0
+            || self.dump_llc_trace.is_some()
     }
 }
 
 /// The LLC-side state of the study switches, owned by the hierarchy.
 pub(crate) struct LlcStudy {
     pub ideal: [bool; Stream::COUNT],
+    pub ideal_critical: Option<bool>,
     /// Lines the LLC has seen (only kept when some stream is ideal).
     seen: Option<FxHashSet<u64>>,
     /// `P * 2^64`: a GPU read miss bypasses when the next random number is below it.
@@ -120,7 +128,9 @@ impl LlcStudy {
         };
         Ok(LlcStudy {
             ideal,
-            seen: ideal.iter().any(|b| *b).then(FxHashSet::default),
+            ideal_critical: opts.ideal_critical,
+            seen: (ideal.iter().any(|b| *b) || opts.ideal_critical.is_some())
+                .then(FxHashSet::default),
             bypass_below: (opts.gpu_read_bypass * 2f64.powi(64)).min(u64::MAX as f64) as u64,
             rng: SplitMix64::new(cfg.seed ^ 0xB1A5_0000),
             dump,
@@ -142,6 +152,12 @@ impl LlcStudy {
             && req.agent.is_gpu()
             && req.op == apusim_trace::Op::Read
             && (self.bypass_below == u64::MAX || self.rng.next_u64() < self.bypass_below)
+    }
+
+    /// Is `req` idealized (its non-compulsory misses charged as hits)?
+    pub fn is_ideal(&self, req: &Access) -> bool {
+        self.ideal[req.stream as usize]
+            || (req.agent.is_gpu() && self.ideal_critical == Some(req.is_critical()))
     }
 
     /// Note that the LLC saw `line`; true if it had seen it before (a miss on it is not

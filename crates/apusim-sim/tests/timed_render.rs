@@ -408,3 +408,87 @@ fn idealized_gpu_streams_cost_hits_and_forced_bypass_goes_to_dram() {
     .unwrap_err();
     assert!(format!("{e:#}").contains("--dump-llc-trace"), "{e:#}");
 }
+
+/// gpu-access-criticality §4.1.1 and §4.2 in a timed run: marking accesses critical changes
+/// no timing under a scheduler that ignores the flag; the marked accesses reach DRAM with the
+/// flag; later frames are predicted from the learned one; and making the critical accesses
+/// ideal (Fig. 8) speeds the frames up.
+#[test]
+fn critical_accesses_are_marked_and_frames_are_predicted() {
+    let mut scene = Scene::new("courtyard");
+    scene.frames = 3;
+    let on = [
+        "cpus=1",
+        "timing.render.criticality=true",
+        "timing.render.target_fps=0",
+    ];
+    let plain = run(&preset(&["cpus=1"]), &scene, None);
+    let marked = run(&preset(&on), &scene, None);
+    let g = |r: &SimResult| r.gpu.clone().unwrap();
+    assert_eq!(
+        g(&plain).cycles,
+        g(&marked).cycles,
+        "marking changed timing"
+    );
+    assert_eq!(g(&plain).stats, g(&marked).stats);
+    let render = g(&marked).render.unwrap();
+    let c = render.criticality.expect("a criticality report");
+    let k = c.counters;
+    assert!(k.evaluations > 0);
+    let critical: u64 = k.critical.iter().sum();
+    let other: u64 = k.non_critical.iter().sum();
+    assert!(
+        critical > 0 && other > 0,
+        "{critical} critical, {other} not"
+    );
+    assert_eq!(
+        k.on_target, 0,
+        "no target: every bottleneck access is marked"
+    );
+    // Without the switch nothing is marked, but frames are still estimated.
+    let pc = g(&plain).render.unwrap().criticality.unwrap();
+    assert_eq!(pc.counters.critical.iter().sum::<u64>(), 0);
+    // Frame 0 is learned; frames 1 and 2 are predicted, close to their time (the same
+    // scene's frames differ in their animation only).
+    let l = c.learned.expect("a learned frame");
+    assert!(l.planes >= 1 && l.tiles > 1 && l.updates > 0);
+    assert_eq!(c.estimates.len(), 2, "{:?}", c.estimates);
+    for e in &c.estimates {
+        assert!(e.error.abs() < 0.5, "frame {} error {}", e.frame, e.error);
+    }
+    // A target far above the frame rate marks as before; one far below marks nothing once a
+    // frame is learned.
+    let slow = run(
+        &preset(&[
+            "cpus=1",
+            "timing.render.criticality=true",
+            "timing.render.target_fps=1",
+        ]),
+        &scene,
+        None,
+    );
+    let sk = g(&slow).render.unwrap().criticality.unwrap().counters;
+    assert!(
+        sk.on_target > 0,
+        "a frame rate above 1 FPS meets the target"
+    );
+    assert!(sk.critical.iter().sum::<u64>() < critical);
+
+    // Fig. 8: the critical accesses' non-compulsory misses as hits.
+    let ideal = |critical: bool| {
+        let opts = SimOptions {
+            study: StudyOptions {
+                ideal_critical: Some(critical),
+                ..StudyOptions::default()
+            },
+            ..SimOptions::default()
+        };
+        sim_policy(&preset(&on), "drp-baseline", &scene, &opts).unwrap()
+    };
+    let crit = ideal(true);
+    let llc = crit.functional.llc().counts.class_total(true);
+    assert!(llc.idealized > 0, "no critical miss was idealized");
+    assert!(g(&crit).cycles < g(&marked).cycles);
+    let non = ideal(false);
+    assert!(non.functional.llc().counts.class_total(true).idealized > 0);
+}

@@ -13,7 +13,7 @@ use crate::config::SystemConfig;
 use crate::run::{Input, Reopen};
 use anyhow::{Context, Result};
 use apusim_cache::Policy;
-use apusim_timing::gpu::pipeline::{FrameSpan, RenderStats};
+use apusim_timing::gpu::pipeline::{CriticalityReport, FrameSpan, RenderStats};
 use apusim_timing::gpu::{GpuModel, GpuProgram, GpuStats, KernelSpan, StallCycles};
 use apusim_timing::{Domain, Tick, Token, Wake};
 use serde::Serialize;
@@ -61,10 +61,19 @@ pub struct RenderResult {
     /// Each unit kind's busy fraction per instance, largest first (the first is the
     /// bottleneck).
     pub utilisation: Vec<(String, f64)>,
+    /// Critical-access identification and frame-rate estimation (gpu-access-criticality
+    /// §4.1.1, §4.2).
+    pub criticality: Option<CriticalityReport>,
 }
 
 impl RenderResult {
-    fn new(frames: Vec<FrameSpan>, units: RenderStats, cycles: u64, clock_mhz: f64) -> Self {
+    fn new(
+        frames: Vec<FrameSpan>,
+        units: RenderStats,
+        cycles: u64,
+        clock_mhz: f64,
+        criticality: Option<CriticalityReport>,
+    ) -> Self {
         let span = frames.last().map_or(cycles, |f| f.end);
         let seconds = span as f64 / (clock_mhz * 1e6);
         RenderResult {
@@ -80,6 +89,7 @@ impl RenderResult {
                 .collect(),
             frames,
             units,
+            criticality,
         }
     }
 }
@@ -134,7 +144,8 @@ impl TimedGpu {
         } else {
             ("timing.render", t.render_model(), &t.render.params)
         };
-        let model = apusim_timing::gpu::build(name, params, domain, program).context(table)?;
+        let mut model = apusim_timing::gpu::build(name, params, domain, program).context(table)?;
+        model.set_frequency(clock_mhz * 1e6);
         let units = model.units() as usize;
         // Each shader core needs its own instance of the first-level cache.
         if let Some(c) = cfg
@@ -330,7 +341,15 @@ impl TimedGpu {
             stall_pcs: pcs.into_iter().take(TOP_PCS).collect(),
             restarts: self.restarts,
             render: render.map(|r| {
-                RenderResult::new(self.model.frames().to_vec(), r, cycles, self.clock_mhz)
+                // Over the whole run: every frame the estimator saw, restarts included.
+                let crit = self.model.criticality();
+                RenderResult::new(
+                    self.model.frames().to_vec(),
+                    r,
+                    cycles,
+                    self.clock_mhz,
+                    crit,
+                )
             }),
         }
     }

@@ -18,7 +18,7 @@ pub mod simt;
 use crate::{Domain, MemPort, Tick, TimingError, Token, Wake, WarmPort};
 use apusim_registry::{Entry, ParamKind, ParamSpec, Params};
 use apusim_trace::{BlockSource, FrameSource};
-use pipeline::{FrameSpan, RenderStats};
+use pipeline::{CriticalityReport, FrameProgress, FrameSpan, RenderStats};
 use serde::Serialize;
 
 /// What a GPU runs.
@@ -164,6 +164,18 @@ pub trait GpuModel: Send {
     }
     /// The render pipeline's per-unit counters (render pipelines).
     fn render_stats(&self) -> Option<RenderStats> {
+        None
+    }
+    /// The GPU's clock frequency in Hz, for models with a frame-rate target.
+    fn set_frequency(&mut self, _hz: f64) {}
+    /// What critical-access identification and frame-rate estimation found (render
+    /// pipelines).
+    fn criticality(&self) -> Option<CriticalityReport> {
+        None
+    }
+    /// Where the current frame stands, once the frame-rate estimator predicts (render
+    /// pipelines): deadline-aware DRAM schedulers read it.
+    fn frame_progress(&self) -> Option<FrameProgress> {
         None
     }
 }
@@ -362,6 +374,43 @@ pub const PIPELINE_PARAMS: &[ParamSpec] = &[
         default: "false",
         unit: "",
         doc: "answer every access at once without sending it (the pipeline's own bound)",
+    },
+    ParamSpec {
+        name: "criticality",
+        kind: ParamKind::Bool,
+        default: "false",
+        unit: "",
+        doc: "mark the accesses of bottlenecked units critical (gpu-access-criticality §4.1.1: C_in/C_out counters, Algorithms 1 and 2)",
+    },
+    int(
+        "counter_bits",
+        "8",
+        1,
+        15,
+        "bits",
+        "width w of the C_in/C_out saturating counters (gpu-access-criticality §4.1.1: 8)",
+    ),
+    int(
+        "crit_period",
+        "1024",
+        1,
+        1 << 32,
+        "GPU cycles",
+        "how often Algorithm 1 runs and the frame-rate projection is sampled (the paper: periodically)",
+    ),
+    ParamSpec {
+        name: "target_fps",
+        kind: ParamKind::Float { min: 0.0, max: 1e6 },
+        default: "40.0",
+        unit: "frames/s",
+        doc: "accesses are marked critical only while the projected frame rate is below this (gpu-access-criticality §4.2: 40); 0 marks always",
+    },
+    ParamSpec {
+        name: "relearn",
+        kind: ParamKind::Float { min: 0.0, max: 100.0 },
+        default: "0.1",
+        unit: "fraction",
+        doc: "frame-rate estimation goes back to learning when a frame's updates or render-target planes differ from the learned frame's by more than this",
     },
 ];
 

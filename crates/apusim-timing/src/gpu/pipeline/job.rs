@@ -1,6 +1,7 @@
 //! Work in flight in the render pipeline: one item with its accesses, split into the parts
 //! each unit issues, and what it waits for.
 
+use super::criticality::{CritUnit, Criticality};
 use crate::{Issue, MemPort, Tick, Token};
 use apusim_trace::{Access, Stream, Unit, WorkItem};
 
@@ -24,6 +25,18 @@ pub(super) enum Part {
 const PARTS: usize = 9;
 
 impl Part {
+    /// The unit of gpu-access-criticality Fig. 6 an access of this part originates from
+    /// (texture samplers belong to their shader core, the late depth test to ZS).
+    pub fn unit(self) -> CritUnit {
+        match self {
+            Part::Fe => CritUnit::Fe,
+            Part::ZsEarly | Part::ZsLate => CritUnit::Zs,
+            Part::ShInstr | Part::Tex0 | Part::Tex1 => CritUnit::Sh,
+            Part::Cw => CritUnit::Cw,
+            Part::BtRead | Part::BtWrite => CritUnit::Bt,
+        }
+    }
+
     fn of(a: &Access, unit: Unit) -> Part {
         match unit {
             Unit::FrontEnd => Part::Fe,
@@ -159,6 +172,14 @@ impl Job {
         self.range(p).len()
     }
 
+    /// The address of part `p`'s first access of stream `s`.
+    pub fn first_address(&self, p: Part, s: Stream) -> Option<u64> {
+        self.range(p)
+            .map(|i| &self.acc[i])
+            .find(|a| a.stream == s)
+            .map(|a| a.addr)
+    }
+
     /// Start a new wait (the previous one is over).
     pub fn start_wait(&mut self, now: Tick) {
         self.left = 0;
@@ -171,7 +192,10 @@ impl Job {
     /// Issue part `p` at `now` under `token`: reads count towards the wait, writes are
     /// posted. Returns `Err(retry)` when the memory side refused an access (the part goes on
     /// from there next time), with the tick to retry at if known. `ideal` answers every
-    /// access at once without sending it.
+    /// access at once without sending it. With `crit`, every access sent is marked critical
+    /// or not as its first flag says and counted (the second: unmarked because the frame
+    /// rate met its target).
+    #[allow(clippy::too_many_arguments)]
     pub fn issue(
         &mut self,
         p: Part,
@@ -180,11 +204,19 @@ impl Job {
         port: &mut dyn MemPort,
         ideal: bool,
         sent: &mut IssueCounts,
+        mut crit: Option<(&mut Criticality, (bool, bool))>,
     ) -> Result<(), Option<Tick>> {
         let r = self.range(p);
         let mut i = r.start + self.cursor[p as usize] as usize;
         while i < r.end {
-            let a = self.acc[i];
+            let mut a = self.acc[i];
+            if let Some((_, (critical, _))) = &crit {
+                if *critical {
+                    a.flags |= Access::CRITICAL;
+                } else {
+                    a.flags &= !Access::CRITICAL;
+                }
+            }
             if !ideal {
                 let write = a.op.is_write();
                 match port.issue(now, &a, if write { POSTED } else { token }) {
@@ -203,6 +235,9 @@ impl Job {
                     sent.writes += 1;
                 } else {
                     sent.reads += 1;
+                }
+                if let Some((c, (critical, on_target))) = &mut crit {
+                    c.count(a.stream as u8, *critical, *on_target);
                 }
             }
             i += 1;

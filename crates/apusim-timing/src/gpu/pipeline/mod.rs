@@ -32,12 +32,18 @@
 //! retried. `ideal_memory` answers every access at once without sending it: the pipeline's
 //! own bound, for validation. A frame ends when everything submitted before its end is done.
 
+mod criticality;
+mod frame_rate;
 mod job;
+
+pub use criticality::{find_bottlenecks, CritCounters, CritUnit, SatCounter, UnitBits};
+pub use frame_rate::{FrameEstimate, FrameRateEstimator, Learned, RtpEntry};
 
 use super::{GpuModel, GpuProgram, GpuStats, KernelSpan, StallCycles};
 use crate::{Domain, MemPort, Tick, TimingError, Token, Wake, WarmPort};
 use apusim_registry::Params;
-use apusim_trace::{FrameSource, RenderBatch, WorkKind};
+use apusim_trace::{FrameSource, RenderBatch, Stream, WorkKind};
+use criticality::Criticality;
 use job::{IssueCounts, Job, Part, Thread};
 use serde::Serialize;
 use std::cmp::Reverse;
@@ -137,11 +143,21 @@ struct Cfg {
     sh_queue: usize,
     bt_inflight: usize,
     ideal: bool,
+    /// Mark the accesses of bottlenecked units critical (gpu-access-criticality §4.1.1).
+    criticality: bool,
+    counter_bits: u32,
+    crit_period: u64,
+    /// Frames per second below which accesses are marked (0: always).
+    target_fps: f64,
+    relearn: f64,
 }
 
 /// One render output pipeline: its depth/stencil and colour-write units.
 #[derive(Default)]
 struct Rop {
+    /// Quads that left the depth/stencil unit and the colour writer in this cycle.
+    zs_done: bool,
+    cw_done: bool,
     early: VecDeque<u32>,
     late: VecDeque<u32>,
     zs_flight: VecDeque<u32>,
@@ -233,6 +249,47 @@ pub struct Pipeline {
     frozen: bool,
     last_cycle: Option<u64>,
     progress: bool,
+    /// Critical-access identification, when on.
+    crit: Option<Criticality>,
+    /// Per unit instance, this cycle's (pending above `th_in`, completed at `th_out`).
+    signals: [Vec<(bool, bool)>; 5],
+    /// The front end, shader cores and blitter finished an item (issued, for a core) in this
+    /// cycle.
+    fe_done: bool,
+    sh_issued: Vec<bool>,
+    bt_done: bool,
+    /// Frame-rate estimation (gpu-access-criticality §4.2), sampled every `crit_period`.
+    estimator: FrameRateEstimator,
+    next_sample: u64,
+    /// GPU clock frequency, for the target frame rate.
+    hz: f64,
+}
+
+/// Where the current frame stands, for deadline-aware DRAM schedulers.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+pub struct FrameProgress {
+    /// GPU cycles since the frame began.
+    pub elapsed: u64,
+    /// The projected cycles of the whole frame (gpu-access-criticality §4.2 `F_i`).
+    pub projected: f64,
+    /// `λ`: the fraction of the frame's work done.
+    pub progress: f64,
+    /// The target frame time in GPU cycles, if a target is set.
+    pub target: Option<f64>,
+}
+
+/// What critical-access identification and frame-rate estimation found.
+#[derive(Clone, Debug, Serialize)]
+pub struct CriticalityReport {
+    pub counters: CritCounters,
+    /// Each predicted frame's projection against its time (Fig. 10).
+    pub estimates: Vec<FrameEstimate>,
+    /// The learned frame: RTTs, RTPs, updates and cycles.
+    pub learned: Option<Learned>,
+    /// Times the estimator went back to learning.
+    pub relearned: u64,
+    /// The units found bottlenecked at the last evaluation.
+    pub bottlenecks: Vec<&'static str>,
 }
 
 /// Index of a unit kind in `pending` and the counters.
@@ -271,6 +328,11 @@ pub fn build(
         sh_queue: p.int("sh_queue") as usize,
         bt_inflight: p.int("bt_inflight") as usize,
         ideal: p.bool("ideal_memory"),
+        criticality: p.bool("criticality"),
+        counter_bits: p.int("counter_bits") as u32,
+        crit_period: p.int("crit_period"),
+        target_fps: p.float("target_fps"),
+        relearn: p.float("relearn"),
     };
     Ok(Box::new(Pipeline::new(cfg, domain, source)))
 }
@@ -321,6 +383,20 @@ impl Pipeline {
             frozen: false,
             last_cycle: None,
             progress: false,
+            crit: cfg.criticality.then(|| {
+                Criticality::new(
+                    cfg.counter_bits,
+                    cfg.crit_period,
+                    [1, cfg.rops, cfg.cores, cfg.rops, 1],
+                )
+            }),
+            signals: [1, cfg.rops, cfg.cores, cfg.rops, 1].map(|n| vec![(false, false); n]),
+            fe_done: false,
+            sh_issued: vec![false; cfg.cores],
+            bt_done: false,
+            estimator: FrameRateEstimator::new(cfg.relearn),
+            next_sample: cfg.crit_period,
+            hz: 1e9,
         }
     }
 
@@ -397,12 +473,20 @@ impl Pipeline {
     /// whole part went; else it is retried later.
     fn issue(&mut self, id: u32, p: Part, now: Tick, fresh: bool, port: &mut dyn MemPort) -> bool {
         let ideal = self.cfg.ideal;
+        let mark = match &self.crit {
+            Some(c) => {
+                let below = self.below_target(now);
+                Some((below && c.critical(p.unit()), !below))
+            }
+            None => None,
+        };
         let j = self.jobs[id as usize].as_mut().expect("live job");
         if fresh && !j.issuing {
             j.start_wait(now);
         }
         j.issuing = true;
-        match j.issue(p, now, Token::from(id), port, ideal, &mut self.sent) {
+        let crit = self.crit.as_mut().zip(mark);
+        match j.issue(p, now, Token::from(id), port, ideal, &mut self.sent, crit) {
             Ok(()) => {
                 j.issuing = false;
                 self.issued_at[id as usize] = now;
@@ -623,6 +707,7 @@ impl Pipeline {
                 self.bt_queue.push_back(id);
                 self.pending[Kind::Bt as usize] += 1;
                 self.busy += 1;
+                self.fe_done = true;
                 self.progress = true;
             }
             WorkKind::Sync if self.busy == 0 => self.pop_head(),
@@ -638,6 +723,7 @@ impl Pipeline {
                     });
                     self.stats.launches += 1;
                 }
+                self.estimator.frame_end(frame, cycle);
                 self.frame_start = cycle;
                 self.pop_head();
             }
@@ -657,6 +743,7 @@ impl Pipeline {
         if let Some(id) = self.window.pop_front() {
             self.pending[Kind::Fe as usize] -= 1;
             self.render.fe.completed += 1;
+            self.fe_done = true;
             self.free(id);
             self.progress = true;
         }
@@ -697,6 +784,10 @@ impl Pipeline {
             return Ok(());
         }
         self.arm(id, now);
+        if let Some(line) = self.job(id).first_address(Part::Fe, Stream::HiZ) {
+            self.estimator.update(line >> 6, self.domain.cycle(now));
+        }
+        self.fe_done = true;
         self.window.pop_front();
         let mut rec = TileRec {
             quads: Vec::with_capacity(quads),
@@ -802,7 +893,7 @@ impl Pipeline {
             self.rops[r].late_flight.pop_front();
             self.rops[r].cw.push_back(id);
             self.pending[Kind::Cw as usize] += 1;
-            self.zs_leave();
+            self.zs_leave(r);
         }
         while let Some(&id) = self.rops[r].zs_flight.front() {
             let j = self.job(id);
@@ -822,7 +913,7 @@ impl Pipeline {
                 self.rops[r].zs_flight.pop_front();
                 self.quad_done(id);
             }
-            self.zs_leave();
+            self.zs_leave(r);
         }
         let rop = &self.rops[r];
         let (late, id) = match (rop.late.front(), rop.early.front()) {
@@ -833,6 +924,9 @@ impl Pipeline {
         let part = if late { Part::ZsLate } else { Part::ZsEarly };
         if !self.issue(id, part, now, true, port) {
             return;
+        }
+        if let Some(c) = &mut self.crit {
+            c.depth_test(late);
         }
         self.arm(id, now);
         let rop = &mut self.rops[r];
@@ -847,7 +941,8 @@ impl Pipeline {
     }
 
     /// A quad left a depth/stencil unit.
-    fn zs_leave(&mut self) {
+    fn zs_leave(&mut self, r: usize) {
+        self.rops[r].zs_done = true;
         self.pending[Kind::Zs as usize] -= 1;
         self.render.zs.completed += 1;
         self.progress = true;
@@ -859,6 +954,7 @@ impl Pipeline {
                 break;
             }
             self.rops[r].cw_flight.pop_front();
+            self.rops[r].cw_done = true;
             self.pending[Kind::Cw as usize] -= 1;
             self.render.cw.completed += 1;
             self.progress = true;
@@ -946,6 +1042,7 @@ impl Pipeline {
                 }
                 self.stats.warp_instructions += 1;
                 self.render.sh.busy_cycles += 1;
+                self.sh_issued[c] = true;
                 self.progress = true;
                 StallClass::Issued
             } else if !self.cores[c].out.is_empty() {
@@ -1053,6 +1150,7 @@ impl Pipeline {
                 break;
             }
             self.bt_flight.pop_front();
+            self.bt_done = true;
             self.pending[Kind::Bt as usize] -= 1;
             self.render.bt.completed += 1;
             self.free(id);
@@ -1093,6 +1191,49 @@ impl Pipeline {
 
     fn finished(&self) -> bool {
         self.source_done && self.window.is_empty() && self.busy == 0
+    }
+
+    /// Is the projected frame rate below the target (or unknown, or no target set)? Accesses
+    /// are marked critical only then (gpu-access-criticality §4.2).
+    fn below_target(&self, now: Tick) -> bool {
+        match self.target_cycles() {
+            None => true,
+            Some(target) => self
+                .estimator
+                .projected(self.domain.cycle(now))
+                .is_none_or(|f| f > target),
+        }
+    }
+
+    /// The target frame time in GPU cycles.
+    fn target_cycles(&self) -> Option<f64> {
+        (self.cfg.target_fps > 0.0).then(|| self.hz / self.cfg.target_fps)
+    }
+
+    /// Hand this cycle's per-instance conditions to the criticality counters and clear the
+    /// completion flags.
+    fn observe_units(&mut self, cycle: u64) {
+        let Some(crit) = &mut self.crit else { return };
+        let sig = &mut self.signals;
+        sig[CritUnit::Fe as usize][0] = (self.window.len() > 1, self.fe_done);
+        for (r, rop) in self.rops.iter_mut().enumerate() {
+            let zs = rop.early.len() + rop.late.len() + rop.zs_flight.len() + rop.late_flight.len();
+            let cw = rop.cw.len() + rop.ends.len() + rop.cw_flight.len();
+            sig[CritUnit::Zs as usize][r] = (zs > 1, rop.zs_done);
+            sig[CritUnit::Cw as usize][r] = (cw > 1, rop.cw_done);
+            rop.zs_done = false;
+            rop.cw_done = false;
+        }
+        for (c, core) in self.cores.iter().enumerate() {
+            let work = core.resident > 0 || !core.input.is_empty() || !core.vertices.is_empty();
+            sig[CritUnit::Sh as usize][c] = (work, self.sh_issued[c]);
+            self.sh_issued[c] = false;
+        }
+        let bt = self.bt_queue.len() + self.bt_flight.len();
+        sig[CritUnit::Bt as usize][0] = (bt > 1, self.bt_done);
+        self.fe_done = false;
+        self.bt_done = false;
+        crit.observe(cycle, sig);
     }
 
     /// Unit occupancy since the last cycle.
@@ -1136,6 +1277,11 @@ impl GpuModel for Pipeline {
             self.rops(now, port);
             self.shaders(now, port);
             self.blitter(now, port);
+        }
+        self.observe_units(cycle);
+        if cycle >= self.next_sample {
+            self.estimator.sample(cycle);
+            self.next_sample = cycle + self.cfg.crit_period;
         }
         self.last_cycle = Some(cycle);
         self.stats.cycles = cycle;
@@ -1241,5 +1387,35 @@ impl GpuModel for Pipeline {
 
     fn render_stats(&self) -> Option<RenderStats> {
         Some(self.render)
+    }
+
+    fn set_frequency(&mut self, hz: f64) {
+        self.hz = hz;
+    }
+
+    fn criticality(&self) -> Option<CriticalityReport> {
+        Some(CriticalityReport {
+            counters: self.crit.as_ref().map(|c| c.counters).unwrap_or_default(),
+            estimates: self.estimator.estimates().to_vec(),
+            learned: self.estimator.learned().cloned(),
+            relearned: self.estimator.relearned(),
+            bottlenecks: self.crit.as_ref().map_or_else(Vec::new, |c| {
+                CritUnit::ALL
+                    .into_iter()
+                    .filter(|&u| c.bottlenecks()[u as usize])
+                    .map(CritUnit::name)
+                    .collect()
+            }),
+        })
+    }
+
+    fn frame_progress(&self) -> Option<FrameProgress> {
+        let cycle = self.last_cycle?;
+        Some(FrameProgress {
+            elapsed: self.estimator.elapsed(cycle),
+            projected: self.estimator.projected(cycle)?,
+            progress: self.estimator.progress()?,
+            target: self.target_cycles(),
+        })
     }
 }
