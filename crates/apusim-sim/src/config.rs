@@ -17,6 +17,7 @@ use std::path::Path;
 pub const PRESETS: &[(&str, &str)] = &[
     ("4c1g", include_str!("../presets/4c1g.toml")),
     ("4c1g-cuda", include_str!("../presets/4c1g-cuda.toml")),
+    ("crit", include_str!("../presets/crit.toml")),
     ("crit-cuda", include_str!("../presets/crit-cuda.toml")),
     ("tap", include_str!("../presets/tap.toml")),
     ("gspc", include_str!("../presets/gspc.toml")),
