@@ -2,7 +2,7 @@
 //! Prints one table per metric, writes the long-format CSV/JSON when asked.
 
 use anyhow::Result;
-use apusim_experiments::{crit_perf, drp, drp_perf, gspc, jobs, StudyOutput};
+use apusim_experiments::{crit_ident, crit_perf, drp, drp_perf, gspc, jobs, StudyOutput};
 use clap::{Args, Subcommand};
 use std::path::PathBuf;
 
@@ -46,6 +46,13 @@ pub enum StudyCommand {
     CritFig2(TimedArgs),
     /// gpu-access-criticality Fig. 3 (timed): frame-rate speedup with one stream ideal.
     CritFig3(TimedArgs),
+    /// gpu-access-criticality Fig. 8 (timed): frame-rate gain with the critical, or the
+    /// non-critical, GPU accesses ideal.
+    CritFig8(TimedArgs),
+    /// gpu-access-criticality Fig. 9 (timed): the GPU's accesses by stream, critical and not.
+    CritFig9(TimedArgs),
+    /// gpu-access-criticality Fig. 10 (timed): the frame-rate estimation error per title.
+    CritFig10(TimedArgs),
     /// gpu-access-criticality Fig. 4 (timed): sets of streams ideal together against the
     /// sum of their individual speedups.
     CritFig4(TimedArgs),
@@ -166,6 +173,9 @@ pub fn run(c: StudyCommand) -> Result<()> {
         StudyCommand::CritFig2(a) => (crit_run(crit_perf::Figure::Fig2, &a)?, a.common),
         StudyCommand::CritFig3(a) => (crit_run(crit_perf::Figure::Fig3, &a)?, a.common),
         StudyCommand::CritFig4(a) => (crit_run(crit_perf::Figure::Fig4, &a)?, a.common),
+        StudyCommand::CritFig8(a) => (ident_run(crit_ident::Figure::Fig8, &a)?, a.common),
+        StudyCommand::CritFig9(a) => (ident_run(crit_ident::Figure::Fig9, &a)?, a.common),
+        StudyCommand::CritFig10(a) => (ident_run(crit_ident::Figure::Fig10, &a)?, a.common),
     };
     print!("{}", out.tables());
     write(&out, &common)
@@ -214,6 +224,11 @@ impl TimedArgs {
 fn crit_run(fig: crit_perf::Figure, a: &TimedArgs) -> Result<StudyOutput> {
     let o = a.options();
     crate::in_pool(a.common.threads, || crit_perf::run(fig, &o))
+}
+
+fn ident_run(fig: crit_ident::Figure, a: &TimedArgs) -> Result<StudyOutput> {
+    let o = a.options();
+    crate::in_pool(a.common.threads, || crit_ident::run(fig, &o))
 }
 
 fn perf_run(fig: drp_perf::Figure, a: &TimedArgs) -> Result<StudyOutput> {

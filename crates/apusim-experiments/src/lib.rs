@@ -32,6 +32,7 @@
 //! Runs are spread over the rayon pool; every run is deterministic and results are collected
 //! in a fixed order, so the output does not depend on the number of threads.
 
+pub mod crit_ident;
 pub mod crit_perf;
 pub mod drp;
 pub mod drp_perf;

@@ -448,11 +448,16 @@ fn critical_accesses_are_marked_and_frames_are_predicted() {
     // Without the switch nothing is marked, but frames are still estimated.
     let pc = g(&plain).render.unwrap().criticality.unwrap();
     assert_eq!(pc.counters.critical.iter().sum::<u64>(), 0);
-    // Frame 0 is learned; frames 1 and 2 are predicted, close to their time (the same
-    // scene's frames differ in their animation only).
-    let l = c.learned.expect("a learned frame");
+    // Frame 0 is learned; a later frame is predicted, close to its time (the same scene's
+    // frames differ in their animation only), unless it differed from the learned one.
+    let l = c.learned.as_ref().expect("a learned frame");
     assert!(l.planes >= 1 && l.tiles > 1 && l.updates > 0);
-    assert_eq!(c.estimates.len(), 2, "{:?}", c.estimates);
+    assert!(!c.estimates.is_empty(), "no frame predicted");
+    assert!(
+        c.estimates.len() as u64 + c.relearned <= 2,
+        "{:?}",
+        c.estimates
+    );
     for e in &c.estimates {
         assert!(e.error.abs() < 0.5, "frame {} error {}", e.frame, e.error);
     }

@@ -138,7 +138,7 @@ impl PhaseDetector {
             improved
         } else {
             // Try a priority window periodically.
-            self.window % self.probe_every == 0
+            self.window.is_multiple_of(self.probe_every)
         };
         self.on
     }

@@ -19,9 +19,10 @@
 //!   updates so far over the learned frame's updates (at most one); `C_cur`, the cycles per
 //!   RTP of the current frame, is the cycles so far over the RTPs done (`λ × N_rtp`). So the
 //!   projection is `F_i = N_rtp × (λ C_cur + (1 − λ) C_avg)`, the cycles so far plus the
-//!   rest of the learned frame. At each frame's end its updates and RTP count (cut with the
-//!   learned RTT count) are compared with the learned ones; if either differs by more than
-//!   the relearning threshold, the next frame is learned again.
+//!   rest of the learned frame. At each frame's end its updates, RTP count (cut with the
+//!   learned RTT count) and cycles, the table's three fields, are compared with the learned
+//!   ones; if any differs by more than the relearning threshold, the next frame is learned
+//!   again.
 //!
 //! Choices where the paper is silent (docs/timing.md): the relearning threshold (10%), and
 //! the projection before anything was learned (none: the caller treats the frame rate as
@@ -91,8 +92,8 @@ pub struct FrameRateEstimator {
 }
 
 impl FrameRateEstimator {
-    /// An estimator relearning when a frame's updates or RTP count differ from the learned
-    /// ones by more than the fraction `relearn`.
+    /// An estimator relearning when a frame's updates, RTP count or cycles differ from the
+    /// learned ones by more than the fraction `relearn`.
     pub fn new(relearn: f64) -> FrameRateEstimator {
         FrameRateEstimator {
             relearn,
@@ -194,7 +195,9 @@ impl FrameRateEstimator {
             }
             let planes = Self::count_planes(&self.log, l.tiles);
             let off = |a: f64, b: f64| (a - b).abs() > self.relearn * b;
-            if off(updates as f64, l.updates as f64) || off(f64::from(planes), f64::from(l.planes))
+            if off(updates as f64, l.updates as f64)
+                || off(f64::from(planes), f64::from(l.planes))
+                || off(cycles as f64, l.cycles as f64)
             {
                 self.learning = true;
                 self.relearned += 1;
@@ -380,23 +383,28 @@ mod tests {
     #[test]
     fn frames_unlike_the_learned_one_send_it_back_to_learning() {
         let mut e = FrameRateEstimator::new(0.1);
-        let t = frame(&mut e, 10, 4, 0, 10);
+        let t = frame(&mut e, 10, 4, 0, 20);
         e.frame_end(0, t);
-        // A frame with the same work, rendered 10% more slowly, stays in prediction mode.
-        let t2 = frame(&mut e, 10, 4, t, 11);
+        // A frame with the same work, rendered 5% more slowly, stays in prediction mode.
+        let t2 = frame(&mut e, 10, 4, t, 21);
         e.sample(t2);
         e.frame_end(1, t2);
         assert!(!e.learning() && e.relearned() == 0);
         assert_eq!(e.estimates().len(), 1);
         // A frame with half the planes: relearn, and the next frame is learned afresh.
-        let t3 = frame(&mut e, 10, 2, t2, 10);
+        let t3 = frame(&mut e, 10, 2, t2, 40);
         e.frame_end(2, t3);
         assert!(e.learning());
         assert_eq!(e.relearned(), 1);
-        let t4 = frame(&mut e, 10, 2, t3, 10);
+        let t4 = frame(&mut e, 10, 2, t3, 20);
         e.frame_end(3, t4);
         assert_eq!(e.learned().unwrap().planes, 2);
         assert!(!e.learning());
+        // The same work taking 30% longer than learned: relearn too.
+        let t5 = frame(&mut e, 10, 2, t4, 26);
+        e.frame_end(4, t5);
+        assert!(e.learning());
+        assert_eq!(e.relearned(), 2);
     }
 
     #[test]
