@@ -17,11 +17,15 @@ use apusim_workloads::mixes::{self, GpuJob};
 use rayon::prelude::*;
 use std::path::PathBuf;
 
-/// One bar of a figure: its label, policy and study switches.
+/// One bar of a figure: its label, policy, study switches, `key=value` settings of its
+/// DRAM (`timing.dram_set`, e.g. `scheduler=im`) and `--set` overrides of its system (after
+/// the figure's own).
 pub(crate) struct Bar {
     pub label: String,
     pub policy: &'static str,
     pub study: StudyOptions,
+    pub dram: Vec<String>,
+    pub set: Vec<String>,
 }
 
 /// A bar that only names a policy.
@@ -30,6 +34,8 @@ pub(crate) fn bar(label: &str, policy: &'static str) -> Bar {
         label: label.into(),
         policy,
         study: StudyOptions::default(),
+        dram: Vec::new(),
+        set: Vec::new(),
     }
 }
 
@@ -101,6 +107,8 @@ pub(crate) struct TimedMixes {
     pub configs: Vec<SystemConfig>,
     /// The preset each mix runs on.
     pub presets: Vec<&'static str>,
+    /// The figure's `--set` overrides.
+    overrides: Vec<String>,
     pub opts: SimOptions,
     _traces: TraceDir,
 }
@@ -137,18 +145,14 @@ impl TimedMixes {
         let configs = inputs
             .iter()
             .zip(&presets)
-            .map(|(i, p)| {
-                let mut cfg = SystemConfig::load_preset(p, &o.overrides)?;
-                cfg.cpus = i.cpu_jobs();
-                cfg.seed = o.seed;
-                Ok(cfg)
-            })
+            .map(|(i, p)| Self::config(p, &o.overrides, i, o.seed))
             .collect::<Result<_>>()?;
         Ok(TimedMixes {
             names,
             inputs,
             configs,
             presets,
+            overrides: o.overrides.clone(),
             opts: SimOptions {
                 warmup: o.warmup,
                 instructions: o.instructions,
@@ -156,6 +160,19 @@ impl TimedMixes {
             },
             _traces: traces,
         })
+    }
+
+    /// Preset `preset` with `overrides`, as many cores as `inputs` has CPU jobs, seed `seed`.
+    fn config(
+        preset: &str,
+        overrides: &[String],
+        inputs: &JobInputs,
+        seed: u64,
+    ) -> Result<SystemConfig> {
+        let mut cfg = SystemConfig::load_preset(preset, overrides)?;
+        cfg.cpus = inputs.cpu_jobs();
+        cfg.seed = seed;
+        Ok(cfg)
     }
 
     /// Every (mix, bar) run, in parallel; mix by mix, bar by bar.
@@ -171,7 +188,15 @@ impl TimedMixes {
                     study: bars[b].study.clone(),
                     ..self.opts.clone()
                 };
-                let r = sim_policy(&self.configs[m], bars[b].policy, &self.inputs[m], &opts)
+                let mut cfg = if bars[b].set.is_empty() {
+                    self.configs[m].clone()
+                } else {
+                    let all: Vec<String> =
+                        self.overrides.iter().chain(&bars[b].set).cloned().collect();
+                    Self::config(self.presets[m], &all, &self.inputs[m], self.configs[m].seed)?
+                };
+                cfg.timing.dram_set.extend(bars[b].dram.iter().cloned());
+                let r = sim_policy(&cfg, bars[b].policy, &self.inputs[m], &opts)
                     .with_context(|| format!("mix {} ({})", self.names[m], bars[b].label))?;
                 if let Some(p) = &progress {
                     p.inc(1);

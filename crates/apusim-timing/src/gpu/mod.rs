@@ -406,6 +406,20 @@ pub const PIPELINE_PARAMS: &[ParamSpec] = &[
         doc: "accesses are marked critical only while the projected frame rate is below this (gpu-access-criticality §4.2: 40); 0 marks always",
     },
     ParamSpec {
+        name: "critical_fraction",
+        kind: ParamKind::Float { min: 0.0, max: 1.0 },
+        default: "1.0",
+        unit: "fraction",
+        doc: "mark only this random share of the accesses identified as critical (gpu-access-criticality Fig. 12, left: the quarters of the critical set)",
+    },
+    ParamSpec {
+        name: "random_marking",
+        kind: ParamKind::Bool,
+        default: "false",
+        unit: "",
+        doc: "mark accesses uniformly at random with each stream's share of identified critical accesses (gpu-access-criticality Fig. 12, right)",
+    },
+    ParamSpec {
         name: "relearn",
         kind: ParamKind::Float { min: 0.0, max: 100.0 },
         default: "0.1",

@@ -30,6 +30,13 @@
 //!   `C_out` moves up when the core issued an instruction in the cycle, and `C_in` moves up
 //!   when it had any thread (resident or waiting for a context): more than `1/P` of one.
 //!
+//! Fig. 12's two experiments change what is marked, not what is identified: `fraction`
+//! marks a random share of the identified accesses (the quarters of the critical set), and
+//! `random` marks every access at random with its stream's share of identified accesses so
+//! far, so each stream keeps about the algorithm's count of critical accesses while the
+//! choice of which is uniform. Both draw from a fixed-seed generator: runs stay
+//! deterministic.
+//!
 //! Choices where the paper is silent, written down in docs/timing.md: the period (default
 //! 1024 GPU cycles, four times the 256 states of an 8-bit counter), and "early-Z enabled",
 //! which is a draw's state in hardware and here holds when, in the last period, no more quads
@@ -202,9 +209,23 @@ pub struct CritCounters {
     pub on_target: u64,
 }
 
+/// What is marked of the identified accesses (gpu-access-criticality Fig. 12).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Marking {
+    /// This fraction of the identified accesses, chosen at random (1: all of them).
+    Fraction(f64),
+    /// Every access at random with its stream's share of identified accesses so far.
+    Random,
+}
+
 /// The per-unit counters and the periodic bottleneck search.
 #[derive(Clone, Debug)]
 pub struct Criticality {
+    marking: Marking,
+    rng: u64,
+    /// Per stream byte: accesses seen and identified as critical.
+    seen: [u64; 16],
+    identified: [u64; 16],
     period: u64,
     next_eval: u64,
     last_cycle: Option<u64>,
@@ -218,13 +239,17 @@ pub struct Criticality {
 impl Criticality {
     /// Counters of `w` bits for `instances[u]` instances of each unit, evaluated every
     /// `period` cycles.
-    pub fn new(w: u32, period: u64, instances: [usize; 5]) -> Criticality {
+    pub fn new(w: u32, period: u64, instances: [usize; 5], marking: Marking) -> Criticality {
         let inst = Instance {
             c_in: SatCounter::new(w),
             c_out: SatCounter::new(w),
             last_in: false,
         };
         Criticality {
+            marking,
+            rng: 0x6372_6974_6963_616c,
+            seen: [0; 16],
+            identified: [0; 16],
             period: period.max(1),
             next_eval: period.max(1),
             last_cycle: None,
@@ -300,9 +325,36 @@ impl Criticality {
         self.bottleneck
     }
 
+    /// A uniform draw in `[0, 1)` (SplitMix64).
+    fn draw(&mut self) -> f64 {
+        self.rng = self.rng.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = self.rng;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        ((z ^ (z >> 31)) >> 11) as f64 / (1u64 << 53) as f64
+    }
+
+    /// Decide whether an access of stream byte `stream` that the algorithm `identified` as
+    /// critical leaves marked, and count it (`on_target`: unmarked because the frame rate met
+    /// its target).
+    pub fn mark(&mut self, stream: u8, identified: bool, on_target: bool) -> bool {
+        let s = usize::from(stream) & 15;
+        self.seen[s] += 1;
+        self.identified[s] += u64::from(identified);
+        let critical = match self.marking {
+            Marking::Fraction(f) if f >= 1.0 => identified,
+            Marking::Fraction(f) => identified && self.draw() < f,
+            Marking::Random => {
+                !on_target && self.draw() < self.identified[s] as f64 / self.seen[s] as f64
+            }
+        };
+        self.count(stream, critical, on_target);
+        critical
+    }
+
     /// Count an access sent with stream byte `stream`: critical, not, or unmarked because the
     /// frame rate met its target.
-    pub fn count(&mut self, stream: u8, critical: bool, on_target: bool) {
+    fn count(&mut self, stream: u8, critical: bool, on_target: bool) {
         let s = usize::from(stream) & 15;
         if critical {
             self.counters.critical[s] += 1;
@@ -479,7 +531,7 @@ mod tests {
     #[test]
     fn observations_drive_the_bits_and_sleeping_cycles_count() {
         // One FE, two ZS, two SH, two CW, one BT.
-        let mut c = Criticality::new(8, 1000, [1, 2, 2, 2, 1]);
+        let mut c = Criticality::new(8, 1000, [1, 2, 2, 2, 1], Marking::Fraction(1.0));
         let mut sig: [Vec<(bool, bool)>; 5] = [1, 2, 2, 2, 1].map(|n| vec![(false, false); n]);
         // ZS instance 0 occupied and never completing; instance 1 idle.
         sig[1][0] = (true, false);
@@ -505,5 +557,35 @@ mod tests {
         assert_eq!(c.counters.evaluations, 1);
         assert!(c.critical(CritUnit::Sh), "{:?}", c.bottlenecks());
         assert!(!c.critical(CritUnit::Cw));
+    }
+
+    #[test]
+    fn fractions_and_random_marking_keep_the_counts() {
+        let n = 20_000u64;
+        // A quarter of the identified accesses.
+        let mut q = Criticality::new(8, 1000, [1; 5], Marking::Fraction(0.25));
+        let marked = (0..n).filter(|_| q.mark(7, true, false)).count() as f64;
+        assert!((marked / n as f64 - 0.25).abs() < 0.02, "{marked}");
+        assert!(!q.mark(7, false, false), "an access not identified is never marked");
+        // Random marking: stream 7 identified 30% of the time, stream 8 never; the marks
+        // follow each stream's share, not the identification.
+        let mut r = Criticality::new(8, 1000, [1; 5], Marking::Random);
+        let (mut agree, mut marked7) = (0u64, 0u64);
+        for i in 0..n {
+            let id = i % 10 < 3;
+            let m = r.mark(7, id, false);
+            marked7 += u64::from(m);
+            agree += u64::from(m == id);
+            assert!(!r.mark(8, false, false));
+        }
+        let share = marked7 as f64 / n as f64;
+        assert!((share - 0.3).abs() < 0.02, "{share}");
+        // Uniform choice: agreement with the algorithm is what chance gives (0.3² + 0.7²).
+        assert!((agree as f64 / n as f64 - 0.58).abs() < 0.03);
+        assert_eq!(r.counters.critical[7], marked7);
+        // Deterministic.
+        let mut a = Criticality::new(8, 1000, [1; 5], Marking::Random);
+        let mut b = Criticality::new(8, 1000, [1; 5], Marking::Random);
+        assert!((0..1000).all(|i| a.mark(7, i % 2 == 0, false) == b.mark(7, i % 2 == 0, false)));
     }
 }

@@ -100,6 +100,8 @@ pub(super) struct Job {
     /// A vertex thread was handed to its shader core, and it has finished (triangles).
     pub submitted: bool,
     pub vertices_done: bool,
+    /// The marking decided for an access that was refused, kept for its retry.
+    held: Option<(u32, bool)>,
 }
 
 impl Job {
@@ -119,6 +121,7 @@ impl Job {
             tile: 0,
             submitted: false,
             vertices_done: false,
+            held: None,
         };
         j.fill(
             accesses
@@ -210,12 +213,18 @@ impl Job {
         let mut i = r.start + self.cursor[p as usize] as usize;
         while i < r.end {
             let mut a = self.acc[i];
-            if let Some((_, (critical, _))) = &crit {
-                if *critical {
+            if let Some((c, (identified, on_target))) = &mut crit {
+                // An access refused last time keeps the decision (and the count) it had.
+                let critical = match self.held.take() {
+                    Some((at, m)) if at as usize == i => m,
+                    _ => c.mark(a.stream as u8, *identified, *on_target),
+                };
+                if critical {
                     a.flags |= Access::CRITICAL;
                 } else {
                     a.flags &= !Access::CRITICAL;
                 }
+                self.held = Some((i as u32, critical));
             }
             if !ideal {
                 let write = a.op.is_write();
@@ -236,9 +245,7 @@ impl Job {
                 } else {
                     sent.reads += 1;
                 }
-                if let Some((c, (critical, on_target))) = &mut crit {
-                    c.count(a.stream as u8, *critical, *on_target);
-                }
+                self.held = None;
             }
             i += 1;
         }

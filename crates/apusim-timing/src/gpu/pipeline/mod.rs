@@ -36,7 +36,9 @@ mod criticality;
 mod frame_rate;
 mod job;
 
-pub use criticality::{find_bottlenecks, CritCounters, CritUnit, SatCounter, UnitBits};
+pub use criticality::{
+    find_bottlenecks, CritCounters, CritUnit, Marking, SatCounter, UnitBits,
+};
 pub use frame_rate::{FrameEstimate, FrameRateEstimator, Learned, RtpEntry};
 
 use super::{GpuModel, GpuProgram, GpuStats, KernelSpan, StallCycles};
@@ -150,6 +152,7 @@ struct Cfg {
     /// Frames per second below which accesses are marked (0: always).
     target_fps: f64,
     relearn: f64,
+    marking: criticality::Marking,
 }
 
 /// One render output pipeline: its depth/stencil and colour-write units.
@@ -333,6 +336,11 @@ pub fn build(
         crit_period: p.int("crit_period"),
         target_fps: p.float("target_fps"),
         relearn: p.float("relearn"),
+        marking: if p.bool("random_marking") {
+            criticality::Marking::Random
+        } else {
+            criticality::Marking::Fraction(p.float("critical_fraction"))
+        },
     };
     Ok(Box::new(Pipeline::new(cfg, domain, source)))
 }
@@ -388,6 +396,7 @@ impl Pipeline {
                     cfg.counter_bits,
                     cfg.crit_period,
                     [1, cfg.rops, cfg.cores, cfg.rops, 1],
+                    cfg.marking,
                 )
             }),
             signals: [1, cfg.rops, cfg.cores, cfg.rops, 1].map(|n| vec![(false, false); n]),
