@@ -33,6 +33,9 @@
 pub mod fcfs;
 pub mod frfcfs;
 pub mod frfcfs_cap;
+pub mod hints;
+
+pub use hints::{FrameHint, SchedHints};
 
 use crate::config::DramConfig;
 use crate::device::Command;
@@ -177,6 +180,8 @@ pub struct SchedContext<'a> {
     pub banks: &'a [BankView],
     /// Bit set of the banks that have candidates (bit `b % 64` of word `b / 64`).
     pub occupied: &'a [u64],
+    /// What the system told the schedulers ([`crate::MemorySystem::set_hints`]).
+    pub hints: &'a SchedHints,
 }
 
 /// Iterator over the set bits of a bit set, ascending.
@@ -292,14 +297,23 @@ pub trait Scheduler: Send + std::fmt::Debug {
     /// order, oldest first), or `None` to issue nothing. The controller issues the command
     /// only if it is ready ([`SchedContext::ready`]).
     fn pick(&mut self, ctx: &SchedContext, cands: &[Candidate]) -> Option<usize>;
-    /// Called just before the controller issues `cand`'s command (if
-    /// [`Scheduler::observes_issue`]).
-    fn on_issue(&mut self, _ctx: &SchedContext, _cand: &Candidate) {}
+    /// Called just before the controller issues the command of `cands[picked]` (if
+    /// [`Scheduler::observes_issue`]), with the context and candidates of that decision: the
+    /// place for a scheduler's state changes. A column command (the candidate's status is
+    /// [`RowStatus::Hit`]) then removes the candidate from the queue; nothing else removes
+    /// candidates, and arrivals are appended, so a scheduler can keep per-candidate state in
+    /// step with the queue.
+    fn on_issue(&mut self, _ctx: &SchedContext, _cands: &[Candidate], _picked: usize) {}
     /// Whether [`Scheduler::on_issue`] does anything. A scheduler that keeps no state of its
     /// own between decisions returns false, and the controller then skips the call (and the
     /// context it would build for it) on every command. The default is true.
     fn observes_issue(&self) -> bool {
         true
+    }
+    /// Whether the decisions depend on [`SchedContext::hints`]. If so, the controller
+    /// re-plans when the hints change; if not (the default), new hints leave it asleep.
+    fn uses_hints(&self) -> bool {
+        false
     }
     /// The earliest cycle `>= ctx.now` at which [`Scheduler::pick`] could return a ready
     /// candidate, assuming the candidates do not change before then (every change — an
@@ -369,6 +383,7 @@ pub(crate) mod test_util {
         pub cands: Vec<Candidate>,
         pub occupied: Vec<u64>,
         pub cap: u32,
+        pub hints: SchedHints,
     }
 
     impl Scene {
@@ -378,6 +393,7 @@ pub(crate) mod test_util {
                 cands: Vec::new(),
                 occupied: vec![0; n_banks.div_ceil(64)],
                 cap: u32::MAX,
+                hints: SchedHints::default(),
             }
         }
         /// Open `row` in `bank`; ACT/PRE/column ready at the given cycles.
@@ -458,6 +474,7 @@ pub(crate) mod test_util {
                 write_queue_len: 0,
                 banks: &self.banks,
                 occupied: &self.occupied,
+                hints: &self.hints,
             }
         }
     }
