@@ -25,10 +25,11 @@
 //! combined with their ready cycles ([`BankView::col_ready`], [`BankView::other_ready`]).
 //! The default hook is FR-FCFS's; a scheduler that decides otherwise simply ignores the keys.
 //!
-//! Implementations live one per file and are registered by name in [`make_scheduler`]:
-//! `fcfs` ([`fcfs::Fcfs`]), `frfcfs` ([`frfcfs::FrFcfs`]) and `frfcfs-cap`
-//! ([`frfcfs_cap::FrFcfsCap`]). A new scheduler (critical-GPU-access, SMS, DASH, …) is a new
-//! file plus one line in the registry.
+//! Implementations live one per file and are registered in [`REGISTRY`] (name, description,
+//! paper key, typed parameters, constructor; [`make_scheduler`] builds one by name with the
+//! parameters of [`DramConfig::scheduler_params`]): `fcfs` ([`fcfs::Fcfs`]), `frfcfs`
+//! ([`frfcfs::FrFcfs`]) and `frfcfs-cap` ([`frfcfs_cap::FrFcfsCap`]). A new scheduler is a new
+//! file plus one entry in the registry.
 
 pub mod fcfs;
 pub mod frfcfs;
@@ -41,6 +42,7 @@ use crate::config::DramConfig;
 use crate::device::Command;
 use crate::error::DramError;
 use crate::request::Request;
+use apusim_registry::{find, Entry, Params, RegistryError};
 
 /// Row-buffer state a request finds in its bank.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize)]
@@ -351,22 +353,84 @@ pub trait Scheduler: Send + std::fmt::Debug {
     }
 }
 
-/// Registered scheduler names.
-pub fn scheduler_names() -> &'static [&'static str] {
-    &["fcfs", "frfcfs", "frfcfs-cap"]
+/// Constructor of a registered scheduler: its validated parameters and the configuration of
+/// the memory system it serves.
+pub type BuildScheduler = fn(&Params, &DramConfig) -> Box<dyn Scheduler>;
+
+/// The registered memory schedulers (apusim's one registration shape: name, description,
+/// paper key, typed validated parameters, constructor). Parameters come from
+/// [`DramConfig::scheduler_params`] (`--set scheduler.KEY=VALUE`).
+pub const REGISTRY: &[Entry<BuildScheduler>] = &[
+    Entry {
+        name: "fcfs",
+        description: "first-come first-served: always the oldest request, waiting until it can issue",
+        paper: "Ramulator 2 FCFS",
+        params: &[],
+        build: |_, _| Box::new(fcfs::Fcfs),
+    },
+    Entry {
+        name: "frfcfs",
+        description: "FR-FCFS: ready row hits first, then the oldest ready request; no precharge closes a row other requests hit",
+        paper: "Rixner et al., ISCA 2000; DRAMsim3 FR-FCFS",
+        params: &[],
+        build: |_, _| Box::new(frfcfs::FrFcfs),
+    },
+    Entry {
+        name: "frfcfs-cap",
+        description: "FR-FCFS whose row hits lose priority after row_hit_cap column commands to the open row",
+        paper: "Mutlu and Moscibroda, MICRO 2007 (FR-FCFS+Cap); DRAMsim3",
+        params: &[],
+        build: |_, cfg| Box::new(frfcfs_cap::FrFcfsCap::new(cfg.row_hit_cap)),
+    },
+];
+
+/// Spellings accepted for registered names (after lower-casing and `_` → `-`).
+pub const ALIASES: &[(&str, &str)] = &[("fr-fcfs", "frfcfs"), ("fr-fcfs-cap", "frfcfs-cap")];
+
+/// Registered scheduler names, in registry order.
+pub fn scheduler_names() -> Vec<&'static str> {
+    REGISTRY.iter().map(|e| e.name).collect()
 }
 
-/// Build the scheduler called `name` (case-insensitive; `fr-fcfs`, `frfcfs_cap` spellings ok).
-pub fn make_scheduler(name: &str, cfg: &DramConfig) -> Result<Box<dyn Scheduler>, DramError> {
-    match name.to_ascii_lowercase().replace('_', "-").as_str() {
-        "fcfs" => Ok(Box::new(fcfs::Fcfs)),
-        "frfcfs" | "fr-fcfs" => Ok(Box::new(frfcfs::FrFcfs)),
-        "frfcfs-cap" | "fr-fcfs-cap" => Ok(Box::new(frfcfs_cap::FrFcfsCap::new(cfg.row_hit_cap))),
-        _ => Err(DramError::UnknownScheduler {
-            name: name.to_string(),
-            known: scheduler_names().join(", "),
-        }),
+/// The registry entry of scheduler `name` (case-insensitive; `_` for `-` and the
+/// [`ALIASES`] spellings accepted), or an error naming the nearest registered name.
+pub fn scheduler_entry(name: &str) -> Result<&'static Entry<BuildScheduler>, DramError> {
+    let norm = name.to_ascii_lowercase().replace('_', "-");
+    let canonical = ALIASES
+        .iter()
+        .find(|(a, _)| *a == norm)
+        .map_or(norm.as_str(), |(_, n)| n);
+    match find(REGISTRY, "memory scheduler", canonical) {
+        Ok(e) => Ok(e),
+        // Report the name as the user wrote it.
+        Err(RegistryError::UnknownName {
+            kind,
+            nearest,
+            valid,
+            ..
+        }) => Err(DramError::UnknownScheduler(Box::new(
+            RegistryError::UnknownName {
+                kind,
+                name: name.to_string(),
+                nearest,
+                valid,
+            },
+        ))),
+        Err(e) => Err(DramError::UnknownScheduler(Box::new(e))),
     }
+}
+
+/// Build the scheduler `cfg.scheduler` names with the parameters `cfg.scheduler_params`
+/// gives (validated: unknown keys, wrong types and out-of-range values are refused).
+pub fn make_scheduler(name: &str, cfg: &DramConfig) -> Result<Box<dyn Scheduler>, DramError> {
+    let e = scheduler_entry(name)?;
+    let params = e
+        .params(&cfg.scheduler_params)
+        .map_err(|err| DramError::SchedulerParams {
+            scheduler: e.name.to_string(),
+            err: Box::new(err),
+        })?;
+    Ok((e.build)(&params, cfg))
 }
 
 #[cfg(test)]
@@ -496,12 +560,36 @@ mod tests {
         }
     }
 
+    /// Every entry builds a scheduler of its own name from its declared defaults, and its
+    /// declarations are sound (defaults parse and lie in range).
+    #[test]
+    fn registry_entries_build_with_their_defaults() {
+        let cfg = crate::presets::preset("ddr3-1600-11-1ch").unwrap();
+        for e in REGISTRY {
+            for p in e.params {
+                p.default_value()
+                    .unwrap_or_else(|err| panic!("{}: {err}", e.name));
+            }
+            let s = make_scheduler(e.name, &cfg).unwrap();
+            assert_eq!(s.name(), e.name);
+            assert!(e.paper.len() > 3 && !e.description.is_empty());
+        }
+        let names = scheduler_names();
+        let mut sorted = names.clone();
+        sorted.sort();
+        sorted.dedup();
+        assert_eq!(sorted.len(), names.len(), "duplicate names");
+        for (alias, name) in ALIASES {
+            assert!(names.contains(name) && !names.contains(alias), "{alias}");
+        }
+    }
+
     /// The registered schedulers are stateless and let the controller skip `on_issue`; a
     /// scheduler that does not say so is told about every command (the default).
     #[test]
     fn only_stateless_schedulers_opt_out_of_on_issue() {
         let cfg = crate::presets::preset("ddr3-1600-11-1ch").unwrap();
-        for name in scheduler_names() {
+        for name in ["fcfs", "frfcfs", "frfcfs-cap"] {
             let s = make_scheduler(name, &cfg).unwrap();
             assert!(!s.observes_issue(), "{name}");
         }
