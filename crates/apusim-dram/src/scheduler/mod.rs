@@ -34,7 +34,9 @@
 pub mod fcfs;
 pub mod frfcfs;
 pub mod frfcfs_cap;
+pub mod gpu_favoring;
 pub mod hints;
+mod ranked;
 
 pub use hints::{FrameHint, SchedHints};
 
@@ -382,6 +384,13 @@ pub const REGISTRY: &[Entry<BuildScheduler>] = &[
         params: &[],
         build: |_, cfg| Box::new(frfcfs_cap::FrFcfsCap::new(cfg.row_hit_cap)),
     },
+    Entry {
+        name: "gpu-favoring",
+        description: "FR-FCFS with critical GPU accesses first among row hits and among activations",
+        paper: "gpu-access-criticality §4.3",
+        params: &[],
+        build: |_, _| Box::new(gpu_favoring::GpuFavoring),
+    },
 ];
 
 /// Spellings accepted for registered names (after lower-casing and `_` → `-`).
@@ -482,10 +491,28 @@ pub(crate) mod test_util {
             self.derive();
             self
         }
-        pub fn cand(mut self, bank: u32, row: u32) -> Self {
+        pub fn cand(self, bank: u32, row: u32) -> Self {
+            self.req(bank, row, 0, false)
+        }
+        /// A read of CPU core 1 (youngest so far).
+        pub fn cpu(self, bank: u32, row: u32) -> Self {
+            self.req(bank, row, 1, false)
+        }
+        /// A non-critical GPU read.
+        pub fn gpu(self, bank: u32, row: u32) -> Self {
+            self.req(bank, row, crate::GPU_SOURCE, false)
+        }
+        /// A critical GPU read.
+        pub fn crit(self, bank: u32, row: u32) -> Self {
+            self.req(bank, row, crate::GPU_SOURCE, true)
+        }
+        /// A read from `source` with the given critical flag (id and arrival: its index).
+        pub fn req(mut self, bank: u32, row: u32, source: u8, critical: bool) -> Self {
             let id = self.cands.len() as u64;
             self.cands.push(Candidate {
-                req: Request::read(id, id * 64, id),
+                req: Request::read(id, id * 64, id)
+                    .with_source(source)
+                    .with_critical(critical),
                 enqueued: id,
                 bank,
                 row,

@@ -1,0 +1,96 @@
+//! The decision the priority schedulers share: among the candidates whose next command is
+//! ready now and that may issue at all, the one with the smallest key, where the key ranks a
+//! priority class, the row-hit status and age in one of two orders.
+//!
+//! * **Row hit first** (`gpu-favoring`, `im`; gpu-access-criticality §4.3: "among the
+//!   requests to the currently open row in a bank, the critical GPU accesses are served
+//!   before considering the rest. When a new row needs to be activated …, the oldest critical
+//!   GPU access is given priority over the global oldest"): (not a hit, class, age). Which
+//!   candidates may issue is FR-FCFS's rule (a precharge waits while its bank has pending
+//!   hits), so the next decision is FR-FCFS's ([`super::frfcfs::next_heads`]) and the
+//!   schedulers reduce to `frfcfs` when every candidate is in one class.
+//! * **Class first** (`dynprio`, `dash`: priority levels above FR-FCFS): (class, not a hit,
+//!   age). A precharge waits only while its bank has a pending hit of the same or a better
+//!   class; a better-class request may close a row that worse-class requests still hit.
+//!
+//! Both are work-conserving: a better candidate that is not ready never holds back a ready
+//! one, as in FR-FCFS. Both scan the queue (O(queue) per decision, like Ramulator 2's
+//! `get_best_request`); they do not use the controller's cached FR-FCFS head keys.
+
+use super::frfcfs::next_heads;
+use super::{Candidate, RowStatus, SchedContext};
+use crate::request::GPU_SOURCE;
+
+/// Is the candidate a CPU core's request (source below [`GPU_SOURCE`])? Every other source
+/// (the GPU, other agents) is on the GPU side.
+#[inline]
+pub(crate) fn is_cpu(c: &Candidate) -> bool {
+    c.req.source < GPU_SOURCE
+}
+
+/// Is the candidate a critical GPU access (a GPU-side request with the critical flag; the
+/// flag of a CPU request is ignored)?
+#[inline]
+pub(crate) fn is_critical_gpu(c: &Candidate) -> bool {
+    !is_cpu(c) && c.req.critical
+}
+
+/// Key of candidate `i`: `major` in bits 40.., `minor` in bits 32..40, the index below.
+#[inline]
+fn key(major: u8, minor: u8, i: usize) -> u64 {
+    (u64::from(major) << 40) | (u64::from(minor) << 32) | i as u64
+}
+
+/// May FR-FCFS issue a candidate with status `s` in bank view `v`? Hits and activates always;
+/// a precharge only if it closes no row other requests hit.
+#[inline]
+fn fr_allowed(ctx: &SchedContext, c: &Candidate, s: RowStatus) -> bool {
+    s != RowStatus::Conflict || ctx.bank(c).pending_hits == 0
+}
+
+/// Row-hit-first pick at `ctx.now`: the ready FR-FCFS-eligible candidate with the smallest
+/// (not a hit, `class`, index).
+pub(crate) fn pick_hit_first(
+    ctx: &SchedContext,
+    cands: &[Candidate],
+    class: impl Fn(&Candidate) -> u8,
+) -> Option<usize> {
+    let mut best = u64::MAX;
+    for (i, c) in cands.iter().enumerate() {
+        if !ctx.ready(c) {
+            continue;
+        }
+        let s = ctx.status(c);
+        if fr_allowed(ctx, c, s) {
+            best = best.min(key(u8::from(s != RowStatus::Hit), class(c), i));
+        }
+    }
+    (best != u64::MAX).then_some((best & 0xffff_ffff) as usize)
+}
+
+/// Earliest cycle a row-hit-first scheduler could pick something: FR-FCFS's, whose
+/// eligibility it shares.
+#[inline]
+pub(crate) fn next_hit_first(ctx: &SchedContext) -> Option<u64> {
+    next_heads(ctx, u32::MAX)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::scheduler::frfcfs::pick_heads;
+    use crate::scheduler::frfcfs::tests::{reference_next, scene_strategy};
+    use proptest::prelude::*;
+
+    proptest! {
+        /// With one class for everyone, row-hit first is FR-FCFS.
+        #[test]
+        fn one_class_is_frfcfs((s, now, _cap) in scene_strategy()) {
+            let x = s.ctx(now);
+            let fr = pick_heads(&x, u32::MAX);
+            prop_assert_eq!(pick_hit_first(&x, &s.cands, |_| 3), fr);
+            let next = reference_next(&x, &s.cands, u32::MAX);
+            prop_assert_eq!(next_hit_first(&x), next);
+        }
+    }
+}
