@@ -36,6 +36,7 @@ pub mod frfcfs;
 pub mod frfcfs_cap;
 pub mod gpu_favoring;
 pub mod hints;
+pub mod im;
 mod ranked;
 
 pub use hints::{FrameHint, SchedHints};
@@ -390,6 +391,27 @@ pub const REGISTRY: &[Entry<BuildScheduler>] = &[
         paper: "gpu-access-criticality §4.3",
         params: &[],
         build: |_, _| Box::new(gpu_favoring::GpuFavoring),
+    },
+    Entry {
+        name: "im",
+        description: "interference mitigation: GPU-favoring with IM-SCHED (probabilistic CPU priority) and IM-LLC (emergency CPU sources)",
+        paper: "gpu-access-criticality §4.3, Fig. 11",
+        params: &im::IM_PARAMS,
+        build: |p, _| Box::new(im::Im::new("im", p)),
+    },
+    Entry {
+        name: "im-sched",
+        description: "the IM policy with IM-SCHED only (Fig. 11 ablation)",
+        paper: "gpu-access-criticality §4.3, Fig. 11",
+        params: &im::IM_SCHED_PARAMS,
+        build: |p, _| Box::new(im::Im::new("im-sched", p)),
+    },
+    Entry {
+        name: "im-llc",
+        description: "the IM policy with IM-LLC only (Fig. 11 ablation)",
+        paper: "gpu-access-criticality §4.3, Fig. 11",
+        params: &im::IM_LLC_PARAMS,
+        build: |p, _| Box::new(im::Im::new("im-llc", p)),
     },
 ];
 

@@ -35,17 +35,28 @@ pub(crate) fn is_critical_gpu(c: &Candidate) -> bool {
     !is_cpu(c) && c.req.critical
 }
 
+/// A uniform draw in `[0, 1)` that is a pure function of `seed` and the decision counter `n`
+/// (SplitMix64 of their mix): a scheduler whose `pick` may be called speculatively draws
+/// the same number until it advances `n` in `on_issue`, and runs are bit-identical.
+pub(crate) fn unit_draw(seed: u64, n: u64) -> f64 {
+    let mut z = seed ^ n.wrapping_mul(0x9e37_79b9_7f4a_7c15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    z ^= z >> 31;
+    (z >> 11) as f64 / (1u64 << 53) as f64
+}
+
+/// May FR-FCFS issue candidate `c`, whose status is `s`? Hits and activates always; a
+/// precharge only if it closes no row other requests hit.
+#[inline]
+pub(crate) fn fr_allowed(ctx: &SchedContext, c: &Candidate, s: RowStatus) -> bool {
+    s != RowStatus::Conflict || ctx.bank(c).pending_hits == 0
+}
+
 /// Key of candidate `i`: `major` in bits 40.., `minor` in bits 32..40, the index below.
 #[inline]
 fn key(major: u8, minor: u8, i: usize) -> u64 {
     (u64::from(major) << 40) | (u64::from(minor) << 32) | i as u64
-}
-
-/// May FR-FCFS issue a candidate with status `s` in bank view `v`? Hits and activates always;
-/// a precharge only if it closes no row other requests hit.
-#[inline]
-fn fr_allowed(ctx: &SchedContext, c: &Candidate, s: RowStatus) -> bool {
-    s != RowStatus::Conflict || ctx.bank(c).pending_hits == 0
 }
 
 /// Row-hit-first pick at `ctx.now`: the ready FR-FCFS-eligible candidate with the smallest
@@ -81,6 +92,16 @@ mod tests {
     use crate::scheduler::frfcfs::pick_heads;
     use crate::scheduler::frfcfs::tests::{reference_next, scene_strategy};
     use proptest::prelude::*;
+
+    #[test]
+    fn draws_are_uniform_and_reproducible() {
+        let n = 20_000;
+        let mean = (0..n).map(|i| unit_draw(7, i)).sum::<f64>() / n as f64;
+        assert!((mean - 0.5).abs() < 0.01, "{mean}");
+        assert!((0..n).all(|i| (0.0..1.0).contains(&unit_draw(7, i))));
+        assert_eq!(unit_draw(7, 12), unit_draw(7, 12));
+        assert_ne!(unit_draw(7, 12), unit_draw(8, 12));
+    }
 
     proptest! {
         /// With one class for everyone, row-hit first is FR-FCFS.
