@@ -65,10 +65,12 @@ impl FrameHint {
     }
 
     /// The first cycle at which the elapsed fraction is at least `fraction` (`start` for a
-    /// fraction of 0 or less or NaN; saturates at `u64::MAX`).
+    /// fraction of 0 or less or NaN; saturates at `u64::MAX`). The product with the period
+    /// is taken with a relative tolerance of 10^-12, so that a fraction that is a whole
+    /// number of cycles in decimal (0.9 × 1.2 of 1000 cycles) lands on that cycle.
     pub fn cycle_at(&self, fraction: f64) -> u64 {
         if fraction > 0.0 {
-            let d = (fraction * self.period as f64).ceil();
+            let d = (fraction * self.period as f64 * (1.0 - 1e-12)).ceil();
             self.start.saturating_add(d as u64)
         } else {
             self.start
@@ -83,7 +85,7 @@ impl FrameHint {
         if p >= 1.0 || p.is_nan() {
             return u64::MAX;
         }
-        let d = (p.max(0.0) * self.period as f64).floor() as u64;
+        let d = (p.max(0.0) * self.period as f64 * (1.0 + 1e-12)).floor() as u64;
         self.start.saturating_add(d).saturating_add(1)
     }
 
@@ -102,11 +104,11 @@ impl FrameHint {
         }
     }
 
-    /// The first cycle of the last `share` of the estimated frame time: with the time left
-    /// in the frame computed from the estimate (gpu-access-criticality §6.1.4), the cycle at
-    /// which `1 - share` of the estimated frame time has elapsed.
-    pub fn last_share_at(&self, share: f64) -> u64 {
-        self.cycle_at((1.0 - share) * self.estimate())
+    /// The first cycle at which `fraction` of the estimated frame time has elapsed: the
+    /// start of the last `1 - fraction` of the frame, with the time left in the frame computed
+    /// from the estimate (as gpu-access-criticality §6.1.4 lets DynPrio and DASH do).
+    pub fn estimated_at(&self, fraction: f64) -> u64 {
+        self.cycle_at(fraction * self.estimate())
     }
 }
 
@@ -137,10 +139,10 @@ mod tests {
         assert!(!f.behind(1025) && f.behind(1026));
         assert!(f.elapsed(1025) <= 0.25 && f.elapsed(1026) > 0.25);
         // Last 10% of an estimated 1.5 periods: from 0.9 × 1.5 = 1.35 periods.
-        assert_eq!(f.last_share_at(0.1), 1135);
+        assert_eq!(f.estimated_at(0.9), 1135);
         assert_eq!(frame(1.0, 1.0).behind_at(), u64::MAX);
         assert_eq!(frame(0.5, f64::NAN).estimate(), 1.0);
-        assert_eq!(frame(0.5, -2.0).last_share_at(0.1), 1090);
+        assert_eq!(frame(0.5, -2.0).estimated_at(0.9), 1090);
     }
 
     #[test]

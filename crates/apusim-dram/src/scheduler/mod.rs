@@ -31,12 +31,15 @@
 //! ([`frfcfs::FrFcfs`]) and `frfcfs-cap` ([`frfcfs_cap::FrFcfsCap`]). A new scheduler is a new
 //! file plus one entry in the registry.
 
+pub mod dash;
+pub mod dynprio;
 pub mod fcfs;
 pub mod frfcfs;
 pub mod frfcfs_cap;
 pub mod gpu_favoring;
 pub mod hints;
 pub mod im;
+mod intervals;
 mod ranked;
 
 pub use hints::{FrameHint, SchedHints};
@@ -412,6 +415,20 @@ pub const REGISTRY: &[Entry<BuildScheduler>] = &[
         paper: "gpu-access-criticality §4.3, Fig. 11",
         params: &im::IM_LLC_PARAMS,
         build: |p, _| Box::new(im::Im::new("im-llc", p)),
+    },
+    Entry {
+        name: "dynprio",
+        description: "dynamic priority: GPU below the CPU on track, equal when behind its frame, above it in the last share of the frame",
+        paper: "Jeong et al., DAC 2012, as in gpu-access-criticality §2, §6.1.4",
+        params: &dynprio::PARAMS,
+        build: |p, _| Box::new(dynprio::DynPrio::new(p)),
+    },
+    Entry {
+        name: "dash",
+        description: "deadline-aware: urgent GPU > non-intensive CPU > non-urgent GPU > intensive CPU",
+        paper: "Usui et al., TACO 2016, as in gpu-access-criticality §2, §6.1.4",
+        params: &dash::PARAMS,
+        build: |p, _| Box::new(dash::Dash::new(p)),
     },
 ];
 

@@ -86,11 +86,82 @@ pub(crate) fn next_hit_first(ctx: &SchedContext) -> Option<u64> {
     next_heads(ctx, u32::MAX)
 }
 
+/// Per bank, the best (smallest) class among the candidates hitting its open row
+/// (`u8::MAX`: none), for the class-first hold-back rule.
+#[derive(Debug, Default)]
+pub(crate) struct HitClasses(Vec<u8>);
+
+impl HitClasses {
+    /// Recompute for the candidates and classes of this decision.
+    pub(crate) fn fill(
+        &mut self,
+        ctx: &SchedContext,
+        cands: &[Candidate],
+        class: &impl Fn(&Candidate) -> u8,
+    ) {
+        self.0.clear();
+        self.0.resize(ctx.banks.len(), u8::MAX);
+        for c in cands {
+            if ctx.status(c) == RowStatus::Hit {
+                let b = &mut self.0[c.bank as usize];
+                *b = (*b).min(class(c));
+            }
+        }
+    }
+
+    /// May a candidate of class `k` and status `s` issue? A precharge waits while its bank
+    /// has a pending hit of class `k` or better.
+    #[inline]
+    fn allowed(&self, c: &Candidate, s: RowStatus, k: u8) -> bool {
+        s != RowStatus::Conflict || self.0[c.bank as usize] > k
+    }
+}
+
+/// Class-first pick at `ctx.now`: the ready eligible candidate with the smallest (`class`,
+/// not a hit, index); `hits` must have been filled for this decision with the same classes.
+pub(crate) fn pick_class_first(
+    ctx: &SchedContext,
+    cands: &[Candidate],
+    class: impl Fn(&Candidate) -> u8,
+    hits: &HitClasses,
+) -> Option<usize> {
+    let mut best = u64::MAX;
+    for (i, c) in cands.iter().enumerate() {
+        if !ctx.ready(c) {
+            continue;
+        }
+        let (s, k) = (ctx.status(c), class(c));
+        if hits.allowed(c, s, k) {
+            best = best.min(key(k, u8::from(s != RowStatus::Hit), i));
+        }
+    }
+    (best != u64::MAX).then_some((best & 0xffff_ffff) as usize)
+}
+
+/// Earliest cycle `>= ctx.now` at which an eligible candidate is ready, with the classes of
+/// `ctx.now` (`None` if none ever is, e.g. all wait for a refresh). A scheduler whose classes
+/// change with time must also wake at those changes.
+pub(crate) fn next_class_first(
+    ctx: &SchedContext,
+    cands: &[Candidate],
+    class: impl Fn(&Candidate) -> u8,
+    hits: &HitClasses,
+) -> Option<u64> {
+    let mut t = u64::MAX;
+    for c in cands {
+        if hits.allowed(c, ctx.status(c), class(c)) {
+            t = t.min(ctx.ready_at(c));
+        }
+    }
+    (t != u64::MAX).then(|| t.max(ctx.now))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::scheduler::frfcfs::pick_heads;
     use crate::scheduler::frfcfs::tests::{reference_next, scene_strategy};
+    use crate::scheduler::test_util::Scene;
     use proptest::prelude::*;
 
     #[test]
@@ -104,14 +175,39 @@ mod tests {
     }
 
     proptest! {
-        /// With one class for everyone, row-hit first is FR-FCFS.
+        /// With one class for everyone, row-hit first is FR-FCFS, and so is class first.
         #[test]
         fn one_class_is_frfcfs((s, now, _cap) in scene_strategy()) {
             let x = s.ctx(now);
             let fr = pick_heads(&x, u32::MAX);
             prop_assert_eq!(pick_hit_first(&x, &s.cands, |_| 3), fr);
+            let mut h = HitClasses::default();
+            h.fill(&x, &s.cands, &|_| 3);
+            prop_assert_eq!(pick_class_first(&x, &s.cands, |_| 3, &h), fr);
             let next = reference_next(&x, &s.cands, u32::MAX);
+            prop_assert_eq!(next_class_first(&x, &s.cands, |_| 3, &h), next);
             prop_assert_eq!(next_hit_first(&x), next);
         }
+    }
+
+    #[test]
+    fn class_first_lets_a_better_class_close_a_worse_row() {
+        // Bank 0 has row 4 open with a pending class-2 hit (not ready); the class-1
+        // conflict may precharge, the class-2 conflict may not.
+        let s = Scene::new(4)
+            .bank(0, Some(4), 0, 0, 50)
+            .cand(0, 4)
+            .cand(0, 9)
+            .cand(0, 7);
+        let class = |c: &Candidate| if c.req.id == 1 { 1 } else { 2 };
+        let mut h = HitClasses::default();
+        let x = s.ctx(5);
+        h.fill(&x, &s.cands, &class);
+        assert_eq!(pick_class_first(&x, &s.cands, class, &h), Some(1));
+        assert_eq!(next_class_first(&x, &s.cands, class, &h), Some(5));
+        // All one class: the precharge waits for the hit at 50.
+        h.fill(&x, &s.cands, &|_| 2);
+        assert_eq!(pick_class_first(&x, &s.cands, |_| 2, &h), None);
+        assert_eq!(next_class_first(&x, &s.cands, |_| 2, &h), Some(50));
     }
 }
