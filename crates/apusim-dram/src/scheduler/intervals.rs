@@ -10,7 +10,7 @@
 //! follows it.
 
 /// Per-source served requests of the current and the last complete interval.
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 pub(crate) struct ServedCounts {
     len: u64,
     /// Interval index of `counts`.
@@ -30,6 +30,11 @@ impl ServedCounts {
             counts: vec![0; 256],
             last: vec![0; 256],
         }
+    }
+
+    /// Interval length in DRAM cycles.
+    pub(crate) fn len(&self) -> u64 {
+        self.len
     }
 
     /// Move on to the interval of `now` if it is a later one; true if it moved.

@@ -41,6 +41,7 @@ pub mod hints;
 pub mod im;
 mod intervals;
 mod ranked;
+pub mod sms;
 
 pub use hints::{FrameHint, SchedHints};
 
@@ -430,6 +431,27 @@ pub const REGISTRY: &[Entry<BuildScheduler>] = &[
         params: &dash::PARAMS,
         build: |p, _| Box::new(dash::Dash::new(p)),
     },
+    Entry {
+        name: "sms",
+        description: "staged memory scheduling: per-source batch formation, SJF (probability p) or round-robin batch scheduler, per-bank FIFOs",
+        paper: "Ausavarungnirun et al., ISCA 2012, as in gpu-access-criticality §6.1.4, §6.2",
+        params: &sms::SMS_PARAMS,
+        build: |p, _| Box::new(sms::Sms::new("sms", p)),
+    },
+    Entry {
+        name: "sms-0.9",
+        description: "SMS with shortest job first at probability 0.9 (SMS-0.9)",
+        paper: "gpu-access-criticality §6.1.4",
+        params: &sms::SMS_PARAMS,
+        build: |p, _| Box::new(sms::Sms::new("sms-0.9", p)),
+    },
+    Entry {
+        name: "sms-0",
+        description: "SMS with round-robin batch scheduling only (SMS-0)",
+        paper: "gpu-access-criticality §6.1.4",
+        params: &sms::SMS_0_PARAMS,
+        build: |p, _| Box::new(sms::Sms::new("sms-0", p)),
+    },
 ];
 
 /// Spellings accepted for registered names (after lower-casing and `_` → `-`).
@@ -647,6 +669,65 @@ mod tests {
         assert_eq!(sorted.len(), names.len(), "duplicate names");
         for (alias, name) in ALIASES {
             assert!(names.contains(name) && !names.contains(alias), "{alias}");
+        }
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig { cases: 64, ..Default::default() })]
+
+        /// The planning contract of every registered scheduler on random queues of CPU and
+        /// GPU requests under random hints: nothing ready could be picked before the planned
+        /// cycle (the controller sleeps until then), and the planned pick is the pick at that
+        /// cycle, ready then.
+        #[test]
+        fn nothing_is_pickable_before_the_planned_cycle(
+            (scene, now, _cap) in frfcfs::tests::scene_strategy(),
+            flags in proptest::collection::vec((0u8..6, proptest::prelude::any::<bool>()), 24),
+            frame in proptest::option::of((0u64..40, 1u64..60, 0.0f64..1.2, 0.3f64..2.0)),
+            emergency in 0u128..8,
+            gpu_all in proptest::prelude::any::<bool>(),
+        ) {
+            let mut scene = scene;
+            for (c, (src, crit)) in scene.cands.iter_mut().zip(flags) {
+                c.req.source = if src < 3 { src } else { crate::GPU_SOURCE };
+                c.req.critical = crit;
+            }
+            scene.hints = SchedHints {
+                emergency,
+                gpu_all_priority: gpu_all,
+                frame: frame.map(|(start, period, progress, estimated)| FrameHint {
+                    start,
+                    period,
+                    progress,
+                    estimated,
+                }),
+            };
+            let cfg = crate::presets::preset("ddr3-1600-11-1ch").unwrap();
+            for e in REGISTRY {
+                let mut s = make_scheduler(e.name, &cfg).unwrap();
+                // The views carry this scheduler's head keys, as the controller keeps them.
+                let mut scene = scene.clone();
+                for v in &mut scene.banks {
+                    let some = v.oldest_hit != NO_CANDIDATE || v.oldest_other != NO_CANDIDATE;
+                    v.keys = if some { s.head_keys(v) } else { HeadKeys::NONE };
+                }
+                let x = scene.ctx(now);
+                let plan = s.plan(&x, &scene.cands);
+                let until = plan.map_or(now + 300, |(t, _)| t.min(now + 300));
+                for t in now..until {
+                    let at = scene.ctx(t);
+                    let p = s.pick(&at, &scene.cands).filter(|&i| at.ready(&scene.cands[i]));
+                    proptest::prop_assert_eq!(p, None, "{} at {}", e.name, t);
+                }
+                if let Some((t, pick)) = plan {
+                    proptest::prop_assert!(t >= now, "{}", e.name);
+                    proptest::prop_assert_eq!(s.pick(&scene.ctx(t), &scene.cands), pick, "{}", e.name);
+                    if let Some(i) = pick {
+                        proptest::prop_assert!(scene.ctx(t).ready(&scene.cands[i]), "{}", e.name);
+                    }
+                    proptest::prop_assert_eq!(s.next_decision(&x, &scene.cands), Some(t), "{}", e.name);
+                }
+            }
         }
     }
 
