@@ -40,10 +40,14 @@ Runs a DRAM request trace through apusim's DRAM model and prints statistics.
   --preset     preset name (default ddr3-1600-11-1ch) or a TOML configuration file
   --format     trace format (default auto-detect from the first line)
   --interval   cycles between requests of a Ramulator LD/ST trace (default 1, at most 2^62)
-  --set        override a setting: timings (tCL=12, tRCD=…, tFAW=…), scheduler=fcfs|frfcfs|frfcfs-cap,
+  --set        override a setting: timings (tCL=12, tRCD=…, tFAW=…), scheduler=NAME,
+               scheduler.PARAM=VALUE (a parameter of the scheduler, e.g. scheduler.p=0.5),
                mapping=RoBaRaCoCh|RoChRaBaCo|RoBaRaCoCh-xor|…, row_policy=open|closed,
                read_queue=N, write_queue=N, write_high=N, write_low=N, row_hit_cap=N, refresh=on|off
-  --json/--csv write the report as JSON / CSV (atomically)";
+  --json/--csv write the report as JSON / CSV (atomically)
+
+Schedulers (docs/policies.md): fcfs, frfcfs, frfcfs-cap (row_hit_cap); gpu-favoring, im, im-sched,
+im-llc (gpu-access-criticality §4.3); dynprio, dash, sms, sms-0.9, sms-0 (its §6.1.4 baselines).";
 
 impl DramCliArgs {
     /// Defaults: format auto, no overrides, no output files.

@@ -40,8 +40,13 @@ pub struct DramConfig {
     pub spec: DramSpec,
     /// Address-mapping name (see [`crate::mapping::mapper_names`]).
     pub mapping: String,
-    /// Scheduler name (see [`crate::scheduler::scheduler_names`]).
+    /// Scheduler name (see [`crate::scheduler::REGISTRY`]).
     pub scheduler: String,
+    /// Parameters of the scheduler, by name (see [`crate::scheduler::REGISTRY`] and
+    /// docs/policies.md), validated against its registry entry; those not given take their
+    /// defaults. Overrides set them as `scheduler.KEY=VALUE`.
+    #[serde(default, skip_serializing_if = "toml::Table::is_empty")]
+    pub scheduler_params: toml::Table,
     pub row_policy: RowPolicy,
     /// Read-queue entries per channel.
     pub read_queue: usize,
@@ -69,6 +74,7 @@ impl DramConfig {
             spec,
             mapping: "RoBaRaCoCh".into(),
             scheduler: "frfcfs".into(),
+            scheduler_params: toml::Table::new(),
             row_policy: RowPolicy::Open,
             read_queue: 32,
             write_queue: 32,
@@ -140,7 +146,9 @@ impl DramConfig {
     /// `tREFI`, `tCK_ps`, …), organization fields (`channels`, `ranks`, `bank_groups`,
     /// `banks_per_group`/`banks`, `rows`, `columns`), and `mapping`, `scheduler`,
     /// `row_policy`, `read_queue`, `write_queue`, `queue` (both), `write_high`, `write_low`,
-    /// `row_hit_cap`, `refresh` (on/off).
+    /// `row_hit_cap`, `refresh` (on/off), and `scheduler.KEY` for a parameter of the
+    /// scheduler (the value is read as TOML: `0.9`, `true`, `100000`; a bare word is a
+    /// string). Scheduler parameters are checked by [`DramConfig::validate`].
     pub fn apply_override(&mut self, key: &str, value: &str) -> Result<(), DramError> {
         let bad = |msg: &str| DramError::BadOverride {
             key: key.to_string(),
@@ -156,8 +164,20 @@ impl DramConfig {
         let num32 = || -> Result<u32, DramError> {
             u32::try_from(num()?).map_err(|_| bad("value too large"))
         };
+        let lower = key.to_ascii_lowercase().replace('-', "_");
+        if let Some(param) = lower
+            .strip_prefix("scheduler.")
+            .or_else(|| lower.strip_prefix("sched."))
+        {
+            if param.is_empty() {
+                return Err(bad("expected scheduler.PARAMETER=VALUE"));
+            }
+            self.scheduler_params
+                .insert(param.to_string(), toml_value(value.trim()));
+            return Ok(());
+        }
         let org = &mut self.spec.org;
-        match key.to_ascii_lowercase().replace('-', "_").as_str() {
+        match lower.as_str() {
             "mapping" | "address_mapping" => self.mapping = value.to_string(),
             "scheduler" => self.scheduler = value.to_string(),
             "row_policy" | "page_policy" => {
@@ -198,6 +218,14 @@ impl DramConfig {
     }
 }
 
+/// `text` as a TOML value (`0.9`, `true`, `100000`, `"x"`), or as a string if it is not one.
+fn toml_value(text: &str) -> toml::Value {
+    toml::from_str::<toml::Table>(&format!("v = {text}"))
+        .ok()
+        .and_then(|mut t| t.remove("v"))
+        .unwrap_or_else(|| toml::Value::String(text.to_string()))
+}
+
 #[cfg(test)]
 mod tests {
     use crate::presets::preset;
@@ -220,6 +248,43 @@ mod tests {
         assert!(e.contains("tXYZ=3") && e.contains("unknown"), "{e}");
         assert!(c.apply_override("tCL", "eleven").is_err());
         assert!(c.apply_override("refresh", "maybe").is_err());
+    }
+
+    #[test]
+    fn scheduler_names_and_parameters_are_checked() {
+        let mut c = preset("reference").unwrap();
+        c.apply_override("scheduler", "frfcs").unwrap();
+        let e = c.validate().unwrap_err().to_string();
+        assert!(
+            e.contains("unknown memory scheduler `frfcs`") && e.contains("did you mean `frfcfs`"),
+            "{e}"
+        );
+        // Spellings and case are forgiven.
+        for name in ["FR_FCFS", "fr-fcfs-cap", "FRFCFS"] {
+            c.apply_override("scheduler", name).unwrap();
+            c.validate().unwrap();
+        }
+        // A parameter the scheduler does not take.
+        c.apply_override("scheduler.cap", "3").unwrap();
+        let e = c.validate().unwrap_err().to_string();
+        assert!(
+            e.contains("memory scheduler `frfcfs`") && e.contains("unknown parameter `cap`"),
+            "{e}"
+        );
+        assert_eq!(c.scheduler_params["cap"], toml::Value::Integer(3));
+        assert!(c.apply_override("scheduler.", "3").is_err());
+    }
+
+    #[test]
+    fn override_values_are_read_as_toml() {
+        assert_eq!(super::toml_value("0.9"), toml::Value::Float(0.9));
+        assert_eq!(super::toml_value("true"), toml::Value::Boolean(true));
+        assert_eq!(super::toml_value("12"), toml::Value::Integer(12));
+        assert_eq!(super::toml_value("\"x\""), toml::Value::String("x".into()));
+        assert_eq!(
+            super::toml_value("word"),
+            toml::Value::String("word".into())
+        );
     }
 
     #[test]
@@ -246,6 +311,12 @@ mod tests {
         let c = preset("tap").unwrap();
         let text = c.to_toml();
         let back: super::DramConfig = toml::from_str(&text).unwrap();
+        assert_eq!(back, c);
+        let mut c = c;
+        c.apply_override("scheduler", "frfcfs").unwrap();
+        c.apply_override("scheduler.p", "0.5").unwrap();
+        c.apply_override("scheduler.mode", "x").unwrap();
+        let back: super::DramConfig = toml::from_str(&c.to_toml()).unwrap();
         assert_eq!(back, c);
     }
 }

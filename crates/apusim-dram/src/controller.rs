@@ -18,7 +18,8 @@ use crate::device::{ChannelState, Command};
 use crate::mapping::DecodedAddr;
 use crate::request::{Completion, Request};
 use crate::scheduler::{
-    make_scheduler, BankView, Candidate, HeadKeys, RowStatus, SchedContext, Scheduler, NO_CANDIDATE,
+    make_scheduler, BankView, Candidate, HeadKeys, RowStatus, SchedContext, SchedHints, Scheduler,
+    NO_CANDIDATE,
 };
 use crate::stats::{AccessStats, ChannelStats};
 use crate::DramError;
@@ -108,6 +109,10 @@ pub(crate) struct Controller {
     sched: Box<dyn Scheduler>,
     /// `sched.observes_issue()`: whether [`Scheduler::on_issue`] needs calling.
     observe_issue: bool,
+    /// The system's hints, shown to the scheduler in every context.
+    hints: SchedHints,
+    /// `sched.uses_hints()`: whether new hints call for a new plan.
+    uses_hints: bool,
     views: Vec<BankView>,
     /// Banks with candidates in the served queue (bit set).
     occupied: Vec<u64>,
@@ -173,6 +178,8 @@ impl Controller {
             ref_due,
             ref_pending: vec![false; ranks],
             observe_issue: sched.observes_issue(),
+            hints: SchedHints::default(),
+            uses_hints: sched.uses_hints(),
             sched,
             views: vec![BankView::IDLE; n_banks],
             occupied: vec![0; n_banks.div_ceil(64)],
@@ -192,6 +199,21 @@ impl Controller {
 
     pub(crate) fn scheduler_name(&self) -> &'static str {
         self.sched.name()
+    }
+
+    /// Take new scheduler hints at cycle `now` (the system clock: no decision at `now` has
+    /// been made yet). A scheduler that uses hints re-plans at `now`; one that does not is
+    /// left asleep, so that hints never change its schedule.
+    pub(crate) fn set_hints(&mut self, hints: SchedHints, now: u64) {
+        if hints == self.hints {
+            return;
+        }
+        self.hints = hints;
+        if self.uses_hints {
+            self.needs_plan = true;
+            self.planned = None;
+            self.next_wake = self.next_wake.min(now);
+        }
     }
 
     pub(crate) fn queued(&self) -> usize {
@@ -611,6 +633,7 @@ impl Controller {
             write_queue_len: self.wq.len(),
             banks: &self.views,
             occupied: &self.occupied,
+            hints: &self.hints,
         };
         if q.is_empty() {
             self.idle_steps += 1;
@@ -677,6 +700,7 @@ impl Controller {
             write_queue_len: self.wq.len(),
             banks: &self.views,
             occupied: &self.occupied,
+            hints: &self.hints,
         };
         self.needs_plan = false;
         let plan = self.sched.plan(&ctx, q);
@@ -942,9 +966,10 @@ impl Controller {
                 write_queue_len: self.wq.len(),
                 banks: &self.views,
                 occupied: &self.occupied,
+                hints: &self.hints,
             };
             let q = if write_mode { &self.wq } else { &self.rq };
-            self.sched.on_issue(&ctx, &q[i]);
+            self.sched.on_issue(&ctx, q, i);
         }
         self.dirty = true;
         let q = if write_mode {
@@ -1082,6 +1107,7 @@ impl Controller {
     #[cfg(test)]
     pub(crate) fn set_scheduler(&mut self, sched: Box<dyn Scheduler>) {
         self.observe_issue = sched.observes_issue();
+        self.uses_hints = sched.uses_hints();
         self.sched = sched;
         self.dirty = true;
         self.needs_plan = true;

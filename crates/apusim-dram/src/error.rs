@@ -33,9 +33,15 @@ pub enum DramError {
     /// `--preset NAME` names no preset.
     #[error("unknown DRAM preset `{name}` (known: {known})")]
     UnknownPreset { name: String, known: String },
-    /// A scheduler name that is not registered.
-    #[error("unknown memory scheduler `{name}` (known: {known})")]
-    UnknownScheduler { name: String, known: String },
+    /// A scheduler name that is not registered (the message names the nearest one).
+    #[error("{0}")]
+    UnknownScheduler(Box<apusim_registry::RegistryError>),
+    /// Scheduler parameters the scheduler does not take, of the wrong type or out of range.
+    #[error("memory scheduler `{scheduler}`: {err}")]
+    SchedulerParams {
+        scheduler: String,
+        err: Box<apusim_registry::RegistryError>,
+    },
     /// An address-mapping name that is not registered.
     #[error("unknown address mapping `{name}` (known: {known})")]
     UnknownMapping { name: String, known: String },

@@ -77,7 +77,8 @@ pub use mapping::{make_mapper, AddressMapper, DecodedAddr};
 pub use presets::presets;
 pub use request::{Completion, Request, GPU_SOURCE, MAX_CYCLE};
 pub use scheduler::{
-    make_scheduler, BankView, Candidate, HeadKeys, RowStatus, SchedContext, Scheduler, NO_CANDIDATE,
+    make_scheduler, BankView, Candidate, FrameHint, HeadKeys, RowStatus, SchedContext, SchedHints,
+    Scheduler, NO_CANDIDATE,
 };
 pub use spec::{DramSpec, Organization, Timings};
 pub use stats::DramReport;

@@ -6,6 +6,7 @@ use crate::controller::{CommandRecord, Controller};
 use crate::device::ChannelState;
 use crate::mapping::{make_mapper, AddressMapper, DecodedAddr};
 use crate::request::{Completion, Request, MAX_CYCLE};
+use crate::scheduler::SchedHints;
 use crate::stats::{AccessStats, ChannelStats, DramReport};
 use crate::DramError;
 use std::cmp::{Ordering, Reverse};
@@ -50,6 +51,7 @@ pub struct MemorySystem {
     heap: BinaryHeap<Reverse<Pending>>,
     report_completions: bool,
     accepted: u64,
+    hints: SchedHints,
 }
 
 impl MemorySystem {
@@ -68,6 +70,7 @@ impl MemorySystem {
             heap: BinaryHeap::new(),
             report_completions: true,
             accepted: 0,
+            hints: SchedHints::default(),
         })
     }
 
@@ -121,6 +124,23 @@ impl MemorySystem {
             .collect();
         v.sort_by_key(|r| (r.cycle, r.channel));
         v
+    }
+
+    /// Give the schedulers new hints ([`SchedHints`]: IM-LLC emergency sources, the GPGPU
+    /// all-GPU phase, the GPU's frame), effective from the current cycle on every channel.
+    /// Schedulers that use hints re-plan; the others never look at them, so their schedules
+    /// are the same whatever the hints. Call it whenever the system's view changes (an
+    /// interval classification, a frame start, a new progress estimate).
+    pub fn set_hints(&mut self, hints: SchedHints) {
+        self.hints = hints;
+        for c in &mut self.ctrls {
+            c.set_hints(hints, self.now);
+        }
+    }
+
+    /// The hints last set ([`MemorySystem::set_hints`]; the defaults before that).
+    pub fn hints(&self) -> SchedHints {
+        self.hints
     }
 
     /// Timing state of a channel (read-only).

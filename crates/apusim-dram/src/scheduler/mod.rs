@@ -25,19 +25,31 @@
 //! combined with their ready cycles ([`BankView::col_ready`], [`BankView::other_ready`]).
 //! The default hook is FR-FCFS's; a scheduler that decides otherwise simply ignores the keys.
 //!
-//! Implementations live one per file and are registered by name in [`make_scheduler`]:
-//! `fcfs` ([`fcfs::Fcfs`]), `frfcfs` ([`frfcfs::FrFcfs`]) and `frfcfs-cap`
-//! ([`frfcfs_cap::FrFcfsCap`]). A new scheduler (critical-GPU-access, SMS, DASH, …) is a new
-//! file plus one line in the registry.
+//! Implementations live one per file and are registered in [`REGISTRY`] (name, description,
+//! paper key, typed parameters, constructor; [`make_scheduler`] builds one by name with the
+//! parameters of [`DramConfig::scheduler_params`]): `fcfs` ([`fcfs::Fcfs`]), `frfcfs`
+//! ([`frfcfs::FrFcfs`]) and `frfcfs-cap` ([`frfcfs_cap::FrFcfsCap`]). A new scheduler is a new
+//! file plus one entry in the registry.
 
+pub mod dash;
+pub mod dynprio;
 pub mod fcfs;
 pub mod frfcfs;
 pub mod frfcfs_cap;
+pub mod gpu_favoring;
+pub mod hints;
+pub mod im;
+mod intervals;
+mod ranked;
+pub mod sms;
+
+pub use hints::{FrameHint, SchedHints};
 
 use crate::config::DramConfig;
 use crate::device::Command;
 use crate::error::DramError;
 use crate::request::Request;
+use apusim_registry::{find, Entry, Params, RegistryError};
 
 /// Row-buffer state a request finds in its bank.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize)]
@@ -177,6 +189,8 @@ pub struct SchedContext<'a> {
     pub banks: &'a [BankView],
     /// Bit set of the banks that have candidates (bit `b % 64` of word `b / 64`).
     pub occupied: &'a [u64],
+    /// What the system told the schedulers ([`crate::MemorySystem::set_hints`]).
+    pub hints: &'a SchedHints,
 }
 
 /// Iterator over the set bits of a bit set, ascending.
@@ -292,14 +306,23 @@ pub trait Scheduler: Send + std::fmt::Debug {
     /// order, oldest first), or `None` to issue nothing. The controller issues the command
     /// only if it is ready ([`SchedContext::ready`]).
     fn pick(&mut self, ctx: &SchedContext, cands: &[Candidate]) -> Option<usize>;
-    /// Called just before the controller issues `cand`'s command (if
-    /// [`Scheduler::observes_issue`]).
-    fn on_issue(&mut self, _ctx: &SchedContext, _cand: &Candidate) {}
+    /// Called just before the controller issues the command of `cands[picked]` (if
+    /// [`Scheduler::observes_issue`]), with the context and candidates of that decision: the
+    /// place for a scheduler's state changes. A column command (the candidate's status is
+    /// [`RowStatus::Hit`]) then removes the candidate from the queue; nothing else removes
+    /// candidates, and arrivals are appended, so a scheduler can keep per-candidate state in
+    /// step with the queue.
+    fn on_issue(&mut self, _ctx: &SchedContext, _cands: &[Candidate], _picked: usize) {}
     /// Whether [`Scheduler::on_issue`] does anything. A scheduler that keeps no state of its
     /// own between decisions returns false, and the controller then skips the call (and the
     /// context it would build for it) on every command. The default is true.
     fn observes_issue(&self) -> bool {
         true
+    }
+    /// Whether the decisions depend on [`SchedContext::hints`]. If so, the controller
+    /// re-plans when the hints change; if not (the default), new hints leave it asleep.
+    fn uses_hints(&self) -> bool {
+        false
     }
     /// The earliest cycle `>= ctx.now` at which [`Scheduler::pick`] could return a ready
     /// candidate, assuming the candidates do not change before then (every change — an
@@ -337,22 +360,147 @@ pub trait Scheduler: Send + std::fmt::Debug {
     }
 }
 
-/// Registered scheduler names.
-pub fn scheduler_names() -> &'static [&'static str] {
-    &["fcfs", "frfcfs", "frfcfs-cap"]
+/// Constructor of a registered scheduler: its validated parameters and the configuration of
+/// the memory system it serves.
+pub type BuildScheduler = fn(&Params, &DramConfig) -> Box<dyn Scheduler>;
+
+/// The registered memory schedulers (apusim's one registration shape: name, description,
+/// paper key, typed validated parameters, constructor). Parameters come from
+/// [`DramConfig::scheduler_params`] (`--set scheduler.KEY=VALUE`).
+pub const REGISTRY: &[Entry<BuildScheduler>] = &[
+    Entry {
+        name: "fcfs",
+        description: "first-come first-served: always the oldest request, waiting until it can issue",
+        paper: "Ramulator 2 FCFS",
+        params: &[],
+        build: |_, _| Box::new(fcfs::Fcfs),
+    },
+    Entry {
+        name: "frfcfs",
+        description: "FR-FCFS: ready row hits first, then the oldest ready request; no precharge closes a row other requests hit",
+        paper: "Rixner et al., ISCA 2000; DRAMsim3 FR-FCFS",
+        params: &[],
+        build: |_, _| Box::new(frfcfs::FrFcfs),
+    },
+    Entry {
+        name: "frfcfs-cap",
+        description: "FR-FCFS whose row hits lose priority after row_hit_cap column commands to the open row",
+        paper: "Mutlu and Moscibroda, MICRO 2007 (FR-FCFS+Cap); DRAMsim3",
+        params: &[],
+        build: |_, cfg| Box::new(frfcfs_cap::FrFcfsCap::new(cfg.row_hit_cap)),
+    },
+    Entry {
+        name: "gpu-favoring",
+        description: "FR-FCFS with critical GPU accesses first among row hits and among activations",
+        paper: "gpu-access-criticality §4.3",
+        params: &[],
+        build: |_, _| Box::new(gpu_favoring::GpuFavoring),
+    },
+    Entry {
+        name: "im",
+        description: "interference mitigation: GPU-favoring with IM-SCHED (probabilistic CPU priority) and IM-LLC (emergency CPU sources)",
+        paper: "gpu-access-criticality §4.3, Fig. 11",
+        params: &im::IM_PARAMS,
+        build: |p, _| Box::new(im::Im::new("im", p)),
+    },
+    Entry {
+        name: "im-sched",
+        description: "the IM policy with IM-SCHED only (Fig. 11 ablation)",
+        paper: "gpu-access-criticality §4.3, Fig. 11",
+        params: &im::IM_SCHED_PARAMS,
+        build: |p, _| Box::new(im::Im::new("im-sched", p)),
+    },
+    Entry {
+        name: "im-llc",
+        description: "the IM policy with IM-LLC only (Fig. 11 ablation)",
+        paper: "gpu-access-criticality §4.3, Fig. 11",
+        params: &im::IM_LLC_PARAMS,
+        build: |p, _| Box::new(im::Im::new("im-llc", p)),
+    },
+    Entry {
+        name: "dynprio",
+        description: "dynamic priority: GPU below the CPU on track, equal when behind its frame, above it in the last share of the frame",
+        paper: "Jeong et al., DAC 2012, as in gpu-access-criticality §2, §6.1.4",
+        params: &dynprio::PARAMS,
+        build: |p, _| Box::new(dynprio::DynPrio::new(p)),
+    },
+    Entry {
+        name: "dash",
+        description: "deadline-aware: urgent GPU > non-intensive CPU > non-urgent GPU > intensive CPU",
+        paper: "Usui et al., TACO 2016, as in gpu-access-criticality §2, §6.1.4",
+        params: &dash::PARAMS,
+        build: |p, _| Box::new(dash::Dash::new(p)),
+    },
+    Entry {
+        name: "sms",
+        description: "staged memory scheduling: per-source batch formation, SJF (probability p) or round-robin batch scheduler, per-bank FIFOs",
+        paper: "Ausavarungnirun et al., ISCA 2012, as in gpu-access-criticality §6.1.4, §6.2",
+        params: &sms::SMS_PARAMS,
+        build: |p, _| Box::new(sms::Sms::new("sms", p)),
+    },
+    Entry {
+        name: "sms-0.9",
+        description: "SMS with shortest job first at probability 0.9 (SMS-0.9)",
+        paper: "gpu-access-criticality §6.1.4",
+        params: &sms::SMS_PARAMS,
+        build: |p, _| Box::new(sms::Sms::new("sms-0.9", p)),
+    },
+    Entry {
+        name: "sms-0",
+        description: "SMS with round-robin batch scheduling only (SMS-0)",
+        paper: "gpu-access-criticality §6.1.4",
+        params: &sms::SMS_0_PARAMS,
+        build: |p, _| Box::new(sms::Sms::new("sms-0", p)),
+    },
+];
+
+/// Spellings accepted for registered names (after lower-casing and `_` → `-`).
+pub const ALIASES: &[(&str, &str)] = &[("fr-fcfs", "frfcfs"), ("fr-fcfs-cap", "frfcfs-cap")];
+
+/// Registered scheduler names, in registry order.
+pub fn scheduler_names() -> Vec<&'static str> {
+    REGISTRY.iter().map(|e| e.name).collect()
 }
 
-/// Build the scheduler called `name` (case-insensitive; `fr-fcfs`, `frfcfs_cap` spellings ok).
-pub fn make_scheduler(name: &str, cfg: &DramConfig) -> Result<Box<dyn Scheduler>, DramError> {
-    match name.to_ascii_lowercase().replace('_', "-").as_str() {
-        "fcfs" => Ok(Box::new(fcfs::Fcfs)),
-        "frfcfs" | "fr-fcfs" => Ok(Box::new(frfcfs::FrFcfs)),
-        "frfcfs-cap" | "fr-fcfs-cap" => Ok(Box::new(frfcfs_cap::FrFcfsCap::new(cfg.row_hit_cap))),
-        _ => Err(DramError::UnknownScheduler {
-            name: name.to_string(),
-            known: scheduler_names().join(", "),
-        }),
+/// The registry entry of scheduler `name` (case-insensitive; `_` for `-` and the
+/// [`ALIASES`] spellings accepted), or an error naming the nearest registered name.
+pub fn scheduler_entry(name: &str) -> Result<&'static Entry<BuildScheduler>, DramError> {
+    let norm = name.to_ascii_lowercase().replace('_', "-");
+    let canonical = ALIASES
+        .iter()
+        .find(|(a, _)| *a == norm)
+        .map_or(norm.as_str(), |(_, n)| n);
+    match find(REGISTRY, "memory scheduler", canonical) {
+        Ok(e) => Ok(e),
+        // Report the name as the user wrote it.
+        Err(RegistryError::UnknownName {
+            kind,
+            nearest,
+            valid,
+            ..
+        }) => Err(DramError::UnknownScheduler(Box::new(
+            RegistryError::UnknownName {
+                kind,
+                name: name.to_string(),
+                nearest,
+                valid,
+            },
+        ))),
+        Err(e) => Err(DramError::UnknownScheduler(Box::new(e))),
     }
+}
+
+/// Build the scheduler `cfg.scheduler` names with the parameters `cfg.scheduler_params`
+/// gives (validated: unknown keys, wrong types and out-of-range values are refused).
+pub fn make_scheduler(name: &str, cfg: &DramConfig) -> Result<Box<dyn Scheduler>, DramError> {
+    let e = scheduler_entry(name)?;
+    let params = e
+        .params(&cfg.scheduler_params)
+        .map_err(|err| DramError::SchedulerParams {
+            scheduler: e.name.to_string(),
+            err: Box::new(err),
+        })?;
+    Ok((e.build)(&params, cfg))
 }
 
 #[cfg(test)]
@@ -369,6 +517,7 @@ pub(crate) mod test_util {
         pub cands: Vec<Candidate>,
         pub occupied: Vec<u64>,
         pub cap: u32,
+        pub hints: SchedHints,
     }
 
     impl Scene {
@@ -378,6 +527,7 @@ pub(crate) mod test_util {
                 cands: Vec::new(),
                 occupied: vec![0; n_banks.div_ceil(64)],
                 cap: u32::MAX,
+                hints: SchedHints::default(),
             }
         }
         /// Open `row` in `bank`; ACT/PRE/column ready at the given cycles.
@@ -402,10 +552,28 @@ pub(crate) mod test_util {
             self.derive();
             self
         }
-        pub fn cand(mut self, bank: u32, row: u32) -> Self {
+        pub fn cand(self, bank: u32, row: u32) -> Self {
+            self.req(bank, row, 0, false)
+        }
+        /// A read of CPU core 1 (youngest so far).
+        pub fn cpu(self, bank: u32, row: u32) -> Self {
+            self.req(bank, row, 1, false)
+        }
+        /// A non-critical GPU read.
+        pub fn gpu(self, bank: u32, row: u32) -> Self {
+            self.req(bank, row, crate::GPU_SOURCE, false)
+        }
+        /// A critical GPU read.
+        pub fn crit(self, bank: u32, row: u32) -> Self {
+            self.req(bank, row, crate::GPU_SOURCE, true)
+        }
+        /// A read from `source` with the given critical flag (id and arrival: its index).
+        pub fn req(mut self, bank: u32, row: u32, source: u8, critical: bool) -> Self {
             let id = self.cands.len() as u64;
             self.cands.push(Candidate {
-                req: Request::read(id, id * 64, id),
+                req: Request::read(id, id * 64, id)
+                    .with_source(source)
+                    .with_critical(critical),
                 enqueued: id,
                 bank,
                 row,
@@ -458,6 +626,7 @@ pub(crate) mod test_util {
                 write_queue_len: 0,
                 banks: &self.banks,
                 occupied: &self.occupied,
+                hints: &self.hints,
             }
         }
     }
@@ -479,12 +648,95 @@ mod tests {
         }
     }
 
+    /// Every entry builds a scheduler of its own name from its declared defaults, and its
+    /// declarations are sound (defaults parse and lie in range).
+    #[test]
+    fn registry_entries_build_with_their_defaults() {
+        let cfg = crate::presets::preset("ddr3-1600-11-1ch").unwrap();
+        for e in REGISTRY {
+            for p in e.params {
+                p.default_value()
+                    .unwrap_or_else(|err| panic!("{}: {err}", e.name));
+            }
+            let s = make_scheduler(e.name, &cfg).unwrap();
+            assert_eq!(s.name(), e.name);
+            assert!(e.paper.len() > 3 && !e.description.is_empty());
+        }
+        let names = scheduler_names();
+        let mut sorted = names.clone();
+        sorted.sort();
+        sorted.dedup();
+        assert_eq!(sorted.len(), names.len(), "duplicate names");
+        for (alias, name) in ALIASES {
+            assert!(names.contains(name) && !names.contains(alias), "{alias}");
+        }
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig { cases: 64, ..Default::default() })]
+
+        /// The planning contract of every registered scheduler on random queues of CPU and
+        /// GPU requests under random hints: nothing ready could be picked before the planned
+        /// cycle (the controller sleeps until then), and the planned pick is the pick at that
+        /// cycle, ready then.
+        #[test]
+        fn nothing_is_pickable_before_the_planned_cycle(
+            (scene, now, _cap) in frfcfs::tests::scene_strategy(),
+            flags in proptest::collection::vec((0u8..6, proptest::prelude::any::<bool>()), 24),
+            frame in proptest::option::of((0u64..40, 1u64..60, 0.0f64..1.2, 0.3f64..2.0)),
+            emergency in 0u128..8,
+            gpu_all in proptest::prelude::any::<bool>(),
+        ) {
+            let mut scene = scene;
+            for (c, (src, crit)) in scene.cands.iter_mut().zip(flags) {
+                c.req.source = if src < 3 { src } else { crate::GPU_SOURCE };
+                c.req.critical = crit;
+            }
+            scene.hints = SchedHints {
+                emergency,
+                gpu_all_priority: gpu_all,
+                frame: frame.map(|(start, period, progress, estimated)| FrameHint {
+                    start,
+                    period,
+                    progress,
+                    estimated,
+                }),
+            };
+            let cfg = crate::presets::preset("ddr3-1600-11-1ch").unwrap();
+            for e in REGISTRY {
+                let mut s = make_scheduler(e.name, &cfg).unwrap();
+                // The views carry this scheduler's head keys, as the controller keeps them.
+                let mut scene = scene.clone();
+                for v in &mut scene.banks {
+                    let some = v.oldest_hit != NO_CANDIDATE || v.oldest_other != NO_CANDIDATE;
+                    v.keys = if some { s.head_keys(v) } else { HeadKeys::NONE };
+                }
+                let x = scene.ctx(now);
+                let plan = s.plan(&x, &scene.cands);
+                let until = plan.map_or(now + 300, |(t, _)| t.min(now + 300));
+                for t in now..until {
+                    let at = scene.ctx(t);
+                    let p = s.pick(&at, &scene.cands).filter(|&i| at.ready(&scene.cands[i]));
+                    proptest::prop_assert_eq!(p, None, "{} at {}", e.name, t);
+                }
+                if let Some((t, pick)) = plan {
+                    proptest::prop_assert!(t >= now, "{}", e.name);
+                    proptest::prop_assert_eq!(s.pick(&scene.ctx(t), &scene.cands), pick, "{}", e.name);
+                    if let Some(i) = pick {
+                        proptest::prop_assert!(scene.ctx(t).ready(&scene.cands[i]), "{}", e.name);
+                    }
+                    proptest::prop_assert_eq!(s.next_decision(&x, &scene.cands), Some(t), "{}", e.name);
+                }
+            }
+        }
+    }
+
     /// The registered schedulers are stateless and let the controller skip `on_issue`; a
     /// scheduler that does not say so is told about every command (the default).
     #[test]
     fn only_stateless_schedulers_opt_out_of_on_issue() {
         let cfg = crate::presets::preset("ddr3-1600-11-1ch").unwrap();
-        for name in scheduler_names() {
+        for name in ["fcfs", "frfcfs", "frfcfs-cap"] {
             let s = make_scheduler(name, &cfg).unwrap();
             assert!(!s.observes_issue(), "{name}");
         }
