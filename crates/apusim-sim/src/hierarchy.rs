@@ -433,6 +433,10 @@ impl<P: Policy> Hierarchy<P> {
     pub fn llc(&self) -> &Cache<P> {
         &self.llc
     }
+    /// The LLC's counters per (agent, stream) so far.
+    pub fn llc_counts(&self) -> &crate::stats::Table {
+        &self.llc_stats.counts
+    }
     pub fn llc_mut(&mut self) -> &mut Cache<P> {
         &mut self.llc
     }

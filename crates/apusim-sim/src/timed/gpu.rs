@@ -180,6 +180,26 @@ impl TimedGpu {
         })
     }
 
+    /// The GPU's clock.
+    pub(crate) fn domain(&self) -> Domain {
+        self.model.domain()
+    }
+
+    /// Whether the GPU runs GPGPU kernels (not a render pipeline).
+    pub(crate) fn runs_kernels(&self) -> bool {
+        self.model.render_stats().is_none()
+    }
+
+    /// Warp instructions issued so far.
+    pub(crate) fn instructions(&self) -> u64 {
+        self.model.stats().warp_instructions
+    }
+
+    /// Where the current frame stands (render pipelines with a learned frame).
+    pub(crate) fn frame_progress(&self) -> Option<apusim_timing::gpu::pipeline::FrameProgress> {
+        self.model.frame_progress()
+    }
+
     /// Whether the program has run to its end once.
     pub(crate) fn ran_once(&self) -> bool {
         self.first.is_some()

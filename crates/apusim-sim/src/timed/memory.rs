@@ -435,6 +435,11 @@ impl<P: Policy> TimedMemory<P> {
     }
 
     /// The next tick at which an event is due.
+    /// The DRAM's clock.
+    pub fn dram_domain(&self) -> Domain {
+        self.dram_domain
+    }
+
     pub fn next_event(&self) -> Option<Tick> {
         self.events.peek_time()
     }

@@ -14,6 +14,7 @@ pub mod backlog;
 pub mod config;
 pub mod estimate;
 pub mod gpu;
+pub mod hints;
 pub mod interference;
 pub mod intervals;
 pub mod memory;

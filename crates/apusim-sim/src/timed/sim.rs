@@ -13,6 +13,7 @@
 //! for memory asks for no wake-up, so idle time is skipped, never ticked through.
 
 use super::gpu::{GpuResult, TimedGpu};
+use super::hints::{HintCounters, HintsControl};
 use super::intervals::{self, Interval, IntervalSpec, Recorder};
 use super::memory::{AgentLatency, CorePort, DramCounts, LlcTiming, TimedMemory};
 use super::sampling::{SampleSpec, Sampled, Sampler};
@@ -153,6 +154,9 @@ pub struct SimResult {
     /// (filled by the caller that made them; see [`mod@super::speedup`]).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub speedup: Option<super::speedup::Speedup>,
+    /// What the DRAM schedulers were told: IM-LLC emergency intervals and GPGPU priority
+    /// windows (gpu-access-criticality §4.3).
+    pub hints: HintCounters,
     /// The functional counters of the whole run (warm-up included).
     pub functional: RunStats,
     #[serde(skip)]
@@ -464,6 +468,7 @@ fn simulate<P: Policy>(
         .map(|spec| Recorder::new(spec, &mem, &cores, &ctx));
 
     let mut sampler = opts.sample.map(|spec| Sampler::new(spec, n));
+    let mut hints = HintsControl::new(cfg.cpus, cpu, mem.dram_domain());
     if let Some(g) = gpu.as_mut().filter(|_| sampler.is_some()) {
         // The run starts with functional warming; the GPU starts at its program's start
         // once it ends.
@@ -564,6 +569,7 @@ fn simulate<P: Policy>(
         }
         if now >= next_feedback {
             next_feedback = now - now % feedback_every + feedback_every;
+            hints.step(now, &mut mem, gpu.as_ref());
             let llc = mem.h.llc_mut();
             llc.feedback(&Feedback::Tick {
                 cycle: cpu.cycle(now),
@@ -713,6 +719,7 @@ fn simulate<P: Policy>(
         sampling,
         intervals: recorder.map(|r| r.intervals).unwrap_or_default(),
         speedup: None,
+        hints: hints.counters(),
         functional: mem.h.stats(),
         seconds: 0.0,
     })

@@ -566,7 +566,10 @@ mod tests {
         let mut q = Criticality::new(8, 1000, [1; 5], Marking::Fraction(0.25));
         let marked = (0..n).filter(|_| q.mark(7, true, false)).count() as f64;
         assert!((marked / n as f64 - 0.25).abs() < 0.02, "{marked}");
-        assert!(!q.mark(7, false, false), "an access not identified is never marked");
+        assert!(
+            !q.mark(7, false, false),
+            "an access not identified is never marked"
+        );
         // Random marking: stream 7 identified 30% of the time, stream 8 never; the marks
         // follow each stream's share, not the identification.
         let mut r = Criticality::new(8, 1000, [1; 5], Marking::Random);

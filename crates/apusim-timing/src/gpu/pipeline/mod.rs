@@ -36,9 +36,7 @@ mod criticality;
 mod frame_rate;
 mod job;
 
-pub use criticality::{
-    find_bottlenecks, CritCounters, CritUnit, Marking, SatCounter, UnitBits,
-};
+pub use criticality::{find_bottlenecks, CritCounters, CritUnit, Marking, SatCounter, UnitBits};
 pub use frame_rate::{FrameEstimate, FrameRateEstimator, Learned, RtpEntry};
 
 use super::{GpuModel, GpuProgram, GpuStats, KernelSpan, StallCycles};
@@ -277,6 +275,8 @@ pub struct FrameProgress {
     pub projected: f64,
     /// `λ`: the fraction of the frame's work done.
     pub progress: f64,
+    /// The learned frame's cycles.
+    pub learned: f64,
     /// The target frame time in GPU cycles, if a target is set.
     pub target: Option<f64>,
 }
@@ -1424,6 +1424,7 @@ impl GpuModel for Pipeline {
             elapsed: self.estimator.elapsed(cycle),
             projected: self.estimator.projected(cycle)?,
             progress: self.estimator.progress()?,
+            learned: self.estimator.learned()?.cycles as f64,
             target: self.target_cycles(),
         })
     }
