@@ -7,8 +7,11 @@
 //! from the next level (writes only where `fetch_on_write`), bypasses and write-through /
 //! write-no-allocate writes are forwarded as they are, dirty victims are written back to the
 //! next level, and an LLC victim that a CPU touched back-invalidates every core's private copies
-//! when the LLC is CPU-inclusive. In cachegrind mode there is no write-back traffic, and a miss
-//! forwards the whole access once, as cachegrind does.
+//! when the LLC is CPU-inclusive. An access flagged [`Access::BYPASS_LLC`] (a timed GPU's
+//! non-critical shader access, gpu-access-criticality §4.1.2) that misses the LLC goes on to
+//! memory as it is without allocating, a bypass of the LLC (GPU blocks need not be in the LLC:
+//! it is inclusive of CPU blocks only). In cachegrind mode there is no write-back traffic, and a
+//! miss forwards the whole access once, as cachegrind does.
 
 use crate::config::{LevelConfig, SystemConfig};
 use crate::stats::{LevelStats, RunStats, Table};
@@ -187,6 +190,8 @@ pub struct Hierarchy<P: Policy> {
     /// Study switches at the LLC (`None` when all are off, the common case).
     study: Option<LlcStudy>,
     deferred: Deferred,
+    /// LLC misses of accesses flagged [`Access::BYPASS_LLC`] that went around the LLC.
+    flag_bypasses: u64,
 }
 
 impl<P: Policy> Hierarchy<P> {
@@ -283,6 +288,7 @@ impl<P: Policy> Hierarchy<P> {
             clamp: min_line.min(u16::MAX as u32) as u16,
             study: None,
             deferred: Deferred::default(),
+            flag_bypasses: 0,
         }
         .with_depths())
     }
@@ -393,6 +399,24 @@ impl<P: Policy> Hierarchy<P> {
     /// Line-size bits of the LLC.
     pub fn llc_line_bits(&self) -> u32 {
         self.llc_line_bits
+    }
+
+    /// LLC misses of accesses flagged [`Access::BYPASS_LLC`] that went around the LLC so far
+    /// (also counted in the LLC's `bypasses`).
+    pub fn llc_flag_bypasses(&self) -> u64 {
+        self.flag_bypasses
+    }
+
+    /// The GPU's demand accesses to the LLC (reads, writes and prefetches; not write-backs)
+    /// and their misses so far.
+    pub fn gpu_llc_demand(&self) -> (u64, u64) {
+        let (mut accesses, mut misses) = (0, 0);
+        for s in Stream::ALL {
+            let c = self.llc_stats.counts.get(Agent::GPU, *s);
+            accesses += c.reads + c.writes + c.prefetches;
+            misses += c.read_misses + c.write_misses + c.prefetch_misses;
+        }
+        (accesses, misses)
     }
 
     #[inline]
@@ -555,7 +579,21 @@ impl<P: Policy> Hierarchy<P> {
             } else {
                 part_in_line(req, line, bits)
             };
-            let outcome = self.store_access(t, &sub)?;
+            let outcome = if t == Target::Llc
+                && sub.flags & Access::BYPASS_LLC != 0
+                && !self.llc.probe(sub.addr)
+            {
+                // A flagged miss goes around the LLC: no allocation, no victim, and the
+                // request continues to memory as it is (gpu-access-criticality §4.1.2).
+                self.flag_bypasses += 1;
+                Outcome::Miss {
+                    filled: false,
+                    bypassed: true,
+                    evicted: None,
+                }
+            } else {
+                self.store_access(t, &sub)?
+            };
             miss |= self.complete(t, next, req, &sub, line, bits, outcome)?;
         }
         self.stats_at(t).of(req).record(req.op, miss);
@@ -613,7 +651,9 @@ impl<P: Policy> Hierarchy<P> {
         let study = self.study.as_mut().expect("checked by the caller");
         study.dump(req)?;
         let resident = lines(req, bits).all(|l| self.llc.probe(l << bits));
-        if !resident && study.force_bypass(req) {
+        let flagged = req.flags & Access::BYPASS_LLC != 0;
+        if !resident && (study.force_bypass(req) || flagged) {
+            self.flag_bypasses += u64::from(flagged);
             let c = self.llc_stats.counts.of(req);
             c.record(req.op, true);
             c.bypasses += 1;
@@ -898,4 +938,83 @@ fn add_bypass_predictor(
     level.instances = stores;
     level.bypass_bits = Some(BypassBits::new(cap));
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use apusim_cache::policies::lru::Lru;
+
+    fn hierarchy() -> Hierarchy<Lru> {
+        let cfg = SystemConfig::from_toml(
+            r#"
+            name = "tiny-gpu"
+            cpus = 1
+            cpu_clock_mhz = 1000
+            gpu_clock_mhz = 1000
+            [llc]
+            geometry = "4K,4,64"
+            policy = "lru"
+            cpu_inclusive = true
+            [[gpu.caches]]
+            name = "sm-l1d"
+            streams = ["shader-data"]
+            geometry = "128,2,64"
+            units = 1
+            write_back = false
+            write_allocate = false
+            "#,
+            "tiny-gpu",
+            &[],
+        )
+        .unwrap();
+        let ctx = crate::run::policy_context(&cfg).unwrap();
+        Hierarchy::new(&cfg, Lru::build(&ctx).unwrap()).unwrap()
+    }
+
+    fn gpu(op: Op, line: u64, flags: u8) -> Access {
+        let mut a = Access::new(Agent::GPU, Stream::ShaderData, op, line * 64, 4);
+        a.flags = flags;
+        a
+    }
+
+    #[test]
+    fn a_flagged_llc_miss_goes_around_the_llc_and_a_hit_stays_a_hit() {
+        let mut h = hierarchy();
+        let by = Access::BYPASS_LLC;
+        // A flagged read miss: no LLC allocation, the read goes to memory, one bypass.
+        h.access(&gpu(Op::Read, 1, by)).unwrap();
+        assert!(!h.llc_holds(64));
+        let llc = *h.llc_stats.counts.get(Agent::GPU, Stream::ShaderData);
+        assert_eq!((llc.reads, llc.read_misses, llc.bypasses), (1, 1, 1));
+        assert_eq!(h.memory.get(Agent::GPU, Stream::ShaderData).reads, 1);
+        assert_eq!(h.llc_flag_bypasses(), 1);
+        assert_eq!(h.gpu_llc_demand(), (1, 1));
+        // The same line unflagged allocates; flagged again (after the L1 lost it), it hits.
+        h.access(&gpu(Op::Read, 1 + 2, 0)).unwrap();
+        h.access(&gpu(Op::Read, 1 + 4, 0)).unwrap();
+        h.access(&gpu(Op::Read, 1, 0)).unwrap();
+        assert!(h.llc_holds(64));
+        for l in [3, 5, 7] {
+            h.access(&gpu(Op::Read, l, 0)).unwrap();
+        }
+        let before = *h.llc_stats.counts.get(Agent::GPU, Stream::ShaderData);
+        h.access(&gpu(Op::Read, 1, by)).unwrap();
+        let after = *h.llc_stats.counts.get(Agent::GPU, Stream::ShaderData);
+        assert_eq!(after.reads - before.reads, 1, "the L1 lost line 1");
+        assert_eq!(after.read_misses, before.read_misses);
+        assert_eq!(h.llc_flag_bypasses(), 1);
+        // A flagged store miss (write-through, no allocate above) is written to memory
+        // without allocating.
+        h.access(&gpu(Op::Write, 40, by)).unwrap();
+        assert!(!h.llc_holds(40 * 64));
+        assert_eq!(h.memory.get(Agent::GPU, Stream::ShaderData).writes, 1);
+        assert_eq!(h.llc_flag_bypasses(), 2);
+        // Unflagged, the same store allocates in the LLC.
+        h.access(&gpu(Op::Write, 41, 0)).unwrap();
+        assert!(h.llc_holds(41 * 64));
+        let (a, m) = h.gpu_llc_demand();
+        assert_eq!(a, after.reads + 2);
+        assert!(m >= 3);
+    }
 }

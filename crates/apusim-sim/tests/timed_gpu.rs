@@ -425,3 +425,70 @@ fn cores_refused_by_a_shared_table_resume_on_other_cores_completions() {
         "the shared table refused transactions"
     );
 }
+
+/// gpu-access-criticality §4.1.2 on the timed GPU (`timing.gpu.criticality`): bottlenecked
+/// cores mark the transactions of their stalling loads critical, non-critical ones that miss
+/// the LLC go around it, runs are deterministic, and with the switch off nothing changes.
+#[test]
+fn shader_criticality_marks_and_bypasses_deterministically() {
+    let make: MakeProgram = || Box::new(stream2(1 << 14));
+    let mix = Mix {
+        cpus: vec![],
+        gpu: Some(make),
+    };
+    let on = cuda(&["timing.gpu.criticality=true", "timing.gpu.crit_period=1000"]);
+    let r = run(&on, &mix, None);
+    let g = r.gpu.as_ref().unwrap();
+    let k = g
+        .shader_criticality
+        .as_ref()
+        .expect("the hardware's counters");
+    eprintln!("{k:?}");
+    assert!(k.marks.evaluations > 0);
+    assert!(k.marks.bottlenecked_core_periods > 0, "{k:?}");
+    assert!(
+        k.marks.critical() > 0 && k.marks.non_critical() > 0,
+        "{k:?}"
+    );
+    assert!(!k.marks.critical_pcs.is_empty());
+    assert!(k.llc_bypasses > 0, "{k:?}");
+    // Every marked request missed its core's L1; the LLC counts the bypasses among its own.
+    let level = |name: &str| {
+        r.functional
+            .levels
+            .iter()
+            .find(|l| l.name == name)
+            .unwrap()
+            .counts
+            .agent_total(Agent::GPU)
+    };
+    let l1 = level("sm-l1d");
+    assert!(k.marks.critical() + k.marks.non_critical() <= l1.reads + l1.writes);
+    assert!(level("llc").bypasses >= k.llc_bypasses);
+    // Same inputs, same result, to the bit.
+    let again = run(&on, &mix, None);
+    assert_eq!(
+        serde_json::to_string(&again).unwrap(),
+        serde_json::to_string(&r).unwrap()
+    );
+    // Off (by default or said so): no marks, no bypasses, the same run.
+    let off = run(&cuda(&["timing.gpu.criticality=false"]), &mix, None);
+    let plain = run(&cuda(&[]), &mix, None);
+    assert!(off.gpu.as_ref().unwrap().shader_criticality.is_none());
+    assert_eq!(level_bypasses(&off), 0);
+    assert_eq!(
+        serde_json::to_string(&off).unwrap(),
+        serde_json::to_string(&plain).unwrap()
+    );
+}
+
+fn level_bypasses(r: &SimResult) -> u64 {
+    r.functional
+        .levels
+        .iter()
+        .find(|l| l.name == "llc")
+        .unwrap()
+        .counts
+        .agent_total(Agent::GPU)
+        .bypasses
+}

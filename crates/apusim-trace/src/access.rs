@@ -256,6 +256,10 @@ impl Access {
     /// Flag bit on a read: the instruction also writes the same bytes (valgrind's `M`, a
     /// read-modify-write). Counted as one read, as cachegrind does, but it dirties the line.
     pub const MODIFY: u8 = 2;
+    /// Flag bit: a miss of this access in the LLC does not allocate there; it goes on to
+    /// memory as it is (a hit is still a hit). The timed SIMT GPU sets it on its non-critical
+    /// shader accesses (gpu-access-criticality §4.1.2). Not stored in `.apt` traces.
+    pub const BYPASS_LLC: u8 = 4;
 
     /// A plain access with everything but the essentials zeroed.
     pub fn new(agent: Agent, stream: Stream, op: Op, addr: u64, size: u16) -> Access {

@@ -14,6 +14,7 @@ use crate::run::{Input, Reopen};
 use anyhow::{Context, Result};
 use apusim_cache::Policy;
 use apusim_timing::gpu::pipeline::{CriticalityReport, FrameSpan, RenderStats};
+use apusim_timing::gpu::shader_criticality::CriticalityStats;
 use apusim_timing::gpu::{GpuModel, GpuProgram, GpuStats, KernelSpan, StallCycles};
 use apusim_timing::{Domain, Tick, Token, Wake};
 use serde::Serialize;
@@ -47,6 +48,34 @@ pub struct GpuResult {
     pub restarts: u64,
     /// A render pipeline's frames and units (3D jobs).
     pub render: Option<RenderResult>,
+    /// What the shader cores' criticality hardware marked (`timing.gpu.criticality`,
+    /// gpu-access-criticality §4.1.2).
+    pub shader_criticality: Option<ShaderCriticalityResult>,
+}
+
+/// The criticality hardware's counters at the end of the program's first run, and what the
+/// LLC did with the marks.
+#[derive(Clone, Debug, Serialize)]
+pub struct ShaderCriticalityResult {
+    #[serde(flatten)]
+    pub marks: CriticalityStats,
+    /// Non-critical shader accesses that missed the LLC and went around it.
+    pub llc_bypasses: u64,
+    /// Critical transactions over all marked ones (those that missed their core's L1).
+    pub critical_fraction: f64,
+}
+
+impl ShaderCriticalityResult {
+    fn new(marks: CriticalityStats, llc_bypasses: u64) -> Self {
+        ShaderCriticalityResult {
+            critical_fraction: super::sim::ratio(
+                marks.critical(),
+                marks.critical() + marks.non_critical(),
+            ),
+            marks,
+            llc_bypasses,
+        }
+    }
 }
 
 /// What a timed render pipeline did in its first run of the scene.
@@ -114,6 +143,10 @@ pub(crate) struct TimedGpu {
     pub(crate) wake: Option<Tick>,
     /// The first run's end.
     first: Option<FirstRun>,
+    /// The model takes the GPU's LLC figures (it marks access criticality), and what it had
+    /// marked at the first run's end.
+    llc_feedback: bool,
+    first_shader_crit: Option<ShaderCriticalityResult>,
     reopen: Option<Reopen>,
     restarts: u64,
     /// Sampled runs: the measured window's start and the warp instructions done by then,
@@ -171,6 +204,8 @@ impl TimedGpu {
             clock_mhz,
             wake: Some(0),
             first: None,
+            llc_feedback: true,
+            first_shader_crit: None,
             reopen,
             restarts: 0,
             window: None,
@@ -220,6 +255,10 @@ impl TimedGpu {
         slot: u32,
         cpus_running: bool,
     ) -> Result<()> {
+        if self.llc_feedback {
+            let (accesses, misses) = mem.h.gpu_llc_demand();
+            self.llc_feedback = self.model.llc_feedback(accesses, misses).is_some();
+        }
         let mut port = CorePort { mem, agent: slot };
         let d = self.model.domain();
         let w = self
@@ -248,6 +287,7 @@ impl TimedGpu {
                         self.model.pc_stalls(),
                         self.model.render_stats(),
                     ));
+                    self.first_shader_crit = self.shader_criticality(mem);
                 }
                 match (&self.reopen, cpus_running) {
                     (Some(reopen), true) => {
@@ -335,7 +375,27 @@ impl TimedGpu {
         Ok(())
     }
 
-    pub(crate) fn result(&self) -> GpuResult {
+    /// The criticality hardware's counters now (`None` without it).
+    fn shader_criticality<P: Policy>(
+        &mut self,
+        mem: &TimedMemory<P>,
+    ) -> Option<ShaderCriticalityResult> {
+        if !self.llc_feedback {
+            return None;
+        }
+        let (accesses, misses) = mem.h.gpu_llc_demand();
+        let marks = self.model.llc_feedback(accesses, misses)?.clone();
+        Some(ShaderCriticalityResult::new(
+            marks,
+            mem.h.llc_flag_bypasses(),
+        ))
+    }
+
+    pub(crate) fn result<P: Policy>(&mut self, mem: &TimedMemory<P>) -> GpuResult {
+        let shader_criticality = match &self.first {
+            Some(_) => self.first_shader_crit.clone(),
+            None => self.shader_criticality(mem),
+        };
         let d = self.model.domain();
         let (cycles, stats, cores, pcs, render) = self.first.clone().unwrap_or_else(|| {
             (
@@ -371,6 +431,7 @@ impl TimedGpu {
                     crit,
                 )
             }),
+            shader_criticality,
         }
     }
 }

@@ -25,7 +25,7 @@ pub mod streams;
 pub mod target_error;
 
 pub use config::{LevelTiming, ModelConfig, TimingConfig};
-pub use gpu::{GpuResult, RenderResult};
+pub use gpu::{GpuResult, RenderResult, ShaderCriticalityResult};
 pub use intervals::{Interval, IntervalSpec, IntervalUnit};
 pub use sampling::{SampleSpec, Sampled, SampledCore};
 pub use sim::{sim_policy, CoreResult, SimOptions, SimResult, SystemWindow};

@@ -714,7 +714,7 @@ fn simulate<P: Policy>(
         cycles: end_cycles,
         system,
         open_loop_restarts: open_loop.iter().map(|o| o.restarts).sum(),
-        gpu: gpu.map(|g| g.result()),
+        gpu: gpu.map(|mut g| g.result(&mem)),
         policy_stats: mem.h.llc().policy().stats(),
         sampling,
         intervals: recorder.map(|r| r.intervals).unwrap_or_default(),

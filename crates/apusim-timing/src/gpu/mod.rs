@@ -13,6 +13,7 @@
 //! `pipeline` ([`pipeline`]), the 3D render pipeline.
 
 pub mod pipeline;
+pub mod shader_criticality;
 pub mod simt;
 
 use crate::{Domain, MemPort, Tick, TimingError, Token, Wake, WarmPort};
@@ -20,6 +21,7 @@ use apusim_registry::{Entry, ParamKind, ParamSpec, Params};
 use apusim_trace::{BlockSource, FrameSource};
 use pipeline::{CriticalityReport, FrameProgress, FrameSpan, RenderStats};
 use serde::Serialize;
+use shader_criticality::CriticalityStats;
 
 /// What a GPU runs.
 pub enum GpuProgram {
@@ -178,6 +180,18 @@ pub trait GpuModel: Send {
     fn frame_progress(&self) -> Option<FrameProgress> {
         None
     }
+    /// The GPU's demand accesses to the LLC and their misses so far (cumulative, read by the
+    /// engine from the LLC): a model marking GPGPU access criticality
+    /// (gpu-access-criticality §4.1.2) takes the GPU's LLC miss rate per period from them.
+    /// Returns the model's criticality counters so far; `None` when it marks nothing, and the
+    /// engine then stops calling.
+    fn llc_feedback(
+        &mut self,
+        _gpu_llc_accesses: u64,
+        _gpu_llc_misses: u64,
+    ) -> Option<&CriticalityStats> {
+        None
+    }
 }
 
 /// The constructor of a registered GPU model: validated parameters, the GPU's clock, its
@@ -282,6 +296,59 @@ pub const SIMT_PARAMS: &[ParamSpec] = &[
         unit: "",
         doc: "warp scheduler: loose round robin among ready warps, or greedy-then-oldest",
     },
+    ParamSpec {
+        name: "criticality",
+        kind: ParamKind::Bool,
+        default: "false",
+        unit: "",
+        doc: "mark the transactions of bottlenecked cores' stalling loads critical and let non-critical LLC misses bypass the LLC (gpu-access-criticality §4.1.2)",
+    },
+    int(
+        "counter_bits",
+        "8",
+        1,
+        31,
+        "bits",
+        "width w of each core's InputStall and OutputStall saturating counters (gpu-access-criticality §4.1.2: 8)",
+    ),
+    int(
+        "stall_table_entries",
+        "16",
+        1,
+        4096,
+        "entries",
+        "entries of each core's fully associative LRU stall table (gpu-access-criticality §4.1.2: 16)",
+    ),
+    ParamSpec {
+        name: "crit_cover",
+        kind: ParamKind::Float { min: 0.0, max: 1.0 },
+        default: "0.9",
+        unit: "fraction",
+        doc: "share of a stall table's stall cycles its critical PCs cover (gpu-access-criticality §4.1.2: 90%)",
+    },
+    ParamSpec {
+        name: "llc_miss_limit",
+        kind: ParamKind::Float { min: 0.0, max: 1.0 },
+        default: "0.8",
+        unit: "fraction",
+        doc: "a bottlenecked core's PC missing from its stall table is critical while the GPU's LLC miss rate is at most this (gpu-access-criticality §4.1.2: 80%)",
+    },
+    int(
+        "crit_period",
+        "10000",
+        1,
+        1 << 40,
+        "GPU cycles",
+        "how often the cores are classified and the critical PCs taken (the paper: periodically)",
+    ),
+    int(
+        "stall_decay",
+        "1",
+        0,
+        32,
+        "bits",
+        "right shift of every stall-table count after each evaluation (0 never ages, 32 clears)",
+    ),
 ];
 
 /// Parameters of the render pipeline; defaults drp §3's 3D GPU (Attila: 64 shader cores,

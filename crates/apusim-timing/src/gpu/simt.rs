@@ -27,11 +27,19 @@
 //! - **Barriers**: a warp at `__syncthreads()` waits until every warp of its block has
 //!   arrived.
 //!
+//! - **Access criticality** (`criticality`, off by default; gpu-access-criticality §4.1.2,
+//!   [`super::shader_criticality`]): every `crit_period` cycles each core is classified
+//!   bottlenecked or not by its `InputStall` and `OutputStall` counters, and its stall table's
+//!   top PCs become its critical set; each transaction leaving a load/store unit is marked
+//!   critical ([`Access::CRITICAL`]) or not, and a non-critical one carries
+//!   [`Access::BYPASS_LLC`], so it does not allocate in the LLC when it misses there.
+//!
 //! Time is skipped: the model asks to run again only at the next issue slot with a ready
 //! warp, the next cycle its load/store unit can send, or the next local completion; a GPU
 //! whose warps all wait for memory sleeps until data arrives. Every cycle of every core is
 //! charged to one of [`StallCycles`]' classes.
 
+use super::shader_criticality::{ppm, CritParams, Criticality, CriticalityStats, Mark};
 use super::{min_tick, GpuModel, GpuProgram, GpuStats, KernelSpan, StallCycles};
 use crate::{Domain, Issue, MemPort, Tick, TimingError, Token, Wake, WarmPort};
 use apusim_registry::Params;
@@ -117,6 +125,9 @@ struct InFlight {
     sent: Tick,
     /// Completions still to come.
     parts: u32,
+    /// It missed the core's private cache: the memory side could not answer it at once
+    /// ([`Issue::Pending`]).
+    missed: bool,
 }
 
 #[derive(Clone, Copy, Debug, Default)]
@@ -234,6 +245,29 @@ pub struct Simt {
     room: bool,
     /// Frozen: nothing is dispatched, issued or sent (sampled runs let memory drain).
     frozen: bool,
+    /// The criticality hardware (`criticality`; gpu-access-criticality §4.1.2).
+    crit: Option<Box<Criticality>>,
+}
+
+/// `flags` with the criticality bits of mark `m`: [`Access::CRITICAL`] for a critical
+/// transaction, [`Access::BYPASS_LLC`] for a non-critical one (gpu-access-criticality §4.1.2:
+/// "the non-critical shader accesses that miss in the LLC bypass the LLC").
+fn marked(flags: u8, m: Mark) -> u8 {
+    let f = flags & !(Access::CRITICAL | Access::BYPASS_LLC);
+    if m.critical() {
+        f | Access::CRITICAL
+    } else {
+        f | Access::BYPASS_LLC
+    }
+}
+
+/// `flags` of a transaction of the instruction at `pc` from core `s` under the criticality
+/// hardware `crit` (as they are without it).
+fn crit_flags(crit: Option<&Criticality>, s: usize, pc: u64, flags: u8) -> u8 {
+    match crit {
+        Some(k) => marked(flags, k.mark(s, pc)),
+        None => flags,
+    }
 }
 
 pub fn build(
@@ -298,6 +332,19 @@ pub fn build(
         pc_stalls: FxHashMap::default(),
         room: true,
         frozen: false,
+        crit: p.bool("criticality").then(|| {
+            Box::new(Criticality::new(
+                CritParams {
+                    counter_bits: p.int("counter_bits") as u32,
+                    entries: p.int("stall_table_entries") as usize,
+                    cover_ppm: ppm(p.float("crit_cover")),
+                    miss_limit_ppm: ppm(p.float("llc_miss_limit")),
+                    period: p.int("crit_period"),
+                    decay: p.int("stall_decay") as u32,
+                },
+                n,
+            ))
+        }),
     }))
 }
 
@@ -572,6 +619,7 @@ impl Simt {
         port: &mut dyn WarmPort,
     ) -> Result<u64, TimingError> {
         let mut taken = 0;
+        let crit = self.crit.as_deref();
         let sm = &mut self.sms[s];
         let slot = sm.warps[w].block as usize;
         let b = sm.blocks[slot].as_mut().expect("live warp");
@@ -590,6 +638,7 @@ impl Simt {
                     count,
                 } => {
                     let txns = &b.block.txns[first as usize..(first + count) as usize];
+                    let flags = crit_flags(crit, s, pc, flags);
                     warm_mem((pc, op, flags), txns, s as u16, wc.gwarp, port)?;
                     taken += 1;
                     wc.next += 1;
@@ -668,7 +717,14 @@ impl Simt {
             self.stats.load_ticks += at.saturating_sub(f.sent);
             if wc.pending == 0 {
                 if let Some(since) = wc.waiting_since.take() {
-                    *self.pc_stalls.entry(f.pc).or_default() += c.saturating_sub(since);
+                    let stalled = c.saturating_sub(since);
+                    *self.pc_stalls.entry(f.pc).or_default() += stalled;
+                    // The load whose data released the warp is the producer its first use
+                    // waited for; it enters the stall table only if it missed the core's
+                    // private cache (gpu-access-criticality §3).
+                    if let Some(k) = self.crit.as_deref_mut().filter(|_| f.missed && stalled > 0) {
+                        k.stall(s, f.pc, stalled);
+                    }
                 }
             }
         } else {
@@ -687,7 +743,11 @@ impl Simt {
             if sm.lsu_wait || now < sm.lsu_retry {
                 break;
             }
-            let acc = t.access(s as u16);
+            let mut acc = t.access(s as u16);
+            let mark = self.crit.as_deref().map(|k| k.mark(s, t.pc));
+            if let Some(m) = mark {
+                acc.flags = marked(acc.flags, m);
+            }
             let idx = self.free_inflight.pop().unwrap_or_else(|| {
                 self.inflight.push(InFlight::default());
                 (self.inflight.len() - 1) as u32
@@ -699,6 +759,7 @@ impl Simt {
                 pc: t.pc,
                 sent: now,
                 parts: 1,
+                missed: false,
             };
             let sm = &mut self.sms[s];
             match port.issue(now, &acc, Token::from(idx)) {
@@ -717,6 +778,12 @@ impl Simt {
                 }
                 Issue::Pending(parts) => {
                     sm.lsu.pop_front();
+                    self.inflight[idx as usize].missed = true;
+                    // The request the private cache sends on towards the LLC is the one the
+                    // mark is for.
+                    if let (Some(k), Some(m)) = (self.crit.as_deref_mut(), mark) {
+                        k.count(m);
+                    }
                     if parts == 0 {
                         self.due.push(Reverse((now, idx)));
                     } else {
@@ -738,7 +805,11 @@ impl Simt {
         {
             let sm = &mut self.sms[s];
             if slot > sm.next_slot {
-                charge(&mut sm.stalls, sm.cat, (slot - sm.next_slot) * ic);
+                let n = (slot - sm.next_slot) * ic;
+                charge(&mut sm.stalls, sm.cat, n);
+                if let Some(k) = self.crit.as_deref_mut() {
+                    k.account(s, sm.cat == Cat::Memory, true, n);
+                }
             }
             sm.next_slot = slot + 1;
         }
@@ -765,7 +836,33 @@ impl Simt {
         } else {
             charge(&mut sm.stalls, cat, ic);
         }
+        if let Some(k) = self.crit.as_deref_mut() {
+            // InputStall: nothing dispatched for pending operands (the scoreboard);
+            // OutputStall: no instruction committed, where an instruction commits when it
+            // issues (gpu-access-criticality §4.1.2).
+            k.account(s, issued == 0 && cat == Cat::Memory, issued == 0, ic);
+        }
         sm.cat = cat;
+    }
+
+    /// gpu-access-criticality §4.1.2's periodic evaluation, if one is due at cycle `c`: the
+    /// issue slots each core slept through are accounted first, to what it was doing when
+    /// it fell asleep (as [`Simt::issue_slot`] would charge them).
+    fn evaluate_criticality(&mut self, c: u64) {
+        let ic = self.issue_cycles;
+        let Some(k) = self.crit.as_deref_mut().filter(|k| k.due(c)) else {
+            return;
+        };
+        let slot = c / ic;
+        for (s, sm) in self.sms.iter_mut().enumerate() {
+            if slot > sm.next_slot {
+                let n = (slot - sm.next_slot) * ic;
+                charge(&mut sm.stalls, sm.cat, n);
+                k.account(s, sm.cat == Cat::Memory, true, n);
+                sm.next_slot = slot;
+            }
+        }
+        k.evaluate(c);
     }
 
     /// The next warp the scheduler takes among `cand` on core `s`.
@@ -871,6 +968,7 @@ impl GpuModel for Simt {
             self.room = false;
             self.dispatch(c, false)?;
         }
+        self.evaluate_criticality(c);
         let slot_now = c.is_multiple_of(self.issue_cycles);
         for s in 0..self.sms.len() {
             self.send(s, now, c, port);
@@ -990,9 +1088,12 @@ impl GpuModel for Simt {
         let blocks = self.stats.blocks;
         // The transactions waiting in the load/store units go first (nothing is in flight).
         for s in 0..self.sms.len() {
+            let crit = self.crit.as_deref();
             let sm = &mut self.sms[s];
             for t in sm.lsu.drain(..) {
-                port.warm(&t.access(s as u16))?;
+                let mut acc = t.access(s as u16);
+                acc.flags = crit_flags(crit, s, t.pc, acc.flags);
+                port.warm(&acc)?;
                 let wc = &mut sm.warps[t.warp as usize];
                 if t.returns_data() {
                     wc.pending -= 1;
@@ -1043,6 +1144,12 @@ impl GpuModel for Simt {
         let mut v: Vec<(u64, u64)> = self.pc_stalls.iter().map(|(&p, &c)| (p, c)).collect();
         v.sort_unstable_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
         v
+    }
+
+    fn llc_feedback(&mut self, accesses: u64, misses: u64) -> Option<&CriticalityStats> {
+        let k = self.crit.as_deref_mut()?;
+        k.feedback(accesses, misses);
+        Some(k.stats())
     }
 }
 
@@ -1127,12 +1234,17 @@ mod tests {
     }
 
     /// Memory answering every access after `latency` cycles (as pending, completed by the
-    /// driver), refusing the first `refuse` accesses.
+    /// driver), refusing the first `refuse` accesses; accesses of the PCs in `hit_pcs` hit
+    /// the first level (answered at once, `hit_latency` cycles later). `flags` records each
+    /// access's PC and flags.
     struct Mem {
         latency: Tick,
         due: Vec<(Tick, Token)>,
         sent: Vec<(Tick, u64, u16)>,
         refuse: u32,
+        hit_pcs: Vec<u64>,
+        hit_latency: Tick,
+        flags: Vec<(u64, u8)>,
     }
     impl MemPort for Mem {
         fn issue(&mut self, now: Tick, acc: &Access, token: Token) -> Issue {
@@ -1142,6 +1254,10 @@ mod tests {
             }
             assert_eq!((acc.agent, acc.stream), (Agent::GPU, Stream::ShaderData));
             self.sent.push((now, acc.addr, acc.unit));
+            self.flags.push((acc.pc, acc.flags));
+            if self.hit_pcs.contains(&acc.pc) {
+                return Issue::Done(now + self.hit_latency);
+            }
             self.due.push((now + self.latency, token));
             Issue::Pending(1)
         }
@@ -1216,6 +1332,9 @@ mod tests {
             due: Vec::new(),
             sent: Vec::new(),
             refuse: 0,
+            hit_pcs: Vec::new(),
+            hit_latency: 5,
+            flags: Vec::new(),
         }
     }
 
@@ -1472,5 +1591,150 @@ mod tests {
         assert!(log.0 > 0);
         assert_eq!((st.blocks, st.launches), (full.blocks, full.launches));
         assert!(st.warmed_blocks > 0);
+    }
+
+    /// One core issuing one instruction a cycle with the criticality hardware `on`, evaluated
+    /// every `period` cycles.
+    fn crit_params(on: bool, period: i64) -> Params {
+        let mut t = toml::Table::new();
+        for (k, v) in [("sms", 1), ("issue_cycles", 1), ("issue_width", 1)] {
+            t.insert(k.into(), toml::Value::Integer(v));
+        }
+        t.insert("crit_period".into(), toml::Value::Integer(period));
+        t.insert("criticality".into(), toml::Value::Boolean(on));
+        super::super::REGISTRY[0].params(&t).unwrap()
+    }
+
+    /// Four warps of 30 × (load 0x10, load 0x20, compute), then a store at 0x30: memory
+    /// bound, each first use waits for load 0x20's data, which comes last.
+    fn two_loads() -> Box<dyn BlockSource> {
+        program(&[(1, 128, |_, _| {
+            let mut v = Vec::new();
+            for _ in 0..30 {
+                v.push(load(0x10, 1));
+                v.push(load(0x20, 1));
+                v.push(WarpOp::Compute(1));
+            }
+            v.push(store(0x30));
+            v.push(WarpOp::Barrier);
+            v
+        })])
+    }
+
+    #[test]
+    fn criticality_off_or_on_leaves_the_timing_as_it_is() {
+        // Off (by default or said so) is the model without the hardware; on, the marks change
+        // flags only: over a memory that ignores them every figure and send is the same.
+        let run_with = |p: &Params| {
+            let mut m = mem(300);
+            let mut g = run(p, two_loads(), &mut m);
+            let crit = g.llc_feedback(0, 0).cloned();
+            (
+                g.stats(),
+                g.core_stalls(),
+                g.pc_stalls(),
+                m.sent,
+                m.flags,
+                crit,
+            )
+        };
+        let plain = run_with(&one_core_one_issue(&[]));
+        let off = run_with(&crit_params(false, 200));
+        let on = run_with(&crit_params(true, 200));
+        assert_eq!(plain, off);
+        assert!(off.5.is_none());
+        assert_eq!(
+            (&plain.0, &plain.1, &plain.2, &plain.3),
+            (&on.0, &on.1, &on.2, &on.3)
+        );
+        assert_ne!(plain.4, on.4, "the marks changed the flags");
+        assert!(plain.4.iter().all(|f| f.1 == 0));
+    }
+
+    #[test]
+    fn a_bottlenecked_core_marks_its_stalling_loads_critical_and_the_rest_bypass() {
+        // `miss_rate`: the GPU's LLC accesses and misses fed before the run.
+        let run_with = |hit_pcs: Vec<u64>, llc: (u64, u64)| {
+            let p = crit_params(true, 200);
+            let mut m = mem(300);
+            m.hit_pcs = hit_pcs;
+            // A hit answered after the misses (behind a busy first level, say): its data
+            // is the last the first use waits for.
+            m.hit_latency = 400;
+            let mut g = build(&p, Domain::new(1), GpuProgram::Kernels(two_loads())).unwrap();
+            g.llc_feedback(llc.0, llc.1);
+            let mut wake = Some(0);
+            assert!(drive(&mut *g, &mut m, &mut wake, None));
+            let k = g.llc_feedback(llc.0, llc.1).unwrap().clone();
+            (g.stats(), k, m.flags)
+        };
+        // Every transaction misses; the LLC's miss rate is 0 (nothing fed).
+        let (st, k, flags) = run_with(vec![], (0, 0));
+        assert!(k.evaluations >= 10, "{k:?}");
+        // Warps wait for memory nearly all the time: the core is bottlenecked from the
+        // first evaluation on.
+        assert_eq!(k.bottlenecked_core_periods, k.evaluations, "{k:?}");
+        // Load 0x20 released every stall: the only critical PC.
+        assert_eq!(k.critical_pcs.len(), 1, "{k:?}");
+        assert_eq!((k.critical_pcs[0].pc, k.critical_pcs[0].cores), (0x20, 1));
+        assert!(k.critical_in_set > 0 && k.critical_untracked > 0, "{k:?}");
+        // Before the first evaluation nothing is bottlenecked.
+        assert!(k.non_critical_not_bottlenecked > 0, "{k:?}");
+        // (A load that enters the table after an evaluation is in the table but not in the
+        // critical set until the next one: `non_critical_in_table`.)
+        assert_eq!(k.non_critical_miss_rate, 0, "{k:?}");
+        assert_eq!(k.critical() + k.non_critical(), st.transactions);
+        // Each transaction carries one of the two marks, as counted.
+        let critical = flags.iter().filter(|f| f.1 == Access::CRITICAL).count() as u64;
+        let bypass = flags.iter().filter(|f| f.1 == Access::BYPASS_LLC).count() as u64;
+        assert_eq!((critical, bypass), (k.critical(), k.non_critical()));
+        // 0x10 and the stores (not in the table) are critical by the miss rate, after the
+        // first evaluation.
+        assert!(flags.iter().any(|f| f.0 == 0x30 && f.1 == Access::CRITICAL));
+
+        // The GPU's LLC misses 90% of its accesses: PCs not in the table are non-critical.
+        let (_, k, flags) = run_with(vec![], (1000, 900));
+        assert!(
+            k.non_critical_miss_rate > 0 && k.critical_untracked == 0,
+            "{k:?}"
+        );
+        assert!((k.llc_miss_rate - 0.9).abs() < 1e-12);
+        assert!(flags
+            .iter()
+            .filter(|f| f.0 == 0x10)
+            .all(|f| f.1 == Access::BYPASS_LLC));
+        assert!(flags.iter().any(|f| f.0 == 0x20 && f.1 == Access::CRITICAL));
+
+        // Load 0x20 hits the first level, and its data still comes last: the stalls it
+        // causes do not enter the table (nor do its hits count as marked requests), so no PC
+        // is critical by the table, and 0x10 is critical as an untracked PC.
+        let (st, k, _) = run_with(vec![0x20], (0, 0));
+        assert!(k.critical_pcs.is_empty(), "{k:?}");
+        assert_eq!(k.critical_in_set + k.non_critical_in_table, 0, "{k:?}");
+        assert!(k.critical_untracked > 0, "{k:?}");
+        assert_eq!(
+            k.critical() + k.non_critical(),
+            st.transactions - st.load_transactions / 2
+        );
+    }
+
+    #[test]
+    fn a_core_that_issues_is_not_bottlenecked() {
+        // Compute-bound warps: OutputStall falls, nothing is critical.
+        let p = crit_params(true, 100);
+        let prog = program(&[(1, 128, |_, _| {
+            let mut v = vec![load(0x10, 1)];
+            v.push(WarpOp::Compute(400));
+            v.push(store(0x30));
+            v.push(WarpOp::Barrier);
+            v
+        })]);
+        let mut m = mem(20);
+        let mut g = run(&p, prog, &mut m);
+        let k = g.llc_feedback(0, 0).unwrap();
+        assert!(k.evaluations >= 10);
+        assert_eq!(k.bottlenecked_core_periods, 0, "{k:?}");
+        assert_eq!(k.critical(), 0);
+        assert!(m.flags.iter().all(|f| f.1 == Access::BYPASS_LLC));
     }
 }
