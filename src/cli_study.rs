@@ -2,7 +2,9 @@
 //! Prints one table per metric, writes the long-format CSV/JSON when asked.
 
 use anyhow::Result;
-use apusim_experiments::{crit_ident, crit_perf, drp, drp_perf, gspc, jobs, StudyOutput};
+use apusim_experiments::{
+    crit_ident, crit_perf, crit_sched, drp, drp_perf, gspc, jobs, StudyOutput,
+};
 use clap::{Args, Subcommand};
 use std::path::PathBuf;
 
@@ -53,6 +55,18 @@ pub enum StudyCommand {
     CritFig9(TimedArgs),
     /// gpu-access-criticality Fig. 10 (timed): the frame-rate estimation error per title.
     CritFig10(TimedArgs),
+    /// gpu-access-criticality Fig. 11 (timed): GPU-favoring, IM-LLC, IM-SCHED and IM DRAM
+    /// scheduling: frame rate and CPU weighted speedup over FR-FCFS.
+    CritFig11(TimedArgs),
+    /// gpu-access-criticality Fig. 12 (timed): quarters of the critical set, and random
+    /// marking at each stream's critical share, under IM.
+    CritFig12(TimedArgs),
+    /// gpu-access-criticality Fig. 13 (timed): SMS-0.9, SMS-0, DynPrio, DASH, HeLM and IM.
+    CritFig13(TimedArgs),
+    /// gpu-access-criticality Fig. 14 (timed): IM with an 8 MB LLC.
+    CritFig14(TimedArgs),
+    /// gpu-access-criticality Fig. 15 (timed): SMS-0.9, SMS-0, HeLM and IM on the CUDA mixes.
+    CritFig15(TimedArgs),
     /// gpu-access-criticality Fig. 4 (timed): sets of streams ideal together against the
     /// sum of their individual speedups.
     CritFig4(TimedArgs),
@@ -176,6 +190,11 @@ pub fn run(c: StudyCommand) -> Result<()> {
         StudyCommand::CritFig8(a) => (ident_run(crit_ident::Figure::Fig8, &a)?, a.common),
         StudyCommand::CritFig9(a) => (ident_run(crit_ident::Figure::Fig9, &a)?, a.common),
         StudyCommand::CritFig10(a) => (ident_run(crit_ident::Figure::Fig10, &a)?, a.common),
+        StudyCommand::CritFig11(a) => (sched_run(crit_sched::Figure::Fig11, &a)?, a.common),
+        StudyCommand::CritFig12(a) => (sched_run(crit_sched::Figure::Fig12, &a)?, a.common),
+        StudyCommand::CritFig13(a) => (sched_run(crit_sched::Figure::Fig13, &a)?, a.common),
+        StudyCommand::CritFig14(a) => (sched_run(crit_sched::Figure::Fig14, &a)?, a.common),
+        StudyCommand::CritFig15(a) => (sched_run(crit_sched::Figure::Fig15, &a)?, a.common),
     };
     print!("{}", out.tables());
     write(&out, &common)
@@ -224,6 +243,11 @@ impl TimedArgs {
 fn crit_run(fig: crit_perf::Figure, a: &TimedArgs) -> Result<StudyOutput> {
     let o = a.options();
     crate::in_pool(a.common.threads, || crit_perf::run(fig, &o))
+}
+
+fn sched_run(fig: crit_sched::Figure, a: &TimedArgs) -> Result<StudyOutput> {
+    let o = a.options();
+    crate::in_pool(a.common.threads, || crit_sched::run(fig, &o))
 }
 
 fn ident_run(fig: crit_ident::Figure, a: &TimedArgs) -> Result<StudyOutput> {

@@ -229,7 +229,11 @@ pub fn run(fig: Figure, o: &Options) -> Result<StudyOutput> {
         rows.push(row);
     }
     let mut records = Vec::new();
-    let gpu_metric = if fig.cuda() { "gpu_speedup" } else { "fps_norm" };
+    let gpu_metric = if fig.cuda() {
+        "gpu_speedup"
+    } else {
+        "fps_norm"
+    };
     for w in &workloads {
         let mine: Vec<&Vec<(f64, f64)>> = rows
             .iter()
@@ -257,7 +261,10 @@ pub fn run(fig: Figure, o: &Options) -> Result<StudyOutput> {
         }
         if fig == Figure::Fig12 {
             // Random marking over the algorithm's full marking (the 100% bar).
-            let full = bars.iter().position(|b| b.label == "100%").expect("a 100% bar");
+            let full = bars
+                .iter()
+                .position(|b| b.label == "100%")
+                .expect("a 100% bar");
             let random = bars.len() - 1;
             let ratio: Vec<f64> = mine.iter().map(|r| r[random].0 / r[full].0).collect();
             records.push(Record {
@@ -299,7 +306,11 @@ mod tests {
                 cfg.timing
                     .dram_config()
                     .unwrap_or_else(|e| panic!("{} {}: {e:#}", fig.name(), b.label));
-                assert!(apusim_cache::policies::info(b.policy).is_some(), "{}", b.policy);
+                assert!(
+                    apusim_cache::policies::info(b.policy).is_some(),
+                    "{}",
+                    b.policy
+                );
             }
         }
         let m = Figure::Fig11.default_mixes();

@@ -34,6 +34,7 @@
 
 pub mod crit_ident;
 pub mod crit_perf;
+pub mod crit_sched;
 pub mod drp;
 pub mod drp_perf;
 pub mod gspc;
