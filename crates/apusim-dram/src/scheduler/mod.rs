@@ -111,7 +111,7 @@ impl HeadKeys {
 }
 
 /// One queued request as the scheduler sees it.
-#[derive(Clone, Debug)]
+#[derive(Clone, Copy, Debug)]
 pub struct Candidate {
     /// The request as the caller sent it (id, address, source, stream, critical, arrival).
     pub req: Request,
