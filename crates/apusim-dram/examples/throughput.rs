@@ -3,7 +3,7 @@
 //! end-to-end rate of `run_trace_file` (parsing included).
 //!
 //! ```text
-//! cargo run --release -p apusim-dram --example throughput -- TRACE [--preset NAME] [--reps N] [--interval N] [--sim-only]
+//! cargo run --release -p apusim-dram --example throughput -- TRACE [--preset NAME] [--scheduler NAME] [--reps N] [--interval N] [--sim-only]
 //! ```
 
 use apusim_dram::{
@@ -16,6 +16,7 @@ fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let mut trace = None;
     let mut name = "ddr3-1600-11-1ch".to_string();
+    let mut scheduler = None;
     let mut reps = 3;
     let mut interval = 1;
     let mut e2e_run = true;
@@ -23,6 +24,7 @@ fn main() {
     while let Some(a) = it.next() {
         match a.as_str() {
             "--preset" => name = it.next().expect("--preset NAME").clone(),
+            "--scheduler" => scheduler = Some(it.next().expect("--scheduler NAME").clone()),
             "--reps" => reps = it.next().and_then(|v| v.parse().ok()).expect("--reps N"),
             "--sim-only" => e2e_run = false,
             "--interval" => {
@@ -41,8 +43,12 @@ fn main() {
         .expect("parse");
     let n = reqs.len() as f64;
     let mut best = f64::INFINITY;
+    let mut cfg = preset(&name).unwrap();
+    if let Some(s) = &scheduler {
+        cfg.scheduler = s.clone();
+    }
     for _ in 0..reps {
-        let mut mem = MemorySystem::new(preset(&name).unwrap()).unwrap();
+        let mut mem = MemorySystem::new(cfg.clone()).unwrap();
         mem.set_report_completions(false);
         let t = Instant::now();
         run_requests(&mut mem, reqs.iter().copied().map(Ok)).unwrap();
@@ -61,6 +67,9 @@ fn main() {
     let mut args = DramCliArgs::new(name, &trace);
     args.overrides
         .push(("interval".into(), interval.to_string()));
+    if let Some(s) = scheduler {
+        args.overrides.push(("scheduler".into(), s));
+    }
     let t = Instant::now();
     let rep = run_trace_file(&args).unwrap();
     let e2e = t.elapsed().as_secs_f64();

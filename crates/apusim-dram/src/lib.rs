@@ -28,7 +28,9 @@
 //! (open row, the cycle an ACT/PRE/column command becomes legal there, pending row hits, the
 //! oldest hit and oldest non-hit), from which every candidate's row-hit status, next command
 //! and ready cycle follow. The scheduler picks ([`scheduler`]: FCFS, FR-FCFS, FR-FCFS with a
-//! row-hit cap; the heterogeneous CPU-GPU schedulers plug in here). The controller keeps the
+//! row-hit cap, and the heterogeneous CPU-GPU schedulers of gpu-access-criticality §4.3 and
+//! §6.1.4 — GPU-favoring, IM, DynPrio, DASH, SMS — which also see the system's
+//! [`SchedHints`], set with [`MemorySystem::set_hints`]). The controller keeps the
 //! bank views up to date incrementally as commands issue, including each bank's
 //! [`HeadKeys`] (which of its heads the scheduler may pick, in which priority class), computed
 //! by the scheduler's [`Scheduler::head_keys`] hook whenever that bank changes. The

@@ -28,8 +28,15 @@
 //! Implementations live one per file and are registered in [`REGISTRY`] (name, description,
 //! paper key, typed parameters, constructor; [`make_scheduler`] builds one by name with the
 //! parameters of [`DramConfig::scheduler_params`]): `fcfs` ([`fcfs::Fcfs`]), `frfcfs`
-//! ([`frfcfs::FrFcfs`]) and `frfcfs-cap` ([`frfcfs_cap::FrFcfsCap`]). A new scheduler is a new
-//! file plus one entry in the registry.
+//! ([`frfcfs::FrFcfs`]) and `frfcfs-cap` ([`frfcfs_cap::FrFcfsCap`]); the heterogeneous
+//! schedulers of gpu-access-criticality §4.3 — `gpu-favoring` ([`gpu_favoring::GpuFavoring`]),
+//! `im`, `im-sched`, `im-llc` ([`im::Im`]) — and the baselines it compares against in §6.1.4:
+//! `dynprio` ([`dynprio::DynPrio`]), `dash` ([`dash::Dash`]), `sms`, `sms-0.9`, `sms-0`
+//! ([`sms::Sms`]). These see what only the system knows through [`SchedContext::hints`]
+//! ([`SchedHints`], set with [`crate::MemorySystem::set_hints`]); they rank beyond row-hit
+//! status and age, so they decide over the whole queue rather than the cached head keys. A
+//! new scheduler is a new file plus one entry in the registry (docs/policies.md lists them
+//! with every choice the papers leave open).
 
 pub mod dash;
 pub mod dynprio;
@@ -111,7 +118,7 @@ impl HeadKeys {
 }
 
 /// One queued request as the scheduler sees it.
-#[derive(Clone, Debug)]
+#[derive(Clone, Copy, Debug)]
 pub struct Candidate {
     /// The request as the caller sent it (id, address, source, stream, critical, arrival).
     pub req: Request,

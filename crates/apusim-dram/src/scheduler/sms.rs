@@ -175,10 +175,12 @@ pub struct Sms {
     counts: ServedCounts,
     /// Read queue, write queue.
     queues: [Stages; 2],
-    /// Scratch: the stages of a speculative decision, per-bank FIFO occupancy, sources.
+    /// Scratch: the stages of a speculative decision, per-bank FIFO occupancy, sources, bank
+    /// FIFO heads.
     spec: Stages,
     occupancy: Vec<u32>,
     sources: Vec<Source>,
+    heads: Vec<Option<(u64, usize)>>,
 }
 
 /// Intensity category of a CPU source (index into [`Sms::ages`]).
@@ -211,6 +213,7 @@ impl Sms {
             spec: Stages::default(),
             occupancy: Vec::new(),
             sources: Vec::new(),
+            heads: Vec::new(),
         }
     }
 
@@ -313,9 +316,22 @@ impl Sms {
             occ[c.bank as usize] += u32::from(q != 0);
         }
         // Light sources' requests bypass batching (room permitting), oldest first.
+        let mut last = None;
         for (i, c) in cands.iter().enumerate() {
             let b = c.bank as usize;
-            if st.seq[i] == 0 && occ[b] < self.bank_fifo && self.bypasses(c.req.source, now) {
+            if st.seq[i] != 0 || occ[b] >= self.bank_fifo {
+                continue;
+            }
+            let src = c.req.source;
+            let bypass = match last {
+                Some((s, by)) if s == src => by,
+                _ => {
+                    let by = self.bypasses(src, now);
+                    last = Some((src, by));
+                    by
+                }
+            };
+            if bypass {
                 st.next_seq += 1;
                 st.seq[i] = st.next_seq;
                 occ[b] += 1;
@@ -363,22 +379,24 @@ impl Sms {
         self.occupancy = occ;
     }
 
-    /// The candidate the DRAM command stage issues at `ctx.now` from `st`: among the bank
-    /// FIFO heads whose command is ready, the one that entered stage 3 first.
-    fn dcs_pick(st: &Stages, ctx: &SchedContext, cands: &[Candidate]) -> Option<usize> {
-        let heads = Self::heads(st, ctx, cands);
-        heads
-            .into_iter()
+    /// The candidate the DRAM command stage issues at `ctx.now` from the stages in `spec`:
+    /// among the bank FIFO heads whose command is ready, the one that entered stage 3 first.
+    fn dcs_pick(&mut self, ctx: &SchedContext, cands: &[Candidate]) -> Option<usize> {
+        self.fill_heads(ctx, cands);
+        self.heads
+            .iter()
             .flatten()
-            .filter(|&(_, i)| ctx.ready(&cands[i]))
+            .filter(|&&(_, i)| ctx.ready(&cands[i]))
             .min()
-            .map(|(_, i)| i)
+            .map(|&(_, i)| i)
     }
 
-    /// Per bank, the (seq, index) of its FIFO's head.
-    fn heads(st: &Stages, ctx: &SchedContext, cands: &[Candidate]) -> Vec<Option<(u64, usize)>> {
-        let mut heads: Vec<Option<(u64, usize)>> = vec![None; ctx.banks.len()];
-        for (i, (c, &q)) in cands.iter().zip(&st.seq).enumerate() {
+    /// Per bank, the (seq, index) of its FIFO's head in the stages in `spec` (into `heads`).
+    fn fill_heads(&mut self, ctx: &SchedContext, cands: &[Candidate]) {
+        let heads = &mut self.heads;
+        heads.clear();
+        heads.resize(ctx.banks.len(), None);
+        for (i, (c, &q)) in cands.iter().zip(&self.spec.seq).enumerate() {
             if q != 0 {
                 let h = &mut heads[c.bank as usize];
                 if h.is_none_or(|(hq, _)| q < hq) {
@@ -386,7 +404,6 @@ impl Sms {
                 }
             }
         }
-        heads
     }
 
     /// The served queue's stages.
@@ -406,16 +423,17 @@ impl Sms {
     /// Earliest cycle `>= ctx.now` anything could issue, from the stages in `spec`: a bank
     /// FIFO head becoming ready, a forming batch reaching its age, or the intensity
     /// categories changing at the next interval.
-    fn next_from_spec(&self, ctx: &SchedContext, cands: &[Candidate]) -> Option<u64> {
-        let st = &self.spec;
-        let mut t = Self::heads(st, ctx, cands)
-            .into_iter()
+    fn next_from_spec(&mut self, ctx: &SchedContext, cands: &[Candidate]) -> Option<u64> {
+        self.fill_heads(ctx, cands);
+        let mut t = self
+            .heads
+            .iter()
             .flatten()
-            .map(|(_, i)| ctx.ready_at(&cands[i]).max(ctx.now))
+            .map(|&(_, i)| ctx.ready_at(&cands[i]).max(ctx.now))
             .min()
             .unwrap_or(u64::MAX);
-        let mut sources = Vec::new();
-        Self::scan_sources(&mut sources, st, cands);
+        let mut sources = std::mem::take(&mut self.sources);
+        Self::scan_sources(&mut sources, &self.spec, cands);
         for s in sources.iter().filter(|s| s.waiting > 0) {
             let due = cands[s.head]
                 .enqueued
@@ -427,6 +445,7 @@ impl Sms {
         if sources.iter().any(|s| s.waiting > 0) {
             t = t.min(self.counts.next_boundary(ctx.now));
         }
+        self.sources = sources;
         (t != u64::MAX).then_some(t)
     }
 
@@ -444,7 +463,7 @@ impl Scheduler for Sms {
     }
     fn pick(&mut self, ctx: &SchedContext, cands: &[Candidate]) -> Option<usize> {
         self.speculate(ctx, cands);
-        Self::dcs_pick(&self.spec, ctx, cands)
+        self.dcs_pick(ctx, cands)
     }
     fn next_decision(&self, ctx: &SchedContext, cands: &[Candidate]) -> Option<u64> {
         let mut scratch = self.clone();
@@ -454,6 +473,10 @@ impl Scheduler for Sms {
     fn plan(&mut self, ctx: &SchedContext, cands: &[Candidate]) -> Option<(u64, Option<usize>)> {
         self.speculate(ctx, cands);
         let t = self.next_from_spec(ctx, cands)?;
+        if t == ctx.now {
+            // The stages of this cycle are those just computed.
+            return Some((t, self.dcs_pick(ctx, cands)));
+        }
         let at = SchedContext { now: t, ..*ctx };
         Some((t, self.pick(&at, cands)))
     }
