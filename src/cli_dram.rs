@@ -19,8 +19,10 @@ pub struct DramArgs {
     /// 2^62, as is every arrival cycle (request i arrives at i × interval).
     #[arg(long)]
     interval: Option<u64>,
-    /// Override a setting: timings (tCL=12, tRCD=...), scheduler=fcfs|frfcfs|frfcfs-cap,
-    /// mapping=..., row_policy=open|closed, read_queue=N, write_queue=N, refresh=on|off, ...
+    /// Override a setting: timings (tCL=12, tRCD=...), scheduler=NAME (fcfs, frfcfs,
+    /// frfcfs-cap, gpu-favoring, im, im-sched, im-llc, dynprio, dash, sms, sms-0.9, sms-0),
+    /// scheduler.PARAM=VALUE, mapping=..., row_policy=open|closed, read_queue=N,
+    /// write_queue=N, refresh=on|off, ...
     #[arg(long = "set", value_name = "KEY=VALUE")]
     set: Vec<String>,
     /// Write the report as JSON to this file.
