@@ -430,6 +430,25 @@ fn gpu_lines(
             g.stall_pcs.len()
         ));
     }
+    if let Some(c) = &g.shader_criticality {
+        let m = &c.marks;
+        s.push_str(&format!(
+            "critical transactions (gpu-access-criticality §4.1.2): {:.1}% of {} that missed their L1 \
+             (in the critical PC set {}, untracked PC below the LLC miss-rate limit {}); \
+             non-critical: core not bottlenecked {}, PC in the table not critical {}, LLC miss rate above \
+             the limit {}; {} LLC misses bypassed; {} of {} core-periods bottlenecked\n",
+            100.0 * c.critical_fraction,
+            m.critical() + m.non_critical(),
+            m.critical_in_set,
+            m.critical_untracked,
+            m.non_critical_not_bottlenecked,
+            m.non_critical_in_table,
+            m.non_critical_miss_rate,
+            c.llc_bypasses,
+            m.bottlenecked_core_periods,
+            m.evaluations * u64::from(g.sms),
+        ));
+    }
     s
 }
 
