@@ -4,10 +4,11 @@
 //!
 //! The render target is divided into tiles (RTTs) and a frame's rendering into planes: an
 //! RTP is a run of consecutive tile updates that covers every tile of the render target
-//! (Fig. 7). Here an update is one rasterized 8x8 screen tile of a triangle (the pipeline's
-//! [`apusim_trace::WorkKind::Tile`]) and an RTT is the hierarchical-Z line that tile's test
-//! reads, so an RTT is the group of screen tiles whose HiZ entries share a line (the
-//! granularity at which the GPU's HiZ cache sees the render target).
+//! (Fig. 7). Here an update is one 8x8 screen tile of a triangle (the pipeline's
+//! [`apusim_trace::WorkKind::Tile`]) whose last quad has been written, counted when that
+//! write is done (the render target has then been updated), and an RTT is the hierarchical-Z
+//! line that tile's test reads, so an RTT is the group of screen tiles whose HiZ entries
+//! share a line (the granularity at which the GPU's HiZ cache sees the render target).
 //!
 //! - **Learning mode** lasts one whole frame. At its end the number of RTTs of the render
 //!   target is the number of distinct tiles the frame updated, the frame's updates are cut

@@ -205,6 +205,8 @@ struct TileRec {
     quads: Vec<u32>,
     end: Option<u32>,
     left: u32,
+    /// The render-target tile it updates (its HiZ line), for frame-rate estimation.
+    rtt: Option<u64>,
 }
 
 /// The timed render pipeline.
@@ -264,6 +266,8 @@ pub struct Pipeline {
     next_sample: u64,
     /// GPU clock frequency, for the target frame rate.
     hz: f64,
+    /// The GPU cycle being run.
+    now_cycle: u64,
 }
 
 /// Where the current frame stands, for deadline-aware DRAM schedulers.
@@ -406,6 +410,7 @@ impl Pipeline {
             estimator: FrameRateEstimator::new(cfg.relearn),
             next_sample: cfg.crit_period,
             hz: 1e9,
+            now_cycle: 0,
         }
     }
 
@@ -640,8 +645,11 @@ impl Pipeline {
         }
     }
 
+    /// Tile `t`'s last write is done: it has updated its render-target tile.
     fn tile_done(&mut self, t: usize) {
-        self.tiles[t] = None;
+        if let Some(line) = self.tiles[t].take().and_then(|r| r.rtt) {
+            self.estimator.update(line, self.now_cycle);
+        }
         self.free_tiles.push(t as u32);
     }
 
@@ -793,15 +801,17 @@ impl Pipeline {
             return Ok(());
         }
         self.arm(id, now);
-        if let Some(line) = self.job(id).first_address(Part::Fe, Stream::HiZ) {
-            self.estimator.update(line >> 6, self.domain.cycle(now));
-        }
+        let rtt = self
+            .job(id)
+            .first_address(Part::Fe, Stream::HiZ)
+            .map(|a| a >> 6);
         self.fe_done = true;
         self.window.pop_front();
         let mut rec = TileRec {
             quads: Vec::with_capacity(quads),
             end,
             left: quads as u32,
+            rtt,
         };
         for _ in 0..quads {
             rec.quads
@@ -1268,6 +1278,7 @@ impl Pipeline {
 impl GpuModel for Pipeline {
     fn cycle(&mut self, now: Tick, port: &mut dyn MemPort) -> Result<Wake, TimingError> {
         let cycle = self.domain.cycle(now);
+        self.now_cycle = cycle;
         self.progress = false;
         self.retry_at = None;
         while let Some(&Reverse((t, id))) = self.timers.peek() {
