@@ -152,7 +152,8 @@ pub struct TimedArgs {
     /// Instructions each core retires before statistics start.
     #[arg(long, default_value_t = 0)]
     warmup: u64,
-    /// Instructions each core retires after the warm-up (default: to the end of its trace).
+    /// Instructions each core retires after the warm-up (default: to the end of its trace;
+    /// 200000 for crit-fig8 to crit-fig15).
     #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
     instructions: Option<u64>,
     #[command(flatten)]

@@ -157,6 +157,9 @@ pub fn run(fig: Figure, o: &Options) -> Result<StudyOutput> {
     }
     let mut opts = o.clone();
     opts.overrides.insert(0, NO_TARGET.to_string());
+    opts.instructions = opts
+        .instructions
+        .or(Some(crate::crit_sched::DEFAULT_INSTRUCTIONS));
     let mixes = TimedMixes::new(fig.name(), names, |_| PRESET, &opts)?;
     let bars = fig.bars();
     let results = mixes.run(&bars)?;

@@ -50,6 +50,10 @@ const BASELINE: &str = "srrip";
 const NO_TARGET: &str = "timing.render.target_fps=0";
 /// The SIMT model's critical-access identification (§4.1.2).
 const GPGPU_CRITICALITY: &str = "timing.gpu.criticality=true";
+/// Instructions per core when none are given: each run still lasts until the GPU has run
+/// its job once (a frame, or the kernels), and a figure over its default mixes then takes
+/// well under an hour on two cores (docs/PERFORMANCE.md).
+pub const DEFAULT_INSTRUCTIONS: u64 = 200_000;
 /// Table 2's titles below 40 FPS, as numbers of the H/L/HL mixes.
 const BELOW_TARGET: [u32; 8] = [1, 2, 3, 4, 5, 6, 9, 14];
 
@@ -211,6 +215,7 @@ pub fn run(fig: Figure, o: &Options) -> Result<StudyOutput> {
     }
     let mut opts = o.clone();
     opts.overrides.splice(0..0, fig.settings());
+    opts.instructions = opts.instructions.or(Some(DEFAULT_INSTRUCTIONS));
     let preset = if fig.cuda() { "crit-cuda" } else { "crit" };
     let mixes = TimedMixes::new(fig.name(), names, |_| preset, &opts)?;
     let bars = fig.bars();
