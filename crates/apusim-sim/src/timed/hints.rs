@@ -4,7 +4,7 @@
 //! current frame for the deadline-aware schedulers (DynPrio and DASH, which §6.1.4 lets use
 //! the frame-rate estimator of §4.2).
 //!
-//! [`HintsControl`] is stepped by the engine loop; it reads the functional LLC's per-core
+//! `HintsControl` is stepped by the engine loop; it reads the functional LLC's per-core
 //! counters at each interference interval (1 M CPU cycles), the GPU's warp instructions at
 //! each 100 K-GPU-cycle window (GPGPU programs), and the render pipeline's frame progress
 //! every 4096 CPU cycles, and hands the memory system new hints when they change (a
