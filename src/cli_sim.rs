@@ -312,6 +312,28 @@ pub fn table(r: &SimResult) -> String {
         r.system.network_messages,
         r.system.network_wait_cycles
     ));
+    if !r.dram_scheduler.is_empty() {
+        let kv: Vec<String> = r
+            .dram_scheduler
+            .iter()
+            .map(|(k, v)| format!("{k} {v}"))
+            .collect();
+        s.push_str(&format!(
+            "DRAM scheduler (whole run, all channels): {}\n",
+            kv.join(", ")
+        ));
+    }
+    let h = &r.hints;
+    if h.emergency_app_intervals > 0 || h.gpu_priority_windows > 0 {
+        s.push_str(&format!(
+            "scheduler hints: {} application-intervals in IM-LLC emergency mode (of {} intervals), \
+             {} of {} GPU windows with GPU priority\n",
+            h.emergency_app_intervals,
+            h.interference_intervals,
+            h.gpu_priority_windows,
+            h.phase_windows
+        ));
+    }
     let mut d = TextTable::new([
         "DRAM",
         "reads",

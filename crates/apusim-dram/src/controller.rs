@@ -1112,6 +1112,11 @@ impl Controller {
         &self.dev
     }
 
+    /// The scheduler's own counters ([`Scheduler::stats`]).
+    pub(crate) fn scheduler_stats(&self) -> Vec<(&'static str, f64)> {
+        self.sched.stats()
+    }
+
     /// Replace the scheduler (tests of schedulers that are not registered); the views are
     /// rebuilt with its head keys at the next decision.
     #[cfg(test)]

@@ -131,6 +131,20 @@ impl MemorySystem {
     /// Schedulers that use hints re-plan; the others never look at them, so their schedules
     /// are the same whatever the hints. Call it whenever the system's view changes (an
     /// interval classification, a frame start, a new progress estimate).
+    /// The schedulers' own counters, summed over the channels, in the first channel's order.
+    pub fn scheduler_stats(&self) -> Vec<(String, f64)> {
+        let mut out: Vec<(String, f64)> = Vec::new();
+        for c in &self.ctrls {
+            for (k, v) in c.scheduler_stats() {
+                match out.iter_mut().find(|(n, _)| n == k) {
+                    Some((_, t)) => *t += v,
+                    None => out.push((k.to_string(), v)),
+                }
+            }
+        }
+        out
+    }
+
     pub fn set_hints(&mut self, hints: SchedHints) {
         self.hints = hints;
         for c in &mut self.ctrls {

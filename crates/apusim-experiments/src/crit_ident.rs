@@ -13,7 +13,7 @@
 //! title's speedup is the geometric mean over its three mixes (§5); its shares add its
 //! mixes' accesses; its estimation error is the mean over the predicted frames of its mixes.
 
-use crate::timed::{bar, fps, speedup_of, Bar, Options, TimedMixes};
+use crate::timed::{bar, fps, geomean, speedup_of, workloads, Bar, Options, TimedMixes};
 use crate::{with_means, Mean, Record, StudyOutput};
 use anyhow::{bail, Result};
 use apusim_sim::timed::SimResult;
@@ -128,33 +128,19 @@ fn errors(r: &SimResult) -> Vec<f64> {
         .unwrap_or_default()
 }
 
-fn geomean(v: &[f64]) -> f64 {
-    if v.is_empty() {
-        return f64::NAN;
-    }
-    (v.iter().map(|x| x.ln()).sum::<f64>() / v.len() as f64).exp()
-}
-
 /// Run one figure.
 pub fn run(fig: Figure, o: &Options) -> Result<StudyOutput> {
     let names = o.mixes.clone().unwrap_or_else(|| fig.default_mixes());
-    let mut titles: Vec<&'static str> = Vec::new();
-    let mut title_of = Vec::new();
-    for m in &names {
-        match crate::timed::gpu_job(m)? {
-            GpuJob::Render { title, .. } => {
-                if !titles.contains(title) {
-                    titles.push(title);
-                }
-                title_of.push(*title);
-            }
-            GpuJob::Gpgpu(k) => bail!(
-                "{}: {m} runs the CUDA job {k}, not a 3D title (§6.1 is about rendering; use \
-                 H1-H14, L1-L14, HL1-HL14)",
-                fig.name()
-            ),
-        }
-    }
+    let (titles, title_of) = workloads(&names, false, |m, job| {
+        let GpuJob::Gpgpu(k) = job else {
+            return format!("{m}: not a 3D title");
+        };
+        format!(
+            "{}: {m} runs the CUDA job {k}, not a 3D title (§6.1 is about rendering; use \
+             H1-H14, L1-L14, HL1-HL14)",
+            fig.name()
+        )
+    })?;
     let mut opts = o.clone();
     opts.overrides.insert(0, NO_TARGET.to_string());
     opts.instructions = opts

@@ -15,9 +15,9 @@
 //! depth (Z: depth and stencil, one buffer in Attila), blitter (B), and everything else of the
 //! GPU (O: vertices and indices, HiZ, shader instructions and data, display).
 
-use crate::timed::{bar, fps, ideal, speedup_of, Bar, TimedMixes};
+use crate::timed::{bar, fps, geomean, ideal, speedup_of, workloads, Bar, TimedMixes};
 use crate::{with_means, Mean, Record, StudyOutput};
-use anyhow::{bail, Result};
+use anyhow::Result;
 use apusim_sim::timed::SimResult;
 use apusim_trace::{Agent, Stream};
 use apusim_workloads::mixes::GpuJob;
@@ -120,35 +120,19 @@ fn reads_by_group(r: &SimResult) -> [u64; 5] {
     out
 }
 
-/// The geometric mean of `v` (NaN if empty).
-fn geomean(v: &[f64]) -> f64 {
-    if v.is_empty() {
-        return f64::NAN;
-    }
-    (v.iter().map(|x| x.ln()).sum::<f64>() / v.len() as f64).exp()
-}
-
 /// Run one figure.
 pub fn run(fig: Figure, o: &Options) -> Result<StudyOutput> {
     let names = o.mixes.clone().unwrap_or_else(|| fig.default_mixes());
-    // The titles, in first-appearance order, and each mix's title.
-    let mut titles: Vec<&'static str> = Vec::new();
-    let mut title_of = Vec::new();
-    for m in &names {
-        match crate::timed::gpu_job(m)? {
-            GpuJob::Render { title, .. } => {
-                if !titles.contains(title) {
-                    titles.push(title);
-                }
-                title_of.push(*title);
-            }
-            GpuJob::Gpgpu(k) => bail!(
-                "{}: {m} runs the CUDA job {k}, not a 3D title (§3's stream figures are about \
-                 rendering; use H1-H14, L1-L14, HL1-HL14)",
-                fig.name()
-            ),
-        }
-    }
+    let (titles, title_of) = workloads(&names, false, |m, job| {
+        let GpuJob::Gpgpu(k) = job else {
+            return format!("{m}: not a 3D title");
+        };
+        format!(
+            "{}: {m} runs the CUDA job {k}, not a 3D title (§3's stream figures are about \
+             rendering; use H1-H14, L1-L14, HL1-HL14)",
+            fig.name()
+        )
+    })?;
     let mixes = TimedMixes::new(fig.name(), names, |_| "4c1g", o)?;
     let bars = fig.bars();
     let results = mixes.run(&bars)?;

@@ -23,9 +23,11 @@
 //! mix's weighted speedup against the baseline's (alone runs under the baseline, cached),
 //! and the equal-weight metric, the geometric mean of the two (§6.1.4).
 
-use crate::timed::{bar, fps, gpu_cycles, speedup_of, Bar, Options, TimedMixes};
+use crate::timed::{
+    bar, fps, geomean, gpu_cycles, speedup_of, workloads, Bar, Options, TimedMixes,
+};
 use crate::{with_means, Mean, Record, StudyOutput};
-use anyhow::{bail, Context, Result};
+use anyhow::{Context, Result};
 use apusim_sim::timed::{alone_runs, speedup, AloneOptions, SimResult};
 use apusim_workloads::mixes::GpuJob;
 
@@ -180,39 +182,21 @@ impl Figure {
     }
 }
 
-/// The geometric mean of `v` (NaN if empty).
-fn geomean(v: &[f64]) -> f64 {
-    if v.is_empty() {
-        return f64::NAN;
-    }
-    (v.iter().map(|x| x.ln()).sum::<f64>() / v.len() as f64).exp()
-}
-
 /// Run one figure.
 pub fn run(fig: Figure, o: &Options) -> Result<StudyOutput> {
     let names = o.mixes.clone().unwrap_or_else(|| fig.default_mixes());
-    let mut workloads: Vec<String> = Vec::new();
-    let mut workload_of = Vec::new();
-    for m in &names {
-        let w = match (crate::timed::gpu_job(m)?, fig.cuda()) {
-            (GpuJob::Render { title, .. }, false) => title.to_string(),
-            (GpuJob::Gpgpu(k), true) => k.to_string(),
-            (GpuJob::Render { title, .. }, true) => bail!(
-                "{}: {m} renders {title}; Fig. 15 is about the CUDA mixes (H15-H20, L15-L20, \
-                 HL15-HL20)",
-                fig.name()
-            ),
-            (GpuJob::Gpgpu(k), false) => bail!(
-                "{}: {m} runs the CUDA job {k}, not a 3D title (use the H, L and HL mixes of \
-                 titles 1-14; Fig. 15 covers the CUDA mixes)",
-                fig.name()
-            ),
-        };
-        if !workloads.contains(&w) {
-            workloads.push(w.clone());
-        }
-        workload_of.push(w);
-    }
+    let (all, workload_of) = workloads(&names, fig.cuda(), |m, job| match job {
+        GpuJob::Render { title, .. } => format!(
+            "{}: {m} renders {title}; Fig. 15 is about the CUDA mixes (H15-H20, L15-L20, \
+             HL15-HL20)",
+            fig.name()
+        ),
+        GpuJob::Gpgpu(k) => format!(
+            "{}: {m} runs the CUDA job {k}, not a 3D title (use the H, L and HL mixes of \
+             titles 1-14; Fig. 15 covers the CUDA mixes)",
+            fig.name()
+        ),
+    })?;
     let mut opts = o.clone();
     opts.overrides.splice(0..0, fig.settings());
     opts.instructions = opts.instructions.or(Some(DEFAULT_INSTRUCTIONS));
@@ -245,7 +229,7 @@ pub fn run(fig: Figure, o: &Options) -> Result<StudyOutput> {
     } else {
         "fps_norm"
     };
-    for w in &workloads {
+    for w in &all {
         let mine: Vec<&Vec<(f64, f64)>> = rows
             .iter()
             .zip(&workload_of)

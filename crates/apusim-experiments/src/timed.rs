@@ -211,6 +211,39 @@ impl TimedMixes {
     }
 }
 
+/// The workloads of the mixes `names` in first-appearance order, and each mix's: its 3D
+/// title, or with `cuda` its CUDA kernel. A mix whose GPU job is of the other kind is refused
+/// with the message `wrong` makes of the mix's name and job.
+pub(crate) fn workloads(
+    names: &[String],
+    cuda: bool,
+    wrong: impl Fn(&str, &GpuJob) -> String,
+) -> Result<(Vec<String>, Vec<String>)> {
+    let mut all: Vec<String> = Vec::new();
+    let mut of = Vec::new();
+    for m in names {
+        let job = gpu_job(m)?;
+        let w = match (job, cuda) {
+            (GpuJob::Render { title, .. }, false) => title.to_string(),
+            (GpuJob::Gpgpu(k), true) => k.to_string(),
+            _ => bail!("{}", wrong(m, job)),
+        };
+        if !all.contains(&w) {
+            all.push(w.clone());
+        }
+        of.push(w);
+    }
+    Ok((all, of))
+}
+
+/// The geometric mean of `v` (NaN if empty).
+pub(crate) fn geomean(v: &[f64]) -> f64 {
+    if v.is_empty() {
+        return f64::NAN;
+    }
+    (v.iter().map(|x| x.ln()).sum::<f64>() / v.len() as f64).exp()
+}
+
 /// `a / b` for speedups; NaN when either side is missing or not positive.
 pub(crate) fn speedup_of(a: Option<f64>, b: Option<f64>) -> f64 {
     match (a, b) {

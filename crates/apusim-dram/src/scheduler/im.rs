@@ -121,6 +121,11 @@ pub struct Im {
     deprioritized: u64,
     /// Per read-queue candidate (same index): de-prioritized at least once.
     marked: Vec<bool>,
+    /// Intervals closed, those whose measured probability reached the cap, and the sum of
+    /// the probabilities they left for their next interval.
+    closed: u64,
+    at_cap: u64,
+    prob_sum: f64,
 }
 
 impl Im {
@@ -139,6 +144,9 @@ impl Im {
             served: 0,
             deprioritized: 0,
             marked: Vec::new(),
+            closed: 0,
+            at_cap: 0,
+            prob_sum: 0.0,
         }
     }
 
@@ -194,6 +202,11 @@ impl Im {
         let k = now / self.interval;
         if k > self.cur {
             self.prob = self.probability_at(now);
+            if self.sched {
+                self.closed += k - self.cur;
+                self.at_cap += u64::from(self.prob >= self.cap);
+                self.prob_sum += self.prob;
+            }
             self.cur = k;
             self.served = 0;
             self.deprioritized = 0;
@@ -207,6 +220,16 @@ impl Scheduler for Im {
     }
     fn uses_hints(&self) -> bool {
         true
+    }
+    fn stats(&self) -> Vec<(&'static str, f64)> {
+        if !self.sched {
+            return Vec::new();
+        }
+        vec![
+            ("im_sched_intervals", self.closed as f64),
+            ("im_sched_intervals_at_cap", self.at_cap as f64),
+            ("im_sched_probability_sum", self.prob_sum),
+        ]
     }
     fn pick(&mut self, ctx: &SchedContext, cands: &[Candidate]) -> Option<usize> {
         let cpu_wins = self.cpu_wins(ctx.now);
@@ -355,6 +378,15 @@ mod tests {
         let sc = Scene::new(8).bank(1, Some(3), 0, 0, 0).cpu(1, 3);
         issue(&mut s, &sc, 150, 0);
         assert_eq!((s.cur, s.prob, s.served, s.deprioritized), (1, 0.5, 1, 0));
+        // The closed interval is counted, at the cap.
+        assert_eq!(
+            s.stats(),
+            vec![
+                ("im_sched_intervals", 1.0),
+                ("im_sched_intervals_at_cap", 1.0),
+                ("im_sched_probability_sum", 0.5)
+            ]
+        );
         // One de-prioritized of four served: 1/4 for interval 2.
         let sc = open().cpu(0, 4).crit(0, 4);
         let mut s2 = im(true, false, 100, 1);

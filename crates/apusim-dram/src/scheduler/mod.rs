@@ -331,6 +331,12 @@ pub trait Scheduler: Send + std::fmt::Debug {
     fn uses_hints(&self) -> bool {
         false
     }
+    /// The scheduler's own counters so far, by name (monotonic, so a run's channels add
+    /// up): what a stateful scheduler decided, e.g. IM-SCHED's intervals at its probability
+    /// cap. None by default.
+    fn stats(&self) -> Vec<(&'static str, f64)> {
+        Vec::new()
+    }
     /// The earliest cycle `>= ctx.now` at which [`Scheduler::pick`] could return a ready
     /// candidate, assuming the candidates do not change before then (every change — an
     /// arrival, an issued command, a refresh — triggers a new decision anyway); `None` if

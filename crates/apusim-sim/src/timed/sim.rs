@@ -157,6 +157,9 @@ pub struct SimResult {
     /// What the DRAM schedulers were told: IM-LLC emergency intervals and GPGPU priority
     /// windows (gpu-access-criticality §4.3).
     pub hints: HintCounters,
+    /// The DRAM scheduler's own counters over the run, summed over channels (e.g. IM-SCHED's
+    /// intervals at its probability cap).
+    pub dram_scheduler: Vec<(String, f64)>,
     /// The functional counters of the whole run (warm-up included).
     pub functional: RunStats,
     #[serde(skip)]
@@ -720,6 +723,7 @@ fn simulate<P: Policy>(
         intervals: recorder.map(|r| r.intervals).unwrap_or_default(),
         speedup: None,
         hints: hints.counters(),
+        dram_scheduler: mem.dram.scheduler_stats(),
         functional: mem.h.stats(),
         seconds: 0.0,
     })
