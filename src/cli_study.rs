@@ -156,6 +156,10 @@ pub struct TimedArgs {
     /// 200000 for crit-fig8 to crit-fig15).
     #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
     instructions: Option<u64>,
+    /// A CI-sized check: only the figure's first mix (unless --mixes is given) and 20000
+    /// instructions per core (unless --instructions is given).
+    #[arg(long)]
+    quick: bool,
     #[command(flatten)]
     common: CommonArgs,
 }
@@ -227,7 +231,22 @@ fn drp_run(fig: drp::Figure, a: &DrpArgs) -> Result<StudyOutput> {
     crate::in_pool(a.common.threads, || drp::run(fig, &o))
 }
 
+/// Instructions per core of a `--quick` study.
+const QUICK_INSTRUCTIONS: u64 = 20_000;
+
 impl TimedArgs {
+    /// The options, with `--quick` narrowing the figure's `defaults` mixes to the first.
+    fn options_for(&self, defaults: Vec<String>) -> drp_perf::Options {
+        let mut o = self.options();
+        if self.quick {
+            if o.mixes.is_none() {
+                o.mixes = Some(defaults.into_iter().take(1).collect());
+            }
+            o.instructions.get_or_insert(QUICK_INSTRUCTIONS);
+        }
+        o
+    }
+
     fn options(&self) -> drp_perf::Options {
         drp_perf::Options {
             mixes: self.mixes.as_deref().map(expand_mixes),
@@ -242,22 +261,22 @@ impl TimedArgs {
 }
 
 fn crit_run(fig: crit_perf::Figure, a: &TimedArgs) -> Result<StudyOutput> {
-    let o = a.options();
+    let o = a.options_for(fig.default_mixes());
     crate::in_pool(a.common.threads, || crit_perf::run(fig, &o))
 }
 
 fn sched_run(fig: crit_sched::Figure, a: &TimedArgs) -> Result<StudyOutput> {
-    let o = a.options();
+    let o = a.options_for(fig.default_mixes());
     crate::in_pool(a.common.threads, || crit_sched::run(fig, &o))
 }
 
 fn ident_run(fig: crit_ident::Figure, a: &TimedArgs) -> Result<StudyOutput> {
-    let o = a.options();
+    let o = a.options_for(fig.default_mixes());
     crate::in_pool(a.common.threads, || crit_ident::run(fig, &o))
 }
 
 fn perf_run(fig: drp_perf::Figure, a: &TimedArgs) -> Result<StudyOutput> {
-    let o = a.options();
+    let o = a.options_for(fig.default_mixes());
     crate::in_pool(a.common.threads, || drp_perf::run(fig, &o))
 }
 
