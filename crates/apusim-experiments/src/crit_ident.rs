@@ -13,7 +13,9 @@
 //! title's speedup is the geometric mean over its three mixes (§5); its shares add its
 //! mixes' accesses; its estimation error is the mean over the predicted frames of its mixes.
 
-use crate::timed::{bar, fps, geomean, speedup_of, workloads, Bar, Options, TimedMixes};
+use crate::timed::{
+    bar, fps, geomean, of_workload, speedup_of, workloads, Bar, Options, TimedMixes,
+};
 use crate::{with_means, Mean, Record, StudyOutput};
 use anyhow::{bail, Result};
 use apusim_sim::timed::SimResult;
@@ -161,12 +163,7 @@ pub fn run(fig: Figure, o: &Options) -> Result<StudyOutput> {
         })
     };
     for title in &titles {
-        let mine: Vec<&[SimResult]> = runs
-            .iter()
-            .zip(&title_of)
-            .filter(|(_, t)| *t == title)
-            .map(|(r, _)| *r)
-            .collect();
+        let mine = of_workload(&runs, &title_of, title);
         match fig {
             Figure::Fig8 => {
                 for (b, bar) in bars.iter().enumerate().skip(1) {

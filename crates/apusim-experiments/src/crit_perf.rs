@@ -15,7 +15,7 @@
 //! depth (Z: depth and stencil, one buffer in Attila), blitter (B), and everything else of the
 //! GPU (O: vertices and indices, HiZ, shader instructions and data, display).
 
-use crate::timed::{bar, fps, geomean, ideal, speedup_of, workloads, Bar, TimedMixes};
+use crate::timed::{bar, fps, geomean, ideal, of_workload, speedup_of, workloads, Bar, TimedMixes};
 use crate::{with_means, Mean, Record, StudyOutput};
 use anyhow::Result;
 use apusim_sim::timed::SimResult;
@@ -148,12 +148,7 @@ pub fn run(fig: Figure, o: &Options) -> Result<StudyOutput> {
         })
     };
     for title in &titles {
-        let mine: Vec<&[SimResult]> = runs
-            .iter()
-            .zip(&title_of)
-            .filter(|(_, t)| *t == title)
-            .map(|(r, _)| *r)
-            .collect();
+        let mine = of_workload(&runs, &title_of, title);
         if fig == Figure::Fig2 {
             // The reads of the title's mixes together, as fractions of the GPU's DRAM reads.
             let mut reads = [0u64; 5];

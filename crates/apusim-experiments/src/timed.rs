@@ -236,6 +236,19 @@ pub(crate) fn workloads(
     Ok((all, of))
 }
 
+/// The runs (each mix's bars) of the mixes whose workload is `w`, given each mix's workload.
+pub(crate) fn of_workload<'a, T>(
+    runs: &[&'a [T]],
+    workload_of: &[String],
+    w: &str,
+) -> Vec<&'a [T]> {
+    runs.iter()
+        .zip(workload_of)
+        .filter(|(_, x)| *x == w)
+        .map(|(r, _)| *r)
+        .collect()
+}
+
 /// The geometric mean of `v` (NaN if empty).
 pub(crate) fn geomean(v: &[f64]) -> f64 {
     if v.is_empty() {
