@@ -14,14 +14,13 @@
 //! mixes' accesses; its estimation error is the mean over the predicted frames of its mixes.
 
 use crate::timed::{
-    bar, fps, geomean, of_workload, speedup_of, workloads, Bar, Options, TimedMixes,
+    bar, crit_mixes, fps, geomean, of_workload, speedup_of, workloads, Bar, Options, TimedMixes,
 };
 use crate::{with_means, Mean, Record, StudyOutput};
 use anyhow::{bail, Result};
 use apusim_sim::timed::SimResult;
 use apusim_sim::StudyOptions;
 use apusim_trace::Stream;
-use apusim_workloads::mixes::GpuJob;
 
 /// The figures this module reproduces.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -68,9 +67,7 @@ impl Figure {
 
     /// Hn, Ln, HLn for the fourteen 3D titles.
     pub fn default_mixes(self) -> Vec<String> {
-        (1..=14)
-            .flat_map(|n| [format!("H{n}"), format!("L{n}"), format!("HL{n}")])
-            .collect()
+        crit_mixes(1..=14)
     }
 
     fn bars(self) -> Vec<Bar> {
@@ -133,16 +130,12 @@ fn errors(r: &SimResult) -> Vec<f64> {
 /// Run one figure.
 pub fn run(fig: Figure, o: &Options) -> Result<StudyOutput> {
     let names = o.mixes.clone().unwrap_or_else(|| fig.default_mixes());
-    let (titles, title_of) = workloads(&names, false, |m, job| {
-        let GpuJob::Gpgpu(k) = job else {
-            return format!("{m}: not a 3D title");
-        };
-        format!(
-            "{}: {m} runs the CUDA job {k}, not a 3D title (§6.1 is about rendering; use \
-             H1-H14, L1-L14, HL1-HL14)",
-            fig.name()
-        )
-    })?;
+    let (titles, title_of) = workloads(
+        &names,
+        false,
+        fig.name(),
+        "§6.1 is about rendering; use H1-H14, L1-L14, HL1-HL14",
+    )?;
     let mut opts = o.clone();
     opts.overrides.insert(0, NO_TARGET.to_string());
     opts.instructions = opts

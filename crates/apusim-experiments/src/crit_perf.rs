@@ -15,12 +15,13 @@
 //! depth (Z: depth and stencil, one buffer in Attila), blitter (B), and everything else of the
 //! GPU (O: vertices and indices, HiZ, shader instructions and data, display).
 
-use crate::timed::{bar, fps, geomean, ideal, of_workload, speedup_of, workloads, Bar, TimedMixes};
+use crate::timed::{
+    bar, crit_mixes, fps, geomean, ideal, of_workload, speedup_of, workloads, Bar, TimedMixes,
+};
 use crate::{with_means, Mean, Record, StudyOutput};
 use anyhow::Result;
 use apusim_sim::timed::SimResult;
 use apusim_trace::{Agent, Stream};
-use apusim_workloads::mixes::GpuJob;
 use std::collections::BTreeMap;
 
 pub use crate::timed::Options;
@@ -82,9 +83,7 @@ impl Figure {
 
     /// Hn, Ln, HLn for the fourteen 3D titles.
     pub fn default_mixes(self) -> Vec<String> {
-        (1..=14)
-            .flat_map(|n| [format!("H{n}"), format!("L{n}"), format!("HL{n}")])
-            .collect()
+        crit_mixes(1..=14)
     }
 
     fn bars(self) -> Vec<Bar> {
@@ -123,16 +122,12 @@ fn reads_by_group(r: &SimResult) -> [u64; 5] {
 /// Run one figure.
 pub fn run(fig: Figure, o: &Options) -> Result<StudyOutput> {
     let names = o.mixes.clone().unwrap_or_else(|| fig.default_mixes());
-    let (titles, title_of) = workloads(&names, false, |m, job| {
-        let GpuJob::Gpgpu(k) = job else {
-            return format!("{m}: not a 3D title");
-        };
-        format!(
-            "{}: {m} runs the CUDA job {k}, not a 3D title (§3's stream figures are about \
-             rendering; use H1-H14, L1-L14, HL1-HL14)",
-            fig.name()
-        )
-    })?;
+    let (titles, title_of) = workloads(
+        &names,
+        false,
+        fig.name(),
+        "§3's stream figures are about rendering; use H1-H14, L1-L14, HL1-HL14",
+    )?;
     let mixes = TimedMixes::new(fig.name(), names, |_| "4c1g", o)?;
     let bars = fig.bars();
     let results = mixes.run(&bars)?;

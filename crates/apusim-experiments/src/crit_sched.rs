@@ -24,12 +24,11 @@
 //! and the equal-weight metric, the geometric mean of the two (§6.1.4).
 
 use crate::timed::{
-    bar, fps, geomean, gpu_cycles, speedup_of, workloads, Bar, Options, TimedMixes,
+    bar, crit_mixes, fps, geomean, gpu_cycles, speedup_of, workloads, Bar, Options, TimedMixes,
 };
 use crate::{with_means, Mean, Record, StudyOutput};
 use anyhow::{Context, Result};
 use apusim_sim::timed::{alone_runs, speedup, AloneOptions, SimResult};
-use apusim_workloads::mixes::GpuJob;
 
 /// The figures this module reproduces.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -110,10 +109,7 @@ impl Figure {
             // FPS".
             return numbers.iter().map(|n| format!("HL{n}")).collect();
         }
-        numbers
-            .iter()
-            .flat_map(|n| [format!("H{n}"), format!("L{n}"), format!("HL{n}")])
-            .collect()
+        crit_mixes(numbers)
     }
 
     fn bars(self) -> Vec<Bar> {
@@ -185,18 +181,12 @@ impl Figure {
 /// Run one figure.
 pub fn run(fig: Figure, o: &Options) -> Result<StudyOutput> {
     let names = o.mixes.clone().unwrap_or_else(|| fig.default_mixes());
-    let (all, workload_of) = workloads(&names, fig.cuda(), |m, job| match job {
-        GpuJob::Render { title, .. } => format!(
-            "{}: {m} renders {title}; Fig. 15 is about the CUDA mixes (H15-H20, L15-L20, \
-             HL15-HL20)",
-            fig.name()
-        ),
-        GpuJob::Gpgpu(k) => format!(
-            "{}: {m} runs the CUDA job {k}, not a 3D title (use the H, L and HL mixes of \
-             titles 1-14; Fig. 15 covers the CUDA mixes)",
-            fig.name()
-        ),
-    })?;
+    let hint = if fig.cuda() {
+        "Fig. 15 is about the CUDA mixes H15-H20, L15-L20, HL15-HL20"
+    } else {
+        "use the H, L and HL mixes of titles 1-14; Fig. 15 covers the CUDA mixes"
+    };
+    let (all, workload_of) = workloads(&names, fig.cuda(), fig.name(), hint)?;
     let mut opts = o.clone();
     opts.overrides.splice(0..0, fig.settings());
     opts.instructions = opts.instructions.or(Some(DEFAULT_INSTRUCTIONS));

@@ -211,22 +211,35 @@ impl TimedMixes {
     }
 }
 
+/// The criticality paper's mixes (§5) of GPU workloads `numbers`: `Hn`, `Ln`, `HLn` each.
+pub(crate) fn crit_mixes(numbers: impl IntoIterator<Item = u32>) -> Vec<String> {
+    numbers
+        .into_iter()
+        .flat_map(|n| [format!("H{n}"), format!("L{n}"), format!("HL{n}")])
+        .collect()
+}
+
 /// The workloads of the mixes `names` in first-appearance order, and each mix's: its 3D
-/// title, or with `cuda` its CUDA kernel. A mix whose GPU job is of the other kind is refused
-/// with the message `wrong` makes of the mix's name and job.
+/// title, or with `cuda` its CUDA kernel. A mix whose GPU job is of the other kind is refused,
+/// naming figure `figure` and what to use instead (`hint`).
 pub(crate) fn workloads(
     names: &[String],
     cuda: bool,
-    wrong: impl Fn(&str, &GpuJob) -> String,
+    figure: &str,
+    hint: &str,
 ) -> Result<(Vec<String>, Vec<String>)> {
     let mut all: Vec<String> = Vec::new();
     let mut of = Vec::new();
     for m in names {
-        let job = gpu_job(m)?;
-        let w = match (job, cuda) {
+        let w = match (gpu_job(m)?, cuda) {
             (GpuJob::Render { title, .. }, false) => title.to_string(),
             (GpuJob::Gpgpu(k), true) => k.to_string(),
-            _ => bail!("{}", wrong(m, job)),
+            (GpuJob::Gpgpu(k), false) => {
+                bail!("{figure}: {m} runs the CUDA job {k}, not a 3D title ({hint})")
+            }
+            (GpuJob::Render { title, .. }, true) => {
+                bail!("{figure}: {m} renders {title}, not a CUDA job ({hint})")
+            }
         };
         if !all.contains(&w) {
             all.push(w.clone());
