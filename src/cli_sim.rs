@@ -20,7 +20,8 @@ pub struct SimArgs {
     /// branches.
     #[arg(required_unless_present = "mix")]
     traces: Vec<String>,
-    /// Run a named mix of built-in workloads (see `apusim mixes`) instead of trace files.
+    /// Run a named mix of built-in workloads (see `apusim mixes`) instead of trace files, on
+    /// as many CPU cores as the mix has CPU jobs (unless `--set cpus=N`).
     #[arg(long, conflicts_with = "traces")]
     mix: Option<String>,
     /// Size multiplier of a --mix (as for `apusim run`).
@@ -87,7 +88,7 @@ fn parse_interval(s: &str) -> Result<IntervalSpec, String> {
 }
 
 pub fn run(a: SimArgs) -> Result<()> {
-    let cfg = a.system.load()?;
+    let cfg = a.system.load_for(a.mix.as_deref())?;
     let names = policy_list_or_configured(a.policy.as_deref(), &cfg);
     let inputs = run_inputs(
         &a.traces,

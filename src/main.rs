@@ -136,6 +136,22 @@ impl SystemArgs {
             None => SystemConfig::load_preset(&self.preset, &set),
         }
     }
+
+    /// The system for a run of `mix` (if any): as [`SystemArgs::load`], with as many CPU cores
+    /// as the mix has CPU jobs (the studies' 1C1G/2C1G/4C1G systems), unless `--set cpus=N`
+    /// asks for another count. Idle cores would otherwise count as agents to partitioning
+    /// and thread-aware policies (UCP gives each at least one way).
+    fn load_for(&self, mix: Option<&str>) -> Result<SystemConfig> {
+        let mut cfg = self.load()?;
+        let user_cpus = self
+            .set
+            .iter()
+            .any(|kv| kv.split('=').next().is_some_and(|k| k.trim() == "cpus"));
+        if let (Some(m), false) = (mix.and_then(apusim_workloads::mixes::mix), user_cpus) {
+            cfg.cpus = m.cpus.len();
+        }
+        Ok(cfg)
+    }
 }
 
 /// Where `--mix` traces are cached.
@@ -296,7 +312,8 @@ struct RunArgs {
     /// the next free core.
     #[arg(required_unless_present = "mix")]
     traces: Vec<String>,
-    /// Run a named mix of built-in workloads (see `apusim mixes`) instead of trace files.
+    /// Run a named mix of built-in workloads (see `apusim mixes`) instead of trace files, on
+    /// as many CPU cores as the mix has CPU jobs (unless `--set cpus=N`).
     #[arg(long, conflicts_with = "traces")]
     mix: Option<String>,
     /// Size multiplier of a --mix: CPU jobs retire `scale ×` 5 M instructions, GPGPU jobs
@@ -503,7 +520,7 @@ fn policy_list_or_configured(given: Option<&[String]>, cfg: &SystemConfig) -> Ve
 }
 
 fn run(a: RunArgs) -> Result<()> {
-    let cfg = a.system.load()?;
+    let cfg = a.system.load_for(a.mix.as_deref())?;
     let names = policy_list_or_configured(a.policy.as_deref(), &cfg);
     if a.cachegrind && !cfg.cachegrind {
         bail!("--cachegrind output needs the cachegrind model: use --preset cachegrind");

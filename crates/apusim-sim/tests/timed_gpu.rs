@@ -492,3 +492,42 @@ fn level_bypasses(r: &SimResult) -> u64 {
         .agent_total(Agent::GPU)
         .bypasses
 }
+
+/// The value of policy statistic `name` in run `r`.
+fn policy_stat(r: &SimResult, name: &str) -> f64 {
+    r.policy_stats
+        .iter()
+        .find(|(k, _)| k == name)
+        .unwrap_or_else(|| panic!("no policy statistic `{name}` in {:?}", r.policy_stats))
+        .1
+}
+
+#[test]
+fn tap_core_sampling_and_helm_hear_each_shader_core_s_progress() {
+    // TAP's core-sampling controller compares the instructions of two sampled shader cores
+    // per period (tap §3.1), HeLM its two bypass-rate cores and their ready warps: the engine
+    // reports every core's progress, so with short periods both decide in a timed run.
+    let make: MakeProgram = || Box::new(stream2(1 << 15));
+    let mix = Mix {
+        cpus: vec![cpu_stream(50_000, 64 << 20)],
+        gpu: Some(make),
+    };
+    let cfg = cuda(&["cpus=1", "llc.params.period_cycles=20000"]);
+    let opts = SimOptions {
+        instructions: Some(40_000),
+        ..SimOptions::default()
+    };
+    let tap = sim_policy(&cfg, "tap-ucp", &mix, &opts).unwrap();
+    assert!(policy_stat(&tap, "periods") >= 2.0);
+    assert!(
+        policy_stat(&tap, "csc_decisions") >= 1.0,
+        "core sampling never decided: {:?}",
+        tap.policy_stats
+    );
+    let helm = sim_policy(&cfg, "helm", &mix, &opts).unwrap();
+    assert!(
+        policy_stat(&helm, "tolerance_decisions") >= 1.0,
+        "HeLM never judged the GPU's latency tolerance: {:?}",
+        helm.policy_stats
+    );
+}

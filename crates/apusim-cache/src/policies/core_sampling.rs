@@ -275,6 +275,7 @@ impl CoreSampler {
         out.push(("pol1_core".into(), self.pol1 as f64));
         out.push(("pol2_core".into(), self.pol2 as f64));
         out.push(("csc_rotations".into(), self.rotations as f64));
+        out.push(("csc_decisions".into(), self.decisions as f64));
     }
     /// Current (Core-POL1, Core-POL2) ids.
     pub fn sampled_cores(&self) -> (u32, u32) {

@@ -96,6 +96,8 @@ pub struct Helm {
     cpu_sensitive: bool,
     gpu_tolerant: bool,
     tlp_threshold: u32,
+    /// Periods in which both sampled cores reported instructions (a tolerance verdict).
+    tolerance_decisions: u64,
     bypasses: u64,
 }
 
@@ -123,6 +125,7 @@ impl Helm {
         self.cpu_sensitive = alloc > 0 && alloc as f64 > (1.0 + self.cpu_threshold) * bypass as f64;
         let [low, high] = std::mem::take(&mut self.inst);
         if low > 0 && high > 0 {
+            self.tolerance_decisions += 1;
             self.gpu_tolerant = (low.saturating_sub(high)) as f64 <= self.alpha * low as f64;
             if self.gpu_tolerant && self.ready_n > 0 {
                 self.tlp_threshold = (self.ready_sum / self.ready_n) as u32;
@@ -203,6 +206,7 @@ impl Policy for Helm {
             cpu_sensitive: false,
             gpu_tolerant: false,
             tlp_threshold: 0,
+            tolerance_decisions: 0,
             bypasses: 0,
         })
     }
@@ -274,6 +278,10 @@ impl Policy for Helm {
             ),
             ("tlp_threshold".into(), self.tlp_threshold as f64),
             ("periods".into(), self.epoch.periods as f64),
+            (
+                "tolerance_decisions".into(),
+                self.tolerance_decisions as f64,
+            ),
         ]
     }
 }

@@ -12,7 +12,7 @@ use super::memory::{CorePort, TimedMemory};
 use crate::config::SystemConfig;
 use crate::run::{Input, Reopen};
 use anyhow::{Context, Result};
-use apusim_cache::Policy;
+use apusim_cache::{Feedback, Policy};
 use apusim_timing::gpu::pipeline::{CriticalityReport, FrameSpan, RenderStats};
 use apusim_timing::gpu::shader_criticality::CriticalityStats;
 use apusim_timing::gpu::{GpuModel, GpuProgram, GpuStats, KernelSpan, StallCycles};
@@ -156,6 +156,8 @@ pub(crate) struct TimedGpu {
     measured: (u64, u64),
     rate: Option<f64>,
     model_frozen: bool,
+    /// Each shader core's issued instructions at the last report to the LLC policy.
+    reported: Vec<u64>,
 }
 
 impl TimedGpu {
@@ -212,7 +214,34 @@ impl TimedGpu {
             measured: (0, 0),
             rate: None,
             model_frozen: false,
+            reported: Vec::new(),
         })
+    }
+
+    /// What the LLC policy hears of the shader cores since the last call: each core's
+    /// instructions issued meanwhile (`GpuCoreInstructions`, for TAP's core sampling and
+    /// HeLM's sampled cores; cores that issued nothing are not reported) and each core's
+    /// ready warps now (`ReadyWarps`, HeLM's thread-level parallelism).
+    pub(crate) fn core_feedback(&mut self, out: &mut Vec<Feedback>) {
+        let now = self.model.core_instructions();
+        self.reported.resize(now.len(), 0);
+        for (core, (&n, last)) in now.iter().zip(&mut self.reported).enumerate() {
+            // A model that counts afresh (a restarted program) reports from zero.
+            let count = if n >= *last { n - *last } else { n };
+            *last = n;
+            if count > 0 {
+                out.push(Feedback::GpuCoreInstructions {
+                    core: core as u32,
+                    count,
+                });
+            }
+        }
+        for (core, count) in self.model.ready_warps().into_iter().enumerate() {
+            out.push(Feedback::ReadyWarps {
+                core: core as u32,
+                count,
+            });
+        }
     }
 
     /// The GPU's clock.

@@ -440,6 +440,7 @@ fn simulate<P: Policy>(
     let feedback_every = cpu.cycles(256);
     let mut next_feedback = feedback_every;
     let mut last_retired = vec![0u64; n];
+    let mut gpu_feedback: Vec<Feedback> = Vec::new();
     let mut progress = Progress::new(opts.progress);
     let mut steps = 0u64;
     let by_slot: Vec<Option<usize>> = {
@@ -585,6 +586,12 @@ fn simulate<P: Policy>(
                         count: r - last_retired[i],
                     });
                     last_retired[i] = r;
+                }
+            }
+            if let Some(g) = &mut gpu {
+                g.core_feedback(&mut gpu_feedback);
+                for f in gpu_feedback.drain(..) {
+                    llc.feedback(&f);
                 }
             }
         }

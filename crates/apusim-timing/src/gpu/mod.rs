@@ -155,6 +155,20 @@ pub trait GpuModel: Send {
     /// gpu-access-criticality §4.1.2 (`memory` is the cycles its front end dispatched nothing
     /// for pending operands, the `InputStall` condition).
     fn core_stalls(&self) -> Vec<StallCycles>;
+    /// Warp instructions each shader core has issued so far (cumulative, indexed by the
+    /// `unit` its accesses carry); empty when the model has no per-core instruction streams.
+    /// The engine reports their growth to the LLC policy as `Feedback::GpuCoreInstructions`:
+    /// TAP's core sampling compares two sampled cores' CPI with them (tap §3.1), HeLM its two
+    /// bypass rates (drp §2.2).
+    fn core_instructions(&self) -> Vec<u64> {
+        Vec::new()
+    }
+    /// Warps (thread contexts) ready to issue on each shader core now, reported to the LLC
+    /// policy as `Feedback::ReadyWarps` (HeLM's measure of thread-level parallelism); empty
+    /// when the model has none.
+    fn ready_warps(&self) -> Vec<u32> {
+        Vec::new()
+    }
     /// The kernels of the first program run so far.
     fn kernels(&self) -> &[KernelSpan];
     /// Cycles warps waited on each load instruction's data (its PC), summed over warps and

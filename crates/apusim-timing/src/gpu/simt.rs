@@ -208,6 +208,8 @@ struct Sm {
     cat: Cat,
     /// Where this core's cycles went.
     stalls: StallCycles,
+    /// Warp instructions this core issued (its share of `GpuStats::warp_instructions`).
+    issued: u64,
 }
 
 /// The `simt` GPU model (see the module documentation).
@@ -302,6 +304,7 @@ pub fn build(
             next_slot: 0,
             cat: Cat::Idle,
             stalls: StallCycles::default(),
+            issued: 0,
         })
         .collect();
     Ok(Box::new(Simt {
@@ -574,12 +577,14 @@ impl Simt {
                 b.arrived += 1;
                 if b.arrived == b.live {
                     self.stats.warp_instructions += 1;
+                    self.sms[s].issued += 1;
                     self.release_barrier(s, slot, c);
                     return true;
                 }
             }
         }
         self.stats.warp_instructions += 1;
+        self.sms[s].issued += 1;
         self.settle(s, w, c);
         true
     }
@@ -1030,6 +1035,14 @@ impl GpuModel for Simt {
             st.stalls.add(&c);
         }
         st
+    }
+
+    fn core_instructions(&self) -> Vec<u64> {
+        self.sms.iter().map(|sm| sm.issued).collect()
+    }
+
+    fn ready_warps(&self) -> Vec<u32> {
+        self.sms.iter().map(|sm| sm.ready.count_ones()).collect()
     }
 
     fn core_stalls(&self) -> Vec<StallCycles> {
