@@ -3,7 +3,7 @@
 
 use anyhow::Result;
 use apusim_experiments::{
-    crit_ident, crit_perf, crit_sched, drp, drp_perf, gspc, jobs, StudyOutput,
+    crit_ident, crit_perf, crit_sched, drp, drp_perf, gspc, jobs, tap_char, tap_perf, StudyOutput,
 };
 use clap::{Args, Subcommand};
 use std::path::PathBuf;
@@ -70,6 +70,26 @@ pub enum StudyCommand {
     /// gpu-access-criticality Fig. 4 (timed): sets of streams ideal together against the
     /// sum of their individual speedups.
     CritFig4(TimedArgs),
+    /// tap Figs. 2 and 3 (timed): CPI and LLC MPKI of each application alone with 1 to 32
+    /// LLC ways at 4096 sets, and its type A-E (`--mixes` names GPGPU or CPU kernels;
+    /// default: every GPGPU kernel).
+    TapFig2(TimedArgs),
+    /// tap Fig. 6 (timed): UCP and TAP-UCP over LRU on 1-CPU workloads per GPGPU type.
+    TapFig6(TimedArgs),
+    /// tap Fig. 7 (timed): RRIP and TAP-RRIP over LRU on 1-CPU workloads per GPGPU type.
+    TapFig7(TimedArgs),
+    /// tap Fig. 8 (timed): TAP and TAP-S mechanisms over LRU on Stream-CPU workloads.
+    TapFig8(TimedArgs),
+    /// tap Fig. 9 (timed): UCP, TAP-UCP, RRIP and TAP-RRIP with two and four CPU
+    /// applications.
+    TapFig9(TimedArgs),
+    /// tap Fig. 10 (timed): static partitioning, TAP-UCP and TAP-RRIP over LRU.
+    TapFig10(TimedArgs),
+    /// tap Fig. 11 (timed): UCP, TAP-UCP, RRIP and TAP-RRIP at other LLC sizes and
+    /// associativities.
+    TapFig11(TimedArgs),
+    /// tap Fig. 12 (timed): TADIP, PIPP, TC, UCP, RRIP, TAP-UCP and TAP-RRIP over LRU.
+    TapFig12(TimedArgs),
 }
 
 /// Where traces are cached and results go, for every study.
@@ -200,6 +220,14 @@ pub fn run(c: StudyCommand) -> Result<()> {
         StudyCommand::CritFig13(a) => (sched_run(crit_sched::Figure::Fig13, &a)?, a.common),
         StudyCommand::CritFig14(a) => (sched_run(crit_sched::Figure::Fig14, &a)?, a.common),
         StudyCommand::CritFig15(a) => (sched_run(crit_sched::Figure::Fig15, &a)?, a.common),
+        StudyCommand::TapFig2(a) => (tap_char_run(&a)?, a.common),
+        StudyCommand::TapFig6(a) => (tap_run(tap_perf::Figure::Fig6, &a)?, a.common),
+        StudyCommand::TapFig7(a) => (tap_run(tap_perf::Figure::Fig7, &a)?, a.common),
+        StudyCommand::TapFig8(a) => (tap_run(tap_perf::Figure::Fig8, &a)?, a.common),
+        StudyCommand::TapFig9(a) => (tap_run(tap_perf::Figure::Fig9, &a)?, a.common),
+        StudyCommand::TapFig10(a) => (tap_run(tap_perf::Figure::Fig10, &a)?, a.common),
+        StudyCommand::TapFig11(a) => (tap_run(tap_perf::Figure::Fig11, &a)?, a.common),
+        StudyCommand::TapFig12(a) => (tap_run(tap_perf::Figure::Fig12, &a)?, a.common),
     };
     print!("{}", out.tables());
     write(&out, &common)
@@ -273,6 +301,16 @@ fn sched_run(fig: crit_sched::Figure, a: &TimedArgs) -> Result<StudyOutput> {
 fn ident_run(fig: crit_ident::Figure, a: &TimedArgs) -> Result<StudyOutput> {
     let o = a.options_for(fig.default_mixes());
     crate::in_pool(a.common.threads, || crit_ident::run(fig, &o))
+}
+
+fn tap_run(fig: tap_perf::Figure, a: &TimedArgs) -> Result<StudyOutput> {
+    let o = a.options_for(fig.default_mixes());
+    crate::in_pool(a.common.threads, || tap_perf::run(fig, &o))
+}
+
+fn tap_char_run(a: &TimedArgs) -> Result<StudyOutput> {
+    let o = a.options_for(tap_char::default_workloads());
+    crate::in_pool(a.common.threads, || tap_char::run(&o))
 }
 
 fn perf_run(fig: drp_perf::Figure, a: &TimedArgs) -> Result<StudyOutput> {

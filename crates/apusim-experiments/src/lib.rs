@@ -15,6 +15,9 @@
 //!   cores as the mix has CPU jobs), since the inclusive LLC's back-invalidations make the
 //!   LLC stream depend on the policy.
 //!
+//! - [`tap_char`]: tap §2.2's characterization (Figs. 2 and 3: CPI and MPKI of each
+//!   application alone against LLC ways, and its type A-E) and [`tap_perf`]: tap's speedup
+//!   figures (Figs. 6-12) over LRU on the tap Table 4 system, timed.
 //! - [`drp_perf`]: drp's figures stated in performance (Figs. 1, 3, 4, 11, 12, 15, Table 4)
 //!   and [`crit_perf`]: gpu-access-criticality §3's stream figures (Figs. 2-4), each a timed
 //!   run (`apusim sim`) per (mix, bar), where a bar is a policy plus the LLC study switches.
@@ -39,6 +42,8 @@ pub mod drp;
 pub mod drp_perf;
 pub mod gspc;
 pub mod jobs;
+pub mod tap_char;
+pub mod tap_perf;
 mod timed;
 
 use apusim_sim::report::TextTable;
