@@ -86,6 +86,49 @@ pub fn classify(c: &Curves, ideal: f64) -> Behaviour {
     }
 }
 
+/// The GPGPU kernel of each type A–E for the TAP mixes, from measured `(kernel, curves)`
+/// in `apusim gpgpu` order (the rule `apusim_workloads::mixes`' `TAP-*` mixes follow): per
+/// type, a kernel listed with that type (tap Table 6) that measures so, else the first one
+/// measured as that type and not already taken; a type no kernel measures takes the kernel
+/// closest to it among those not taken — for A, the lowest MPKI at the smallest LLC among
+/// kernels whose CPI stays within 25% of the ideal at every size. `None` for a type with no
+/// candidate.
+pub fn tap_kernels(measured: &[(&str, Curves)]) -> Vec<(char, Option<String>)> {
+    let typed: Vec<(&str, Behaviour, &Curves)> = measured
+        .iter()
+        .map(|(k, c)| (*k, classify(c, IDEAL_GPU_CPI), c))
+        .collect();
+    let listed = |k: &str| gpgpu::info(k).map(|i| i.behaviour);
+    let mut taken: Vec<&str> = Vec::new();
+    let mut out = Vec::new();
+    // Types that some kernel measures pick first, so a stand-in never takes their kernel.
+    let mut order: Vec<Behaviour> = Behaviour::ALL.to_vec();
+    order.sort_by_key(|t| !typed.iter().any(|(_, b, _)| b == t));
+    for t in order {
+        let of_type = || typed.iter().filter(|(_, b, _)| *b == t);
+        let pick = of_type()
+            .find(|(k, _, _)| listed(k) == Some(t) && !taken.contains(k))
+            .or_else(|| of_type().find(|(k, _, _)| !taken.contains(k)))
+            .map(|(k, _, _)| *k)
+            .or_else(|| match t {
+                Behaviour::A => typed
+                    .iter()
+                    .filter(|(k, _, c)| {
+                        !taken.contains(k) && c.cpi.iter().all(|x| *x <= 1.25 * IDEAL_GPU_CPI)
+                    })
+                    .min_by(|a, b| a.2.mpki[0].total_cmp(&b.2.mpki[0]))
+                    .map(|(k, _, _)| *k),
+                _ => None,
+            });
+        if let Some(k) = pick {
+            taken.push(k);
+        }
+        out.push((t.letter(), pick.map(str::to_string)));
+    }
+    out.sort();
+    out
+}
+
 /// The job running application `name` (a GPGPU kernel, else a CPU kernel) at `scale`.
 fn job(name: &str, scale: u64, seed: u64, instructions: u64) -> Result<Job> {
     if let Some(k) = gpgpu::info(name) {
@@ -241,6 +284,162 @@ mod tests {
         Curves {
             cpi: vec![cpi[0], cpi[0], cpi[0], cpi[1], cpi[1], cpi[1]],
             mpki: vec![mpki[0], mpki[0], mpki[0], mpki[1], mpki[1], mpki[1]],
+        }
+    }
+
+    /// `apusim study tap-fig2 --instructions 500000` (seed 1, scale 1): every GPGPU kernel's
+    /// measured type and curves, in `apusim gpgpu` order (docs/results.md).
+    const MEASURED: &[(&str, char, [f64; 6], [f64; 6])] = &[
+        (
+            "matrixmul",
+            'D',
+            [2.0044, 2.0158, 2.0157, 2.0164, 2.0041, 2.0041],
+            [25.1991, 24.8177, 11.58, 3.1217, 3.1217, 3.1217],
+        ),
+        (
+            "spmv",
+            'C',
+            [10.0168, 8.9115, 8.9115, 8.9115, 8.9115, 8.9115],
+            [371.765, 85.5789, 85.5789, 85.5789, 85.5789, 85.5789],
+        ),
+        (
+            "bfs",
+            'D',
+            [3.3472, 3.1085, 3.063, 3.0878, 3.0763, 3.0763],
+            [83.1974, 34.6614, 24.3191, 18.9825, 17.9253, 17.9253],
+        ),
+        (
+            "nn",
+            'C',
+            [11.3111, 10.9417, 10.813, 9.8309, 8.4277, 8.4277],
+            [599.764, 599.764, 599.764, 599.764, 599.764, 599.764],
+        ),
+        (
+            "kmeans",
+            'C',
+            [5.5909, 5.6392, 5.5758, 3.7685, 3.1166, 3.1166],
+            [394.463, 394.437, 394.402, 236.339, 26.921, 26.921],
+        ),
+        (
+            "backprop",
+            'C',
+            [3.8012, 3.5807, 2.6244, 2.4673, 2.4673, 2.4673],
+            [144.158, 143.05, 103.096, 95.5166, 95.5166, 95.5166],
+        ),
+        (
+            "hotspot",
+            'C',
+            [5.1416, 4.0788, 4.1946, 3.9488, 2.3115, 2.3115],
+            [280.091, 206.026, 205.027, 204.346, 51.2664, 51.2664],
+        ),
+        (
+            "srad",
+            'C',
+            [10.9919, 10.5355, 10.3702, 10.3478, 10.1965, 3.9403],
+            [406.585, 398.065, 392.981, 385.916, 384.791, 96.2396],
+        ),
+        (
+            "lud",
+            'D',
+            [2.1934, 2.1571, 2.1038, 2.1038, 2.1038, 2.1038],
+            [32.5818, 20.7801, 2.3804, 2.3804, 2.3804, 2.3804],
+        ),
+        (
+            "nw",
+            'C',
+            [9.6417, 8.6273, 6.9072, 5.5212, 5.5212, 5.5212],
+            [173.395, 149.841, 112.113, 69.32, 69.32, 69.32],
+        ),
+        (
+            "nw-nospm",
+            'C',
+            [76.6328, 50.11, 17.9508, 11.9005, 11.8641, 11.8641],
+            [985.759, 592.965, 216.498, 63.7758, 63.8501, 63.8501],
+        ),
+        (
+            "lbm",
+            'B',
+            [24.4127, 24.1419, 23.5209, 21.5818, 19.1041, 22.3542],
+            [384.735, 384.026, 383.199, 382.147, 381.661, 381.122],
+        ),
+        (
+            "cfd",
+            'C',
+            [7.407, 7.0739, 6.577, 5.6804, 4.1789, 2.7005],
+            [382.843, 363.926, 337.695, 290.162, 191.736, 53.3404],
+        ),
+        (
+            "reduction",
+            'C',
+            [5.9662, 5.9743, 6.0925, 6.0945, 4.3118, 4.2362],
+            [414.275, 414.281, 414.275, 414.278, 207.395, 207.142],
+        ),
+        (
+            "blackscholes",
+            'B',
+            [3.302, 3.3282, 3.3135, 3.3778, 3.3237, 3.2003],
+            [153.708, 153.707, 153.708, 153.707, 153.707, 153.707],
+        ),
+        (
+            "dct",
+            'E',
+            [2.0407, 2.1733, 2.1757, 2.1562, 2.1503, 2.1399],
+            [73.4887, 72.7294, 72.7278, 72.7278, 72.7278, 72.7278],
+        ),
+        (
+            "fastwalsh",
+            'C',
+            [7.6866, 8.0906, 7.9584, 7.8387, 2.6565, 2.6565],
+            [269.681, 262.644, 242.44, 240.868, 24.2424, 24.2424],
+        ),
+        (
+            "histogram",
+            'E',
+            [2.1642, 2.1838, 2.1655, 2.1655, 2.1655, 2.1655],
+            [149.941, 149.85, 149.832, 149.832, 149.832, 149.832],
+        ),
+        (
+            "sort",
+            'C',
+            [4.8706, 3.0016, 3.0891, 3.0891, 3.0891, 3.0891],
+            [135.273, 25.8566, 24.5061, 24.5061, 24.5061, 24.5061],
+        ),
+        (
+            "bitonic",
+            'C',
+            [9.6088, 3.0115, 3.0115, 3.0115, 3.0115, 3.0115],
+            [360.123, 2.4597, 2.4597, 2.4597, 2.4597, 2.4597],
+        ),
+        (
+            "sobolqrng",
+            'B',
+            [7.4062, 7.4677, 7.5705, 7.6327, 7.7369, 7.7566],
+            [244.541, 244.508, 244.494, 244.485, 244.486, 244.485],
+        ),
+    ];
+
+    #[test]
+    fn the_tap_mixes_take_the_kernels_the_measured_types_give() {
+        let measured: Vec<(&str, Curves)> = MEASURED
+            .iter()
+            .map(|(k, t, cpi, mpki)| {
+                let c = Curves {
+                    cpi: cpi.to_vec(),
+                    mpki: mpki.to_vec(),
+                };
+                assert_eq!(classify(&c, IDEAL_GPU_CPI).letter(), *t, "{k}");
+                (*k, c)
+            })
+            .collect();
+        assert_eq!(measured.len(), gpgpu::KERNELS.len());
+        for (t, kernel) in tap_kernels(&measured) {
+            let mix = apusim_workloads::mixes::mix(&format!("TAP-1C-{t}")).unwrap();
+            let want = kernel.unwrap_or_else(|| panic!("no kernel for type {t}"));
+            assert_eq!(
+                mix.gpu,
+                apusim_workloads::mixes::GpuJob::Gpgpu(gpgpu::info(&want).unwrap().name),
+                "type {t}"
+            );
         }
     }
 
