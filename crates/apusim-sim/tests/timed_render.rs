@@ -1,8 +1,9 @@
 //! The timed render pipeline in the engine: a frame's accesses are exactly the render
 //! trace's, no frame renders faster than its unit and DRAM bounds, with memory made ideal the
 //! frame time comes close to the bound of its busiest unit (draw by draw, as draws do not
-//! overlap), it shares the machine with CPU cores, runs are deterministic, and a render job
-//! on a GPGPU model is refused by name.
+//! overlap), it shares the machine with CPU cores, runs are deterministic, a render job on a
+//! GPGPU model is refused by name, and the LLC policies that sample shader cores (TAP, HeLM)
+//! hear the pipeline's cores.
 
 use anyhow::Result;
 use apusim_render::{Options, WorkSource};
@@ -538,5 +539,65 @@ fn critical_gpu_accesses_first_speed_the_frame_and_hints_reach_dram() {
         serde_json::to_string(&dash.system).unwrap(),
         serde_json::to_string(&fr.system).unwrap(),
         "DASH ran exactly as FR-FCFS"
+    );
+}
+
+/// The value of policy statistic `name` in run `r`.
+fn policy_stat(r: &SimResult, name: &str) -> f64 {
+    r.policy_stats
+        .iter()
+        .find(|(k, _)| k == name)
+        .unwrap_or_else(|| panic!("no policy statistic `{name}` in {:?}", r.policy_stats))
+        .1
+}
+
+/// TAP's core sampling (tap §3.1) and HeLM's sampled cores (drp §2.2) on a 3D job: the render
+/// pipeline reports each shader core's instructions and ready threads under the unit of its
+/// instruction fetches (sampled cores 0 and 1 are the shader cores of screen tiles (0, 0) and
+/// (1, 0)), so with short periods both policies decide.
+#[test]
+fn tap_core_sampling_and_helm_hear_the_render_pipeline_s_shader_cores() {
+    let mut scene = Scene::new("courtyard");
+    scene.width = 96;
+    scene.height = 64;
+    // The units the reports are indexed by: a core's instruction fetches carry the core's
+    // id, its texture reads the units of its two samplers, 2c and 2c + 1.
+    let w = work(&scene);
+    let mut at = 0;
+    let mut fetches = 0;
+    for it in &w.items {
+        for a in &w.accesses[at..at + it.accesses as usize] {
+            match a.stream {
+                Stream::ShaderInstr => {
+                    assert_eq!(a.unit, it.core, "{it:?}");
+                    fetches += 1;
+                }
+                Stream::StaticTexture | Stream::DynamicTexture => {
+                    assert_eq!(a.unit / 2, it.core, "{it:?}")
+                }
+                _ => {}
+            }
+        }
+        at += it.accesses as usize;
+    }
+    assert!(fetches > 0);
+    let cfg = preset(&["cpus=1", "llc.params.period_cycles=20000"]);
+    let opts = SimOptions::default();
+    let tap = sim_policy(&cfg, "tap-rrip", &scene, &opts).unwrap();
+    assert!(
+        policy_stat(&tap, "periods") >= 2.0,
+        "{:?}",
+        tap.policy_stats
+    );
+    assert!(
+        policy_stat(&tap, "csc_decisions") >= 1.0,
+        "core sampling never decided: {:?}",
+        tap.policy_stats
+    );
+    let helm = sim_policy(&cfg, "helm", &scene, &opts).unwrap();
+    assert!(
+        policy_stat(&helm, "tolerance_decisions") >= 1.0,
+        "HeLM never judged the GPU's latency tolerance: {:?}",
+        helm.policy_stats
     );
 }

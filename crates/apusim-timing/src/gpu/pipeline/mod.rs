@@ -268,6 +268,9 @@ pub struct Pipeline {
     hz: f64,
     /// The GPU cycle being run.
     now_cycle: u64,
+    /// Instructions issued per shader-core id of the work (`WorkItem::core`), the `unit` the
+    /// LLC sees on that core's instruction fetches ([`GpuModel::core_instructions`]).
+    unit_instructions: Vec<u64>,
 }
 
 /// Where the current frame stands, for deadline-aware DRAM schedulers.
@@ -411,6 +414,7 @@ impl Pipeline {
             next_sample: cfg.crit_period,
             hz: 1e9,
             now_cycle: 0,
+            unit_instructions: vec![0; cfg.cores],
         }
     }
 
@@ -1053,6 +1057,7 @@ impl Pipeline {
                 .or_else(|| core.ready.pop_front());
             let class = if let Some(id) = next {
                 let j = self.job_mut(id);
+                let unit = usize::from(j.item.core);
                 j.instr_left -= 1;
                 if j.instr_left == 0 {
                     self.advance(id, now);
@@ -1060,6 +1065,10 @@ impl Pipeline {
                     self.ready(c, id);
                 }
                 self.stats.warp_instructions += 1;
+                if unit >= self.unit_instructions.len() {
+                    self.unit_instructions.resize(unit + 1, 0);
+                }
+                self.unit_instructions[unit] += 1;
                 self.render.sh.busy_cycles += 1;
                 self.sh_issued[c] = true;
                 self.progress = true;
@@ -1391,6 +1400,50 @@ impl GpuModel for Pipeline {
 
     fn core_stalls(&self) -> Vec<StallCycles> {
         self.core_stalls.clone()
+    }
+
+    /// Instructions issued per shader core, indexed by the `unit` of its instruction fetches:
+    /// the shader-core id its work carries (`WorkItem::core`, the renderer's
+    /// `(tx % 8) + 8 (ty % 8)` for a tile's quads, `n % 64` for the n-th vertex batch), which
+    /// is core `c`'s index `c` with the renderer's 64 cores (`shader_cores` = 64); with fewer
+    /// cores, core `c` runs the work of every id `k` with `k % shader_cores = c` and entry `k`
+    /// counts the instructions issued for that work. Ids no work carries stay 0.
+    ///
+    /// A core's texture reads carry its samplers' units instead, `2c` and `2c + 1`, which are
+    /// other cores' ids (and ROP ids below 16; unit 0 is also the front end's and the
+    /// blitter's). A core is still reported under one unit only, its own id: under both of
+    /// its sampler units the default sampled pair (0, 1) would be core 0 twice, whose equal
+    /// counts make TAP's CPI delta 0 and its verdict "caching not beneficial" whatever the
+    /// policies did (tap §3.1); under its even sampler unit alone every odd id (`pol2_core` =
+    /// `helm_high_core` = 1, and one of each rotated pair, tap §3.1.4) would never report and
+    /// neither policy would decide. The cost: on 3D work the sampled policies reach a sampled
+    /// core's instruction fetches and whatever else carries its id (sampler `c`'s reads, which
+    /// are core `c / 2`'s), not its own texture reads, so the comparison is coarser than on
+    /// GPGPU work, where every access of a core carries the core's id.
+    fn core_instructions(&self) -> Vec<u64> {
+        self.unit_instructions.clone()
+    }
+
+    /// Threads ready to issue (vertex threads and quads), indexed like
+    /// [`GpuModel::core_instructions`]: by the shader-core id of their work, the core's own
+    /// index with 64 cores. HeLM reads it per access by `unit` (drp §2.2), so a texture read
+    /// of core `c` is judged by the ready threads of core `2c` or `2c + 1`, for the reason
+    /// given there.
+    fn ready_warps(&self) -> Vec<u32> {
+        let mut ready = vec![0u32; self.unit_instructions.len()];
+        for core in &self.cores {
+            for &id in core.ready_vertices.iter().chain(&core.ready) {
+                let Some(j) = self.jobs[id as usize].as_ref() else {
+                    continue;
+                };
+                let unit = usize::from(j.item.core);
+                if unit >= ready.len() {
+                    ready.resize(unit + 1, 0);
+                }
+                ready[unit] += 1;
+            }
+        }
+        ready
     }
 
     fn kernels(&self) -> &[KernelSpan] {
