@@ -3,7 +3,8 @@
 
 use anyhow::Result;
 use apusim_experiments::{
-    crit_ident, crit_perf, crit_sched, drp, drp_perf, gspc, jobs, tap_char, tap_perf, StudyOutput,
+    crit_ident, crit_perf, crit_sched, drp, drp_perf, gspc, gspc_perf, jobs, tap_char, tap_perf,
+    StudyOutput,
 };
 use clap::{Args, Subcommand};
 use std::path::PathBuf;
@@ -21,6 +22,14 @@ pub enum StudyCommand {
     /// gspc Fig. 14: iso-overhead policies (LRU, 4-bit DRRIP, 4-bit GS-DRRIP, GSPC)
     /// normalized to 2-bit DRRIP.
     GspcFig14(GspcArgs),
+    /// gspc Fig. 15 (timed): frame rate of NRU, GS-DRRIP and GSPC relative to DRRIP, 8 MB
+    /// 16-way LLC.
+    GspcFig15(GspcTimedArgs),
+    /// gspc Fig. 16 (timed): the same on a 16 MB 16-way LLC.
+    GspcFig16(GspcTimedArgs),
+    /// gspc Fig. 17 (timed): NRU and GSPC relative to DRRIP with DDR3-1867 10-10-10, and on
+    /// a GPU of 64 cores x 8 thread contexts.
+    GspcFig17(GspcTimedArgs),
     /// drp Fig. 13: per-mix LLC read misses of DRP (CPU and GPU parts) normalized to the
     /// baseline.
     DrpFig13(DrpArgs),
@@ -145,6 +154,22 @@ pub struct GspcArgs {
 }
 
 #[derive(Args)]
+pub struct GspcTimedArgs {
+    /// Built-in scenes (comma-separated).
+    #[arg(long, value_delimiter = ',', default_value = "courtyard,deferred,lake")]
+    scenes: Vec<String>,
+    #[arg(long, default_value_t = 1280)]
+    width: u32,
+    #[arg(long, default_value_t = 1024)]
+    height: u32,
+    /// Frames rendered per scene (timed: the frame rate is over all of them).
+    #[arg(long, default_value_t = 2, value_parser = clap::value_parser!(u32).range(1..))]
+    frames: u32,
+    #[command(flatten)]
+    common: CommonArgs,
+}
+
+#[derive(Args)]
 pub struct DrpArgs {
     /// Mixes (comma-separated; `S`, `D` and `Q` stand for S1-S18, D1-D18, Q1-Q18).
     #[arg(long, value_delimiter = ',', default_value = "S,D,Q")]
@@ -200,6 +225,9 @@ pub fn run(c: StudyCommand) -> Result<()> {
         StudyCommand::GspcFig12(a) => (gspc_run(gspc::Figure::Fig12, &a)?, a.common),
         StudyCommand::GspcFig13(a) => (gspc_run(gspc::Figure::Fig13, &a)?, a.common),
         StudyCommand::GspcFig14(a) => (gspc_run(gspc::Figure::Fig14, &a)?, a.common),
+        StudyCommand::GspcFig15(a) => (gspc_timed(gspc_perf::Figure::Fig15, &a)?, a.common),
+        StudyCommand::GspcFig16(a) => (gspc_timed(gspc_perf::Figure::Fig16, &a)?, a.common),
+        StudyCommand::GspcFig17(a) => (gspc_timed(gspc_perf::Figure::Fig17, &a)?, a.common),
         StudyCommand::DrpFig13(a) => (drp_run(drp::Figure::Fig13, &a)?, a.common),
         StudyCommand::DrpFig14(a) => (drp_run(drp::Figure::Fig14, &a)?, a.common),
         StudyCommand::DrpFig1(a) => (perf_run(drp_perf::Figure::Fig1, &a)?, a.common),
@@ -245,6 +273,19 @@ fn gspc_run(fig: gspc::Figure, a: &GspcArgs) -> Result<StudyOutput> {
         cache: a.common.cache(),
     };
     crate::in_pool(a.common.threads, || gspc::run(fig, &o))
+}
+
+fn gspc_timed(fig: gspc_perf::Figure, a: &GspcTimedArgs) -> Result<StudyOutput> {
+    let o = gspc_perf::Options {
+        scenes: a.scenes.clone(),
+        width: a.width,
+        height: a.height,
+        frames: a.frames,
+        seed: a.common.seed,
+        overrides: a.common.set.clone(),
+        cache: a.common.cache(),
+    };
+    crate::in_pool(a.common.threads, || gspc_perf::run(fig, &o))
 }
 
 fn drp_run(fig: drp::Figure, a: &DrpArgs) -> Result<StudyOutput> {

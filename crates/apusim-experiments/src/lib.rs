@@ -15,6 +15,8 @@
 //!   cores as the mix has CPU jobs), since the inclusive LLC's back-invalidations make the
 //!   LLC stream depend on the policy.
 //!
+//! - [`gspc_perf`]: gspc's frame-rate figures (Figs. 15-17) on the timed render pipeline of
+//!   preset `gspc`, NRU, GS-DRRIP and GSPC normalized to DRRIP.
 //! - [`tap_char`]: tap §2.2's characterization (Figs. 2 and 3: CPI and MPKI of each
 //!   application alone against LLC ways, and its type A-E) and [`tap_perf`]: tap's speedup
 //!   figures (Figs. 6-12) over LRU on the tap Table 4 system, timed.
@@ -41,6 +43,7 @@ pub mod crit_sched;
 pub mod drp;
 pub mod drp_perf;
 pub mod gspc;
+pub mod gspc_perf;
 pub mod jobs;
 pub mod tap_char;
 pub mod tap_perf;
