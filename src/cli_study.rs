@@ -134,8 +134,9 @@ impl CommonArgs {
     }
 }
 
+/// The rendered scenes of the gspc studies.
 #[derive(Args)]
-pub struct GspcArgs {
+pub struct SceneArgs {
     /// Built-in scenes (comma-separated).
     #[arg(long, value_delimiter = ',', default_value = "courtyard,deferred,lake")]
     scenes: Vec<String>,
@@ -143,6 +144,12 @@ pub struct GspcArgs {
     width: u32,
     #[arg(long, default_value_t = 1024)]
     height: u32,
+}
+
+#[derive(Args)]
+pub struct GspcArgs {
+    #[command(flatten)]
+    scene: SceneArgs,
     /// Frames rendered per scene.
     #[arg(long, default_value_t = 3)]
     frames: u32,
@@ -155,13 +162,8 @@ pub struct GspcArgs {
 
 #[derive(Args)]
 pub struct GspcTimedArgs {
-    /// Built-in scenes (comma-separated).
-    #[arg(long, value_delimiter = ',', default_value = "courtyard,deferred,lake")]
-    scenes: Vec<String>,
-    #[arg(long, default_value_t = 1280)]
-    width: u32,
-    #[arg(long, default_value_t = 1024)]
-    height: u32,
+    #[command(flatten)]
+    scene: SceneArgs,
     /// Frames rendered per scene (timed: the frame rate is over all of them).
     #[arg(long, default_value_t = 2, value_parser = clap::value_parser!(u32).range(1..))]
     frames: u32,
@@ -263,9 +265,9 @@ pub fn run(c: StudyCommand) -> Result<()> {
 
 fn gspc_run(fig: gspc::Figure, a: &GspcArgs) -> Result<StudyOutput> {
     let o = gspc::Options {
-        scenes: a.scenes.clone(),
-        width: a.width,
-        height: a.height,
+        scenes: a.scene.scenes.clone(),
+        width: a.scene.width,
+        height: a.scene.height,
         frames: a.frames,
         seed: a.common.seed,
         llc_sizes: a.llc_sizes.clone(),
@@ -277,9 +279,9 @@ fn gspc_run(fig: gspc::Figure, a: &GspcArgs) -> Result<StudyOutput> {
 
 fn gspc_timed(fig: gspc_perf::Figure, a: &GspcTimedArgs) -> Result<StudyOutput> {
     let o = gspc_perf::Options {
-        scenes: a.scenes.clone(),
-        width: a.width,
-        height: a.height,
+        scenes: a.scene.scenes.clone(),
+        width: a.scene.width,
+        height: a.scene.height,
         frames: a.frames,
         seed: a.common.seed,
         overrides: a.common.set.clone(),

@@ -275,28 +275,13 @@ mod tests {
     use super::*;
     use crate::jobs::JobInputs;
     use crate::timed::gpu_job;
+    use crate::timed::small;
     use apusim_sim::timed::{sim_policy, SimOptions, SimResult};
     use apusim_sim::SystemConfig;
 
-    fn small(mixes: &[&str]) -> Options {
-        Options {
-            mixes: Some(mixes.iter().map(|m| m.to_string()).collect()),
-            instructions: Some(20_000),
-            ..Options::default()
-        }
-    }
-
     fn get(out: &StudyOutput, config: &str, workload: &str, policy: &str, metric: &str) -> f64 {
-        out.records
-            .iter()
-            .find(|r| {
-                r.config == config
-                    && r.workload == workload
-                    && r.policy == policy
-                    && r.metric == metric
-            })
+        out.value(config, workload, policy, metric)
             .unwrap_or_else(|| panic!("{config} {workload} {policy} {metric}"))
-            .value
     }
 
     /// The same run made directly, on the preset the study picks for the mix.

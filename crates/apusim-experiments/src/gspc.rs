@@ -162,8 +162,14 @@ impl Default for Options {
     }
 }
 
-/// The rendering job of `scene`.
-fn render_job(scene: &str, o: &Options) -> Result<Job> {
+/// The rendering job of built-in scene `scene`: `frames` frames at `width`×`height`.
+pub(crate) fn scene_job(
+    scene: &str,
+    width: u32,
+    height: u32,
+    frames: u32,
+    seed: u64,
+) -> Result<Job> {
     let Some(&(name, _)) = apusim_render::builtin::SCENES.iter().find(|s| s.0 == scene) else {
         bail!(
             "unknown scene `{scene}` (built-in scenes: {})",
@@ -178,10 +184,10 @@ fn render_job(scene: &str, o: &Options) -> Result<Job> {
         label: format!("gpu {name}"),
         spec: JobSpec::Render {
             scene: name,
-            width: o.width,
-            height: o.height,
-            frames: o.frames,
-            seed: o.seed,
+            width,
+            height,
+            frames,
+            seed,
         },
     })
 }
@@ -261,7 +267,7 @@ pub fn run(fig: Figure, o: &Options) -> Result<StudyOutput> {
     let jobs: Vec<Job> = o
         .scenes
         .iter()
-        .map(|s| render_job(s, o))
+        .map(|s| scene_job(s, o.width, o.height, o.frames, o.seed))
         .collect::<Result<_>>()?;
     for size in &o.llc_sizes {
         apusim_sim::config::parse_geometry(&format!("{size},16,64"))

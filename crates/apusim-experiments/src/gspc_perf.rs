@@ -18,7 +18,7 @@ use crate::{Record, StudyOutput};
 use anyhow::{bail, Context, Result};
 use apusim_sim::timed::{sim_policy, SimOptions};
 use apusim_sim::SystemConfig;
-use apusim_workloads::mixes::{Job, JobSpec};
+use apusim_workloads::mixes::Job;
 use rayon::prelude::*;
 
 /// The figures this module reproduces.
@@ -119,30 +119,6 @@ impl Figure {
     }
 }
 
-/// The rendering job of `scene`.
-fn job(scene: &str, o: &Options) -> Result<Job> {
-    let Some(&(name, _)) = apusim_render::builtin::SCENES.iter().find(|s| s.0 == scene) else {
-        bail!(
-            "unknown scene `{scene}` (built-in scenes: {})",
-            apusim_render::builtin::SCENES
-                .iter()
-                .map(|s| s.0)
-                .collect::<Vec<_>>()
-                .join(", ")
-        );
-    };
-    Ok(Job {
-        label: format!("gpu {name}"),
-        spec: JobSpec::Render {
-            scene: name,
-            width: o.width,
-            height: o.height,
-            frames: o.frames,
-            seed: o.seed,
-        },
-    })
-}
-
 /// Run one figure.
 pub fn run(fig: Figure, o: &Options) -> Result<StudyOutput> {
     if o.scenes.is_empty() {
@@ -151,7 +127,11 @@ pub fn run(fig: Figure, o: &Options) -> Result<StudyOutput> {
     if o.frames == 0 {
         bail!("{}: --frames must be at least 1", fig.name());
     }
-    let jobs: Vec<Job> = o.scenes.iter().map(|s| job(s, o)).collect::<Result<_>>()?;
+    let jobs: Vec<Job> = o
+        .scenes
+        .iter()
+        .map(|s| crate::gspc::scene_job(s, o.width, o.height, o.frames, o.seed))
+        .collect::<Result<_>>()?;
     let traces = TraceDir::new(o.cache.as_deref())?;
     let dir = traces.path().to_path_buf();
     let inputs: Vec<JobInputs> = jobs
@@ -265,13 +245,8 @@ mod tests {
     }
 
     fn get(out: &StudyOutput, config: &str, w: &str, policy: &str, metric: &str) -> f64 {
-        out.records
-            .iter()
-            .find(|r| {
-                r.config == config && r.workload == w && r.policy == policy && r.metric == metric
-            })
+        out.value(config, w, policy, metric)
             .unwrap_or_else(|| panic!("{config} {w} {policy} {metric}"))
-            .value
     }
 
     #[test]

@@ -138,6 +138,19 @@ impl StudyOutput {
         s
     }
 
+    /// The value of one record: (configuration, workload, policy, metric).
+    pub fn value(&self, config: &str, workload: &str, policy: &str, metric: &str) -> Option<f64> {
+        self.records
+            .iter()
+            .find(|r| {
+                r.config == config
+                    && r.workload == workload
+                    && r.policy == policy
+                    && r.metric == metric
+            })
+            .map(|r| r.value)
+    }
+
     pub fn to_json(&self) -> anyhow::Result<String> {
         Ok(serde_json::to_string_pretty(self)?)
     }

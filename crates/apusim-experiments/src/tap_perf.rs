@@ -324,28 +324,13 @@ pub fn run(fig: Figure, o: &Options) -> Result<StudyOutput> {
 mod tests {
     use super::*;
     use crate::jobs::JobInputs;
+    use crate::timed::small;
     use apusim_sim::timed::{sim_policy, SimOptions};
     use apusim_sim::SystemConfig;
 
-    fn small(mixes: &[&str]) -> Options {
-        Options {
-            mixes: Some(mixes.iter().map(|m| m.to_string()).collect()),
-            instructions: Some(20_000),
-            ..Options::default()
-        }
-    }
-
     fn get(out: &StudyOutput, config: &str, workload: &str, policy: &str, metric: &str) -> f64 {
-        out.records
-            .iter()
-            .find(|r| {
-                r.config == config
-                    && r.workload == workload
-                    && r.policy == policy
-                    && r.metric == metric
-            })
+        out.value(config, workload, policy, metric)
             .unwrap_or_else(|| panic!("{config} {workload} {policy} {metric}"))
-            .value
     }
 
     fn direct(mix: &str, policy: &str) -> SimResult {

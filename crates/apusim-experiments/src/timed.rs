@@ -290,3 +290,13 @@ pub(crate) fn fps(r: &SimResult) -> Option<f64> {
         .and_then(|g| g.render.as_ref())
         .map(|x| x.fps)
 }
+
+/// Options of a CI-sized timed study over `mixes`: 20 000 instructions per core.
+#[cfg(test)]
+pub(crate) fn small(mixes: &[&str]) -> Options {
+    Options {
+        mixes: Some(mixes.iter().map(|m| m.to_string()).collect()),
+        instructions: Some(20_000),
+        ..Options::default()
+    }
+}
