@@ -486,6 +486,20 @@ fn built_in_workloads_generate_traces_and_mixes_run_without_input() {
         .all(|f| f.ends_with(".apt") && f.starts_with("v")));
     assert_eq!(mix_run(&cached), mix);
     assert_eq!(mix_run(&["--no-cache"]), mix);
+    // A mix runs on as many CPU cores as it has CPU jobs (UCP partitions among those
+    // agents), unless `--set cpus=N` asks for more.
+    let ucp = |extra: &[&str]| {
+        let mut args = vec!["run", "--mix", "S16", "--limit", "20000", "--policy", "ucp"];
+        args.extend_from_slice(extra);
+        args.push("--no-cache");
+        ok(&args)
+    };
+    let fitted = ucp(&[]);
+    assert!(
+        fitted.contains("ways.cpu0") && !fitted.contains("ways.cpu1"),
+        "{fitted}"
+    );
+    assert!(ucp(&["--set", "cpus=2"]).contains("ways.cpu1"));
     assert!(fails(&["run", "--mix", "Q99"]).contains("unknown mix"));
     assert!(fails(&["gen", "gpgpu", "nosuch", "-o", "x.apt"]).contains("nosuch"));
     assert!(ok(&["mixes"]).contains("HL20"));
