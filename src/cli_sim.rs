@@ -18,15 +18,10 @@ pub struct SimArgs {
     /// Trace files, one per CPU core (`FILE@cpu2` assigns a core), as for `apusim run`.
     /// ChampSim traces (`*.champsimtrace`, `.xz`, `.gz`) are read with their registers and
     /// branches.
-    #[arg(required_unless_present = "mix")]
+    #[arg(required_unless_present_any = ["mix", "scene"])]
     traces: Vec<String>,
-    /// Run a named mix of built-in workloads (see `apusim mixes`) instead of trace files, on
-    /// as many CPU cores as the mix has CPU jobs (unless `--set cpus=N`).
-    #[arg(long, conflicts_with = "traces")]
-    mix: Option<String>,
-    /// Size multiplier of a --mix (as for `apusim run`).
-    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..))]
-    scale: u64,
+    #[command(flatten)]
+    workload: crate::WorkloadArgs,
     #[command(flatten)]
     cache: CacheArgs,
     /// LLC policy, or a comma-separated list run side by side in parallel.
@@ -88,16 +83,9 @@ fn parse_interval(s: &str) -> Result<IntervalSpec, String> {
 }
 
 pub fn run(a: SimArgs) -> Result<()> {
-    let cfg = a.system.load_for(a.mix.as_deref())?;
+    let cfg = a.system.load_for(&a.workload)?;
     let names = policy_list_or_configured(a.policy.as_deref(), &cfg);
-    let inputs = run_inputs(
-        &a.traces,
-        a.mix.as_deref(),
-        a.scale,
-        &a.cache,
-        cfg.seed,
-        true,
-    )?;
+    let inputs = run_inputs(&a.traces, &a.workload, &a.cache, cfg.seed, true)?;
     let inputs = &*inputs;
     let sample = a
         .sample

@@ -137,21 +137,58 @@ impl SystemArgs {
         }
     }
 
-    /// The system for a run of `mix` (if any): as [`SystemArgs::load`], with as many CPU cores
-    /// as the mix has CPU jobs (the studies' 1C1G/2C1G/4C1G systems), unless `--set cpus=N`
-    /// asks for another count. Idle cores would otherwise count as agents to partitioning
-    /// and thread-aware policies (UCP gives each at least one way).
-    fn load_for(&self, mix: Option<&str>) -> Result<SystemConfig> {
+    /// The system for a run of `w`: as [`SystemArgs::load`], with as many CPU cores as a
+    /// mix has CPU jobs (the studies' 1C1G/2C1G/4C1G systems) and none for a scene alone,
+    /// unless `--set cpus=N` asks for another count. Idle cores would otherwise count as
+    /// agents to partitioning and thread-aware policies (UCP gives each at least one way).
+    fn load_for(&self, w: &WorkloadArgs) -> Result<SystemConfig> {
         let mut cfg = self.load()?;
         let user_cpus = self
             .set
             .iter()
             .any(|kv| kv.split('=').next().is_some_and(|k| k.trim() == "cpus"));
-        if let (Some(m), false) = (mix.and_then(apusim_workloads::mixes::mix), user_cpus) {
-            cfg.cpus = m.cpus.len();
+        if !user_cpus {
+            if let Some(m) = w.mix.as_deref().and_then(apusim_workloads::mixes::mix) {
+                cfg.cpus = m.cpus.len();
+            } else if w.scene.is_some() {
+                cfg.cpus = 0;
+            }
         }
         Ok(cfg)
     }
+}
+
+/// A built-in workload instead of trace files: a named mix or a scene's frames.
+#[derive(Args)]
+pub(crate) struct WorkloadArgs {
+    /// Run a named mix of built-in workloads (see `apusim mixes`) instead of trace files, on
+    /// as many CPU cores as the mix has CPU jobs (unless `--set cpus=N`).
+    #[arg(long, conflicts_with_all = ["traces", "scene"])]
+    pub(crate) mix: Option<String>,
+    /// Render a built-in scene's frames on the GPU alone (see `apusim render scenes`), on no
+    /// CPU core (unless `--set cpus=N`): e.g. `--scene lake --preset gspc`.
+    #[arg(long, conflicts_with = "traces")]
+    pub(crate) scene: Option<String>,
+    /// Resolution of a --scene, `WIDTHxHEIGHT`.
+    #[arg(long, default_value = "1280x1024", value_parser = parse_resolution)]
+    pub(crate) resolution: (u32, u32),
+    /// Size multiplier of a --mix or --scene: CPU jobs retire `scale ×` 5 M instructions,
+    /// GPGPU jobs process `scale ×` their default elements, rendering jobs render `scale`
+    /// frames.
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..))]
+    pub(crate) scale: u64,
+}
+
+/// `WIDTHxHEIGHT`, both at least 1.
+fn parse_resolution(s: &str) -> Result<(u32, u32), String> {
+    let err = || format!("expected WIDTHxHEIGHT (e.g. 1280x1024), found `{s}`");
+    let (w, h) = s.split_once(['x', 'X']).ok_or_else(err)?;
+    let w: u32 = w.trim().parse().map_err(|_| err())?;
+    let h: u32 = h.trim().parse().map_err(|_| err())?;
+    if w == 0 || h == 0 {
+        return Err(err());
+    }
+    Ok((w, h))
 }
 
 /// Where `--mix` traces are cached.
@@ -182,26 +219,37 @@ impl CacheArgs {
 /// The inputs of `run` and `sim`: trace files, or the jobs of a named mix.
 fn run_inputs(
     traces: &[String],
-    mix: Option<&str>,
-    scale: u64,
+    w: &WorkloadArgs,
     cache: &CacheArgs,
     seed: u64,
     timed: bool,
 ) -> Result<Box<dyn apusim_sim::Inputs>> {
-    Ok(match mix {
-        Some(m) => {
-            if apusim_workloads::mixes::mix(m).is_none() {
-                bail!("unknown mix `{m}` (see `apusim mixes`)");
-            }
-            Box::new(apusim_experiments::jobs::JobInputs::mix(
-                m,
-                scale,
-                seed,
-                cache.dir(),
-            )?)
+    if let Some(m) = &w.mix {
+        if apusim_workloads::mixes::mix(m).is_none() {
+            bail!("unknown mix `{m}` (see `apusim mixes`)");
         }
-        None => Box::new(inputs::TraceInputs::parse(traces)?.native_champsim(timed)),
-    })
+        return Ok(Box::new(apusim_experiments::jobs::JobInputs::mix(
+            m,
+            w.scale,
+            seed,
+            cache.dir(),
+        )?));
+    }
+    if let Some(scene) = &w.scene {
+        let frames = u32::try_from(w.scale).unwrap_or(u32::MAX);
+        let (width, height) = w.resolution;
+        let job = apusim_experiments::jobs::scene_job(scene, width, height, frames, seed)?;
+        let description =
+            format!("scene {scene} ({width}x{height}, {frames} frame(s), seed {seed})");
+        return Ok(Box::new(apusim_experiments::jobs::JobInputs::new(
+            vec![job],
+            cache.dir(),
+            description,
+        )));
+    }
+    Ok(Box::new(
+        inputs::TraceInputs::parse(traces)?.native_champsim(timed),
+    ))
 }
 
 #[derive(Args)]
@@ -310,16 +358,10 @@ struct RunArgs {
     /// Trace files (.apt, lackey, ChampSim, CSV). `FILE@cpu2` or `FILE@gpu` assigns a
     /// single-agent trace to an agent; single-agent CPU traces that would collide are given
     /// the next free core.
-    #[arg(required_unless_present = "mix")]
+    #[arg(required_unless_present_any = ["mix", "scene"])]
     traces: Vec<String>,
-    /// Run a named mix of built-in workloads (see `apusim mixes`) instead of trace files, on
-    /// as many CPU cores as the mix has CPU jobs (unless `--set cpus=N`).
-    #[arg(long, conflicts_with = "traces")]
-    mix: Option<String>,
-    /// Size multiplier of a --mix: CPU jobs retire `scale ×` 5 M instructions, GPGPU jobs
-    /// process `scale ×` their default elements, rendering jobs render `scale` frames.
-    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..))]
-    scale: u64,
+    #[command(flatten)]
+    workload: WorkloadArgs,
     #[command(flatten)]
     cache: CacheArgs,
     /// LLC policy, or a comma-separated list to compare (run in parallel; `all` and
@@ -520,19 +562,12 @@ fn policy_list_or_configured(given: Option<&[String]>, cfg: &SystemConfig) -> Ve
 }
 
 fn run(a: RunArgs) -> Result<()> {
-    let cfg = a.system.load_for(a.mix.as_deref())?;
+    let cfg = a.system.load_for(&a.workload)?;
     let names = policy_list_or_configured(a.policy.as_deref(), &cfg);
     if a.cachegrind && !cfg.cachegrind {
         bail!("--cachegrind output needs the cachegrind model: use --preset cachegrind");
     }
-    let inputs = run_inputs(
-        &a.traces,
-        a.mix.as_deref(),
-        a.scale,
-        &a.cache,
-        cfg.seed,
-        false,
-    )?;
+    let inputs = run_inputs(&a.traces, &a.workload, &a.cache, cfg.seed, false)?;
     let inputs = &*inputs;
     let opts = RunOptions {
         progress: true,

@@ -501,6 +501,35 @@ fn built_in_workloads_generate_traces_and_mixes_run_without_input() {
     );
     assert!(ucp(&["--set", "cpus=2"]).contains("ways.cpu1"));
     assert!(fails(&["run", "--mix", "Q99"]).contains("unknown mix"));
+    // A scene's frames run on the GPU alone, timed or functional; bad names and
+    // resolutions are refused.
+    let scene = ok(&[
+        "sim",
+        "--scene",
+        "lake",
+        "--resolution",
+        "96x64",
+        "--preset",
+        "gspc",
+        "--no-cache",
+    ]);
+    assert!(
+        scene.contains("scene lake (96x64, 1 frame(s)") && scene.contains("frames per second"),
+        "{scene}"
+    );
+    assert!(!scene.contains("cpu0"), "{scene}");
+    let functional = ok(&[
+        "run",
+        "--scene",
+        "lake",
+        "--resolution",
+        "96x64",
+        "--no-cache",
+    ]);
+    assert!(functional.contains("llc gpu"), "{functional}");
+    assert!(fails(&["sim", "--scene", "castle"]).contains("unknown scene `castle`"));
+    assert!(fails(&["sim", "--scene", "lake", "--resolution", "96"]).contains("WIDTHxHEIGHT"));
+    assert!(fails(&["sim", "--scene", "lake", "--mix", "S1"]).contains("cannot be used with"));
     assert!(fails(&["gen", "gpgpu", "nosuch", "-o", "x.apt"]).contains("nosuch"));
     assert!(ok(&["mixes"]).contains("HL20"));
     assert!(ok(&["workloads"]).contains("bfs"));

@@ -24,7 +24,7 @@ use anyhow::{bail, Context, Result};
 use apusim_oracle::{OraclePolicy, OracleResult};
 use apusim_sim::{RunOptions, StudyOptions, SystemConfig};
 use apusim_trace::Stream;
-use apusim_workloads::mixes::{Job, JobSpec};
+use apusim_workloads::mixes::Job;
 use rayon::prelude::*;
 use std::path::{Path, PathBuf};
 
@@ -162,36 +162,6 @@ impl Default for Options {
     }
 }
 
-/// The rendering job of built-in scene `scene`: `frames` frames at `width`×`height`.
-pub(crate) fn scene_job(
-    scene: &str,
-    width: u32,
-    height: u32,
-    frames: u32,
-    seed: u64,
-) -> Result<Job> {
-    let Some(&(name, _)) = apusim_render::builtin::SCENES.iter().find(|s| s.0 == scene) else {
-        bail!(
-            "unknown scene `{scene}` (built-in scenes: {})",
-            apusim_render::builtin::SCENES
-                .iter()
-                .map(|s| s.0)
-                .collect::<Vec<_>>()
-                .join(", ")
-        );
-    };
-    Ok(Job {
-        label: format!("gpu {name}"),
-        spec: JobSpec::Render {
-            scene: name,
-            width,
-            height,
-            frames,
-            seed,
-        },
-    })
-}
-
 /// The LLC access stream of `job` behind preset `gspc`'s render caches, cached in `dir` under
 /// a key naming the job and the preset's configuration.
 fn llc_stream(dir: &Path, job: &Job, preset: &SystemConfig) -> Result<PathBuf> {
@@ -267,7 +237,7 @@ pub fn run(fig: Figure, o: &Options) -> Result<StudyOutput> {
     let jobs: Vec<Job> = o
         .scenes
         .iter()
-        .map(|s| scene_job(s, o.width, o.height, o.frames, o.seed))
+        .map(|s| crate::jobs::scene_job(s, o.width, o.height, o.frames, o.seed))
         .collect::<Result<_>>()?;
     for size in &o.llc_sizes {
         apusim_sim::config::parse_geometry(&format!("{size},16,64"))

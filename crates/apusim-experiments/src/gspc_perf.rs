@@ -132,7 +132,7 @@ pub fn run(fig: Figure, o: &Options) -> Result<StudyOutput> {
     let jobs: Vec<Job> = o
         .scenes
         .iter()
-        .map(|s| crate::gspc::scene_job(s, o.width, o.height, o.frames, o.seed))
+        .map(|s| crate::jobs::scene_job(s, o.width, o.height, o.frames, o.seed))
         .collect::<Result<_>>()?;
     let traces = TraceDir::new(o.cache.as_deref())?;
     let dir = traces.path().to_path_buf();

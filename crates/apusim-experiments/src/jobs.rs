@@ -28,6 +28,31 @@ pub fn default_cache_dir() -> Option<PathBuf> {
         .or_else(|| var("HOME").map(|d| d.join(".cache").join("apusim")))
 }
 
+/// The rendering job of built-in scene `scene`: `frames` frames at `width`×`height`, its
+/// procedural content seeded by `seed`. An unknown scene is refused, naming the built-in ones.
+pub fn scene_job(scene: &str, width: u32, height: u32, frames: u32, seed: u64) -> Result<Job> {
+    let Some(&(name, _)) = apusim_render::builtin::SCENES.iter().find(|s| s.0 == scene) else {
+        anyhow::bail!(
+            "unknown scene `{scene}` (built-in scenes: {})",
+            apusim_render::builtin::SCENES
+                .iter()
+                .map(|s| s.0)
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
+    };
+    Ok(Job {
+        label: format!("gpu {name}"),
+        spec: mixes::JobSpec::Render {
+            scene: name,
+            width,
+            height,
+            frames,
+            seed,
+        },
+    })
+}
+
 /// Where `job`'s cached trace lives in `dir`.
 pub fn cached_path(dir: &Path, job: &Job) -> PathBuf {
     dir.join(format!("{}.apt", job.key()))
