@@ -28,7 +28,7 @@ pub enum StudyCommand {
     /// gspc Fig. 16 (timed): the same on a 16 MB 16-way LLC.
     GspcFig16(GspcTimedArgs),
     /// gspc Fig. 17 (timed): NRU and GSPC relative to DRRIP with DDR3-1867 10-10-10, and on
-    /// a GPU of 64 cores x 8 thread contexts.
+    /// a GPU of 512 thread contexts.
     GspcFig17(GspcTimedArgs),
     /// drp Fig. 13: per-mix LLC read misses of DRP (CPU and GPU parts) normalized to the
     /// baseline.

@@ -373,9 +373,9 @@ pub const PIPELINE_PARAMS: &[ParamSpec] = &[
         "shader_cores",
         "64",
         1,
-        1024,
+        64,
         "shader cores",
-        "unified shader cores (vertex and pixel threads), each with two texture samplers",
+        "unified shader cores (vertex and pixel threads), each with two texture samplers; at most the renderer's 64, over whose ids it spreads the work (an 8x8 interleave of screen tiles)",
     ),
     int(
         "threads_per_core",
