@@ -279,11 +279,6 @@ mod tests {
     use apusim_sim::timed::{sim_policy, SimOptions, SimResult};
     use apusim_sim::SystemConfig;
 
-    fn get(out: &StudyOutput, config: &str, workload: &str, policy: &str, metric: &str) -> f64 {
-        out.value(config, workload, policy, metric)
-            .unwrap_or_else(|| panic!("{config} {workload} {policy} {metric}"))
-    }
-
     /// The same run made directly, on the preset the study picks for the mix.
     fn direct(mix: &str, policy: &str, study: StudyOptions) -> SimResult {
         let inputs = JobInputs::mix(mix, 1, 1, None).unwrap();
@@ -307,17 +302,17 @@ mod tests {
             let drp = direct(mix, "drp", StudyOptions::default());
             let ipc = |r: &SimResult| r.cores.iter().map(|c| c.ipc).sum::<f64>();
             assert_eq!(
-                get(&out, config, mix, "DRP", "cpu_speedup"),
+                out.get(config, mix, "DRP", "cpu_speedup"),
                 ipc(&drp) / ipc(&base)
             );
             let cycles = |r: &SimResult| r.gpu.as_ref().unwrap().cycles as f64;
             assert_eq!(
-                get(&out, config, mix, "DRP", "gpu_speedup"),
+                out.get(config, mix, "DRP", "gpu_speedup"),
                 cycles(&base) / cycles(&drp)
             );
             assert_eq!(
-                get(&out, config, "mean", "DRP", "gpu_speedup"),
-                get(&out, config, mix, "DRP", "gpu_speedup")
+                out.get(config, "mean", "DRP", "gpu_speedup"),
+                out.get(config, mix, "DRP", "gpu_speedup")
             );
         }
         // Two mixes x one bar x two metrics, and their means.
@@ -339,7 +334,7 @@ mod tests {
         );
         let cycles = |r: &SimResult| r.gpu.as_ref().unwrap().cycles as f64;
         assert_eq!(
-            get(&out, "1C1G", "mean", "100%", "gpu_speedup"),
+            out.get("1C1G", "mean", "100%", "gpu_speedup"),
             cycles(&base) / cycles(&all)
         );
         let bypassed = all.functional.llc().counts.class_total(true).bypasses;
@@ -349,8 +344,8 @@ mod tests {
     #[test]
     fn fig1_compares_jobs_alone_with_the_mix() {
         let out = run(Figure::Fig1, &small(&["S18"])).unwrap();
-        let cpu = get(&out, "1C1G", "S18", "Standalone", "cpu_speedup");
-        let gpu = get(&out, "1C1G", "S18", "Standalone", "gpu_speedup");
+        let cpu = out.get("1C1G", "S18", "Standalone", "cpu_speedup");
+        let gpu = out.get("1C1G", "S18", "Standalone", "gpu_speedup");
         // The GPU (reduction) and the CPU (libquantum) contend for DRAM: each is faster alone.
         assert!(cpu > 1.0, "CPU alone over shared {cpu}");
         assert!(gpu >= 1.0, "GPU alone over shared {gpu}");

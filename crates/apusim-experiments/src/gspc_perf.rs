@@ -261,26 +261,21 @@ mod tests {
         }
     }
 
-    fn get(out: &StudyOutput, config: &str, w: &str, policy: &str, metric: &str) -> f64 {
-        out.value(config, w, policy, metric)
-            .unwrap_or_else(|| panic!("{config} {w} {policy} {metric}"))
-    }
-
     #[test]
     fn frame_rates_are_normalized_to_drrip_on_the_same_scene_and_system() {
         let out = run(Figure::Fig17, &small(&["lake"])).unwrap();
         for sys in ["DDR3-1867", "512-context GPU"] {
-            assert_eq!(get(&out, sys, "lake", "DRRIP", "fps_norm"), 1.0);
-            let drrip = get(&out, sys, "lake", "DRRIP", "fps");
-            let gspc = get(&out, sys, "lake", "GSPC", "fps");
+            assert_eq!(out.get(sys, "lake", "DRRIP", "fps_norm"), 1.0);
+            let drrip = out.get(sys, "lake", "DRRIP", "fps");
+            let gspc = out.get(sys, "lake", "GSPC", "fps");
             assert!(drrip > 0.0 && gspc > 0.0);
-            assert_eq!(get(&out, sys, "lake", "GSPC", "fps_norm"), gspc / drrip);
-            assert_eq!(get(&out, sys, "mean", "GSPC", "fps_norm"), gspc / drrip);
+            assert_eq!(out.get(sys, "lake", "GSPC", "fps_norm"), gspc / drrip);
+            assert_eq!(out.get(sys, "mean", "GSPC", "fps_norm"), gspc / drrip);
         }
         // The two panels are different systems.
         assert_ne!(
-            get(&out, "512-context GPU", "lake", "DRRIP", "fps"),
-            get(&out, "DDR3-1867", "lake", "DRRIP", "fps")
+            out.get("512-context GPU", "lake", "DRRIP", "fps"),
+            out.get("DDR3-1867", "lake", "DRRIP", "fps")
         );
     }
 

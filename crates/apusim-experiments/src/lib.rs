@@ -151,6 +151,13 @@ impl StudyOutput {
             .map(|r| r.value)
     }
 
+    /// The value of one record in a test; panics naming the record when it is missing.
+    #[cfg(test)]
+    pub(crate) fn get(&self, config: &str, workload: &str, policy: &str, metric: &str) -> f64 {
+        self.value(config, workload, policy, metric)
+            .unwrap_or_else(|| panic!("no record {config} {workload} {policy} {metric}"))
+    }
+
     pub fn to_json(&self) -> anyhow::Result<String> {
         Ok(serde_json::to_string_pretty(self)?)
     }

@@ -328,11 +328,6 @@ mod tests {
     use apusim_sim::timed::{sim_policy, SimOptions};
     use apusim_sim::SystemConfig;
 
-    fn get(out: &StudyOutput, config: &str, workload: &str, policy: &str, metric: &str) -> f64 {
-        out.value(config, workload, policy, metric)
-            .unwrap_or_else(|| panic!("{config} {workload} {policy} {metric}"))
-    }
-
     fn direct(mix: &str, policy: &str) -> SimResult {
         let inputs = JobInputs::mix(mix, 1, 1, None).unwrap();
         let mut cfg = SystemConfig::load_preset("tap", &[]).unwrap();
@@ -352,13 +347,13 @@ mod tests {
         let r = |i: usize| tap.cores[i].ipc / lru.cores[i].ipc;
         let g = tap.gpu.as_ref().unwrap().ipc / lru.gpu.as_ref().unwrap().ipc;
         let want = (r(0) * r(1) * g).powf(1.0 / 3.0);
-        let got = get(&out, "2-CPU-A", "TAP-2C-A", "TAP-UCP", "speedup");
+        let got = out.get("2-CPU-A", "TAP-2C-A", "TAP-UCP", "speedup");
         assert!((got - want).abs() < 1e-12, "{got} vs {want}");
-        let cpu = get(&out, "2-CPU", "TAP-2C-A", "TAP-UCP", "cpu_speedup");
+        let cpu = out.get("2-CPU", "TAP-2C-A", "TAP-UCP", "cpu_speedup");
         assert!((cpu - (r(0) * r(1)).sqrt()).abs() < 1e-12);
-        assert_eq!(get(&out, "2-CPU", "TAP-2C-A", "TAP-UCP", "gpu_speedup"), g);
+        assert_eq!(out.get("2-CPU", "TAP-2C-A", "TAP-UCP", "gpu_speedup"), g);
         // The type's group and the all-types group hold the same workload, and the means.
-        assert_eq!(get(&out, "2-CPU", "mean", "TAP-UCP", "speedup"), got);
+        assert_eq!(out.get("2-CPU", "mean", "TAP-UCP", "speedup"), got);
         // A run against itself is a speedup of one for every metric.
         for (cpu, gpu) in [(true, true), (true, false), (false, true)] {
             assert_eq!(tap_speedup(&lru, &lru, cpu, gpu), 1.0);
