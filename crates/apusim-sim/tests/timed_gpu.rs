@@ -493,15 +493,6 @@ fn level_bypasses(r: &SimResult) -> u64 {
         .bypasses
 }
 
-/// The value of policy statistic `name` in run `r`.
-fn policy_stat(r: &SimResult, name: &str) -> f64 {
-    r.policy_stats
-        .iter()
-        .find(|(k, _)| k == name)
-        .unwrap_or_else(|| panic!("no policy statistic `{name}` in {:?}", r.policy_stats))
-        .1
-}
-
 #[test]
 fn tap_core_sampling_and_helm_hear_each_shader_core_s_progress() {
     // TAP's core-sampling controller compares the instructions of two sampled shader cores
@@ -518,15 +509,15 @@ fn tap_core_sampling_and_helm_hear_each_shader_core_s_progress() {
         ..SimOptions::default()
     };
     let tap = sim_policy(&cfg, "tap-ucp", &mix, &opts).unwrap();
-    assert!(policy_stat(&tap, "periods") >= 2.0);
+    assert!(tap.policy_stat("periods").unwrap() >= 2.0);
     assert!(
-        policy_stat(&tap, "csc_decisions") >= 1.0,
+        tap.policy_stat("csc_decisions").unwrap() >= 1.0,
         "core sampling never decided: {:?}",
         tap.policy_stats
     );
     let helm = sim_policy(&cfg, "helm", &mix, &opts).unwrap();
     assert!(
-        policy_stat(&helm, "tolerance_decisions") >= 1.0,
+        helm.policy_stat("tolerance_decisions").unwrap() >= 1.0,
         "HeLM never judged the GPU's latency tolerance: {:?}",
         helm.policy_stats
     );

@@ -542,15 +542,6 @@ fn critical_gpu_accesses_first_speed_the_frame_and_hints_reach_dram() {
     );
 }
 
-/// The value of policy statistic `name` in run `r`.
-fn policy_stat(r: &SimResult, name: &str) -> f64 {
-    r.policy_stats
-        .iter()
-        .find(|(k, _)| k == name)
-        .unwrap_or_else(|| panic!("no policy statistic `{name}` in {:?}", r.policy_stats))
-        .1
-}
-
 /// TAP's core sampling (tap §3.1) and HeLM's sampled cores (drp §2.2) on a 3D job: the render
 /// pipeline reports each shader core's instructions and ready threads under the unit of its
 /// instruction fetches (sampled cores 0 and 1 are the shader cores of screen tiles (0, 0) and
@@ -585,18 +576,18 @@ fn tap_core_sampling_and_helm_hear_the_render_pipeline_s_shader_cores() {
     let opts = SimOptions::default();
     let tap = sim_policy(&cfg, "tap-rrip", &scene, &opts).unwrap();
     assert!(
-        policy_stat(&tap, "periods") >= 2.0,
+        tap.policy_stat("periods").unwrap() >= 2.0,
         "{:?}",
         tap.policy_stats
     );
     assert!(
-        policy_stat(&tap, "csc_decisions") >= 1.0,
+        tap.policy_stat("csc_decisions").unwrap() >= 1.0,
         "core sampling never decided: {:?}",
         tap.policy_stats
     );
     let helm = sim_policy(&cfg, "helm", &scene, &opts).unwrap();
     assert!(
-        policy_stat(&helm, "tolerance_decisions") >= 1.0,
+        helm.policy_stat("tolerance_decisions").unwrap() >= 1.0,
         "HeLM never judged the GPU's latency tolerance: {:?}",
         helm.policy_stats
     );

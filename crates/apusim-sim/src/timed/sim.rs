@@ -166,6 +166,17 @@ pub struct SimResult {
     pub seconds: f64,
 }
 
+impl SimResult {
+    /// The value of the LLC policy's statistic `name` at the end of the run (`None` when the
+    /// policy reports no such statistic).
+    pub fn policy_stat(&self, name: &str) -> Option<f64> {
+        self.policy_stats
+            .iter()
+            .find(|(k, _)| k == name)
+            .map(|(_, v)| *v)
+    }
+}
+
 /// The system-wide figures between two readings (the measured window, or one interval).
 #[derive(Clone, Debug, Serialize)]
 pub struct SystemWindow {
