@@ -29,7 +29,7 @@
 //! speedup").
 
 use crate::timed::{bar, fps, gpu_cycles, ideal, speedup_of, Bar, TimedMixes};
-use crate::{with_means, Mean, Record, StudyOutput};
+use crate::{Record, StudyOutput};
 use anyhow::{bail, Context, Result};
 use apusim_sim::timed::{alone_runs, speedup, AloneOptions};
 use apusim_sim::StudyOptions;
@@ -258,16 +258,13 @@ pub fn run(fig: Figure, o: &Options) -> Result<StudyOutput> {
         (c.ends_with("CUDA") as u32, n)
     };
     records.sort_by_key(|r| order(&r.config));
-    let mut records = with_means(records, Mean::Geometric);
-    if fig.averages_only() {
-        records.retain(|r| r.workload == "mean");
-    }
-    Ok(StudyOutput {
-        study: fig.name().into(),
-        title: format!("{}{}", fig.title(), o.note()),
-        paper: fig.paper().into(),
+    Ok(crate::timed::output(
+        fig.name(),
+        format!("{}{}", fig.title(), o.note()),
+        fig.paper(),
         records,
-    })
+        fig.averages_only(),
+    ))
 }
 
 #[cfg(test)]

@@ -14,7 +14,7 @@
 //! miss savings turns into frame rate. Fig. 17's lower panel has "eight texture samplers" against the baseline's
 //! twelve; apusim's samplers come two per shader core, so its lower panel has 64 cores' 128.
 
-use crate::jobs::{prepare_all, JobInputs, TraceDir};
+use crate::jobs::{alone_inputs, TraceDir};
 use crate::timed::geomean;
 use crate::{Record, StudyOutput};
 use anyhow::{bail, Context, Result};
@@ -136,11 +136,7 @@ pub fn run(fig: Figure, o: &Options) -> Result<StudyOutput> {
         .collect::<Result<_>>()?;
     let traces = TraceDir::new(o.cache.as_deref())?;
     let dir = traces.path().to_path_buf();
-    let inputs: Vec<JobInputs> = jobs
-        .iter()
-        .map(|j| JobInputs::new(vec![j.clone()], Some(dir.clone()), j.label.clone()))
-        .collect();
-    prepare_all(&dir, &inputs)?;
+    let inputs = alone_inputs(&dir, &jobs)?;
     let systems = fig.systems();
     let bars: Vec<(&str, &str)> = std::iter::once(("DRRIP", BASELINE))
         .chain(fig.policies().iter().copied())

@@ -203,6 +203,17 @@ pub fn prepare_all(dir: &Path, inputs: &[JobInputs]) -> Result<()> {
     Ok(())
 }
 
+/// Each of `jobs` alone as the inputs of one run (described as the job's label), with every
+/// trace generated into `dir` now.
+pub fn alone_inputs(dir: &Path, jobs: &[Job]) -> Result<Vec<JobInputs>> {
+    let inputs: Vec<JobInputs> = jobs
+        .iter()
+        .map(|j| JobInputs::new(vec![j.clone()], Some(dir.to_path_buf()), j.label.clone()))
+        .collect();
+    prepare_all(dir, &inputs)?;
+    Ok(inputs)
+}
+
 /// Where a study keeps its traces: the trace cache if there is one, else a temporary directory
 /// that lives as long as this value.
 pub struct TraceDir {

@@ -30,7 +30,7 @@
 //! (`apusim gpgpu`, from tap Table 6 or its measured behaviour) is shown beside the measured
 //! one.
 
-use crate::jobs::{prepare_all, JobInputs, TraceDir};
+use crate::jobs::{alone_inputs, TraceDir};
 use crate::timed::Options;
 use crate::{Record, StudyOutput};
 use anyhow::{bail, Context, Result};
@@ -187,17 +187,7 @@ pub fn run(o: &Options) -> Result<StudyOutput> {
         .collect::<Result<_>>()?;
     let traces = TraceDir::new(o.cache.as_deref())?;
     let dir = traces.path().to_path_buf();
-    let inputs: Vec<JobInputs> = jobs
-        .iter()
-        .map(|j| {
-            JobInputs::new(
-                vec![j.clone()],
-                Some(dir.clone()),
-                format!("{} alone", j.label),
-            )
-        })
-        .collect();
-    prepare_all(&dir, &inputs)?;
+    let inputs = alone_inputs(&dir, &jobs)?;
     let cases: Vec<(usize, usize)> = (0..inputs.len())
         .flat_map(|a| (0..WAYS.len()).map(move |w| (a, w)))
         .collect();

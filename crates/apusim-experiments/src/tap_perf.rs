@@ -25,7 +25,7 @@
 //! 20-cycle tiles.
 
 use crate::timed::{bar, geomean, gpu_job, Bar, TimedMixes};
-use crate::{with_means, Mean, Record, StudyOutput};
+use crate::{Record, StudyOutput};
 use anyhow::{bail, Result};
 use apusim_sim::timed::SimResult;
 use apusim_workloads::mixes::GpuJob;
@@ -308,16 +308,13 @@ pub fn run(fig: Figure, o: &Options) -> Result<StudyOutput> {
         }
     }
     records.sort_by_key(|r| config_order(fig, &r.config));
-    let mut records = with_means(records, Mean::Geometric);
-    if fig.averages_only() {
-        records.retain(|r| r.workload == "mean");
-    }
-    Ok(StudyOutput {
-        study: fig.name().into(),
-        title: format!("{}{}", fig.title(), o.note()),
-        paper: fig.paper().into(),
+    Ok(crate::timed::output(
+        fig.name(),
+        format!("{}{}", fig.title(), o.note()),
+        fig.paper(),
         records,
-    })
+        fig.averages_only(),
+    ))
 }
 
 #[cfg(test)]

@@ -10,6 +10,7 @@
 //! number of threads.
 
 use crate::jobs::{prepare_all, JobInputs, TraceDir};
+use crate::{with_means, Mean, Record, StudyOutput};
 use anyhow::{bail, Context, Result};
 use apusim_sim::timed::{sim_policy, SimOptions, SimResult};
 use apusim_sim::{StudyOptions, SystemConfig};
@@ -260,6 +261,27 @@ pub(crate) fn of_workload<'a, T>(
         .filter(|(_, x)| *x == w)
         .map(|(r, _)| *r)
         .collect()
+}
+
+/// A timed figure's output: `records` with their geometric means per (configuration, bar,
+/// metric), only the means when `averages_only`.
+pub(crate) fn output(
+    study: &str,
+    title: String,
+    paper: &str,
+    records: Vec<Record>,
+    averages_only: bool,
+) -> StudyOutput {
+    let mut records = with_means(records, Mean::Geometric);
+    if averages_only {
+        records.retain(|r| r.workload == "mean");
+    }
+    StudyOutput {
+        study: study.into(),
+        title,
+        paper: paper.into(),
+        records,
+    }
 }
 
 /// The geometric mean of `v` (NaN if empty).
