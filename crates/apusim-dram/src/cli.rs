@@ -316,4 +316,19 @@ mod tests {
         let e = a.config().unwrap_err().to_string();
         assert!(e.contains("tRC (20) < tRAS (28) + tRP (11)"), "{e}");
     }
+
+    /// tREFI just above tRFC used to starve every row miss behind refreshes (the run never
+    /// finished); the smallest interval that serves one miss per refresh is accepted.
+    #[test]
+    fn refresh_interval_too_short_to_serve_a_miss_is_refused() {
+        let mut a = DramCliArgs::new("reference", "x");
+        a.overrides.push(("tRFC".into(), "20".into()));
+        a.overrides.push(("tREFI".into(), "60".into()));
+        let e = a.config().unwrap_err().to_string();
+        // DDR3-1600 11-11-11: max(tRAS 28, tRTP 6, tCWL 8 + tBURST 4 + tWR 12) + 11 + 20 + 11.
+        assert!(e.contains("tREFI (60) < 70"), "{e}");
+        a.overrides.pop();
+        a.overrides.push(("tREFI".into(), "70".into()));
+        assert!(a.config().is_ok());
+    }
 }

@@ -223,10 +223,19 @@ impl Timings {
                 self.rtw, self.cl, self.burst, self.cwl
             ));
         }
-        if self.refi <= self.rfc {
+        // A refresh that falls due stops the rank's other commands until its PREA and REF
+        // have issued (as Ramulator 2's priority buffer does). The PREA waits for the last
+        // command issued before the deadline (an ACT's tRAS, a read's tRTP, a write's
+        // recovery), then tRP, then tRFC; the interval must still leave an ACT and its
+        // column command (tRCD) before the next deadline, or a row miss could be opened and
+        // closed again at every refresh without ever being served.
+        let before_pre = self.ras.max(self.rtp).max(self.cwl + self.burst + self.wr);
+        let needed =
+            u64::from(before_pre) + u64::from(self.rp) + u64::from(self.rfc) + u64::from(self.rcd);
+        if u64::from(self.refi) < needed {
             return bad(format!(
-                "tREFI ({}) <= tRFC ({}): the rank would do nothing but refresh",
-                self.refi, self.rfc
+                "tREFI ({}) < {needed} = max(tRAS, tRTP, tCWL + tBURST + tWR) ({before_pre}) + tRP ({}) + tRFC ({}) + tRCD ({}): a refresh interval must leave time to serve one row miss, or requests can starve behind refreshes",
+                self.refi, self.rp, self.rfc, self.rcd
             ));
         }
         Ok(())
