@@ -145,7 +145,7 @@ pub struct PlotArgs {
 /// command line is read.
 pub fn plot_output(s: &str) -> Result<PathBuf, String> {
     let path = crate::writable_output(s)?;
-    plot::Format::of(&path, "--plot").map_err(|e| e.to_string())?;
+    plot::Format::of(&path)?;
     Ok(path)
 }
 

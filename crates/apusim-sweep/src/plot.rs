@@ -38,20 +38,19 @@ pub enum Format {
 }
 
 impl Format {
-    /// The format named by `path`'s extension (`.svg` or `.png`); `option` names the command
-    /// line option in the error.
-    pub fn of(path: &Path, option: &str) -> Result<Format> {
+    /// The format named by `path`'s extension: `.svg` or `.png` (either case).
+    pub fn of(path: &Path) -> Result<Format, String> {
         match path.extension().and_then(|e| e.to_str()) {
             Some(e) if e.eq_ignore_ascii_case("svg") => Ok(Format::Svg),
             Some(e) if e.eq_ignore_ascii_case("png") => Ok(Format::Png),
-            Some(e) => bail!(
-                "{option} {}: `.{e}` is not a plot format; name the file .svg or .png",
+            Some(e) => Err(format!(
+                "{}: `.{e}` is not a plot format; name the file .svg or .png",
                 path.display()
-            ),
-            None => bail!(
-                "{option} {}: name the file .svg or .png (the extension chooses the format)",
+            )),
+            None => Err(format!(
+                "{}: name the file .svg or .png (the extension chooses the format)",
                 path.display()
-            ),
+            )),
         }
     }
 }
@@ -212,7 +211,7 @@ fn encode_png(rgb: &[u8], (w, h): (u32, u32)) -> Result<Vec<u8>> {
 
 /// Write `fig` to `path` atomically, as SVG or PNG by the extension.
 pub fn write_figure(path: &Path, fig: &Figure) -> Result<()> {
-    let format = Format::of(path, "plot file")?;
+    let format = Format::of(path).map_err(|e| anyhow!(e))?;
     let bytes = render(fig, format)?;
     apusim_sim::report::write_atomic(path, &bytes)
 }
@@ -332,6 +331,19 @@ fn draw_panel<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, p: &Panel) -> R
         .unwrap_or(1);
     let curves = p.kind == PanelKind::Curves;
     let vertical = !curves && text_px(longest, LABEL_SIZE) + 8 > plot_px / n as i32;
+    // Sorted curves put rank r at x = r; the other kinds centre position g in [g, g + 1).
+    let x_range = if curves {
+        0.5..n as f64 + 0.5
+    } else {
+        0.0..n as f64
+    };
+    let x_of = |g: usize| {
+        if curves {
+            g as f64 + 1.0
+        } else {
+            g as f64 + 0.5
+        }
+    };
     let x_area = if vertical {
         (text_px(longest.min(28), LABEL_SIZE) + 46).min(200) as u32
     } else {
@@ -342,7 +354,7 @@ fn draw_panel<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, p: &Panel) -> R
         .margin(12)
         .x_label_area_size(x_area)
         .y_label_area_size(100)
-        .build_cartesian_2d(0f64..n as f64, bottom..top)
+        .build_cartesian_2d(x_range.clone(), bottom..top)
         .map_err(err)?;
     let mut mesh = chart.configure_mesh();
     mesh.disable_x_mesh()
@@ -356,7 +368,7 @@ fn draw_panel<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, p: &Panel) -> R
     if curves {
         // Ranks 1..n under the sorted curves.
         mesh.x_labels(n.min(12))
-            .x_label_formatter(&|v| format!("{}", (v + 0.5).round() as i64));
+            .x_label_formatter(&|v| format!("{}", v.round() as i64));
     } else {
         mesh.x_labels(0);
     }
@@ -423,7 +435,7 @@ fn draw_panel<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, p: &Panel) -> R
             for s in 0..p.series.len() {
                 let c = color(s);
                 let points: Vec<(f64, f64)> = (0..p.groups.len())
-                    .filter_map(|g| value(g, s).map(|v| (g as f64 + 0.5, v)))
+                    .filter_map(|g| value(g, s).map(|v| (x_of(g), v)))
                     .collect();
                 chart
                     .draw_series(std::iter::once(PathElement::new(
@@ -442,7 +454,7 @@ fn draw_panel<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, p: &Panel) -> R
     if let Some(r) = p.reference.filter(|r| *r > bottom && *r < top) {
         chart
             .draw_series(std::iter::once(PathElement::new(
-                vec![(0.0, r), (n as f64, r)],
+                vec![(x_range.start, r), (x_range.end, r)],
                 BLACK.mix(0.6).stroke_width(1),
             )))
             .map_err(err)?;
@@ -534,7 +546,7 @@ pub fn svg(p: &Pivot, kind: PlotKind, what: &str) -> Result<String> {
 
 /// Write the pivot's plot to `path` (atomically), as SVG or PNG by the file's extension.
 pub fn write(path: &Path, p: &Pivot, kind: PlotKind, what: &str) -> Result<()> {
-    Format::of(path, "--plot")?;
+    Format::of(path).map_err(|e| anyhow!("--plot {e}"))?;
     write_figure(path, &pivot_figure(p, kind, what))
 }
 
