@@ -250,6 +250,26 @@ fn the_long_csv_reads_back_and_bad_lines_are_named() {
 }
 
 #[test]
+fn results_refuse_a_plot_file_of_another_format_before_opening_the_database() {
+    let o = apusim(&[
+        "results",
+        "/nonexistent/runs.db",
+        "--pivot",
+        "--metric",
+        "read_misses",
+        "--plot",
+        "pivot.gif",
+    ]);
+    let err = String::from_utf8(o.stderr).unwrap();
+    assert!(!o.status.success());
+    assert!(
+        err.contains("--plot") && err.contains("`.gif` is not a plot format"),
+        "{err}"
+    );
+    assert!(!err.contains("runs.db"), "{err}");
+}
+
+#[test]
 fn every_study_command_has_a_figure() {
     let o = apusim(&["study", "--help"]);
     assert!(o.status.success());

@@ -5,7 +5,7 @@
 //! series, the caller adds a `geomean` group), lines over a swept parameter (one line per
 //! series), per-mix sorted curves (S-curves: x is the rank) or stacked bars (one bar per x
 //! position, one segment per series). [`study`] builds figures from study outputs;
-//! [`write`] plots a results [`Pivot`].
+//! [`write()`] plots a results [`Pivot`].
 //!
 //! Text is laid out with `ab_glyph` from DejaVu Sans compiled into the binary (crate
 //! `dejavu`), so PNGs render the same on a machine without fonts or fontconfig. The font's

@@ -350,7 +350,7 @@ fn panel(
         _ => metric.to_string(),
     };
     let x_group = if by_config {
-        "configuration".to_string()
+        "configuration (the study's mean over its workloads)".to_string()
     } else {
         spec.x_label.to_string()
     };
@@ -597,6 +597,7 @@ mod tests {
                 rec("DDR3", "mean", "GSPC", "fps_norm", 0.5),
                 rec("GPU", "a", "DRRIP", "fps_norm", 1.0),
                 rec("GPU", "a", "GSPC", "fps_norm", 1.2),
+                rec("GPU", "c", "GSPC", "fps_norm", 1.3),
             ],
         };
         let f = figure(&out, None).unwrap();
@@ -606,8 +607,9 @@ mod tests {
         let g = p.values[2][1].unwrap();
         assert!((g - (1.1f64 * 0.9).sqrt()).abs() < 1e-12, "{g}");
         assert!(p.y_label.contains("normalized to DRRIP"));
-        // A single group gets no geometric mean.
-        assert_eq!(f.panels[1].groups, ["a"]);
+        // The second configuration's own workloads, the first's missing policy left empty.
+        assert_eq!(f.panels[1].groups, ["a", "c", "geomean"]);
+        assert_eq!(f.panels[1].values[1], [None, Some(1.3)]);
         let e = figure(&out, Some("ipc")).unwrap_err().to_string();
         assert!(e.contains("fps_norm"), "{e}");
     }
