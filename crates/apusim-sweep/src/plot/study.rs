@@ -306,6 +306,11 @@ pub fn figure(out: &StudyOutput, metric: Option<&str>) -> Result<Figure> {
             panels.push(panel(spec, &per_workload, m, &label, normalized, "", false));
         }
     }
+    // A metric without a finite value (e.g. a GPU speedup of CPU-only mixes) has no panel.
+    panels.retain(|p| p.values.iter().flatten().flatten().any(|v| v.is_finite()));
+    if panels.is_empty() {
+        bail!("{}: no finite value to plot", out.study);
+    }
     let title = if out.title.is_empty() {
         out.study.clone()
     } else {
@@ -425,11 +430,19 @@ fn panel(
             }
         }
         Lines => {
-            // The policies are the swept values along x; the workloads are the lines.
-            let groups = policies;
+            // The policies are the swept values along x, in the order of the number in their
+            // names (`t=16` after `t=8`; a name without one, such as `Baseline`, first); the
+            // workloads are the lines.
+            let mut order: Vec<usize> = (0..policies.len()).collect();
+            order.sort_by(|&a, &b| {
+                let (ka, kb) = (sweep_value(&policies[a]), sweep_value(&policies[b]));
+                ka.partial_cmp(&kb).unwrap_or(std::cmp::Ordering::Equal)
+            });
+            let groups = order.iter().map(|&p| policies[p].clone()).collect();
             let series = names;
-            let values = (0..groups.len())
-                .map(|p| values.iter().map(|row| row[p]).collect())
+            let values = order
+                .iter()
+                .map(|&p| values.iter().map(|row| row[p]).collect())
                 .collect();
             Panel {
                 kind: PanelKind::Lines,
@@ -443,6 +456,16 @@ fn panel(
             }
         }
     }
+}
+
+/// The first number in a swept value's name: `t=16` → 16, `256KB` → 256, `25%` → 25.
+fn sweep_value(name: &str) -> Option<f64> {
+    let start = name.find(|c: char| c.is_ascii_digit())?;
+    let digits: String = name[start..]
+        .chars()
+        .take_while(|c| c.is_ascii_digit() || *c == '.')
+        .collect();
+    digits.parse().ok()
 }
 
 /// Split one CSV line into fields (RFC 4180 quoting: `"a,b"`, `""` for a quote).
@@ -612,6 +635,13 @@ mod tests {
         assert_eq!(f.panels[1].values[1], [None, Some(1.3)]);
         let e = figure(&out, Some("ipc")).unwrap_err().to_string();
         assert!(e.contains("fps_norm"), "{e}");
+        // A metric of NaNs alone is left out; nothing but NaNs is an error.
+        let mut nan = out.clone();
+        nan.records.push(rec("DDR3", "a", "GSPC", "fps", f64::NAN));
+        assert_eq!(figure(&nan, None).unwrap().panels.len(), 2);
+        nan.records.retain(|r| r.metric == "fps");
+        let e = figure(&nan, None).unwrap_err().to_string();
+        assert!(e.contains("no finite value"), "{e}");
     }
 
     #[test]
@@ -662,6 +692,13 @@ mod tests {
         assert_eq!(p.groups, ["256KB", "512KB"]);
         assert_eq!(p.series, ["lbm", "bfs"]);
         assert_eq!(p.values[1], [Some(2.0), None]);
+        let mut t = out.clone();
+        t.records = ["t=16", "t=2", "t=8", "Baseline"]
+            .iter()
+            .map(|p| rec("8MB", "lake", p, "m", 1.0))
+            .collect();
+        let p = &figure(&t, None).unwrap().panels[0];
+        assert_eq!(p.groups, ["Baseline", "t=2", "t=8", "t=16"]);
     }
 
     #[test]
