@@ -1,11 +1,13 @@
 //! `apusim study NAME`: the papers' LLC studies, one command each (crate `apusim-experiments`).
-//! Prints one table per metric, writes the long-format CSV/JSON when asked.
+//! Prints one table per metric, writes the long-format CSV/JSON and the figure when asked;
+//! `apusim plot` redraws a figure from such a CSV.
 
-use anyhow::Result;
+use anyhow::{Context, Result};
 use apusim_experiments::{
     crit_ident, crit_perf, crit_sched, drp, drp_perf, gspc, gspc_perf, jobs, tap_char, tap_perf,
     StudyOutput,
 };
+use apusim_sweep::plot::{self, study};
 use clap::{Args, Subcommand};
 use std::path::PathBuf;
 
@@ -122,6 +124,50 @@ pub struct CommonArgs {
     /// `--csv` (long format: study,config,workload,policy,metric,value) and `--json`.
     #[command(flatten)]
     output: crate::OutputArgs,
+    #[command(flatten)]
+    plot: PlotArgs,
+}
+
+/// The figure of a study.
+#[derive(Args)]
+pub struct PlotArgs {
+    /// Draw the paper's figure type into this file, SVG or PNG by the extension: grouped
+    /// bars normalized to the baseline with the geometric mean, per-mix sorted curves,
+    /// lines over a swept parameter or stacked bars (see docs/figures/).
+    #[arg(long, value_name = "FILE.svg|FILE.png", value_parser = plot_output)]
+    plot: Option<PathBuf>,
+    /// Plot only this metric (default: every metric of the study, one panel each, stacked).
+    #[arg(long, value_name = "METRIC", requires = "plot")]
+    plot_metric: Option<String>,
+}
+
+/// A plot file: writable (as other outputs) and named `.svg` or `.png`, checked when the
+/// command line is read.
+pub fn plot_output(s: &str) -> Result<PathBuf, String> {
+    let path = crate::writable_output(s)?;
+    plot::Format::of(&path)?;
+    Ok(path)
+}
+
+/// `apusim plot`: a study's figure from its saved long CSV, without running it again.
+#[derive(Args)]
+pub struct PlotCsvArgs {
+    /// The long CSV of `apusim study ... --csv` (study,config,workload,policy,metric,value).
+    csv: PathBuf,
+    /// The figure file, SVG or PNG by the extension.
+    #[arg(short, long, value_name = "FILE.svg|FILE.png", value_parser = plot_output)]
+    output: PathBuf,
+    /// Plot only this metric (default: every metric, one panel each, stacked).
+    #[arg(long)]
+    metric: Option<String>,
+}
+
+pub fn plot_csv(a: PlotCsvArgs) -> Result<()> {
+    let out = study::read_csv(&a.csv)?;
+    let fig = study::figure(&out, a.metric.as_deref())?;
+    plot::write_figure(&a.output, &fig)?;
+    eprintln!("wrote {}", a.output.display());
+    Ok(())
 }
 
 impl CommonArgs {
@@ -362,5 +408,13 @@ fn perf_run(fig: drp_perf::Figure, a: &TimedArgs) -> Result<StudyOutput> {
 }
 
 fn write(out: &StudyOutput, c: &CommonArgs) -> Result<()> {
-    crate::write_outputs(&c.output, || out.to_json(), || out.to_csv())
+    crate::write_outputs(&c.output, || out.to_json(), || out.to_csv())?;
+    if let Some(path) = &c.plot.plot {
+        // After the CSV and JSON, so that a figure that cannot be drawn loses no results.
+        study::figure(out, c.plot.plot_metric.as_deref())
+            .and_then(|fig| plot::write_figure(path, &fig))
+            .with_context(|| format!("--plot {}", path.display()))?;
+        eprintln!("wrote {}", path.display());
+    }
+    Ok(())
 }

@@ -120,8 +120,9 @@ pub struct ResultsArgs {
     /// Divide every row by its value in this column, and add the geometric mean over rows.
     #[arg(long, requires = "pivot")]
     baseline: Option<String>,
-    /// Plot the pivot into this SVG file: grouped bars (with the geomean when normalized).
-    #[arg(long, value_name = "FILE.svg", requires = "pivot", value_parser = crate::writable_output)]
+    /// Plot the pivot into this file, SVG or PNG by the extension: grouped bars (with the
+    /// geomean when normalized).
+    #[arg(long, value_name = "FILE.svg|FILE.png", requires = "pivot", value_parser = crate::cli_study::plot_output)]
     plot: Option<PathBuf>,
     /// Plot lines over the rows' parameter (one line per column) instead of bars.
     #[arg(long, requires = "plot")]

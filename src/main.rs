@@ -77,6 +77,9 @@ enum Command {
     Sweep(cli_sweep::SweepArgs),
     /// List, filter and export a results database; pivot tables normalized to a baseline.
     Results(cli_sweep::ResultsArgs),
+    /// Draw a study's figure (SVG or PNG) from the long CSV of `apusim study ... --csv`,
+    /// without running the study again.
+    Plot(cli_study::PlotCsvArgs),
 }
 
 #[derive(Args)]
@@ -439,6 +442,7 @@ fn dispatch(cli: Cli) -> Result<()> {
         Command::Study(c) => cli_study::run(c),
         Command::Sweep(a) => cli_sweep::sweep(a),
         Command::Results(a) => cli_sweep::results(a),
+        Command::Plot(a) => cli_study::plot_csv(a),
         Command::Gen(g) => cli_workloads::gen(g),
         Command::Workloads => {
             print!("{}", cli_workloads::list_workloads());

@@ -1,0 +1,65 @@
+#!/usr/bin/env bash
+# Regenerate the gallery: docs/figures/NAME.png from docs/figures/data/NAME.csv, each drawn
+# by `apusim plot` (the figure type of the study named in the CSV; see
+# crates/apusim-sweep/src/plot/study.rs). Takes a few seconds.
+#
+#   scripts/figures.sh           redraw every PNG from the committed CSVs
+#   scripts/figures.sh --rerun   first run the studies again into docs/figures/data/ (the
+#                                commands below; about 2.8 hours on two cores, the times
+#                                beside each one measured on two shared cores), then redraw
+#
+# The CSVs are the long format of `apusim study ... --csv`
+# (study,config,workload,policy,metric,value); the numbers are those of docs/results.md.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+rerun=false
+case "${1:-}" in
+    "") ;;
+    --rerun) rerun=true ;;
+    *)
+        echo "usage: scripts/figures.sh [--rerun]" >&2
+        exit 2
+        ;;
+esac
+
+cargo build --release --locked --bin apusim
+bin="${CARGO_TARGET_DIR:-target}/release/apusim"
+data=docs/figures/data
+
+# NAME|study and options (each figure's section in docs/results.md names them)|seconds
+runs=(
+    "gspc-fig15|gspc-fig15|656"
+    "gspc-fig16|gspc-fig16|444"
+    "gspc-fig17|gspc-fig17|928"
+    "crit-fig13|crit-fig13 --mixes HL3 --set timing.render.target_fps=0|292"
+    "crit-fig15|crit-fig15 --mixes HL16,HL20|156"
+    "tap-fig2|tap-fig2 --instructions 500000|770"
+    "tap-fig8|tap-fig8|137"
+    "tap-fig8-scale4|tap-fig8 --scale 4|378"
+    "tap-fig9|tap-fig9|727"
+    "tap-fig10|tap-fig10|669"
+    "tap-fig11|tap-fig11|765"
+    "tap-fig12|tap-fig12|243"
+    "tap-fig12-scale4|tap-fig12 --scale 4|888"
+)
+
+if $rerun; then
+    for r in "${runs[@]}"; do
+        IFS='|' read -r name cmd secs <<<"$r"
+        echo "== apusim study $cmd (about $secs s)" >&2
+        # shellcheck disable=SC2086 # the options are words
+        "$bin" study $cmd --csv "$data/$name.csv" >/dev/null
+    done
+fi
+
+shopt -s nullglob
+csvs=("$data"/*.csv)
+if [ ${#csvs[@]} -eq 0 ]; then
+    echo "no CSV in $data" >&2
+    exit 1
+fi
+for csv in "${csvs[@]}"; do
+    name=$(basename "$csv" .csv)
+    "$bin" plot "$csv" -o "docs/figures/$name.png"
+done
