@@ -149,10 +149,10 @@ pub(crate) struct TimedGpu {
     first_shader_crit: Option<ShaderCriticalityResult>,
     reopen: Option<Reopen>,
     restarts: u64,
-    /// Sampled runs: the measured window's start and the warp instructions done by then,
+    /// Sampled runs: the measured window's start and the work done by then,
     /// the GPU's rate over the last window, and whether it is frozen.
     window: Option<(Tick, u64)>,
-    /// Warp instructions and GPU cycles of every measured window so far.
+    /// Work ([`GpuModel::progress`]) and GPU cycles of every measured window so far.
     measured: (u64, u64),
     rate: Option<f64>,
     model_frozen: bool,
@@ -338,10 +338,9 @@ impl TimedGpu {
         Ok(())
     }
 
-    /// Warp instructions done so far, timed and warmed.
+    /// Work done so far, timed and warmed ([`GpuModel::progress`]).
     fn done(&self) -> u64 {
-        let st = self.model.stats();
-        st.warp_instructions + st.warmed_instructions
+        self.model.progress()
     }
 
     /// A sampled run's measured window began at `now`.
@@ -371,14 +370,17 @@ impl TimedGpu {
         self.model.drained()
     }
 
-    /// A sampled run's functional warming from `now` to `resume`: the GPU takes as many warp
-    /// instructions functionally as it issued per GPU cycle in the measured windows so far
-    /// (none before the first), then goes on from `resume`. The windows' rate, not the whole
-    /// segments': right after a thaw every warp whose loads returned meanwhile is ready at
-    /// once, and the burst would overstate it. All windows together, not the last one: a
-    /// kernel's phases (a memory-bound load phase, a compute-bound reduction tree) last
-    /// longer than a window, and the last window's phase alone would carry the GPU through
-    /// the others at its own pace (a reduction kernel came out 23% short that way).
+    /// A sampled run's functional warming from `now` to `resume`: the GPU takes as much work
+    /// ([`GpuModel::progress`]: warp instructions, or the render pipeline's unit-cycles)
+    /// functionally as it did per GPU cycle in the measured windows so far (none before the
+    /// first), then goes on from `resume`. The windows' rate, not the whole segments': right
+    /// after a thaw every warp whose loads returned meanwhile is ready at once, and the
+    /// burst would overstate it. All windows together, not the last one: a kernel's phases
+    /// (a memory-bound load phase, a compute-bound reduction tree) last longer than a
+    /// window, and the last window's phase alone would carry the GPU through the others at
+    /// its own pace (a reduction kernel came out 23% short that way; on rendered frames the
+    /// last window, or the last four, gave larger frame-time errors than all of them,
+    /// docs/validation.md).
     pub(crate) fn warm_and_resume<P: Policy>(
         &mut self,
         now: Tick,

@@ -143,13 +143,21 @@ pub trait GpuModel: Send {
     fn set_frozen(&mut self, frozen: bool);
     /// Nothing of the GPU's is in flight in memory.
     fn drained(&self) -> bool;
-    /// Functional warming: execute about `n` warp instructions without timing, sending
-    /// every transaction to `port` at once: the resident warps go on where they stopped
-    /// (in rounds, each warp a few instructions at a time), finished blocks make room for
-    /// the next as the dispatcher would, and launches follow each other. The `n`
-    /// instructions stand for the next `over` GPU cycles: a kernel ending among them ends at
-    /// its share of them. Returns the warp instructions taken (fewer at the program's end).
-    /// Called only when the GPU is frozen and [`GpuModel::drained`].
+    /// Work done so far, timed and warmed, in the unit [`GpuModel::warm`] takes: sampled
+    /// runs measure it per GPU cycle in their windows and warm at that pace. Warp
+    /// instructions unless the model says otherwise.
+    fn progress(&self) -> u64 {
+        let s = self.stats();
+        s.warp_instructions + s.warmed_instructions
+    }
+    /// Functional warming: execute about `n` units of [`GpuModel::progress`] without
+    /// timing, sending every transaction to `port` at once. A SIMT model's unit is the warp
+    /// instruction: the resident warps go on where they stopped (in rounds, each warp a few
+    /// instructions at a time), finished blocks make room for the next as the dispatcher
+    /// would, and launches follow each other. The `n` units stand for the next `over` GPU
+    /// cycles: a kernel ending among them ends at its share of them. Returns the units
+    /// taken (fewer at the program's end). Called only when the GPU is frozen and
+    /// [`GpuModel::drained`].
     fn warm(&mut self, n: u64, over: u64, port: &mut dyn WarmPort) -> Result<u64, TimingError>;
     /// Where each shader core's cycles went so far: the per-core signals of
     /// gpu-access-criticality §4.1.2 (`memory` is the cycles its front end dispatched nothing

@@ -109,6 +109,11 @@ impl FrameRateEstimator {
         }
     }
 
+    /// The first frame began at `cycle`.
+    pub fn begin(&mut self, cycle: u64) {
+        self.frame_start = cycle;
+    }
+
     /// A tile of render-target line `line` was updated at `cycle`.
     pub fn update(&mut self, line: u64, cycle: u64) {
         let n = self.ids.len() as u32;

@@ -42,7 +42,7 @@ pub use frame_rate::{FrameEstimate, FrameRateEstimator, Learned, RtpEntry};
 use super::{GpuModel, GpuProgram, GpuStats, KernelSpan, StallCycles};
 use crate::{Domain, MemPort, Tick, TimingError, Token, Wake, WarmPort};
 use apusim_registry::Params;
-use apusim_trace::{FrameSource, RenderBatch, Stream, WorkKind};
+use apusim_trace::{FrameSource, RenderBatch, Stream, WorkItem, WorkKind};
 use criticality::Criticality;
 use job::{IssueCounts, Job, Part, Thread};
 use serde::Serialize;
@@ -271,7 +271,19 @@ pub struct Pipeline {
     /// Instructions issued per shader-core id of the work (`WorkItem::core`), the `unit` the
     /// LLC sees on that core's instruction fetches ([`GpuModel::core_instructions`]).
     unit_instructions: Vec<u64>,
+    /// Shader instructions a sampled run's warming owes: warming stops short at a frame's
+    /// end still waiting in the window, and the next warming makes up for it.
+    warm_debt: u64,
+    /// The pipeline has run a cycle unfrozen.
+    started: bool,
+    /// The work of the items taken from the source so far (entered the window, or warmed),
+    /// in [`WORK_SCALE`]ths of a cycle of its busiest unit ([`Pipeline::item_work`]): the
+    /// pipeline's [`GpuModel::progress`].
+    work: u64,
 }
+
+/// Fixed-point scale of [`Pipeline::item_work`]: 1/256 of a cycle.
+const WORK_SCALE: u64 = 256;
 
 /// Where the current frame stands, for deadline-aware DRAM schedulers.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize)]
@@ -415,6 +427,9 @@ impl Pipeline {
             hz: 1e9,
             now_cycle: 0,
             unit_instructions: vec![0; cfg.cores],
+            warm_debt: 0,
+            started: false,
+            work: 0,
         }
     }
 
@@ -434,44 +449,18 @@ impl Pipeline {
 
     /// The next item of the source as a job, or `None` at the end.
     fn next_job(&mut self) -> Result<Option<u32>, TimingError> {
-        while self.next_item >= self.batch.items.len() {
-            if self.source_done {
-                return Ok(None);
-            }
-            self.batch.clear();
-            self.next_item = 0;
-            self.next_acc = 0;
-            if !self.source.next_batch(&mut self.batch)? {
-                self.source_done = true;
-                return Ok(None);
-            }
-            if self.batch.units.len() != self.batch.accesses.len() {
-                return Err(TimingError::Config(format!(
-                    "{}: render work with {} accesses but {} unit tags",
-                    self.source.header().source,
-                    self.batch.accesses.len(),
-                    self.batch.units.len()
-                )));
-            }
-        }
-        let item = self.batch.items[self.next_item];
-        self.next_item += 1;
-        let n = item.accesses as usize;
-        let end = self.next_acc + n;
-        if end > self.batch.accesses.len() {
-            return Err(TimingError::Config(format!(
-                "{}: a render work item claims {n} accesses past the batch's end",
-                self.source.header().source
-            )));
-        }
+        let Some((item, first)) = self.next_item()? else {
+            return Ok(None);
+        };
+        self.work += self.item_work(&item);
+        let end = self.next_acc;
         let acc = self.pool.pop().unwrap_or_default();
         let job = Job::new(
             item,
-            &self.batch.accesses[self.next_acc..end],
-            &self.batch.units[self.next_acc..end],
+            &self.batch.accesses[first..end],
+            &self.batch.units[first..end],
             acc,
         );
-        self.next_acc = end;
         let id = match self.free_jobs.pop() {
             Some(id) => {
                 self.jobs[id as usize] = Some(job);
@@ -484,6 +473,83 @@ impl Pipeline {
             }
         };
         Ok(Some(id))
+    }
+
+    /// An item's work as the cycles its busiest unit kind needs for it with every instance
+    /// sharing the load (×[`WORK_SCALE`]): one front-end cycle for a command, a triangle's
+    /// setup or a tile's rasterization; a quad's depth test and colour write on one of the
+    /// ROPs, its program on one of the shader cores and its texels on one of the samplers;
+    /// a triangle's vertex programs on the shader cores; a blitter line. Syncs and frame
+    /// ends are free. The instruction count alone would make texture-bound, depth-only and
+    /// blit passes free, so a sampled run's warming, which goes on at the pace its windows
+    /// measured, would race through them.
+    fn item_work(&self, item: &WorkItem) -> u64 {
+        let cores = self.cfg.cores as u64;
+        let rops = self.cfg.rops as u64;
+        let samplers = 2 * cores * self.cfg.texels_per_cycle;
+        let shader = |instructions: u64| WORK_SCALE * instructions / cores;
+        match item.kind {
+            WorkKind::Command | WorkKind::Tile | WorkKind::Blit => WORK_SCALE,
+            WorkKind::Triangle { vertices, .. } => {
+                WORK_SCALE.max(shader(u64::from(item.instructions) * u64::from(vertices)))
+            }
+            WorkKind::Quad { shaded, texels, .. } => {
+                let rop = WORK_SCALE / rops;
+                if shaded {
+                    let tex = WORK_SCALE * (u64::from(texels[0]) + u64::from(texels[1])) / samplers;
+                    rop.max(shader(u64::from(item.instructions))).max(tex)
+                } else {
+                    rop
+                }
+            }
+            WorkKind::TileEnd | WorkKind::Sync | WorkKind::FrameEnd { .. } => 0,
+        }
+    }
+
+    /// Make sure `batch` holds the next item; false at the source's end.
+    fn fill(&mut self) -> Result<bool, TimingError> {
+        while self.next_item >= self.batch.items.len() {
+            if self.source_done {
+                return Ok(false);
+            }
+            self.batch.clear();
+            self.next_item = 0;
+            self.next_acc = 0;
+            if !self.source.next_batch(&mut self.batch)? {
+                self.source_done = true;
+                return Ok(false);
+            }
+            if self.batch.units.len() != self.batch.accesses.len() {
+                return Err(TimingError::Config(format!(
+                    "{}: render work with {} accesses but {} unit tags",
+                    self.source.header().source,
+                    self.batch.accesses.len(),
+                    self.batch.units.len()
+                )));
+            }
+        }
+        Ok(true)
+    }
+
+    /// The next item of the source and the index of its first access in `batch` (its
+    /// accesses end at `next_acc`), or `None` at the end.
+    fn next_item(&mut self) -> Result<Option<(WorkItem, usize)>, TimingError> {
+        if !self.fill()? {
+            return Ok(None);
+        }
+        let item = self.batch.items[self.next_item];
+        self.next_item += 1;
+        let n = item.accesses as usize;
+        let first = self.next_acc;
+        let end = first + n;
+        if end > self.batch.accesses.len() {
+            return Err(TimingError::Config(format!(
+                "{}: a render work item claims {n} accesses past the batch's end",
+                self.source.header().source
+            )));
+        }
+        self.next_acc = end;
+        Ok(Some((item, first)))
     }
 
     /// Issue job `id`'s part `p` at `now`, its wait started first unless `fresh` is false (a
@@ -1299,6 +1365,13 @@ impl GpuModel for Pipeline {
                 self.wake(id);
             }
         }
+        if !self.started && !self.frozen {
+            // The first frame begins when the pipeline first runs (a sampled run starts it
+            // after its first functional warming).
+            self.started = true;
+            self.frame_start = cycle;
+            self.estimator.begin(cycle);
+        }
         self.account_occupancy(cycle);
         if !self.frozen {
             self.front_end(now, port)?;
@@ -1390,12 +1463,107 @@ impl GpuModel for Pipeline {
         self.sent.outstanding == 0
     }
 
-    fn warm(&mut self, _: u64, _: u64, _: &mut dyn WarmPort) -> Result<u64, TimingError> {
-        Err(TimingError::Config(
-            "the `pipeline` render model has no functional warming: sampled runs (--sample) \
-             of 3D rendering are not supported; run it detailed"
-                .into(),
-        ))
+    /// The work of the items taken so far ([`Pipeline::item_work`]).
+    fn progress(&self) -> u64 {
+        self.work
+    }
+
+    /// Functional warming of render work: the items after those already in the pipeline
+    /// are taken from the source in order and their accesses sent to `port` in the render
+    /// trace's order, until their work ([`Pipeline::item_work`]) reaches `n` (plus what an
+    /// earlier warming owed); their shader instructions count as warmed instructions.
+    /// The items in the pipeline when it froze go on after the thaw, so their remaining
+    /// accesses come after the warmed ones'. Each frame end among the warmed items ends its
+    /// frame at its share of the `over` cycles, and each tile updates the frame-rate
+    /// estimator there as its last write would; the unit counters ([`RenderStats`]) and the
+    /// access counts stay those of the detailed cycles, and warmed accesses carry no
+    /// criticality marks. Warming ends at a tile's end, not inside a tile. A frame end still
+    /// in the window is taken in detail first: warming stops there and the next warming
+    /// makes up the difference.
+    fn warm(&mut self, n: u64, over: u64, port: &mut dyn WarmPort) -> Result<u64, TimingError> {
+        let c = self.stats.cycles;
+        let n = n + std::mem::take(&mut self.warm_debt);
+        let at = |taken: u64| {
+            c + (u128::from(over) * u128::from(taken.min(n)) / u128::from(n.max(1))) as u64
+        };
+        let frame_waiting = self
+            .window
+            .iter()
+            .any(|&id| matches!(self.job(id).item.kind, WorkKind::FrameEnd { .. }));
+        let mut taken = 0;
+        // The frozen stretch is not occupancy: the units resume where they stopped.
+        self.last_cycle = Some(c + over);
+        if frame_waiting {
+            self.warm_debt = n;
+            return Ok(0);
+        }
+        loop {
+            // Never stop inside a tile: its quads and closing writes go with it, as the front
+            // end hands a tile on only with them.
+            if taken >= n
+                && !(self.fill()?
+                    && matches!(
+                        self.batch.items[self.next_item].kind,
+                        WorkKind::Quad { .. } | WorkKind::TileEnd
+                    ))
+            {
+                break;
+            }
+            let Some((item, first)) = self.next_item()? else {
+                break;
+            };
+            let accesses = first..self.next_acc;
+            if !self.cfg.ideal {
+                for a in &self.batch.accesses[accesses.clone()] {
+                    port.warm(a)?;
+                }
+            }
+            let instructions = match item.kind {
+                WorkKind::Triangle { vertices, .. } => {
+                    u64::from(item.instructions) * u64::from(vertices)
+                }
+                WorkKind::Quad { shaded: true, .. } => u64::from(item.instructions),
+                WorkKind::Tile => {
+                    let hiz = self.batch.accesses[accesses]
+                        .iter()
+                        .find(|a| a.stream == Stream::HiZ);
+                    if let Some(a) = hiz {
+                        self.estimator.update(a.addr >> 6, at(taken));
+                    }
+                    0
+                }
+                WorkKind::FrameEnd { frame } => {
+                    let end = at(taken);
+                    if self.first_pass {
+                        self.frames.push(FrameSpan {
+                            frame,
+                            start: self.frame_start,
+                            end,
+                        });
+                        self.stats.launches += 1;
+                    }
+                    self.estimator.frame_end(frame, end);
+                    self.frame_start = end;
+                    0
+                }
+                _ => 0,
+            };
+            if instructions > 0 {
+                let unit = usize::from(item.core);
+                if unit >= self.unit_instructions.len() {
+                    self.unit_instructions.resize(unit + 1, 0);
+                }
+                self.unit_instructions[unit] += instructions;
+            }
+            self.stats.warmed_instructions += instructions;
+            let w = self.item_work(&item);
+            self.work += w;
+            taken += w;
+        }
+        if !self.source_done {
+            self.warm_debt = n.saturating_sub(taken);
+        }
+        Ok(taken)
     }
 
     fn core_stalls(&self) -> Vec<StallCycles> {
