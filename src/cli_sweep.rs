@@ -134,7 +134,10 @@ fn submit(a: &SweepArgs, spec: &Spec, points: usize) -> Result<()> {
         None => absolute(&PathBuf::from(format!("{}.shards", a.db.display())))?,
     };
     let extra = match a.cache.dir() {
-        Some(d) => vec!["--cache-dir".to_string(), absolute(&d)?.display().to_string()],
+        Some(d) => vec![
+            "--cache-dir".to_string(),
+            absolute(&d)?.display().to_string(),
+        ],
         None => vec!["--no-cache".to_string()],
     };
     let job = BatchJob {
@@ -183,7 +186,9 @@ fn submit(a: &SweepArgs, spec: &Spec, points: usize) -> Result<()> {
             "array tasks of job {} failed (their output: {}); the shards they wrote are \
              merged, and submitting the sweep again runs what is missing",
             done.job_id,
-            shard_dir.join(format!("slurm-{}_*.out", done.job_id)).display()
+            shard_dir
+                .join(format!("slurm-{}_*.out", done.job_id))
+                .display()
         );
     }
     merged
@@ -219,8 +224,9 @@ fn merge_into(db: &Path, shards: &[PathBuf]) -> Result<()> {
 /// `apusim results` subcommands.
 #[derive(Subcommand)]
 pub enum ResultsCommand {
-    /// Fold results databases (the shards of `apusim sweep --slurm`) into one. A run whose key
-    /// the database holds is skipped, so merging twice changes nothing; each shard is merged
+    /// Fold results databases (the shards of `apusim sweep --slurm`) into one.
+    ///
+    /// A run whose key the database holds is skipped, so merging twice changes nothing; each shard is merged
     /// in one transaction, whole or not at all. A shard that is not an apusim database, is of
     /// a newer schema, or is corrupt (SQLite's integrity check fails, or its rows are
     /// inconsistent) is named on stderr and skipped; the command then exits non-zero, after

@@ -157,15 +157,36 @@ fn dry_run_prints_the_batch_script_and_submits_nothing() {
     assert!(!Path::new(&shards).exists() && !Path::new(&db).exists());
 
     // Never more tasks than points; the default shard directory is beside the database.
-    let script = ok(&["sweep", &spec, "--db", &db, "--slurm", "--dry-run", "--tasks", "50"]);
+    let script = ok(&[
+        "sweep",
+        &spec,
+        "--db",
+        &db,
+        "--slurm",
+        "--dry-run",
+        "--tasks",
+        "50",
+    ]);
     assert!(script.contains("#SBATCH --array=0-7\n"), "{script}");
     assert!(script.contains(&format!("{db}.shards/shard-")), "{script}");
     assert!(script.contains("\"$SLURM_ARRAY_TASK_ID/8\""), "{script}");
 
     // A bad spec is refused before anything is written or submitted.
     let bad = path(d, "bad.toml");
-    std::fs::write(&bad, "policy = \"srip\"\n").unwrap();
-    let (_, err) = fails(&["sweep", &bad, "--db", &db, "--slurm", "--shard-dir", &shards]);
+    std::fs::write(
+        &bad,
+        "traces = [\"agent0.apt\", \"agent1.apt\", \"agent2.apt\"]\npolicy = \"srip\"\n",
+    )
+    .unwrap();
+    let (_, err) = fails(&[
+        "sweep",
+        &bad,
+        "--db",
+        &db,
+        "--slurm",
+        "--shard-dir",
+        &shards,
+    ]);
     assert!(
         err.contains("bad.toml") && err.contains("did you mean `srrip`"),
         "{err}"
@@ -175,7 +196,10 @@ fn dry_run_prints_the_batch_script_and_submits_nothing() {
     fails(&["sweep", &spec, "--db", &db, "--dry-run"]);
     fails(&["sweep", &spec, "--db", &db, "--slurm", "--shard", "0/2"]);
     let (_, err) = fails(&["sweep", &spec, "--db", &db, "--shard", "2/2"]);
-    assert!(err.contains("--shard") && err.contains("0 <= I < N"), "{err}");
+    assert!(
+        err.contains("--shard") && err.contains("0 <= I < N"),
+        "{err}"
+    );
 }
 
 #[test]
@@ -215,7 +239,11 @@ fn shards_partition_the_sweep_and_merge_into_what_a_local_sweep_writes() {
         let db = path(&shard_dir, &format!("shard-{i}.sqlite"));
         ok(&["sweep", &spec, "--db", &db, "--shard", &format!("{i}/3")]);
         let k = keys(&db);
-        assert!(k.len() == 2 || k.len() == 3, "slice {i}/3 has {} keys", k.len());
+        assert!(
+            k.len() == 2 || k.len() == 3,
+            "slice {i}/3 has {} keys",
+            k.len()
+        );
         for key in k {
             assert!(union.insert(key.clone()), "{key} in two slices");
         }
@@ -233,7 +261,13 @@ fn shards_partition_the_sweep_and_merge_into_what_a_local_sweep_writes() {
 
     // Merging again, or merging what a database already holds, changes nothing.
     let before = metrics(&merged);
-    let out = ok(&["results", "merge", &merged, shard_dir.to_str().unwrap(), &local]);
+    let out = ok(&[
+        "results",
+        "merge",
+        &merged,
+        shard_dir.to_str().unwrap(),
+        &local,
+    ]);
     assert!(
         out.contains("0 runs added (0 metric rows), 16 already there"),
         "{out}"
@@ -261,7 +295,11 @@ fn bad_shards_are_named_and_skipped_and_the_good_ones_merged_whole() {
     }
     std::fs::write(&corrupt, &bytes).unwrap();
     let garbage = path(d, "garbage.sqlite");
-    std::fs::write(&garbage, b"these are not the bytes of a database\n".repeat(200)).unwrap();
+    std::fs::write(
+        &garbage,
+        b"these are not the bytes of a database\n".repeat(200),
+    )
+    .unwrap();
     let foreign = path(d, "foreign.sqlite");
     rusqlite::Connection::open(&foreign)
         .unwrap()
@@ -283,8 +321,7 @@ fn bad_shards_are_named_and_skipped_and_the_good_ones_merged_whole() {
 
     let merged = path(d, "merged.sqlite");
     let (out, err) = fails(&[
-        "results", "merge", &merged, &garbage, &good, &foreign, &corrupt, &newer, &orphan,
-        &missing,
+        "results", "merge", &merged, &garbage, &good, &foreign, &corrupt, &newer, &orphan, &missing,
     ]);
     for (shard, why) in [
         (&garbage, "not an SQLite database"),
@@ -304,7 +341,10 @@ fn bad_shards_are_named_and_skipped_and_the_good_ones_merged_whole() {
     assert!(out.contains("merged 1 of 7 shards"), "{out}");
     assert_eq!(keys(&merged), keys(&good), "a bad shard was merged in part");
     assert_eq!(metrics(&merged), metrics(&good));
-    assert!(!Path::new(&missing).exists(), "merge created a missing shard");
+    assert!(
+        !Path::new(&missing).exists(),
+        "merge created a missing shard"
+    );
 }
 
 /// Whether a SLURM cluster answers (`sinfo` lists a node).
@@ -357,7 +397,9 @@ fn a_sweep_submitted_through_slurm_merges_into_what_a_local_sweep_writes() {
         "{out}"
     );
     for i in 0..3 {
-        assert!(Path::new(&shards).join(format!("shard-{i}.sqlite")).exists());
+        assert!(Path::new(&shards)
+            .join(format!("shard-{i}.sqlite"))
+            .exists());
     }
     assert!(Path::new(&shards).join("sweep.sbatch").exists());
     assert_eq!(keys(&merged).len(), 8);

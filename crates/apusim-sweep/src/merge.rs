@@ -81,8 +81,10 @@ pub fn merge(
     let target = std::fs::canonicalize(store.path()).ok();
     let db = store.path().to_path_buf();
     let conn = store.connection();
+    // A larger page cache than SQLite's default 2 MB: the merge reads every page of every
+    // shard twice (its integrity check, then the copy).
     conn.execute_batch(
-        "CREATE TEMP TABLE IF NOT EXISTS merge_new (sid INTEGER PRIMARY KEY, key TEXT NOT NULL, \
+        "PRAGMA cache_size = -65536; CREATE TEMP TABLE IF NOT EXISTS merge_new (sid INTEGER PRIMARY KEY, key TEXT NOT NULL, \
          replaces INTEGER)",
     )
     .with_context(|| format!("preparing {} for a merge", db.display()))?;

@@ -100,13 +100,12 @@ impl BatchJob {
             opt("time", t);
         }
         s.push_str(&format!(
-            "# apusim sweep {} as {} array tasks: task I runs slice I/{} of the sweep's keys\n\
-             # (sorted, every {}-th) into its own shard database; `apusim results merge` folds\n\
-             # the shards into one.\n",
+            "# apusim sweep {} as {} array tasks: task I runs slice I/{} of the sweep's points\n\
+             # (see --shard) into its own shard database; `apusim results merge` folds the\n\
+             # shards into one.\n",
             self.spec.display(),
             self.tasks,
             self.tasks,
-            self.tasks
         ));
         s.push_str("set -eu\n");
         s.push_str(&format!(
@@ -210,7 +209,13 @@ mod tests {
 
     #[test]
     fn shard_specs_parse_and_bad_ones_are_refused() {
-        assert_eq!(Shard::parse("3/10"), Ok(Shard { index: 3, count: 10 }));
+        assert_eq!(
+            Shard::parse("3/10"),
+            Ok(Shard {
+                index: 3,
+                count: 10
+            })
+        );
         assert_eq!(Shard::parse("0/1"), Ok(Shard { index: 0, count: 1 }));
         for bad in ["10/10", "1/0", "a/3", "3", "-1/3", ""] {
             assert!(Shard::parse(bad).is_err(), "{bad}");
