@@ -276,6 +276,23 @@ fn shards_partition_the_sweep_and_merge_into_what_a_local_sweep_writes() {
     assert_eq!(runs(&merged), runs(&local));
     let listed = ok(&["results", &merged]);
     assert!(listed.contains("8 runs in"), "{listed}");
+
+    // A run the database holds as failed is replaced by the shard's `ok` run.
+    let retried = path(d, "retried.sqlite");
+    std::fs::copy(&local, &retried).unwrap();
+    let victim = all.iter().next().unwrap().clone();
+    rusqlite::Connection::open(&retried)
+        .unwrap()
+        .execute_batch(&format!(
+            "DELETE FROM metrics WHERE run = (SELECT id FROM runs WHERE key = '{victim}'); \
+             UPDATE runs SET status = 'failed', error = 'killed' WHERE key = '{victim}';"
+        ))
+        .unwrap();
+    assert_ne!(metrics(&retried), metrics(&local));
+    let out = ok(&["results", "merge", &retried, shard_dir.to_str().unwrap()]);
+    assert!(out.contains("1 runs added"), "{out}");
+    assert_eq!(metrics(&retried), metrics(&local));
+    assert_eq!(runs(&retried), runs(&local));
 }
 
 #[test]
