@@ -152,7 +152,7 @@ fn submit(a: &SweepArgs, spec: &Spec, points: usize) -> Result<()> {
         time: a.time.clone(),
         extra,
     };
-    let script = job.script();
+    let script = job.script()?;
     if a.dry_run {
         print!("{script}");
         return Ok(());

@@ -147,7 +147,7 @@ fn dry_run_prints_the_batch_script_and_submits_nothing() {
         "#SBATCH --time=0:10:00\n".to_string(),
         "#SBATCH --cpus-per-task=2\n".to_string(),
         "#SBATCH --job-name=apusim-grid\n".to_string(),
-        format!("#SBATCH --output={shards}/slurm-%A_%a.out\n"),
+        format!("#SBATCH --output=\"{shards}/slurm-%A_%a.out\"\n"),
         format!("exec {} sweep {}", exe.display(), spec_abs.display()),
         "--shard \"$SLURM_ARRAY_TASK_ID/3\"".to_string(),
         format!("--db '{shards}/shard-'\"$SLURM_ARRAY_TASK_ID\".sqlite -j 2"),
@@ -155,6 +155,20 @@ fn dry_run_prints_the_batch_script_and_submits_nothing() {
         assert!(script.contains(&want), "no `{want}` in\n{script}");
     }
     assert!(!Path::new(&shards).exists() && !Path::new(&db).exists());
+    let (_, err) = fails(&[
+        "sweep",
+        &spec,
+        "--db",
+        &db,
+        "--slurm",
+        "--dry-run",
+        "--partition",
+        "a\"b",
+    ]);
+    assert!(
+        err.contains("--partition") && err.contains("double quote"),
+        "{err}"
+    );
 
     // Never more tasks than points; the default shard directory is beside the database.
     let script = ok(&[
@@ -389,7 +403,8 @@ fn a_sweep_submitted_through_slurm_merges_into_what_a_local_sweep_writes() {
     let spec = spec(d);
     let local = path(d, "local.sqlite");
     ok(&["sweep", &spec, "--db", &local, "-j", "2"]);
-    let (merged, shards) = (path(d, "merged.sqlite"), path(d, "shards"));
+    // A shard directory with a space: the batch script quotes it for sbatch and for the shell.
+    let (merged, shards) = (path(d, "merged.sqlite"), path(d, "slurm shards"));
     let t0 = std::time::Instant::now();
     let out = ok(&[
         "sweep",

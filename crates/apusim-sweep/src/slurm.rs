@@ -81,11 +81,36 @@ pub struct BatchJob {
 }
 
 impl BatchJob {
-    /// The batch script.
-    pub fn script(&self) -> String {
+    /// The batch script; refuses an option value sbatch cannot read from a `#SBATCH` line (one
+    /// with a double quote or a line break).
+    pub fn script(&self) -> Result<String> {
         let mut s = String::from("#!/bin/bash\n");
-        let mut opt = |k: &str, v: &str| s.push_str(&format!("#SBATCH --{k}={v}\n"));
-        opt("job-name", &self.name);
+        let mut bad = None;
+        let mut opt = |k: &str, v: &str| {
+            if v.contains(['"', '\n', '\r']) {
+                bad = Some(format!(
+                    "--{k} {v:?}: sbatch cannot read a double quote or a line break in it"
+                ));
+            }
+            // sbatch splits a `#SBATCH` line at white space outside double quotes.
+            if v.contains(char::is_whitespace) {
+                s.push_str(&format!("#SBATCH --{k}=\"{v}\"\n"));
+            } else {
+                s.push_str(&format!("#SBATCH --{k}={v}\n"));
+            }
+        };
+        let name: String = self
+            .name
+            .chars()
+            .map(|c| {
+                if c.is_ascii_alphanumeric() || "._-".contains(c) {
+                    c
+                } else {
+                    '_'
+                }
+            })
+            .collect();
+        opt("job-name", &name);
         opt("array", &format!("0-{}", self.tasks.saturating_sub(1)));
         opt("ntasks", "1");
         opt("cpus-per-task", &self.threads.to_string());
@@ -98,6 +123,9 @@ impl BatchJob {
         }
         if let Some(t) = &self.time {
             opt("time", t);
+        }
+        if let Some(e) = bad {
+            bail!(e);
         }
         s.push_str(&format!(
             "# apusim sweep {} as {} array tasks: task I runs slice I/{} of the sweep's points\n\
@@ -121,7 +149,7 @@ impl BatchJob {
             s.push_str(&quote(e));
         }
         s.push('\n');
-        s
+        Ok(s)
     }
 
     /// The shard databases the tasks write.
