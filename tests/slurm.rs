@@ -437,10 +437,14 @@ fn a_sweep_submitted_through_slurm_merges_into_what_a_local_sweep_writes() {
     assert_eq!(keys(&merged).len(), 8);
     assert_eq!(metrics(&merged), metrics(&local));
     assert_eq!(runs(&merged), runs(&local));
-    let hosts: BTreeSet<PathBuf> = std::fs::read_dir(&shards)
+    let outputs: BTreeSet<PathBuf> = std::fs::read_dir(&shards)
         .unwrap()
         .map(|e| e.unwrap().path())
         .filter(|p| p.to_string_lossy().ends_with(".out"))
         .collect();
-    assert_eq!(hosts.len(), 3, "one output file per array task: {hosts:?}");
+    assert_eq!(
+        outputs.len(),
+        3,
+        "one output file per array task: {outputs:?}"
+    );
 }
