@@ -1,14 +1,16 @@
 //! `apusim sweep` (a grid of runs on every core, recorded into a results database) and
-//! `apusim results` (list, filter, export and pivot what a database holds).
+//! `apusim results` (list, filter, export and pivot what a database holds); `apusim sweep
+//! --slurm` (the sweep as a SLURM job array of shards) and `apusim results merge`.
 
 use super::CacheArgs;
-use anyhow::{Context, Result};
+use anyhow::{bail, Context, Result};
 use apusim_sim::report::write_atomic;
 use apusim_sweep::plot::{self, PlotKind};
 use apusim_sweep::results::{self, MetricFilter, RunFilter};
-use apusim_sweep::{job::ResolveOptions, runner, Spec, Store, SweepOptions};
-use clap::Args;
-use std::path::PathBuf;
+use apusim_sweep::slurm::{self, BatchJob, Shard};
+use apusim_sweep::{job::ResolveOptions, merge, runner, Spec, Store, SweepOptions};
+use clap::{Args, Subcommand};
+use std::path::{Path, PathBuf};
 
 #[derive(Args)]
 pub struct SweepArgs {
@@ -23,8 +25,41 @@ pub struct SweepArgs {
     jobs: Option<usize>,
     /// Print the points the spec expands to (with their keys and whether the database holds
     /// them) and run nothing.
-    #[arg(long)]
+    #[arg(long, conflicts_with = "slurm")]
     print_spec: bool,
+    /// Run only slice I of N of the sweep's points: their keys sorted, every N-th from the
+    /// I-th (0 <= I < N). The N slices partition the sweep; each task of a --slurm job array
+    /// runs one into its own database.
+    #[arg(long, value_name = "I/N", value_parser = Shard::parse, conflicts_with = "slurm")]
+    shard: Option<Shard>,
+    /// Submit the sweep to SLURM (`sbatch --array`) as a job array: task I runs slice I/N of
+    /// the points (see --shard) into the shard database SHARD_DIR/shard-I.sqlite; with
+    /// --wait, the shards are then merged into --db (else merge them with `apusim results
+    /// merge DB SHARD_DIR`). -j is each task's threads (default 1). Every point is resolved,
+    /// and a bad spec refused, before anything is submitted.
+    #[arg(long)]
+    slurm: bool,
+    /// Array tasks of --slurm (default: one per point, at most 100; never more than points).
+    #[arg(long, visible_alias = "array-size", value_name = "N", requires = "slurm",
+          value_parser = crate::at_least_one)]
+    tasks: Option<usize>,
+    /// SLURM partition of the job array.
+    #[arg(long, requires = "slurm")]
+    partition: Option<String>,
+    /// Time limit of each array task, as `sbatch --time` takes it (e.g. 2:00:00).
+    #[arg(long, requires = "slurm")]
+    time: Option<String>,
+    /// Where the shard databases, the batch script and the tasks' output go (default: the
+    /// database's path with `.shards` appended). It must be on a file system the compute nodes
+    /// share.
+    #[arg(long, value_name = "DIR", requires = "slurm")]
+    shard_dir: Option<PathBuf>,
+    /// Print the batch script and submit nothing.
+    #[arg(long, requires = "slurm")]
+    dry_run: bool,
+    /// Wait for every array task to end (`sbatch --wait`), then merge the shards into --db.
+    #[arg(long, requires = "slurm", conflicts_with = "dry_run")]
+    wait: bool,
     #[command(flatten)]
     cache: CacheArgs,
 }
@@ -35,7 +70,13 @@ pub fn sweep(a: SweepArgs) -> Result<()> {
         cache_dir: a.cache.dir(),
     };
     // Every point is resolved (and a bad one refused) before the database is touched.
-    let jobs = runner::resolve_all(&spec, &resolve)?;
+    let mut jobs = runner::resolve_all(&spec, &resolve)?;
+    if a.slurm {
+        return submit(&a, &spec, jobs.len());
+    }
+    if let Some(shard) = a.shard {
+        jobs = shard.select(jobs);
+    }
     if a.print_spec {
         let done = if a.db.exists() {
             Store::open_existing(&a.db)?.done_keys()?
@@ -81,10 +122,140 @@ pub fn sweep(a: SweepArgs) -> Result<()> {
     runner::check(&s, &a.db)
 }
 
+/// `apusim sweep --slurm`: write the batch script, and print or submit it.
+fn submit(a: &SweepArgs, spec: &Spec, points: usize) -> Result<()> {
+    let absolute = |p: &Path| {
+        std::path::absolute(p).with_context(|| format!("making {} absolute", p.display()))
+    };
+    let tasks = a.tasks.unwrap_or(points.min(100)).min(points).max(1);
+    let threads = a.jobs.unwrap_or(1);
+    let shard_dir = match &a.shard_dir {
+        Some(d) => absolute(d)?,
+        None => absolute(&PathBuf::from(format!("{}.shards", a.db.display())))?,
+    };
+    let extra = match a.cache.dir() {
+        Some(d) => vec![
+            "--cache-dir".to_string(),
+            absolute(&d)?.display().to_string(),
+        ],
+        None => vec!["--no-cache".to_string()],
+    };
+    let job = BatchJob {
+        name: format!("apusim-{}", spec.name),
+        exe: std::env::current_exe().context("finding the apusim executable")?,
+        spec: std::fs::canonicalize(&a.spec)
+            .with_context(|| format!("finding {}", a.spec.display()))?,
+        tasks,
+        threads,
+        shard_dir: shard_dir.clone(),
+        partition: a.partition.clone(),
+        time: a.time.clone(),
+        extra,
+    };
+    let script = job.script()?;
+    if a.dry_run {
+        print!("{script}");
+        return Ok(());
+    }
+    // The database merged into is checked before anything is submitted.
+    if a.wait {
+        Store::open(&a.db)?;
+    }
+    std::fs::create_dir_all(&shard_dir)
+        .with_context(|| format!("creating the shard directory {}", shard_dir.display()))?;
+    let path = shard_dir.join("sweep.sbatch");
+    write_atomic(&path, script.as_bytes())?;
+    let done = slurm::submit(&path, a.wait)?;
+    println!(
+        "submitted job {} ({} points in {tasks} array tasks); shards in {}",
+        done.job_id,
+        points,
+        shard_dir.display()
+    );
+    if !a.wait {
+        println!(
+            "merge them when the job has ended: apusim results merge {} {}",
+            a.db.display(),
+            shard_dir.display()
+        );
+        return Ok(());
+    }
+    let merged = merge_into(&a.db, &job.shards());
+    if !done.all_ok {
+        bail!(
+            "array tasks of job {} failed (their output: {}); the shards they wrote are \
+             merged, and submitting the sweep again runs what is missing",
+            done.job_id,
+            shard_dir
+                .join(format!("slurm-{}_*.out", done.job_id))
+                .display()
+        );
+    }
+    merged
+}
+
+/// Merge shards into `db`, naming each skipped shard on stderr; an error when any was skipped.
+fn merge_into(db: &Path, shards: &[PathBuf]) -> Result<()> {
+    let mut store = Store::open(db)?;
+    let report = merge::merge(&mut store, shards, |path, outcome| {
+        if let Err(e) = outcome {
+            eprintln!("skipped shard {}: {e}", path.display());
+        }
+    })?;
+    println!(
+        "merged {} of {} shards into {}: {} runs added ({} metric rows), {} already there",
+        report.merged.len(),
+        shards.len(),
+        db.display(),
+        report.added(),
+        report.metric_rows(),
+        report.present()
+    );
+    if !report.skipped.is_empty() {
+        bail!(
+            "{} of {} shards skipped (named above); the others are merged",
+            report.skipped.len(),
+            shards.len()
+        );
+    }
+    Ok(())
+}
+
+/// `apusim results` subcommands.
+#[derive(Subcommand)]
+pub enum ResultsCommand {
+    /// Fold results databases (the shards of `apusim sweep --slurm`) into one.
+    ///
+    /// A run whose key the database holds is skipped, so merging twice changes nothing; each shard is merged
+    /// in one transaction, whole or not at all. A shard that is not an apusim database, is of
+    /// a newer schema, or is corrupt (SQLite's integrity check fails, or its rows are
+    /// inconsistent) is named on stderr and skipped; the command then exits non-zero, after
+    /// merging the good shards.
+    Merge(MergeArgs),
+}
+
 #[derive(Args)]
-pub struct ResultsArgs {
-    /// The results database.
+pub struct MergeArgs {
+    /// The database merged into (created when missing).
     db: PathBuf,
+    /// Shard databases, or directories of them (their *.sqlite files).
+    #[arg(required = true, value_name = "SHARD")]
+    shards: Vec<PathBuf>,
+}
+
+pub fn results_merge(a: MergeArgs) -> Result<()> {
+    let shards = merge::shard_files(&a.shards)?;
+    merge_into(&a.db, &shards)
+}
+
+#[derive(Args)]
+#[command(args_conflicts_with_subcommands = true, subcommand_negates_reqs = true)]
+pub struct ResultsArgs {
+    #[command(subcommand)]
+    command: Option<ResultsCommand>,
+    /// The results database.
+    #[arg(required = true)]
+    db: Option<PathBuf>,
     /// Only the runs of this sweep (its spec file's name without `.toml`).
     #[arg(long)]
     sweep: Option<String>,
@@ -136,7 +307,13 @@ pub struct ResultsArgs {
 }
 
 pub fn results(a: ResultsArgs) -> Result<()> {
-    let store = Store::open_existing(&a.db)?;
+    if let Some(ResultsCommand::Merge(m)) = a.command {
+        return results_merge(m);
+    }
+    let Some(db) = a.db.clone() else {
+        bail!("give a results database (or `apusim results merge DB SHARD...`)")
+    };
+    let store = Store::open_existing(&db)?;
     let mf = MetricFilter {
         metric: a.metric.clone(),
         level: a.level.clone(),
@@ -214,7 +391,7 @@ pub fn results(a: ResultsArgs) -> Result<()> {
     } else {
         print!("{}", results::runs_table(&runs));
     }
-    println!("{} runs in {}", runs.len(), a.db.display());
+    println!("{} runs in {}", runs.len(), db.display());
     if let Some(path) = &a.csv {
         write_atomic(path, results::to_csv(&runs, &rows).as_bytes())
             .with_context(|| format!("writing {}", path.display()))?;

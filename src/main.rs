@@ -75,7 +75,8 @@ enum Command {
     /// Run a grid of runs (a sweep spec) on every core into a results database; skips the
     /// runs the database already holds.
     Sweep(cli_sweep::SweepArgs),
-    /// List, filter and export a results database; pivot tables normalized to a baseline.
+    /// List, filter and export a results database; pivot tables normalized to a baseline;
+    /// `results merge` folds shard databases into one.
     Results(cli_sweep::ResultsArgs),
     /// Draw a study's figure (SVG or PNG) from the long CSV of `apusim study ... --csv`,
     /// without running the study again.

@@ -21,12 +21,29 @@
 //! which [`plot`] draws as grouped bars or as lines over a swept parameter (SVG).
 //! [`record_functional`] and [`record_timed`] record the runs of `apusim run --db` and
 //! `apusim sim --db` under the same keys as a sweep's.
+//!
+//! On a cluster a sweep is a SLURM job array ([`slurm`]). A [`slurm::Shard`] `I/N` selects a
+//! deterministic slice of the resolved jobs: their keys sorted, every `N`-th from the `I`-th,
+//! so the `N` slices partition the sweep whatever order its points are listed in, and every
+//! task computes its own slice from the spec with no list of keys passed around. A
+//! [`slurm::BatchJob`] is the batch script (`#SBATCH --array=0-(N-1)`) whose task `I` runs the
+//! same apusim executable on slice `I/N` into its own shard database: one writer per SQLite
+//! file, so no database is shared between nodes (SQLite's locking and WAL do not work across
+//! network file systems). A killed task's shard keeps its finished runs, and resubmitting runs
+//! the rest. [`merge`] then folds shards into one database: each shard is checked whole first
+//! (SQLite integrity, schema version, tables, consistent rows) and a bad one is reported by
+//! name and skipped; a good one is copied in one transaction by `INSERT ... SELECT` over the
+//! attached file, adding only the keys the database does not hold (or holds as failed), so
+//! merging is idempotent and a merged database holds the same runs and metric rows as one
+//! local sweep of the spec.
 
 pub mod job;
+pub mod merge;
 pub mod metrics;
 pub mod plot;
 pub mod results;
 pub mod runner;
+pub mod slurm;
 pub mod spec;
 pub mod store;
 

@@ -224,6 +224,11 @@ impl Store {
         &self.path
     }
 
+    /// The connection, for the merge's statements over attached shards.
+    pub(crate) fn connection(&mut self) -> &mut Connection {
+        &mut self.conn
+    }
+
     /// The keys of the runs recorded as `ok`.
     pub fn done_keys(&self) -> Result<BTreeSet<String>> {
         let mut s = self
