@@ -4,15 +4,15 @@
 //! run gives the numbers `apusim run`, `apusim sim`, `apusim sweep`, `apusim study` and
 //! `apusim results` give:
 //!
-//! - [`run`] and [`sim`] load a [`apusim_sim::SystemConfig`] from a preset or TOML file with
+//! - [`run()`] and [`sim()`] load a [`apusim_sim::SystemConfig`] from a preset or TOML file with
 //!   `set` overrides, open the inputs (trace files, a named mix or a rendered scene, as
 //!   [`apusim_sim::Inputs`]) and call [`apusim_sim::run_policies`] or
 //!   [`apusim_sim::timed::sim_policy`]; their results become long-format
 //!   [`apusim_sweep::Metric`] rows through [`apusim_sweep::metrics`], the rows a sweep stores.
-//! - [`sweep`] resolves a [`apusim_sweep::Spec`] and runs it into a
-//!   [`apusim_sweep::Store`]; [`results`] reads a store back through
+//! - [`sweep()`] resolves a [`apusim_sweep::Spec`] and runs it into a
+//!   [`apusim_sweep::Store`]; [`results()`] reads a store back through
 //!   [`apusim_sweep::results`], each metric row joined with its run's parameters.
-//! - [`study`] runs one of the papers' figures by its command-line name and returns the
+//! - [`study()`] runs one of the papers' figures by its command-line name and returns the
 //!   [`apusim_experiments::StudyOutput`] records.
 //! - [`TraceReader`] and [`TraceWriter`] stream [`apusim_trace::Access`] records to and from
 //!   packed little-endian bytes whose layout is [`RECORD_FIELDS`], which the Python layer

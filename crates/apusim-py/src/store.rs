@@ -141,7 +141,7 @@ pub fn results<'py>(
 }
 
 /// Run a sweep spec into a results database (`apusim sweep SPEC --db DB`), skipping the runs
-/// it already holds, and return the sweep's metric rows as [`results`] does. A sweep some of
+/// it already holds, and return the sweep's metric rows as [`results()`] does. A sweep some of
 /// whose runs failed raises after recording them (their errors: `results(db,
 /// status="failed")`).
 #[pyfunction]
