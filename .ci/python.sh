@@ -21,11 +21,16 @@ if ! python3 -m venv "$venv" 2>/dev/null; then
   python3 -m venv "$venv"
 fi
 py="$venv/bin/python"
+# The maturin build backend runs `maturin` from PATH.
+export PATH="$venv/bin:$PATH"
 "$py" -m pip install -q --disable-pip-version-check "maturin>=1.5,<2" pytest numpy pandas
 echo "python tools ready ($(( $(date +%s) - start )) s)"
 
-# The command line the tests compare with (built already by the test step).
-cargo build --release --locked --bin apusim
+# The command line the tests compare with: the test step built it. Building it with
+# `cargo build` instead would compile the workspace again (without the dev-dependencies'
+# features), so that happens only when it is missing.
+bin="${CARGO_TARGET_DIR:-target}/release/apusim"
+[ -x "$bin" ] || cargo build --release --locked --bin apusim
 
 # Build isolation off: maturin comes from the venv, so the build fetches nothing.
 "$py" -m pip install --disable-pip-version-check --no-build-isolation .

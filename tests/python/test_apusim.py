@@ -89,16 +89,25 @@ def test_sim_matches_cli(cli, cache, tmp_path):
                 for r in read_csv((tmp_path / "sim.csv").read_text())}
     py = by_key(df)
     policy = df["policy"].iloc[0]
-    assert py[(policy, "system", "", "", "cycles")] == csv_rows[("system", "cycles")] > 0
-    assert py[(policy, "gpu", "", "", "fps")] == csv_rows[("gpu", "gpu.fps")] > 0
-    assert py[(policy, "gpu", "", "", "cycles")] == csv_rows[("gpu", "gpu.cycles")]
+    # The GPU's own rows name it with its program ("gpu lake").
+    gpu = gpu_agent(df)
+    assert py[(policy, "system", "", "", "window_cycles")] == csv_rows[("system", "window_cycles")] > 0
+    assert py[(policy, gpu, "", "", "fps")] == csv_rows[("gpu", "gpu.fps")] > 0
+    assert py[(policy, gpu, "", "", "cycles")] == csv_rows[("gpu", "gpu.cycles")] > 0
+    assert py[(policy, "gpu", "dram", "", "reads")] == csv_rows[("gpu", "dram.reads")] > 0
+
+
+def gpu_agent(df):
+    names = {a for a in df.loc[df.metric == "fps", "agent"]}
+    assert len(names) == 1 and next(iter(names)).startswith("gpu"), names
+    return names.pop()
 
 
 def test_sim_set_overrides_change_the_run(cache):
     fast = apusim.sim(**SIM, cache_dir=cache)
     slow = apusim.sim(**SIM, cache_dir=cache, set={"gpu_clock_mhz": 400})
     f, s = by_key(fast), by_key(slow)
-    key = (fast["policy"].iloc[0], "gpu", "", "", "fps")
+    key = (fast["policy"].iloc[0], gpu_agent(fast), "", "", "fps")
     assert s[key] < f[key]
 
 
@@ -114,7 +123,7 @@ def random_records(n, seed=7):
     a["agent"] = rng.choice([0, 1, apusim.GPU], n)
     cpu = a["agent"] < apusim.GPU
     a["stream"] = np.where(cpu, rng.choice([0, 1], n),
-                           rng.choice([apusim.STREAMS.index("texture"),
+                           rng.choice([apusim.STREAMS.index("static-texture"),
                                        apusim.STREAMS.index("color")], n))
     a["op"] = rng.choice([0, 1], n)
     a["flags"] = rng.choice([0, 1], n)

@@ -210,7 +210,7 @@ impl TraceWriter {
             .ok_or_else(|| ApusimError::new_err("the trace writer is closed"))?;
         let header = &self.header;
         py.detach(|| -> Result<u64> {
-            if data.len() % RECORD_SIZE != 0 {
+            if !data.len().is_multiple_of(RECORD_SIZE) {
                 anyhow::bail!(
                     "{} bytes is not a whole number of {RECORD_SIZE}-byte records",
                     data.len()
