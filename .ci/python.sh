@@ -33,7 +33,7 @@ bin="${CARGO_TARGET_DIR:-target}/release/apusim"
 [ -x "$bin" ] || cargo build --release --locked --bin apusim
 
 # Build isolation off: maturin comes from the venv, so the build fetches nothing.
-"$py" -m pip install --disable-pip-version-check --no-build-isolation .
+"$py" -m pip install -q --disable-pip-version-check --no-build-isolation .
 echo "package installed ($(( $(date +%s) - start )) s)"
 
 # pytest's exit code 5 (no test collected) is a failure here, not a pass.
