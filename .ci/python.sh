@@ -4,7 +4,8 @@
 #
 # Runs after `cargo test --workspace --release --locked` in the same checkout and reuses that
 # build: maturin builds into the same target directory with the release profile and the same
-# dependency features, so only the bindings crate compiles here.
+# dependency features, so only pyo3 and the bindings crate compile here (the test step builds
+# neither: the bindings have no Rust tests).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export CARGO_TERM_COLOR=never
