@@ -55,9 +55,24 @@ impl AloneOptions {
     }
 }
 
-/// The running executable's version, length and modification time: a rebuilt simulator
-/// (whose timing may differ) does not reuse the alone results of the previous one.
+/// The simulator build's identity when the running executable is not the simulator (a Python
+/// interpreter that loaded the bindings), set by [`set_build_id`].
+static BUILD_ID: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+
+/// Name the simulator build for [`build_id`], for a host program whose own executable says
+/// nothing of the simulator it loaded (the Python bindings pass their extension module's
+/// length and modification time). The first call wins; false when the identity was set.
+pub fn set_build_id(id: String) -> bool {
+    BUILD_ID.set(id).is_ok()
+}
+
+/// The running executable's version, length and modification time (or the identity given to
+/// [`set_build_id`]): a rebuilt simulator (whose timing may differ) does not reuse the alone
+/// results of the previous one.
 pub fn build_id() -> String {
+    if let Some(id) = BUILD_ID.get() {
+        return id.clone();
+    }
     let exe = std::env::current_exe()
         .ok()
         .and_then(|p| std::fs::metadata(p).ok())

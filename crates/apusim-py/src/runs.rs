@@ -1,0 +1,512 @@
+//! `run` (functional) and `sim` (timed): the options of `apusim run` and `apusim sim`, read
+//! as the command line reads them, and each policy's results as long-format metric rows.
+
+use crate::py_err;
+use anyhow::{bail, Context, Result};
+use apusim_sim::timed::{
+    alone_runs, sim_policy, speedup, target_error, AloneOptions, SampleSpec, SimOptions, SimResult,
+};
+use apusim_sim::{run_policies, Inputs, RunOptions, RunResult, StudyOptions, SystemConfig};
+use apusim_sweep::{Metric, Store};
+use pyo3::prelude::*;
+use pyo3::types::PyDict;
+use rayon::prelude::*;
+use std::path::PathBuf;
+
+/// The system of a run: a preset or a TOML file, `set` overrides and the seed.
+pub(crate) struct System {
+    pub preset: Option<String>,
+    pub config: Option<PathBuf>,
+    pub set: Vec<String>,
+    pub seed: Option<u64>,
+}
+
+impl System {
+    /// The configuration, as `--preset`/`--config`, `--set` and `--seed` load it.
+    fn load(&self) -> Result<SystemConfig> {
+        let mut set = self.set.clone();
+        if let Some(s) = self.seed {
+            set.push(format!("seed={s}"));
+        }
+        match (&self.config, &self.preset) {
+            (Some(_), Some(_)) => bail!("give a preset or a config file, not both"),
+            (Some(path), None) => SystemConfig::load_file(path, &set),
+            (None, preset) => SystemConfig::load_preset(preset.as_deref().unwrap_or("4c1g"), &set),
+        }
+    }
+
+    /// The system for a run of `w`: with as many CPU cores as a mix has CPU jobs and none for
+    /// a scene alone, unless `set` gives `cpus` (idle cores would count as agents to
+    /// partitioning and thread-aware policies), as the command line does.
+    fn load_for(&self, w: &Workload) -> Result<SystemConfig> {
+        let mut cfg = self.load()?;
+        let user_cpus = self
+            .set
+            .iter()
+            .any(|kv| kv.split('=').next().is_some_and(|k| k.trim() == "cpus"));
+        if !user_cpus {
+            if let Some(m) = w.mix.as_deref().and_then(apusim_workloads::mixes::mix) {
+                cfg.cpus = m.cpus.len();
+            } else if w.scene.is_some() {
+                cfg.cpus = 0;
+            }
+        }
+        Ok(cfg)
+    }
+}
+
+/// What runs: trace files, a named mix, or a built-in scene's frames.
+pub(crate) struct Workload {
+    pub traces: Vec<String>,
+    pub mix: Option<String>,
+    pub scene: Option<String>,
+    pub resolution: (u32, u32),
+    pub scale: u64,
+    /// The trace cache; `None` generates mixes and scenes afresh.
+    pub cache: Option<PathBuf>,
+}
+
+impl Workload {
+    #[allow(clippy::too_many_arguments)]
+    fn new(
+        traces: Vec<String>,
+        mix: Option<String>,
+        scene: Option<String>,
+        resolution: &str,
+        scale: u64,
+        cache_dir: Option<PathBuf>,
+        no_cache: bool,
+    ) -> Result<Workload> {
+        match (&mix, &scene, traces.is_empty()) {
+            (None, None, true) => bail!("give trace files, a mix or a scene to run"),
+            (Some(_), Some(_), _) => bail!("a mix and a scene cannot run together"),
+            (Some(_), None, false) | (None, Some(_), false) => {
+                bail!("trace files and a mix or scene cannot run together")
+            }
+            _ => {}
+        }
+        if scale == 0 {
+            bail!("scale must be at least 1");
+        }
+        if no_cache && cache_dir.is_some() {
+            bail!("no_cache and cache_dir cannot be given together");
+        }
+        let cache = if no_cache {
+            None
+        } else {
+            cache_dir.or_else(apusim_experiments::jobs::default_cache_dir)
+        };
+        Ok(Workload {
+            traces,
+            mix,
+            scene,
+            resolution: parse_resolution(resolution)?,
+            scale,
+            cache,
+        })
+    }
+
+    /// The inputs of a run, as `apusim run` and `apusim sim` open them.
+    fn inputs(&self, seed: u64, timed: bool) -> Result<Box<dyn Inputs>> {
+        if let Some(m) = &self.mix {
+            if apusim_workloads::mixes::mix(m).is_none() {
+                bail!("unknown mix `{m}` (see `apusim mixes`)");
+            }
+            return Ok(Box::new(apusim_experiments::jobs::JobInputs::mix(
+                m,
+                self.scale,
+                seed,
+                self.cache.clone(),
+            )?));
+        }
+        if let Some(scene) = &self.scene {
+            let frames = u32::try_from(self.scale).unwrap_or(u32::MAX);
+            let (width, height) = self.resolution;
+            let job = apusim_experiments::jobs::scene_job(scene, width, height, frames, seed)?;
+            let description =
+                format!("scene {scene} ({width}x{height}, {frames} frame(s), seed {seed})");
+            return Ok(Box::new(apusim_experiments::jobs::JobInputs::new(
+                vec![job],
+                self.cache.clone(),
+                description,
+            )));
+        }
+        Ok(Box::new(
+            apusim_sim::inputs::TraceInputs::parse(&self.traces)?.native_champsim(timed),
+        ))
+    }
+}
+
+/// `WIDTHxHEIGHT`, both at least 1 (the message is the command line's).
+fn parse_resolution(s: &str) -> Result<(u32, u32)> {
+    let err = || anyhow::anyhow!("expected WIDTHxHEIGHT (e.g. 1280x1024), found `{s}`");
+    let (w, h) = s.split_once(['x', 'X']).ok_or_else(err)?;
+    let w: u32 = w.trim().parse().map_err(|_| err())?;
+    let h: u32 = h.trim().parse().map_err(|_| err())?;
+    if w == 0 || h == 0 {
+        return Err(err());
+    }
+    Ok((w, h))
+}
+
+/// The baseline policies (`apusim demo`'s comparison, `--policy baselines`).
+const BASELINES: &[&str] = &[
+    "drp-baseline",
+    "lru",
+    "random",
+    "nru",
+    "srrip",
+    "brrip",
+    "drrip",
+    "ta-drrip",
+    "ship-pc",
+    "ship-mem",
+    "ship-hybrid",
+];
+
+/// A policy list with `all` and `baselines` expanded, or the configured policy.
+fn policy_list(given: Option<&[String]>, cfg: &SystemConfig) -> Vec<String> {
+    let Some(list) = given.filter(|l| !l.is_empty()) else {
+        return vec![cfg.llc.policy.clone()];
+    };
+    let mut out: Vec<String> = Vec::new();
+    let mut push = |n: &str| {
+        if !out.iter().any(|x| x == n) {
+            out.push(n.to_string());
+        }
+    };
+    for n in list {
+        match n.as_str() {
+            "all" => apusim_cache::policies::REGISTRY
+                .iter()
+                .for_each(|p| push(p.name)),
+            "baselines" => BASELINES.iter().for_each(|n| push(n)),
+            other => push(other),
+        }
+    }
+    out
+}
+
+/// Oracle replays (`opt`, `POLICY-bypass`) run offline on an LLC stream, not as a run.
+fn refuse_oracles(names: &[String]) -> Result<()> {
+    if let Some(n) = names.iter().find(|n| *n == "opt" || n.ends_with("-bypass")) {
+        bail!(
+            "policy `{n}` is an oracle replay; apusim.run runs LLC policies only (replay \
+             oracles with `apusim run` or `apusim oracle` on the command line)"
+        );
+    }
+    Ok(())
+}
+
+/// The LLC study switches (`--ideal`, `--ideal-gpu`, `--gpu-read-bypass`).
+fn study_options(
+    ideal: Option<&str>,
+    ideal_gpu: Option<&str>,
+    gpu_read_bypass: f64,
+) -> Result<StudyOptions> {
+    let ideal_critical = match ideal_gpu {
+        None => None,
+        Some("critical") => Some(true),
+        Some("non-critical") => Some(false),
+        Some(other) => bail!(
+            "invalid value '{other}' for '--ideal-gpu <WHICH>' (possible values: critical, \
+             non-critical)"
+        ),
+    };
+    let o = StudyOptions {
+        ideal: match ideal {
+            Some(s) => StudyOptions::parse_ideal(s)?,
+            None => Vec::new(),
+        },
+        ideal_critical,
+        gpu_read_bypass,
+        dump_llc_trace: None,
+    };
+    o.validate()?;
+    Ok(o)
+}
+
+/// Run `f` on a pool of `threads` workers (the global pool, every core, when unset).
+pub(crate) fn in_pool<T: Send>(
+    threads: Option<usize>,
+    f: impl FnOnce() -> Result<T> + Send,
+) -> Result<T> {
+    match threads {
+        Some(0) => bail!("threads must be at least 1"),
+        Some(n) => rayon::ThreadPoolBuilder::new()
+            .num_threads(n)
+            .build()
+            .context("building the thread pool")?
+            .install(f),
+        None => f(),
+    }
+}
+
+/// Long-format rows of several runs, one `policy` per run, as Python columns.
+fn metric_columns<'py>(
+    py: Python<'py>,
+    runs: &[(String, Vec<Metric>)],
+) -> PyResult<Bound<'py, PyDict>> {
+    let n: usize = runs.iter().map(|(_, m)| m.len()).sum();
+    let mut policy = Vec::with_capacity(n);
+    let (mut agent, mut level, mut stream, mut metric, mut value) = (
+        Vec::with_capacity(n),
+        Vec::with_capacity(n),
+        Vec::with_capacity(n),
+        Vec::with_capacity(n),
+        Vec::with_capacity(n),
+    );
+    for (p, rows) in runs {
+        for m in rows {
+            policy.push(p.as_str());
+            agent.push(m.agent.as_str());
+            level.push(m.level.as_str());
+            stream.push(m.stream.as_str());
+            metric.push(m.metric.as_str());
+            value.push(m.value);
+        }
+    }
+    let d = PyDict::new(py);
+    d.set_item("policy", policy)?;
+    d.set_item("agent", agent)?;
+    d.set_item("level", level)?;
+    d.set_item("stream", stream)?;
+    d.set_item("metric", metric)?;
+    d.set_item("value", value)?;
+    Ok(d)
+}
+
+/// Open the results database before a run, so one that cannot be written is refused before
+/// anything runs.
+fn open_db(db: Option<&PathBuf>) -> Result<Option<Store>> {
+    db.map(|p| Store::open(p)).transpose()
+}
+
+/// A functional run (`apusim run`): every policy over the inputs, as long-format columns
+/// `policy, agent, level, stream, metric, value` (the rows `apusim run --db` records).
+#[pyfunction]
+#[pyo3(signature = (
+    traces = Vec::new(), *, mix = None, scene = None, resolution = "1280x1024".to_string(),
+    scale = 1, preset = None, config = None, set = Vec::new(), seed = None, policy = None,
+    limit = None, threads = None, cache_dir = None, no_cache = false, ideal = None,
+    ideal_gpu = None, gpu_read_bypass = 0.0, dump_llc_trace = None, db = None
+))]
+#[allow(clippy::too_many_arguments)]
+pub fn run<'py>(
+    py: Python<'py>,
+    traces: Vec<String>,
+    mix: Option<String>,
+    scene: Option<String>,
+    resolution: String,
+    scale: u64,
+    preset: Option<String>,
+    config: Option<PathBuf>,
+    set: Vec<String>,
+    seed: Option<u64>,
+    policy: Option<Vec<String>>,
+    limit: Option<u64>,
+    threads: Option<usize>,
+    cache_dir: Option<PathBuf>,
+    no_cache: bool,
+    ideal: Option<String>,
+    ideal_gpu: Option<String>,
+    gpu_read_bypass: f64,
+    dump_llc_trace: Option<PathBuf>,
+    db: Option<PathBuf>,
+) -> PyResult<Bound<'py, PyDict>> {
+    let results = py
+        .detach(|| -> Result<Vec<(String, Vec<Metric>)>> {
+            let system = System {
+                preset,
+                config,
+                set,
+                seed,
+            };
+            let w = Workload::new(traces, mix, scene, &resolution, scale, cache_dir, no_cache)?;
+            let cfg = system.load_for(&w)?;
+            let names = policy_list(policy.as_deref(), &cfg);
+            refuse_oracles(&names)?;
+            if limit == Some(0) {
+                bail!("limit must be at least 1");
+            }
+            let inputs = w.inputs(cfg.seed, false)?;
+            let inputs = &*inputs;
+            let opts = RunOptions {
+                progress: false,
+                limit,
+                study: StudyOptions {
+                    dump_llc_trace,
+                    ..study_options(ideal.as_deref(), ideal_gpu.as_deref(), gpu_read_bypass)?
+                },
+            };
+            let mut store = open_db(db.as_ref())?;
+            let results: Vec<RunResult> =
+                in_pool(threads, || run_policies(&cfg, &names, inputs, &opts))?;
+            if let Some(store) = store.as_mut() {
+                apusim_sweep::record_functional(
+                    store,
+                    &cfg,
+                    inputs,
+                    opts.limit,
+                    &opts.study,
+                    &results,
+                    std::time::SystemTime::now(),
+                )?;
+            }
+            Ok(results
+                .iter()
+                .map(|r| (r.policy.clone(), apusim_sweep::metrics::functional(r)))
+                .collect())
+        })
+        .map_err(py_err)?;
+    metric_columns(py, &results)
+}
+
+/// A timed run (`apusim sim`): every policy over the inputs with the cores, caches, network
+/// and DRAM on one clock, weighted speedup against alone runs when several jobs share the
+/// machine, as long-format columns `policy, agent, level, stream, metric, value` (the rows
+/// `apusim sim --db` records).
+#[pyfunction]
+#[pyo3(signature = (
+    traces = Vec::new(), *, mix = None, scene = None, resolution = "1280x1024".to_string(),
+    scale = 1, preset = None, config = None, set = Vec::new(), seed = None, policy = None,
+    warmup = 0, instructions = None, threads = None, alone_policy = "lru".to_string(),
+    no_alone = false, sample = false, sample_period = None, sample_warmup = None,
+    sample_unit = None, target_error = None, cache_dir = None, no_cache = false, ideal = None,
+    ideal_gpu = None, gpu_read_bypass = 0.0, db = None
+))]
+#[allow(clippy::too_many_arguments)]
+pub fn sim<'py>(
+    py: Python<'py>,
+    traces: Vec<String>,
+    mix: Option<String>,
+    scene: Option<String>,
+    resolution: String,
+    scale: u64,
+    preset: Option<String>,
+    config: Option<PathBuf>,
+    set: Vec<String>,
+    seed: Option<u64>,
+    policy: Option<Vec<String>>,
+    warmup: u64,
+    instructions: Option<u64>,
+    threads: Option<usize>,
+    alone_policy: String,
+    no_alone: bool,
+    sample: bool,
+    sample_period: Option<u64>,
+    sample_warmup: Option<u64>,
+    sample_unit: Option<u64>,
+    target_error: Option<String>,
+    cache_dir: Option<PathBuf>,
+    no_cache: bool,
+    ideal: Option<String>,
+    ideal_gpu: Option<String>,
+    gpu_read_bypass: f64,
+    db: Option<PathBuf>,
+) -> PyResult<Bound<'py, PyDict>> {
+    let results = py
+        .detach(|| -> Result<Vec<(String, Vec<Metric>)>> {
+            let system = System {
+                preset,
+                config,
+                set,
+                seed,
+            };
+            let w = Workload::new(traces, mix, scene, &resolution, scale, cache_dir, no_cache)?;
+            let cfg = system.load_for(&w)?;
+            let names = policy_list(policy.as_deref(), &cfg);
+            refuse_oracles(&names)?;
+            if instructions == Some(0) {
+                bail!("instructions must be at least 1");
+            }
+            let sampling_given =
+                sample_period.is_some() || sample_warmup.is_some() || sample_unit.is_some();
+            if !sample && (sampling_given || target_error.is_some()) {
+                bail!(
+                    "sample_period, sample_warmup, sample_unit and target_error need sample=True"
+                );
+            }
+            let defaults = SampleSpec::default();
+            let sample = sample
+                .then_some(SampleSpec {
+                    period: sample_period.unwrap_or(defaults.period),
+                    warmup: sample_warmup.unwrap_or(defaults.warmup),
+                    unit: sample_unit.unwrap_or(defaults.unit),
+                })
+                .map(|s| s.check().map(|_| s))
+                .transpose()
+                .map_err(anyhow::Error::msg)?;
+            let target = target_error
+                .as_deref()
+                .map(target_error::parse_target)
+                .transpose()
+                .map_err(anyhow::Error::msg)?;
+            let inputs = w.inputs(cfg.seed, true)?;
+            let inputs = &*inputs;
+            let sim_opts = SimOptions {
+                warmup,
+                instructions,
+                progress: false,
+                interval: None,
+                sample,
+                study: study_options(ideal.as_deref(), ideal_gpu.as_deref(), gpu_read_bypass)?,
+            };
+            let mut store = open_db(db.as_ref())?;
+            // Jobs that share the machine are compared with each running alone.
+            let alone = if inputs.open()?.len() > 1 && !no_alone {
+                let opts = AloneOptions::new(&alone_policy, w.cache.clone());
+                let runs = in_pool(threads, || alone_runs(&cfg, inputs, &sim_opts, &opts))
+                    .context("alone runs for weighted speedup")?;
+                Some((opts.policy, runs))
+            } else {
+                None
+            };
+            let mut results: Vec<SimResult> = in_pool(threads, || {
+                names
+                    .par_iter()
+                    .map(|n| {
+                        match target {
+                            Some(e) => target_error::sim_to_target(&cfg, n, inputs, &sim_opts, e),
+                            None => sim_policy(&cfg, n, inputs, &sim_opts),
+                        }
+                        .with_context(|| format!("policy {n}"))
+                    })
+                    .collect::<Result<Vec<_>>>()
+            })?;
+            if let Some((policy, runs)) = &alone {
+                for r in &mut results {
+                    r.speedup = Some(speedup(r, runs, policy)?);
+                }
+            }
+            if let Some(store) = store.as_mut() {
+                let mut extra = Vec::new();
+                if let Some((policy, _)) = &alone {
+                    extra.push(("alone_policy", serde_json::json!(policy)));
+                }
+                if let Some(s) = &sample {
+                    extra.push(("sample", serde_json::json!([s.period, s.warmup, s.unit])));
+                }
+                if let Some(e) = target {
+                    extra.push(("target_error", serde_json::json!(e)));
+                }
+                apusim_sweep::record_timed(
+                    store,
+                    &cfg,
+                    inputs,
+                    sim_opts.warmup,
+                    sim_opts.instructions,
+                    &sim_opts.study,
+                    &extra,
+                    &results,
+                    std::time::SystemTime::now(),
+                )?;
+            }
+            Ok(results
+                .iter()
+                .map(|r| (r.policy.clone(), apusim_sweep::metrics::timed(r)))
+                .collect())
+        })
+        .map_err(py_err)?;
+    metric_columns(py, &results)
+}
