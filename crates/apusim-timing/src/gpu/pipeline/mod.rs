@@ -1463,14 +1463,14 @@ impl GpuModel for Pipeline {
         self.sent.outstanding == 0
     }
 
-    /// The work of the items taken so far ([`Pipeline::item_work`]).
+    /// The work of the items taken so far (`Pipeline::item_work`).
     fn progress(&self) -> u64 {
         self.work
     }
 
     /// Functional warming of render work: the items after those already in the pipeline
     /// are taken from the source in order and their accesses sent to `port` in the render
-    /// trace's order, until their work ([`Pipeline::item_work`]) reaches `n` (plus what an
+    /// trace's order, until their work (`Pipeline::item_work`) reaches `n` (plus what an
     /// earlier warming owed); their shader instructions count as warmed instructions.
     /// The items in the pipeline when it froze go on after the thaw, so their remaining
     /// accesses come after the warmed ones'. Each frame end among the warmed items ends its
