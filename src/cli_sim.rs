@@ -7,11 +7,10 @@ use super::{
 use anyhow::{Context, Result};
 use apusim_sim::report::TextTable;
 use apusim_sim::timed::{
-    alone_runs, intervals, sim_policy, speedup, target_error, AloneOptions, CoreResult,
-    IntervalSpec, SampleSpec, SimOptions, SimResult, SystemWindow,
+    alone_runs, intervals, sim_policies, target_error, AloneOptions, CoreResult, IntervalSpec,
+    SampleSpec, SimOptions, SimResult, SystemWindow,
 };
 use clap::Args;
-use rayon::prelude::*;
 
 #[derive(Args)]
 pub struct SimArgs {
@@ -135,23 +134,16 @@ pub fn run(a: SimArgs) -> Result<()> {
     } else {
         None
     };
-    let mut results: Vec<SimResult> = in_pool(a.threads, || {
-        names
-            .par_iter()
-            .map(|n| {
-                match a.target_error {
-                    Some(e) => target_error::sim_to_target(&cfg, n, inputs, &sim_opts, e),
-                    None => sim_policy(&cfg, n, inputs, &sim_opts),
-                }
-                .with_context(|| format!("policy {n}"))
-            })
-            .collect::<Result<Vec<_>>>()
+    let results = in_pool(a.threads, || {
+        sim_policies(
+            &cfg,
+            &names,
+            inputs,
+            &sim_opts,
+            a.target_error,
+            alone.as_ref().map(|(p, r)| (p.as_str(), r.as_slice())),
+        )
     })?;
-    if let Some((policy, runs)) = &alone {
-        for r in &mut results {
-            r.speedup = Some(speedup(r, runs, policy)?);
-        }
-    }
     for r in &results {
         print!("{}", table(r));
     }

@@ -174,25 +174,13 @@ pub(crate) struct WorkloadArgs {
     #[arg(long, conflicts_with = "traces")]
     pub(crate) scene: Option<String>,
     /// Resolution of a --scene, `WIDTHxHEIGHT`.
-    #[arg(long, default_value = "1280x1024", value_parser = parse_resolution)]
+    #[arg(long, default_value = "1280x1024", value_parser = apusim_experiments::jobs::parse_resolution)]
     pub(crate) resolution: (u32, u32),
     /// Size multiplier of a --mix or --scene: CPU jobs retire `scale ×` 5 M instructions,
     /// GPGPU jobs process `scale ×` their default elements, rendering jobs render `scale`
     /// frames.
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..))]
     pub(crate) scale: u64,
-}
-
-/// `WIDTHxHEIGHT`, both at least 1.
-fn parse_resolution(s: &str) -> Result<(u32, u32), String> {
-    let err = || format!("expected WIDTHxHEIGHT (e.g. 1280x1024), found `{s}`");
-    let (w, h) = s.split_once(['x', 'X']).ok_or_else(err)?;
-    let w: u32 = w.trim().parse().map_err(|_| err())?;
-    let h: u32 = h.trim().parse().map_err(|_| err())?;
-    if w == 0 || h == 0 {
-        return Err(err());
-    }
-    Ok((w, h))
 }
 
 /// Where `--mix` traces are cached.
@@ -489,49 +477,13 @@ fn presets(name: Option<String>, set: &[String]) -> Result<()> {
     Ok(())
 }
 
-/// The baseline policies of the foundation (drp-reuse-probability-shared-llc.txt §4.1 and the
-/// classics), the demo's default comparison.
-const BASELINES: &[&str] = &[
-    "drp-baseline",
-    "lru",
-    "random",
-    "nru",
-    "srrip",
-    "brrip",
-    "drrip",
-    "ta-drrip",
-    "ship-pc",
-    "ship-mem",
-    "ship-hybrid",
-];
-
-/// Expand a `--policy` list: `all` is every registered policy, `baselines` the baselines; the
-/// configured policy comes first when the list is not given.
+/// Expand a `--policy` list (`apusim_cache::policies::expand_names`); without one, the
+/// configured policy and then the baselines (the demo's comparison).
 fn policy_list(given: Option<&[String]>, cfg: &SystemConfig) -> Vec<String> {
-    let mut out: Vec<String> = Vec::new();
-    let mut push = |n: &str| {
-        if !out.iter().any(|x| x == n) {
-            out.push(n.to_string());
-        }
-    };
     match given {
-        None => {
-            push(&cfg.llc.policy);
-            BASELINES.iter().for_each(|n| push(n));
-        }
-        Some(list) => {
-            for n in list {
-                match n.as_str() {
-                    "all" => apusim_cache::policies::REGISTRY
-                        .iter()
-                        .for_each(|p| push(p.name)),
-                    "baselines" => BASELINES.iter().for_each(|n| push(n)),
-                    other => push(other),
-                }
-            }
-        }
+        Some(list) => apusim_cache::policies::expand_names(list),
+        None => apusim_cache::policies::expand_names(&[cfg.llc.policy.as_str(), "baselines"]),
     }
-    out
 }
 
 fn demo(a: DemoArgs) -> Result<()> {

@@ -28,6 +28,18 @@ pub fn default_cache_dir() -> Option<PathBuf> {
         .or_else(|| var("HOME").map(|d| d.join(".cache").join("apusim")))
 }
 
+/// A resolution as `WIDTHxHEIGHT` (`--resolution`), both at least 1.
+pub fn parse_resolution(s: &str) -> std::result::Result<(u32, u32), String> {
+    let err = || format!("expected WIDTHxHEIGHT (e.g. 1280x1024), found `{s}`");
+    let (w, h) = s.split_once(['x', 'X']).ok_or_else(err)?;
+    let w: u32 = w.trim().parse().map_err(|_| err())?;
+    let h: u32 = h.trim().parse().map_err(|_| err())?;
+    if w == 0 || h == 0 {
+        return Err(err());
+    }
+    Ok((w, h))
+}
+
 /// The rendering job of built-in scene `scene`: `frames` frames at `width`×`height`, its
 /// procedural content seeded by `seed`. An unknown scene is refused, naming the built-in ones.
 pub fn scene_job(scene: &str, width: u32, height: u32, frames: u32, seed: u64) -> Result<Job> {

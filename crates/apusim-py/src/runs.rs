@@ -4,13 +4,12 @@
 use crate::py_err;
 use anyhow::{bail, Context, Result};
 use apusim_sim::timed::{
-    alone_runs, sim_policy, speedup, target_error, AloneOptions, SampleSpec, SimOptions, SimResult,
+    alone_runs, sim_policies, target_error, AloneOptions, SampleSpec, SimOptions,
 };
 use apusim_sim::{run_policies, Inputs, RunOptions, RunResult, StudyOptions, SystemConfig};
 use apusim_sweep::{Metric, Store};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
-use rayon::prelude::*;
 use std::path::PathBuf;
 
 /// The system of a run: a preset or a TOML file, `set` overrides and the seed.
@@ -100,7 +99,8 @@ impl Workload {
             traces,
             mix,
             scene,
-            resolution: parse_resolution(resolution)?,
+            resolution: apusim_experiments::jobs::parse_resolution(resolution)
+                .map_err(anyhow::Error::msg)?,
             scale,
             cache,
         })
@@ -137,54 +137,12 @@ impl Workload {
     }
 }
 
-/// `WIDTHxHEIGHT`, both at least 1 (the message is the command line's).
-fn parse_resolution(s: &str) -> Result<(u32, u32)> {
-    let err = || anyhow::anyhow!("expected WIDTHxHEIGHT (e.g. 1280x1024), found `{s}`");
-    let (w, h) = s.split_once(['x', 'X']).ok_or_else(err)?;
-    let w: u32 = w.trim().parse().map_err(|_| err())?;
-    let h: u32 = h.trim().parse().map_err(|_| err())?;
-    if w == 0 || h == 0 {
-        return Err(err());
-    }
-    Ok((w, h))
-}
-
-/// The baseline policies (`apusim demo`'s comparison, `--policy baselines`).
-const BASELINES: &[&str] = &[
-    "drp-baseline",
-    "lru",
-    "random",
-    "nru",
-    "srrip",
-    "brrip",
-    "drrip",
-    "ta-drrip",
-    "ship-pc",
-    "ship-mem",
-    "ship-hybrid",
-];
-
 /// A policy list with `all` and `baselines` expanded, or the configured policy.
 fn policy_list(given: Option<&[String]>, cfg: &SystemConfig) -> Vec<String> {
-    let Some(list) = given.filter(|l| !l.is_empty()) else {
-        return vec![cfg.llc.policy.clone()];
-    };
-    let mut out: Vec<String> = Vec::new();
-    let mut push = |n: &str| {
-        if !out.iter().any(|x| x == n) {
-            out.push(n.to_string());
-        }
-    };
-    for n in list {
-        match n.as_str() {
-            "all" => apusim_cache::policies::REGISTRY
-                .iter()
-                .for_each(|p| push(p.name)),
-            "baselines" => BASELINES.iter().for_each(|n| push(n)),
-            other => push(other),
-        }
+    match given.filter(|l| !l.is_empty()) {
+        Some(list) => apusim_cache::policies::expand_names(list),
+        None => vec![cfg.llc.policy.clone()],
     }
-    out
 }
 
 /// Oracle replays (`opt`, `POLICY-bypass`) run offline on an LLC stream, not as a run.
@@ -462,23 +420,16 @@ pub fn sim<'py>(
             } else {
                 None
             };
-            let mut results: Vec<SimResult> = in_pool(threads, || {
-                names
-                    .par_iter()
-                    .map(|n| {
-                        match target {
-                            Some(e) => target_error::sim_to_target(&cfg, n, inputs, &sim_opts, e),
-                            None => sim_policy(&cfg, n, inputs, &sim_opts),
-                        }
-                        .with_context(|| format!("policy {n}"))
-                    })
-                    .collect::<Result<Vec<_>>>()
+            let results = in_pool(threads, || {
+                sim_policies(
+                    &cfg,
+                    &names,
+                    inputs,
+                    &sim_opts,
+                    target,
+                    alone.as_ref().map(|(p, r)| (p.as_str(), r.as_slice())),
+                )
             })?;
-            if let Some((policy, runs)) = &alone {
-                for r in &mut results {
-                    r.speedup = Some(speedup(r, runs, policy)?);
-                }
-            }
             if let Some(store) = store.as_mut() {
                 let mut extra = Vec::new();
                 if let Some((policy, _)) = &alone {

@@ -101,6 +101,42 @@ pub fn info(name: &str) -> Option<&'static PolicyInfo> {
     REGISTRY.iter().find(|p| p.name == name)
 }
 
+/// The baseline policies (drp-reuse-probability-shared-llc.txt §4.1 and the classics): the
+/// demo's default comparison, and what `baselines` stands for in a policy list.
+pub const BASELINES: &[&str] = &[
+    "drp-baseline",
+    "lru",
+    "random",
+    "nru",
+    "srrip",
+    "brrip",
+    "drrip",
+    "ta-drrip",
+    "ship-pc",
+    "ship-mem",
+    "ship-hybrid",
+];
+
+/// A policy list as users give it (`--policy`, the Python bindings' `policy=`), with `all`
+/// expanded to every registered policy and `baselines` to [`BASELINES`]; each name once, in
+/// first-appearance order. Names are not checked here (the run refuses unknown ones).
+pub fn expand_names<S: AsRef<str>>(list: &[S]) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    let mut push = |n: &str| {
+        if !out.iter().any(|x| x == n) {
+            out.push(n.to_string());
+        }
+    };
+    for n in list {
+        match n.as_ref() {
+            "all" => REGISTRY.iter().for_each(|p| push(p.name)),
+            "baselines" => BASELINES.iter().for_each(|n| push(n)),
+            other => push(other),
+        }
+    }
+    out
+}
+
 registry! {
     "lru" => lru::Lru, "true least-recently-used", "classic; drp-reuse-probability-shared-llc.txt §6.1 comparator";
     "plru" => plru::Plru, "tree pseudo-LRU (ways - 1 bits per set)", "adaptive-gpu-l1-bypassing.txt §4.1 (all caches use pseudo-LRU)";
