@@ -527,6 +527,29 @@ fn built_in_workloads_generate_traces_and_mixes_run_without_input() {
         "--no-cache",
     ]);
     assert!(functional.contains("llc gpu"), "{functional}");
+    // A sampled run of the render pipeline warms its frames, and warns that their times
+    // are not validated at every resolution.
+    let sampled = apusim(
+        &[
+            "sim",
+            "--scene",
+            "lake",
+            "--resolution",
+            "160x128",
+            "--sample",
+            "--sample-period",
+            "20000",
+            "--sample-warmup",
+            "2000",
+            "--sample-unit",
+            "1000",
+            "--no-cache",
+        ],
+        &[],
+    );
+    assert!(sampled.status.success());
+    let err = String::from_utf8_lossy(&sampled.stderr);
+    assert!(err.contains("warning: sampled frame times"), "{err}");
     assert!(fails(&["sim", "--scene", "castle"]).contains("unknown scene `castle`"));
     assert!(fails(&["sim", "--scene", "lake", "--resolution", "96"]).contains("WIDTHxHEIGHT"));
     assert!(fails(&["sim", "--scene", "lake", "--mix", "S1"]).contains("cannot be used with"));
