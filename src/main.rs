@@ -131,34 +131,27 @@ struct SystemArgs {
 
 impl SystemArgs {
     fn load(&self) -> Result<SystemConfig> {
-        let mut set = self.set.clone();
-        if let Some(s) = self.seed {
-            set.push(format!("seed={s}"));
-        }
-        match &self.config {
-            Some(path) => SystemConfig::load_file(path, &set),
-            None => SystemConfig::load_preset(&self.preset, &set),
-        }
+        apusim_experiments::jobs::load_system(
+            &self.preset,
+            self.config.as_deref(),
+            &self.set,
+            self.seed,
+            None,
+            false,
+        )
     }
 
-    /// The system for a run of `w`: as [`SystemArgs::load`], with as many CPU cores as a
-    /// mix has CPU jobs (the studies' 1C1G/2C1G/4C1G systems) and none for a scene alone,
-    /// unless `--set cpus=N` asks for another count. Idle cores would otherwise count as
-    /// agents to partitioning and thread-aware policies (UCP gives each at least one way).
+    /// The system for a run of `w` (`apusim_experiments::jobs::load_system`): as many CPU
+    /// cores as a mix has CPU jobs, none for a scene alone, unless `--set cpus=N`.
     fn load_for(&self, w: &WorkloadArgs) -> Result<SystemConfig> {
-        let mut cfg = self.load()?;
-        let user_cpus = self
-            .set
-            .iter()
-            .any(|kv| kv.split('=').next().is_some_and(|k| k.trim() == "cpus"));
-        if !user_cpus {
-            if let Some(m) = w.mix.as_deref().and_then(apusim_workloads::mixes::mix) {
-                cfg.cpus = m.cpus.len();
-            } else if w.scene.is_some() {
-                cfg.cpus = 0;
-            }
-        }
-        Ok(cfg)
+        apusim_experiments::jobs::load_system(
+            &self.preset,
+            self.config.as_deref(),
+            &self.set,
+            self.seed,
+            w.mix.as_deref(),
+            w.scene.is_some(),
+        )
     }
 }
 

@@ -28,6 +28,40 @@ pub fn default_cache_dir() -> Option<PathBuf> {
         .or_else(|| var("HOME").map(|d| d.join(".cache").join("apusim")))
 }
 
+/// The system of a run (`apusim run/sim`, the Python bindings): preset `preset`, or the
+/// configuration file `config`, with the `set` overrides (and `seed`); with as many CPU
+/// cores as mix `mix` has CPU jobs (the studies' 1C1G/2C1G/4C1G systems) and none for a
+/// scene alone (`scene`), unless `set` gives `cpus`. Idle cores would otherwise count as
+/// agents to partitioning and thread-aware policies (UCP gives each at least one way).
+pub fn load_system(
+    preset: &str,
+    config: Option<&Path>,
+    set: &[String],
+    seed: Option<u64>,
+    mix: Option<&str>,
+    scene: bool,
+) -> Result<apusim_sim::SystemConfig> {
+    let mut set = set.to_vec();
+    if let Some(s) = seed {
+        set.push(format!("seed={s}"));
+    }
+    let mut cfg = match config {
+        Some(path) => apusim_sim::SystemConfig::load_file(path, &set)?,
+        None => apusim_sim::SystemConfig::load_preset(preset, &set)?,
+    };
+    let user_cpus = set
+        .iter()
+        .any(|kv| kv.split('=').next().is_some_and(|k| k.trim() == "cpus"));
+    if !user_cpus {
+        if let Some(m) = mix.and_then(mixes::mix) {
+            cfg.cpus = m.cpus.len();
+        } else if scene {
+            cfg.cpus = 0;
+        }
+    }
+    Ok(cfg)
+}
+
 /// A resolution as `WIDTHxHEIGHT` (`--resolution`), both at least 1.
 pub fn parse_resolution(s: &str) -> std::result::Result<(u32, u32), String> {
     let err = || format!("expected WIDTHxHEIGHT (e.g. 1280x1024), found `{s}`");

@@ -21,36 +21,21 @@ pub(crate) struct System {
 }
 
 impl System {
-    /// The configuration, as `--preset`/`--config`, `--set` and `--seed` load it.
-    fn load(&self) -> Result<SystemConfig> {
-        let mut set = self.set.clone();
-        if let Some(s) = self.seed {
-            set.push(format!("seed={s}"));
-        }
-        match (&self.config, &self.preset) {
-            (Some(_), Some(_)) => bail!("give a preset or a config file, not both"),
-            (Some(path), None) => SystemConfig::load_file(path, &set),
-            (None, preset) => SystemConfig::load_preset(preset.as_deref().unwrap_or("4c1g"), &set),
-        }
-    }
-
-    /// The system for a run of `w`: with as many CPU cores as a mix has CPU jobs and none for
-    /// a scene alone, unless `set` gives `cpus` (idle cores would count as agents to
-    /// partitioning and thread-aware policies), as the command line does.
+    /// The system for a run of `w` (`apusim_experiments::jobs::load_system`, as the command
+    /// line loads it): as many CPU cores as a mix has CPU jobs, none for a scene alone,
+    /// unless `set` gives `cpus`.
     fn load_for(&self, w: &Workload) -> Result<SystemConfig> {
-        let mut cfg = self.load()?;
-        let user_cpus = self
-            .set
-            .iter()
-            .any(|kv| kv.split('=').next().is_some_and(|k| k.trim() == "cpus"));
-        if !user_cpus {
-            if let Some(m) = w.mix.as_deref().and_then(apusim_workloads::mixes::mix) {
-                cfg.cpus = m.cpus.len();
-            } else if w.scene.is_some() {
-                cfg.cpus = 0;
-            }
+        if self.config.is_some() && self.preset.is_some() {
+            bail!("give a preset or a config file, not both");
         }
-        Ok(cfg)
+        apusim_experiments::jobs::load_system(
+            self.preset.as_deref().unwrap_or("4c1g"),
+            self.config.as_deref(),
+            &self.set,
+            self.seed,
+            w.mix.as_deref(),
+            w.scene.is_some(),
+        )
     }
 }
 
