@@ -6,8 +6,6 @@ use apusim_sim::run::{Input, Inputs, Reopen};
 use apusim_trace::import::{self, Format, ImportOptions};
 use apusim_trace::Agent;
 
-pub use apusim_sim::inputs::TraceInputs;
-
 /// The built-in demo mix (see `apusim_workloads::demo_mix`).
 pub struct DemoInputs {
     pub cpus: u8,

@@ -201,7 +201,8 @@ impl CacheArgs {
     }
 }
 
-/// The inputs of `run` and `sim`: trace files, or the jobs of a named mix.
+/// The inputs of `run` and `sim` (`apusim_experiments::jobs::run_inputs`): trace files, the
+/// jobs of a named mix, or a scene's frames.
 fn run_inputs(
     traces: &[String],
     w: &WorkloadArgs,
@@ -209,32 +210,16 @@ fn run_inputs(
     seed: u64,
     timed: bool,
 ) -> Result<Box<dyn apusim_sim::Inputs>> {
-    if let Some(m) = &w.mix {
-        if apusim_workloads::mixes::mix(m).is_none() {
-            bail!("unknown mix `{m}` (see `apusim mixes`)");
-        }
-        return Ok(Box::new(apusim_experiments::jobs::JobInputs::mix(
-            m,
-            w.scale,
-            seed,
-            cache.dir(),
-        )?));
-    }
-    if let Some(scene) = &w.scene {
-        let frames = u32::try_from(w.scale).unwrap_or(u32::MAX);
-        let (width, height) = w.resolution;
-        let job = apusim_experiments::jobs::scene_job(scene, width, height, frames, seed)?;
-        let description =
-            format!("scene {scene} ({width}x{height}, {frames} frame(s), seed {seed})");
-        return Ok(Box::new(apusim_experiments::jobs::JobInputs::new(
-            vec![job],
-            cache.dir(),
-            description,
-        )));
-    }
-    Ok(Box::new(
-        inputs::TraceInputs::parse(traces)?.native_champsim(timed),
-    ))
+    apusim_experiments::jobs::run_inputs(
+        traces,
+        w.mix.as_deref(),
+        w.scene.as_deref(),
+        w.resolution,
+        w.scale,
+        seed,
+        cache.dir(),
+        timed,
+    )
 }
 
 #[derive(Args)]

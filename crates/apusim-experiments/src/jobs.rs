@@ -62,6 +62,40 @@ pub fn load_system(
     Ok(cfg)
 }
 
+/// The inputs of a run (`apusim run/sim`, the Python bindings): the jobs of mix `mix` at
+/// `scale`, or `scale` frames of built-in scene `scene` at `resolution`, or else the trace
+/// files `traces` (ChampSim traces read natively when `timed`). Generated jobs are cached
+/// under `cache`.
+#[allow(clippy::too_many_arguments)]
+pub fn run_inputs(
+    traces: &[String],
+    mix: Option<&str>,
+    scene: Option<&str>,
+    resolution: (u32, u32),
+    scale: u64,
+    seed: u64,
+    cache: Option<PathBuf>,
+    timed: bool,
+) -> Result<Box<dyn Inputs>> {
+    if let Some(m) = mix {
+        if mixes::mix(m).is_none() {
+            anyhow::bail!("unknown mix `{m}` (see `apusim mixes`)");
+        }
+        return Ok(Box::new(JobInputs::mix(m, scale, seed, cache)?));
+    }
+    if let Some(scene) = scene {
+        let frames = u32::try_from(scale).unwrap_or(u32::MAX);
+        let (width, height) = resolution;
+        let job = scene_job(scene, width, height, frames, seed)?;
+        let description =
+            format!("scene {scene} ({width}x{height}, {frames} frame(s), seed {seed})");
+        return Ok(Box::new(JobInputs::new(vec![job], cache, description)));
+    }
+    Ok(Box::new(
+        apusim_sim::inputs::TraceInputs::parse(traces)?.native_champsim(timed),
+    ))
+}
+
 /// A resolution as `WIDTHxHEIGHT` (`--resolution`), both at least 1.
 pub fn parse_resolution(s: &str) -> std::result::Result<(u32, u32), String> {
     let err = || format!("expected WIDTHxHEIGHT (e.g. 1280x1024), found `{s}`");

@@ -93,32 +93,16 @@ impl Workload {
 
     /// The inputs of a run, as `apusim run` and `apusim sim` open them.
     fn inputs(&self, seed: u64, timed: bool) -> Result<Box<dyn Inputs>> {
-        if let Some(m) = &self.mix {
-            if apusim_workloads::mixes::mix(m).is_none() {
-                bail!("unknown mix `{m}` (see `apusim mixes`)");
-            }
-            return Ok(Box::new(apusim_experiments::jobs::JobInputs::mix(
-                m,
-                self.scale,
-                seed,
-                self.cache.clone(),
-            )?));
-        }
-        if let Some(scene) = &self.scene {
-            let frames = u32::try_from(self.scale).unwrap_or(u32::MAX);
-            let (width, height) = self.resolution;
-            let job = apusim_experiments::jobs::scene_job(scene, width, height, frames, seed)?;
-            let description =
-                format!("scene {scene} ({width}x{height}, {frames} frame(s), seed {seed})");
-            return Ok(Box::new(apusim_experiments::jobs::JobInputs::new(
-                vec![job],
-                self.cache.clone(),
-                description,
-            )));
-        }
-        Ok(Box::new(
-            apusim_sim::inputs::TraceInputs::parse(&self.traces)?.native_champsim(timed),
-        ))
+        apusim_experiments::jobs::run_inputs(
+            &self.traces,
+            self.mix.as_deref(),
+            self.scene.as_deref(),
+            self.resolution,
+            self.scale,
+            seed,
+            self.cache.clone(),
+            timed,
+        )
     }
 }
 
