@@ -42,6 +42,7 @@ runs=(
     "tap-fig11|tap-fig11|765"
     "tap-fig12|tap-fig12|243"
     "tap-fig12-scale4|tap-fig12 --scale 4|888"
+    "tap-table1-scale4|tap-table1 --scale 4|685"
 )
 
 if $rerun; then

@@ -304,6 +304,17 @@ pub fn table(r: &SimResult) -> String {
         r.system.network_messages,
         r.system.network_wait_cycles
     ));
+    if !r.llc_occupancy.is_empty() {
+        let parts: Vec<String> = r
+            .llc_occupancy
+            .iter()
+            .map(|x| format!("{} {:.1}%", x.agent, 100.0 * x.share))
+            .collect();
+        s.push_str(&format!(
+            "LLC occupancy (mean share of its lines over the window, by filling agent): {}\n",
+            parts.join(", ")
+        ));
+    }
     if !r.dram_scheduler.is_empty() {
         let kv: Vec<String> = r
             .dram_scheduler
@@ -675,6 +686,10 @@ pub fn csv(results: &[SimResult]) -> String {
             }
         }
         row("system", "cycles", r.cycles.to_string());
+        for x in &r.llc_occupancy {
+            row(&x.agent, "llc.occupancy_lines", x.lines.to_string());
+            row(&x.agent, "llc.occupancy_share", x.share.to_string());
+        }
         if let Some(g) = &r.gpu {
             gpu_rows(
                 g,

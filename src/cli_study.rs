@@ -101,6 +101,9 @@ pub enum StudyCommand {
     TapFig11(TimedArgs),
     /// tap Fig. 12 (timed): TADIP, PIPP, TC, UCP, RRIP, TAP-UCP and TAP-RRIP over LRU.
     TapFig12(TimedArgs),
+    /// tap Table 1 (timed): the LLC share of the CPU and the GPGPU application under LRU,
+    /// UCP, RRIP and TC, and which one each policy favours, per GPGPU type.
+    TapTable1(TimedArgs),
 }
 
 /// Where traces are cached and results go, for every study.
@@ -304,6 +307,7 @@ pub fn run(c: StudyCommand) -> Result<()> {
         StudyCommand::TapFig10(a) => (tap_run(tap_perf::Figure::Fig10, &a)?, a.common),
         StudyCommand::TapFig11(a) => (tap_run(tap_perf::Figure::Fig11, &a)?, a.common),
         StudyCommand::TapFig12(a) => (tap_run(tap_perf::Figure::Fig12, &a)?, a.common),
+        StudyCommand::TapTable1(a) => (tap_run(tap_perf::Figure::Table1, &a)?, a.common),
     };
     print!("{}", out.tables());
     write(&out, &common)

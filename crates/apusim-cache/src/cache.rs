@@ -501,6 +501,20 @@ impl<P: Policy> Cache<P> {
         self.policy.on_feedback(fb);
     }
 
+    /// Add each valid line to its filling agent's count (`counts[agent byte]`): who holds
+    /// the cache now. A scan of the tag array, for periodic readings (tap Table 1 compares
+    /// how much of the LLC each application gets), not for every access.
+    pub fn add_lines_by_agent(&self, counts: &mut [u64; 256]) {
+        for &word in self.tags.iter().filter(|&&w| w != INVALID) {
+            counts[(word >> AGENT_SHIFT) as usize] += 1;
+        }
+    }
+
+    /// Number of lines the cache holds when full.
+    pub fn capacity_lines(&self) -> usize {
+        self.tags.len()
+    }
+
     /// Number of valid lines (for tests and reports).
     pub fn occupancy(&self) -> usize {
         debug_assert_eq!(
@@ -611,6 +625,28 @@ mod tests {
             o => panic!("{o:?}"),
         }
         assert_eq!(c.occupancy(), 2);
+    }
+
+    #[test]
+    fn lines_are_counted_by_the_agent_that_filled_them() {
+        // 1 set of 4 ways: three CPU lines, then two GPU lines evict the two oldest.
+        let mut c = lru_cache(Geometry::new(4 * 64, 4, 64));
+        let rd = |a: Agent, l: u64| Access::new(a, Stream::CpuData, Op::Read, l * 64, 8);
+        for l in 0..3 {
+            c.access(&rd(Agent::cpu(1), l)).unwrap();
+        }
+        let mut counts = [0u64; 256];
+        c.add_lines_by_agent(&mut counts);
+        assert_eq!(counts[Agent::cpu(1).to_byte() as usize], 3);
+        for l in 10..12 {
+            c.access(&rd(Agent::GPU, l)).unwrap();
+        }
+        let mut counts = [0u64; 256];
+        c.add_lines_by_agent(&mut counts);
+        assert_eq!(counts[Agent::cpu(1).to_byte() as usize], 2);
+        assert_eq!(counts[Agent::GPU.to_byte() as usize], 2);
+        assert_eq!(counts.iter().sum::<u64>(), c.occupancy() as u64);
+        assert_eq!(c.capacity_lines(), 4);
     }
 
     #[test]

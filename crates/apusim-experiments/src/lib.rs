@@ -47,6 +47,7 @@ pub mod gspc_perf;
 pub mod jobs;
 pub mod tap_char;
 pub mod tap_perf;
+pub mod tap_share;
 mod timed;
 
 use apusim_sim::report::TextTable;

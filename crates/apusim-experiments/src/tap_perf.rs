@@ -2,7 +2,8 @@
 //! (UCP and TAP-UCP per GPGPU type), Fig. 7 (RRIP and TAP-RRIP), Fig. 8 (the TAP-S
 //! mechanisms on Stream-CPU workloads), Fig. 9 (two and four CPU applications), Fig. 10
 //! (static partitioning), Fig. 11 (LLC size and associativity) and Fig. 12 (TADIP, PIPP and
-//! TC beside UCP, RRIP and the TAP mechanisms).
+//! TC beside UCP, RRIP and the TAP mechanisms), and Table 1 (which application UCP, RRIP
+//! and TC favour; measured as each application's share of the LLC, see [`crate::tap_share`]).
 //!
 //! Every (mix, bar) pair is one timed run of the tap Table 4 system (preset `tap`: 3.5 GHz
 //! 4-wide cores, six 1.5 GHz SIMT cores, an 8 MB 32-way LLC in four tiles behind a 20-cycle
@@ -49,6 +50,8 @@ pub enum Figure {
     Fig11,
     /// Fig. 12: TADIP, PIPP, TC, UCP, RRIP, TAP-UCP and TAP-RRIP over LRU.
     Fig12,
+    /// Table 1: the application UCP, RRIP and TC favour, per GPGPU type.
+    Table1,
 }
 
 /// tap §4.3's baseline.
@@ -73,6 +76,7 @@ impl Figure {
             Figure::Fig10 => "tap-fig10",
             Figure::Fig11 => "tap-fig11",
             Figure::Fig12 => "tap-fig12",
+            Figure::Table1 => "tap-table1",
         }
     }
 
@@ -85,6 +89,7 @@ impl Figure {
             Figure::Fig10 => "speedup of static CPU/GPU partitioning (16 ways each), TAP-UCP and TAP-RRIP over LRU (tap Fig. 10)",
             Figure::Fig11 => "speedup of UCP, TAP-UCP, RRIP and TAP-RRIP over LRU at other LLC sizes and associativities, 1-CPU workloads (tap Fig. 11)",
             Figure::Fig12 => "speedup of TADIP, PIPP, TC, UCP, RRIP, TAP-UCP and TAP-RRIP over LRU on 1-CPU workloads (tap Fig. 12)",
+            Figure::Table1 => "the LLC share of the CPU and the GPGPU application under LRU, UCP, RRIP and TC, and whom each policy favours over LRU (+1 CPU, -1 GPGPU, 0 neither; at least one way's worth), 1-CPU workloads per GPGPU type (tap Table 1)",
         }
     }
 
@@ -97,6 +102,7 @@ impl Figure {
             Figure::Fig10 => "static +6.5% (1-CPU), +7% (2-, 4-CPU); TAP-UCP +11%, +12%, +19%; TAP-RRIP +12%, +15%, +24%",
             Figure::Fig11 => "TAP-UCP and TAP-RRIP outperform UCP and RRIP at every LLC configuration",
             Figure::Fig12 => "TADIP +3%, PIPP +4%, TC +6% over LRU; the TAP mechanisms ahead",
+            Figure::Table1 => "favoured (UCP / RRIP / TC): A CPU / CPU / none; B CPU / about equal or GPGPU / CPU; C GPGPU / GPGPU / CPU; D GPGPU / GPGPU / CPU; E CPU / about equal or GPGPU / CPU",
         }
     }
 
@@ -140,6 +146,7 @@ impl Figure {
                 ("TAP-UCP", "tap-ucp"),
                 ("TAP-RRIP", "tap-rrip"),
             ],
+            Figure::Table1 => &[("UCP", "ucp"), ("RRIP", "ta-drrip"), ("TC", "tc")],
             Figure::Fig12 => &[
                 ("TADIP", "tadip"),
                 ("PIPP", "pipp"),
@@ -183,6 +190,16 @@ impl Figure {
     /// Whether the figure shows only averages (per configuration) rather than every mix.
     fn averages_only(self) -> bool {
         matches!(self, Figure::Fig9 | Figure::Fig10 | Figure::Fig11)
+    }
+
+    /// The LLC's associativity of a run's system (one way is the step of [`Figure::Table1`]).
+    fn llc_ways(cfg: &apusim_sim::SystemConfig) -> Result<u32> {
+        let g: apusim_cache::Geometry = cfg
+            .llc
+            .geometry
+            .parse()
+            .map_err(|e| anyhow::anyhow!("llc.geometry: {e}"))?;
+        Ok(g.ways)
     }
 }
 
@@ -283,6 +300,22 @@ pub fn run(fig: Figure, o: &Options) -> Result<StudyOutput> {
             } else {
                 format!("{llc} ")
             };
+            if fig == Figure::Table1 {
+                let config = match ty {
+                    Some(t) => format!("{group}-{t}"),
+                    None => group.clone(),
+                };
+                let labels: Vec<String> = bars.iter().map(|b| b.label.clone()).collect();
+                let ways = Figure::llc_ways(&mixes.configs[m])?;
+                records.extend(crate::tap_share::records(
+                    &config,
+                    &mixes.names[m],
+                    &labels,
+                    runs,
+                    ways,
+                ));
+                continue;
+            }
             let mut configs = Vec::new();
             if let (Some(t), false) = (ty, fig.averages_only()) {
                 configs.push(format!("{prefix}{group}-{t}"));
@@ -308,6 +341,15 @@ pub fn run(fig: Figure, o: &Options) -> Result<StudyOutput> {
         }
     }
     records.sort_by_key(|r| config_order(fig, &r.config));
+    if fig == Figure::Table1 {
+        // One workload per type and shares that may fall: no geometric means.
+        return Ok(StudyOutput {
+            study: fig.name().into(),
+            title: format!("{}{}", fig.title(), o.note()),
+            paper: fig.paper().into(),
+            records,
+        });
+    }
     Ok(crate::timed::output(
         fig.name(),
         format!("{}{}", fig.title(), o.note()),
@@ -377,6 +419,33 @@ mod tests {
         assert_eq!(bars.len(), FIG11_LLCS.len() * 5);
         assert_eq!(bars[5].policy, "lru");
         assert_eq!(bars[5].set, ["llc.geometry=4M,32,64"]);
+    }
+
+    #[test]
+    fn table1_reports_each_application_s_llc_share_and_whom_a_policy_favours() {
+        let out = run(Figure::Table1, &small(&["TAP-1C-C"])).unwrap();
+        let lru = direct("TAP-1C-C", "lru");
+        let ucp = direct("TAP-1C-C", "ucp");
+        let (lru_cpu, lru_gpu) = crate::tap_share::shares(&lru);
+        assert!(lru_cpu > 0.0 && lru_gpu > 0.0, "{lru_cpu} {lru_gpu}");
+        assert!(lru_cpu + lru_gpu <= 1.0 + 1e-12);
+        assert_eq!(out.get("1-CPU-C", "TAP-1C-C", "LRU", "cpu_share"), lru_cpu);
+        assert_eq!(out.get("1-CPU-C", "TAP-1C-C", "LRU", "gpu_share"), lru_gpu);
+        let (ucp_cpu, _) = crate::tap_share::shares(&ucp);
+        let gain = out.get("1-CPU-C", "TAP-1C-C", "UCP", "cpu_share_gain");
+        assert_eq!(gain, ucp_cpu - lru_cpu);
+        // The tap preset's LLC has 32 ways: one way is 1/32 of it.
+        assert_eq!(
+            out.get("1-CPU-C", "TAP-1C-C", "UCP", "favoured"),
+            crate::tap_share::favoured(gain, 1.0 / 32.0)
+        );
+        // LRU is the reference: no gain or verdict of its own; three policies have both.
+        assert!(out
+            .records
+            .iter()
+            .all(|r| r.policy != "LRU" || !r.metric.starts_with("cpu_share_gain")));
+        let verdicts = out.records.iter().filter(|r| r.metric == "favoured");
+        assert_eq!(verdicts.count(), 3);
     }
 
     #[test]

@@ -126,6 +126,10 @@ const STUDIES: &[(&str, Study)] = &[
         "tap-fig12",
         Study::Timed(Timed::Tap(tap_perf::Figure::Fig12)),
     ),
+    (
+        "tap-table1",
+        Study::Timed(Timed::Tap(tap_perf::Figure::Table1)),
+    ),
 ];
 
 /// Instructions per core of a `quick` study (`apusim study ... --quick`).

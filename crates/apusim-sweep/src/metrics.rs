@@ -152,6 +152,10 @@ pub fn timed(r: &SimResult) -> Vec<Metric> {
     for (name, v) in &r.policy_stats {
         out.push(m("", "llc", "", &format!("policy.{name}"), *v));
     }
+    for x in &r.llc_occupancy {
+        out.push(m(&x.agent, "llc", "", "occupancy_lines", x.lines));
+        out.push(m(&x.agent, "llc", "", "occupancy_share", x.share));
+    }
     let mut functional = Vec::new();
     counters(&r.functional, &mut functional);
     for mut f in functional {

@@ -16,6 +16,7 @@ use super::gpu::{GpuResult, TimedGpu};
 use super::hints::{HintCounters, HintsControl};
 use super::intervals::{self, Interval, IntervalSpec, Recorder};
 use super::memory::{AgentLatency, CorePort, DramCounts, LlcTiming, TimedMemory};
+use super::occupancy::{AgentOccupancy, Occupancy};
 use super::sampling::{SampleSpec, Sampled, Sampler};
 use super::streams::{self, StreamResult, StreamTable};
 use crate::config::SystemConfig;
@@ -144,6 +145,8 @@ pub struct SimResult {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub gpu: Option<GpuResult>,
     pub policy_stats: Vec<(String, f64)>,
+    /// Each agent's mean part of the LLC over the measured window ([`super::occupancy`]).
+    pub llc_occupancy: Vec<AgentOccupancy>,
     /// A sampled run's estimates (`--sample`): each core's IPC with its interval.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub sampling: Option<Sampled>,
@@ -444,6 +447,7 @@ fn simulate<P: Policy>(
         })
         .collect();
     let mut window_start = (opts.warmup == 0).then(|| SystemSnapshot::take(0, &mem));
+    let mut occupancy = Occupancy::new(cpu);
     let mut last_now = 0;
     let mut wake: Vec<Option<Tick>> = vec![Some(0); n];
     let mut finished = vec![false; n];
@@ -682,6 +686,9 @@ fn simulate<P: Policy>(
         if window_start.is_none() && !phase.iter().any(|p| matches!(p, Phase::Warming)) {
             window_start = Some(SystemSnapshot::take(now, &mem));
         }
+        if window_start.is_some() {
+            occupancy.maybe_read(now, &mem.h);
+        }
         steps += 1;
         if steps & 0xFFFF == 0 {
             let retired: u64 = cores.iter().map(|c| c.stats().instructions).sum();
@@ -726,6 +733,7 @@ fn simulate<P: Policy>(
             }
         }
     }
+    occupancy.read(&mem.h);
     let end = SystemSnapshot::take(last_now, &mem);
     let start = window_start.unwrap_or_else(|| SystemSnapshot::take(last_now, &mem));
     let system = system_window(&start, &end, cfg, cpu, uncore);
@@ -737,6 +745,7 @@ fn simulate<P: Policy>(
         open_loop_restarts: open_loop.iter().map(|o| o.restarts).sum(),
         gpu: gpu.map(|mut g| g.result(&mem)),
         policy_stats: mem.h.llc().policy().stats(),
+        llc_occupancy: occupancy.result(&mem.h),
         sampling,
         intervals: recorder.map(|r| r.intervals).unwrap_or_default(),
         speedup: None,

@@ -67,7 +67,7 @@ const fn s(
 use FigureKind::{Bars, Lines, SCurve, Stacked};
 
 /// Every study of `apusim study`, in its help's order.
-pub const STUDIES: [&str; 35] = [
+pub const STUDIES: [&str; 36] = [
     "gspc-fig11",
     "gspc-fig12",
     "gspc-fig13",
@@ -103,6 +103,7 @@ pub const STUDIES: [&str; 35] = [
     "tap-fig10",
     "tap-fig11",
     "tap-fig12",
+    "tap-table1",
 ];
 
 /// The figure of `study` (`None`: not one of [`STUDIES`]).
@@ -147,6 +148,7 @@ pub fn spec(study: &str) -> Option<Spec> {
         "tap-fig10" => s(Bars, "LRU", TYPE, "tap Fig. 10: static partitioning results"),
         "tap-fig11" => s(Bars, "LRU", TYPE, "tap Fig. 11: cache sensitivity results (size-associativity)"),
         "tap-fig12" => s(Bars, "LRU", TYPE, "tap Fig. 12: TAP comparison to other policies"),
+        "tap-table1" => s(Bars, "", TYPE, "tap Table 1: LLC share of each application and the application each policy favours"),
         _ => return None,
     })
 }
