@@ -195,6 +195,11 @@ pub fn render(fig: &Figure, format: Format) -> Result<Vec<u8>> {
     }
 }
 
+/// The colour of panel `p`'s series `s`: its name's place among the figure's `names`.
+fn series_color(names: &[&str], p: &Panel, s: usize) -> RGBColor {
+    color(names.iter().position(|n| *n == p.series[s]).unwrap_or(s))
+}
+
 /// RGB pixels as a PNG file.
 fn encode_png(rgb: &[u8], (w, h): (u32, u32)) -> Result<Vec<u8>> {
     let mut out = Vec::new();
@@ -257,9 +262,17 @@ fn draw_figure<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, fig: &Figure) 
         ))
         .map_err(err)?;
     }
+    // One colour per series name across the figure, so that a series keeps its colour in
+    // panels where another (say the baseline of a normalized metric) is missing.
+    let mut names: Vec<&str> = Vec::new();
+    for n in fig.panels.iter().flat_map(|p| &p.series) {
+        if !names.contains(&n.as_str()) {
+            names.push(n);
+        }
+    }
     let areas = rest.split_evenly((fig.panels.len(), 1));
     for (area, panel) in areas.iter().zip(&fig.panels) {
-        draw_panel(area, panel)?;
+        draw_panel(area, panel, &names)?;
     }
     root.present().map_err(err)?;
     Ok(())
@@ -317,7 +330,12 @@ fn text_px(chars: usize, size: f64) -> i32 {
 
 const LABEL_SIZE: f64 = 14.0;
 
-fn draw_panel<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, p: &Panel) -> Result<()> {
+fn draw_panel<DB: DrawingBackend>(
+    area: &DrawingArea<DB, Shift>,
+    p: &Panel,
+    names: &[&str],
+) -> Result<()> {
+    let color = |s: usize| series_color(names, p, s);
     let (plot_area, legend_area) = area.split_horizontally(WIDTH - LEGEND_WIDTH);
     let n = p.groups.len().max(1);
     let (bottom, top) = y_range(p);
@@ -459,11 +477,16 @@ fn draw_panel<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, p: &Panel) -> R
             )))
             .map_err(err)?;
     }
-    draw_legend(&legend_area, p)
+    draw_legend(&legend_area, p, names)
 }
 
 /// One swatch and name per series, from the top of the legend area.
-fn draw_legend<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, p: &Panel) -> Result<()> {
+fn draw_legend<DB: DrawingBackend>(
+    area: &DrawingArea<DB, Shift>,
+    p: &Panel,
+    names: &[&str],
+) -> Result<()> {
+    let color = |s: usize| series_color(names, p, s);
     let (_, h) = area.dim_in_pixel();
     let count = p.series.len().max(1) as i32;
     let step = ((h as i32 - 60) / count).clamp(12, 22);
@@ -553,6 +576,32 @@ pub fn write(path: &Path, p: &Pivot, kind: PlotKind, what: &str) -> Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_series_keeps_its_colour_in_panels_without_the_others() {
+        let panel = |series: &[&str]| Panel {
+            kind: PanelKind::Bars,
+            title: String::new(),
+            x_label: String::new(),
+            y_label: String::new(),
+            groups: vec!["g".into()],
+            series: series.iter().map(|s| s.to_string()).collect(),
+            values: vec![vec![Some(1.0); series.len()]],
+            reference: None,
+        };
+        let (all, some) = (panel(&["LRU", "UCP"]), panel(&["UCP"]));
+        let names = ["LRU", "UCP"];
+        assert_eq!(
+            series_color(&names, &some, 0),
+            series_color(&names, &all, 1)
+        );
+        assert_ne!(series_color(&names, &some, 0), color(0));
+        let fig = Figure {
+            title: "t".into(),
+            panels: vec![all, some],
+        };
+        assert!(render(&fig, Format::Svg).is_ok());
+    }
 
     fn pivot(baseline: Option<&str>) -> Pivot {
         Pivot {
