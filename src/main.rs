@@ -434,9 +434,14 @@ fn dispatch(cli: Cli) -> Result<()> {
 }
 
 fn policies_table() -> String {
-    let mut t = report::TextTable::new(["policy", "description", "source"]);
-    for p in apusim_cache::policies::REGISTRY {
-        t.row(vec![p.name.into(), p.description.into(), p.source.into()]);
+    let mut t = report::TextTable::new(["policy", "description", "params", "source"]);
+    for p in apusim_cache::policies::REGISTRY.iter() {
+        t.row(vec![
+            p.name.into(),
+            p.description.into(),
+            p.params.len().to_string(),
+            p.paper.into(),
+        ]);
     }
     t.render()
 }
