@@ -3,6 +3,7 @@
 //! (configuration, functional runs, reports), `apusim-workloads` (generators) and
 //! `apusim-dram` (DRAM timing).
 
+mod cli_describe;
 mod cli_dram;
 mod cli_gpu;
 mod cli_oracle;
@@ -42,6 +43,12 @@ enum Command {
     Sim(cli_sim::SimArgs),
     /// List the LLC policies.
     Policies,
+    /// Describe one LLC policy, core model, network, GPU model or DRAM scheduler: what it is,
+    /// its paper, and each parameter's default, range, unit and meaning.
+    Describe {
+        /// The registered name (`apusim policies` lists the LLC policies).
+        name: String,
+    },
     /// List the built-in system presets, or show one as TOML.
     Presets {
         /// Print this preset's full configuration (after any --set overrides).
@@ -400,6 +407,10 @@ fn dispatch(cli: Cli) -> Result<()> {
         Command::Sim(a) => cli_sim::run(a),
         Command::Policies => {
             print!("{}", policies_table());
+            Ok(())
+        }
+        Command::Describe { name } => {
+            print!("{}", cli_describe::describe(&name)?);
             Ok(())
         }
         Command::Presets { name, set } => presets(name, &set),
