@@ -232,41 +232,22 @@ fn policies_and_presets_are_listed() {
 
 #[test]
 fn policy_parameters_are_validated_and_described() {
-    let err = fails(&[
-        "run",
-        "--mix",
-        "S1",
-        "--policy",
-        "gspc",
-        "--set",
-        "llc.params.gspc_tt=4",
-    ]);
+    // `apusim run --mix S1 --policy POLICY --set llc.params.SET`, refused.
+    let refused = |policy: &str, set: &str| {
+        let set = format!("llc.params.{set}");
+        fails(&["run", "--mix", "S1", "--policy", policy, "--set", &set])
+    };
+    let err = refused("gspc", "gspc_tt=4");
     assert!(
         err.contains("`gspc_tt`")
             && err.contains("`gspc`")
             && err.contains("did you mean `gspc_t`"),
         "{err}"
     );
-    let err = fails(&[
-        "run",
-        "--mix",
-        "S1",
-        "--policy",
-        "gspc",
-        "--set",
-        "llc.params.gspc_t=0",
-    ]);
+    let err = refused("gspc", "gspc_t=0");
     assert!(err.contains("gspc_t") && err.contains("1..=65536"), "{err}");
     // A key of one policy of several is accepted; one of none is refused.
-    let err = fails(&[
-        "run",
-        "--mix",
-        "S1",
-        "--policy",
-        "lru,srrip",
-        "--set",
-        "llc.params.gspc_t=4",
-    ]);
+    let err = refused("lru,srrip", "gspc_t=4");
     assert!(err.contains("is a parameter of gspztc"), "{err}");
     ok(&[
         "run",
