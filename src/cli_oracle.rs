@@ -85,6 +85,9 @@ pub fn run_with_oracles(
     if opts.study.is_active() {
         bail!("oracle policies replay a recorded LLC stream; they do not combine with --ideal, --gpu-read-bypass or --dump-llc-trace");
     }
+    // Refuse a bad parameter before recording, not after.
+    let (_, ctx) = oracle_setup(cfg)?;
+    apusim_oracle::check_params(&OraclePolicy::parse_list(&names.join(","))?, &ctx)?;
     let dir = tempfile::tempdir().context("creating a temporary directory for the LLC stream")?;
     let llc = dir.path().join("llc.apt");
     let record = apusim_sim::RunOptions {
@@ -94,7 +97,12 @@ pub fn run_with_oracles(
         },
         ..opts.clone()
     };
-    let recorded = apusim_sim::run_policy(cfg, &cfg.llc.policy, inputs, &record)?;
+    let recorded = apusim_sim::run_policy(
+        &cfg.for_policy(&cfg.llc.policy),
+        &cfg.llc.policy,
+        inputs,
+        &record,
+    )?;
     eprintln!(
         "recorded the LLC stream under {} ({} trace accesses); replaying {} policies offline",
         cfg.llc.policy,

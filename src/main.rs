@@ -3,6 +3,7 @@
 //! (configuration, functional runs, reports), `apusim-workloads` (generators) and
 //! `apusim-dram` (DRAM timing).
 
+mod cli_describe;
 mod cli_dram;
 mod cli_gpu;
 mod cli_oracle;
@@ -42,6 +43,12 @@ enum Command {
     Sim(cli_sim::SimArgs),
     /// List the LLC policies.
     Policies,
+    /// Describe one LLC policy, core model, network, GPU model or DRAM scheduler: what it is,
+    /// its paper, and each parameter's default, range, unit and meaning.
+    Describe {
+        /// The registered name (`apusim policies` lists the LLC policies).
+        name: String,
+    },
     /// List the built-in system presets, or show one as TOML.
     Presets {
         /// Print this preset's full configuration (after any --set overrides).
@@ -402,6 +409,10 @@ fn dispatch(cli: Cli) -> Result<()> {
             print!("{}", policies_table());
             Ok(())
         }
+        Command::Describe { name } => {
+            print!("{}", cli_describe::describe(&name)?);
+            Ok(())
+        }
         Command::Presets { name, set } => presets(name, &set),
         Command::Trace(t) => inputs::trace_command(t),
         Command::Dram(a) => cli_dram::run(a),
@@ -434,9 +445,14 @@ fn dispatch(cli: Cli) -> Result<()> {
 }
 
 fn policies_table() -> String {
-    let mut t = report::TextTable::new(["policy", "description", "source"]);
-    for p in apusim_cache::policies::REGISTRY {
-        t.row(vec![p.name.into(), p.description.into(), p.source.into()]);
+    let mut t = report::TextTable::new(["policy", "description", "params", "source"]);
+    for p in apusim_cache::policies::REGISTRY.iter() {
+        t.row(vec![
+            p.name.into(),
+            p.description.into(),
+            p.params.len().to_string(),
+            p.paper.into(),
+        ]);
     }
     t.render()
 }

@@ -231,6 +231,62 @@ fn policies_and_presets_are_listed() {
 }
 
 #[test]
+fn policy_parameters_are_validated_and_described() {
+    // `apusim run --mix S1 --policy POLICY --set llc.params.SET`, refused.
+    let refused = |policy: &str, set: &str| {
+        let set = format!("llc.params.{set}");
+        fails(&["run", "--mix", "S1", "--policy", policy, "--set", &set])
+    };
+    let err = refused("gspc", "gspc_tt=4");
+    assert!(
+        err.contains("`gspc_tt`")
+            && err.contains("`gspc`")
+            && err.contains("did you mean `gspc_t`"),
+        "{err}"
+    );
+    let err = refused("gspc", "gspc_t=0");
+    assert!(err.contains("gspc_t") && err.contains("1..=65536"), "{err}");
+    // A key of one policy of several is accepted; one of none is refused.
+    let err = refused("lru,srrip", "gspc_t=4");
+    assert!(err.contains("is a parameter of gspztc"), "{err}");
+    ok(&[
+        "run",
+        "--mix",
+        "S1",
+        "--policy",
+        "lru,gspc",
+        "--set",
+        "llc.params.gspc_t=4",
+        "--limit",
+        "2000",
+    ]);
+    let out = ok(&["describe", "gspc"]);
+    assert!(out.starts_with("LLC policy gspc: "), "{out}");
+    assert!(out.contains("gspc §3") || out.contains("gspc-graphics-stream-llc.txt §3"));
+    assert!(out.contains("  gspc_t = 8  [1..=65536]"), "{out}");
+    let out = ok(&["describe", "drrip"]);
+    assert!(
+        out.contains("with llc.gpu_write_rules = true, also:"),
+        "{out}"
+    );
+    let out = ok(&["describe", "ooo"]);
+    assert!(
+        out.starts_with("core model ooo: ") && out.contains("  rob = "),
+        "{out}"
+    );
+    let err = fails(&["describe", "nosuch"]);
+    assert!(
+        err.contains("unknown name `nosuch`") && err.contains("nearest registered name is"),
+        "{err}"
+    );
+    let err = fails(&["describe", "gspcc"]);
+    assert!(err.contains("did you mean `gspc`"), "{err}");
+    let out = ok(&["policies"]);
+    let gspc = out.lines().find(|l| l.starts_with("gspc ")).unwrap();
+    assert!(gspc.contains("  3  "), "{gspc}");
+}
+
+#[test]
 fn trace_info_convert_round_trip() {
     let dir = tempfile::tempdir().unwrap();
     let csv = dir.path().join("t.csv");

@@ -244,6 +244,16 @@ fn bad_specs_are_refused_before_anything_runs() {
             ":3: ",
         ),
         ("policy.toml", "policy = \"srip\"\n", "did you mean `srrip`?"),
+        (
+            "param.toml",
+            "policy = \"gspc\"\n[set]\n\"llc.params.gspc_tt\" = 4\n",
+            ":4: unknown parameter `gspc_tt` of `gspc` (did you mean `gspc_t`?)",
+        ),
+        (
+            "range.toml",
+            "policy = \"gspc\"\n[set]\n\"llc.params.gspc_t\" = 0\n",
+            ":4: policy gspc: parameter `gspc_t` = 0: out of range 1..=65536",
+        ),
     ];
     for (name, body, want) in cases {
         let spec = write(d, name, &format!("{TRACES}{body}"));

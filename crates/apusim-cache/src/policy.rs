@@ -14,6 +14,7 @@
 //! Writes that do not allocate (write-no-allocate levels) reach no hook but `on_miss` is not
 //! called either: the engine forwards them.
 
+use crate::params::{ParamList, ParamSpec, Value};
 use crate::{CacheError, Geometry, SetLayout};
 use apusim_trace::{Access, Agent, Stream};
 use std::collections::BTreeMap;
@@ -157,27 +158,40 @@ impl PolicyContext {
         self.layout.is_wide(self.ways)
     }
 
-    /// A numeric parameter, or `default` if the configuration does not set it.
-    pub fn param(&self, key: &str, default: f64) -> f64 {
-        self.params.get(key).copied().unwrap_or(default)
+    /// The integer parameter `spec`: its configured value, checked against the spec's range,
+    /// else the spec's default. Panics if `spec` is not an integer (a declaration error,
+    /// caught by the registry's tests).
+    pub fn int(&self, spec: &ParamSpec) -> Result<u64, CacheError> {
+        match self.value(spec)? {
+            Value::Int(v) => Ok(v),
+            other => panic!("parameter `{}` is not an integer ({other:?})", spec.name),
+        }
     }
 
-    /// An integer parameter that must lie in `range`.
-    pub fn int_param(
-        &self,
-        key: &str,
-        default: u64,
-        range: std::ops::RangeInclusive<u64>,
-    ) -> Result<u64, CacheError> {
-        let v = self.param(key, default as f64);
-        if v.fract() != 0.0 || v < *range.start() as f64 || v > *range.end() as f64 {
-            return Err(CacheError::Config(format!(
-                "policy parameter `{key}` = {v} must be a whole number in {}..={}",
-                range.start(),
-                range.end()
-            )));
+    /// The real parameter `spec` (same contract as [`PolicyContext::int`]).
+    pub fn float(&self, spec: &ParamSpec) -> Result<f64, CacheError> {
+        match self.value(spec)? {
+            Value::Float(v) => Ok(v),
+            other => panic!("parameter `{}` is not a number ({other:?})", spec.name),
         }
-        Ok(v as u64)
+    }
+
+    fn value(&self, spec: &ParamSpec) -> Result<Value, CacheError> {
+        let given = self.params.get(spec.name).copied();
+        if given.is_some() {
+            crate::params::note_read(spec);
+        }
+        crate::params::checked(spec, given)
+    }
+
+    /// This context without configured parameters: building blocks a policy variant carries
+    /// but does not use are built from it, so that only the parameters the variant declares
+    /// reach it.
+    pub fn without_params(&self) -> PolicyContext {
+        PolicyContext {
+            params: BTreeMap::new(),
+            ..self.clone()
+        }
     }
 
     /// Number of agents (CPU cores plus the GPU): the size of per-agent tables.
@@ -200,6 +214,10 @@ pub trait Policy: Send + 'static {
     fn build(ctx: &PolicyContext) -> Result<Self, CacheError>
     where
         Self: Sized;
+
+    /// Every parameter [`Policy::build`] reads, its building blocks' included (see
+    /// [`crate::params`]). Default: none.
+    fn params(_list: &mut ParamList) {}
 
     /// True if this policy already implements the heterogeneous baseline's GPU write rules
     /// itself, so the registry must not wrap it again.

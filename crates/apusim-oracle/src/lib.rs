@@ -218,6 +218,7 @@ pub fn run_observed<O: Observer>(
         }
         OraclePolicy::Registered { name: base, bypass } => {
             let mut ctx = ctx.clone();
+            ctx.params = policies::params_for(base, &ctx.params, ctx.gpu_write_rules);
             ctx.sets = g.sets() as usize;
             ctx.ways = g.ways as usize;
             ctx.line_bytes = g.line;
@@ -247,6 +248,7 @@ pub fn run_many(
     ctx: &PolicyContext,
 ) -> Result<Vec<OracleResult>> {
     cfg.geometry.validate()?;
+    check_params(policies, ctx)?;
     let next_uses = if policies.iter().any(|p| p.needs_next_uses()) {
         let mut src = open()?;
         Some(NextUses::compute(&mut *src, cfg.geometry.line, &cfg.spill)?)
@@ -260,6 +262,21 @@ pub fn run_many(
             run(p, cfg, ctx, next_uses.as_ref(), &mut *src)
         })
         .collect()
+}
+
+/// Check `ctx.params` for a replay of `policies`: each key must be declared by one of the
+/// registered policies among them, in range (`apusim_cache::policies::check_params`); each
+/// is then built with the keys it declares.
+pub fn check_params(policies: &[OraclePolicy], ctx: &PolicyContext) -> Result<()> {
+    let registered: Vec<&str> = policies
+        .iter()
+        .filter_map(|p| match p {
+            OraclePolicy::Registered { name, .. } => Some(name.as_str()),
+            OraclePolicy::Opt { .. } => None,
+        })
+        .collect();
+    apusim_cache::policies::check_params(&registered, &ctx.params, ctx.gpu_write_rules)?;
+    Ok(())
 }
 
 /// Open an `.apt` file as a boxed source (for [`run_many`] and [`characterize`]).

@@ -706,6 +706,7 @@ pub fn characterize(
     ctx: &PolicyContext,
 ) -> Result<ReuseReport> {
     cfg.geometry.validate()?;
+    crate::check_params(std::slice::from_ref(policy), ctx)?;
     let next_uses = if policy.needs_next_uses() {
         let mut src = open()?;
         let n = NextUses::compute(&mut *src, cfg.geometry.line, &cfg.spill)?;

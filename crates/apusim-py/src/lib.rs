@@ -77,7 +77,7 @@ fn _set_build_id(path: &str) -> PyResult<()> {
 fn policies() -> Vec<(String, String, String)> {
     apusim_cache::policies::REGISTRY
         .iter()
-        .map(|p| (p.name.into(), p.description.into(), p.source.into()))
+        .map(|p| (p.name.into(), p.description.into(), p.paper.into()))
         .collect()
 }
 

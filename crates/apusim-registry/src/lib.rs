@@ -49,7 +49,7 @@ impl fmt::Display for Value {
 }
 
 /// One declared parameter.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, PartialEq)]
 pub struct ParamSpec {
     pub name: &'static str,
     pub kind: ParamKind,
@@ -322,20 +322,25 @@ pub fn describe<C>(e: &Entry<C>) -> String {
         s.push_str("  no parameters\n");
     }
     for p in e.params {
-        let unit = if p.unit.is_empty() {
-            String::new()
-        } else {
-            format!(" {}", p.unit)
-        };
-        s.push_str(&format!(
-            "  {} = {}{unit}  [{}]  {}\n",
-            p.name,
-            p.default,
-            p.range(),
-            p.doc
-        ));
+        s.push_str(&describe_param(p));
     }
     s
+}
+
+/// One parameter as [`describe`] lists it: `  name = default unit  [range]  doc`.
+pub fn describe_param(p: &ParamSpec) -> String {
+    let unit = if p.unit.is_empty() {
+        String::new()
+    } else {
+        format!(" {}", p.unit)
+    };
+    format!(
+        "  {} = {}{unit}  [{}]  {}\n",
+        p.name,
+        p.default,
+        p.range(),
+        p.doc
+    )
 }
 
 #[cfg(test)]

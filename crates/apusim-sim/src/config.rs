@@ -315,6 +315,16 @@ impl SystemConfig {
         Ok(())
     }
 
+    /// The configuration policy `name` of a multi-policy run is built with: `llc.params`
+    /// reduced to the keys `name` declares, once the run's policies together accepted them
+    /// all (`apusim_cache::policies::check_params`).
+    pub fn for_policy(&self, name: &str) -> SystemConfig {
+        let mut cfg = self.clone();
+        cfg.llc.params =
+            apusim_cache::policies::params_for(name, &self.llc.params, self.llc.gpu_write_rules);
+        cfg
+    }
+
     /// The configured private CPU levels, in lookup order, with their names.
     pub fn cpu_levels(&self) -> Vec<(&'static str, &LevelConfig)> {
         [

@@ -149,6 +149,7 @@ pub fn run_policies(
             policies::build(n, &policy_context(cfg)?, NameCheck)?;
         }
     }
+    policies::check_params(names, &cfg.llc.params, cfg.llc.gpu_write_rules)?;
     let progress = opts.progress && names.len() == 1;
     // Several policies: one bar counting finished policies (on a terminal only).
     let bar = if opts.progress && names.len() > 1 {
@@ -163,7 +164,8 @@ pub fn run_policies(
                 progress,
                 ..opts.clone()
             };
-            let r = run_policy(cfg, n, inputs, &o).with_context(|| format!("policy {n}"));
+            let r = run_policy(&cfg.for_policy(n), n, inputs, &o)
+                .with_context(|| format!("policy {n}"));
             if let Some(b) = &bar {
                 b.inc(1);
             }

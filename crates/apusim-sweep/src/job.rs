@@ -126,7 +126,7 @@ pub fn resolve(point: &Point, file: &std::path::Path, opts: &ResolveOptions) -> 
         .policy
         .clone()
         .unwrap_or_else(|| cfg.llc.policy.clone());
-    let registry = apusim_cache::policies::REGISTRY;
+    let registry = &*apusim_cache::policies::REGISTRY;
     if !registry.iter().any(|p| p.name == policy) {
         let near = apusim_registry::nearest(&policy, registry.iter().map(|p| p.name))
             .map(|n| format!("; did you mean `{n}`?"))
@@ -137,6 +137,21 @@ pub fn resolve(point: &Point, file: &std::path::Path, opts: &ResolveOptions) -> 
         ));
     }
     cfg.llc.policy = policy.clone();
+    // A point runs one policy: every `llc.params` key must be one it declares, in range.
+    let rules = cfg.llc.gpu_write_rules;
+    if let Err(e) = apusim_cache::policies::check_params(&[&policy], &cfg.llc.params, rules) {
+        let message = e.to_string();
+        let culprit = point.set.iter().map(|(k, _)| k).find(|k| {
+            k.strip_prefix("llc.params.")
+                .is_some_and(|key| message.contains(&format!("`{key}`")))
+        });
+        return Err(SpecError {
+            file: file.to_path_buf(),
+            line: culprit.map_or(point.line, |k| point.line_of(&format!("set.{k}"))),
+            message,
+        }
+        .into());
+    }
     let timed = point.mode == Mode::Timed;
     let mut params = serde_json::Map::new();
     params.insert("mode".into(), json!(point.mode.name()));

@@ -16,7 +16,7 @@
 //! mix = "S1"
 //! [[point]]
 //! mix = "D2"
-//! set = { "llc.params.threshold" = 4 }
+//! set = { "llc.gpu_write_rules" = true }
 //! ```
 //!
 //! The points are every `[[point]]` (or the shared settings alone when there is none) crossed

@@ -7,7 +7,8 @@
 //! period is parameter `brrip_throttle` (default 32). Hits set the RRPV to 0; victim
 //! selection is SRRIP's.
 
-use super::util::{Bimodal, RrpvTable};
+use super::util::{Bimodal, RrpvTable, BRRIP_THROTTLE};
+use crate::params::ParamList;
 use crate::{CacheError, Policy, PolicyContext, SetView};
 use apusim_trace::Access;
 
@@ -27,6 +28,9 @@ impl Policy for Brrip {
     #[inline]
     fn prefetch_set(&self, set: usize) {
         self.rrpv.prefetch(set);
+    }
+    fn params(list: &mut ParamList) {
+        list.add(&[BRRIP_THROTTLE]);
     }
     fn build(ctx: &PolicyContext) -> Result<Self, CacheError> {
         Ok(Brrip {

@@ -65,6 +65,7 @@
 //! (the "few counters" of §5.3), not of shadow tags.
 
 use super::util::agent_slot;
+use crate::params::{ParamKind, ParamList, ParamSpec};
 use crate::{CacheError, Feedback, PolicyContext, PolicyStat};
 use apusim_trace::{Access, Agent};
 
@@ -79,11 +80,35 @@ pub struct Epoch {
     pub periods: u64,
 }
 
+/// The period parameters of [`Epoch`].
+pub const EPOCH_PARAMS: &[ParamSpec] = &[
+    ParamSpec {
+        name: "period_cycles",
+        kind: ParamKind::Int {
+            min: 1,
+            max: u32::MAX as u64,
+        },
+        default: "5000000",
+        unit: "cycles",
+        doc: "length of a decision period while a timing model reports the clock (tap §3.1)",
+    },
+    ParamSpec {
+        name: "period_accesses",
+        kind: ParamKind::Int {
+            min: 1,
+            max: u32::MAX as u64,
+        },
+        default: "1048576",
+        unit: "accesses",
+        doc: "length of a decision period in LLC accesses while no clock is reported",
+    },
+];
+
 impl Epoch {
     pub fn from_ctx(ctx: &PolicyContext) -> Result<Epoch, CacheError> {
         Ok(Epoch {
-            period_cycles: ctx.int_param("period_cycles", 5_000_000, 1..=u32::MAX as u64)?,
-            period_accesses: ctx.int_param("period_accesses", 1 << 20, 1..=u32::MAX as u64)?,
+            period_cycles: ctx.int(&EPOCH_PARAMS[0])?,
+            period_accesses: ctx.int(&EPOCH_PARAMS[1])?,
             accesses: 0,
             next_cycle: None,
             periods: 0,
@@ -162,22 +187,121 @@ pub struct CoreSampler {
     pub rotations: u64,
 }
 
+const POL1_CORE: ParamSpec = ParamSpec {
+    name: "pol1_core",
+    kind: ParamKind::Int {
+        min: 0,
+        max: u16::MAX as u64,
+    },
+    default: "0",
+    unit: "GPU core",
+    doc: "the GPU core sampled under POL1 (its LLC misses bypass or insert at LRU) (tap §3.1)",
+};
+const POL2_CORE: ParamSpec = ParamSpec {
+    name: "pol2_core",
+    kind: ParamKind::Int {
+        min: 0,
+        max: u16::MAX as u64,
+    },
+    default: "1",
+    unit: "GPU core",
+    doc: "the GPU core sampled under POL2 (MRU insertion); must differ from pol1_core (tap §3.1)",
+};
+const THRESHOLD_ALPHA: ParamSpec = ParamSpec {
+    name: "threshold_alpha",
+    kind: ParamKind::Float {
+        min: 0.0,
+        max: 10.0,
+    },
+    default: "0.05",
+    unit: "",
+    doc: "relative instruction-count difference above which the GPU is cache-sensitive (tap §3.1)",
+};
+const GPU_CORES: ParamSpec = ParamSpec {
+    name: "gpu_cores",
+    kind: ParamKind::Int {
+        min: 0,
+        max: u16::MAX as u64 + 1,
+    },
+    default: "0",
+    unit: "cores",
+    doc: "GPU cores the sampled pair rotates over; 0 learns them from the core ids seen",
+};
+const ROTATE_PERIODS: ParamSpec = ParamSpec {
+    name: "rotate_periods",
+    kind: ParamKind::Int {
+        min: 0,
+        max: u32::MAX as u64,
+    },
+    default: "1",
+    unit: "periods",
+    doc: "periods between rotations of the sampled cores; 0 never rotates",
+};
+const T_XS: ParamSpec = ParamSpec {
+    name: "t_xs",
+    kind: ParamKind::Int {
+        min: 1,
+        max: XsRatio::MAX as u64,
+    },
+    default: "10",
+    unit: "",
+    doc: "GPU-to-CPU access ratio above which GPU utility is divided by XSRATIO (tap §3.2)",
+};
+
+/// The parameters of [`CoreSampler`] and [`XsRatio`], the TLP-aware parts of TAP.
+pub const CORE_SAMPLING_PARAMS: &[ParamSpec] = &[
+    POL1_CORE,
+    POL2_CORE,
+    THRESHOLD_ALPHA,
+    GPU_CORES,
+    ROTATE_PERIODS,
+    T_XS,
+];
+
+/// The parameters of [`StreamDetector`] (tap §5.3, PIPP's θm and θmr).
+pub const STREAM_PARAMS: &[ParamSpec] = &[
+    ParamSpec {
+        name: "stream_miss_rate",
+        kind: ParamKind::Float { min: 0.0, max: 1.0 },
+        default: "0.125",
+        unit: "",
+        doc: "LLC miss rate at or above which an agent with enough misses is streaming (θmr)",
+    },
+    ParamSpec {
+        name: "stream_min_misses",
+        kind: ParamKind::Int {
+            min: 1,
+            max: u32::MAX as u64,
+        },
+        default: "4095",
+        unit: "misses",
+        doc: "LLC misses per period at or above which an agent may be streaming (θm)",
+    },
+];
+
+/// Add the TAP parameters a policy with the chosen parts reads: the epoch always, core
+/// sampling and XSRATIO with `tap`, streaming detection with `stream`.
+pub fn declare(list: &mut ParamList, tap: bool, stream: bool) {
+    list.add(EPOCH_PARAMS);
+    if tap {
+        list.add(CORE_SAMPLING_PARAMS);
+    }
+    if stream {
+        list.add(STREAM_PARAMS);
+    }
+}
+
 impl CoreSampler {
     pub fn from_ctx(ctx: &PolicyContext) -> Result<CoreSampler, CacheError> {
-        let pol1 = ctx.int_param("pol1_core", 0, 0..=u16::MAX as u64)? as u32;
-        let pol2 = ctx.int_param("pol2_core", 1, 0..=u16::MAX as u64)? as u32;
+        let pol1 = ctx.int(&POL1_CORE)? as u32;
+        let pol2 = ctx.int(&POL2_CORE)? as u32;
         if pol1 == pol2 {
             return Err(CacheError::Config(
                 "policy parameters `pol1_core` and `pol2_core` must differ".into(),
             ));
         }
-        let alpha = ctx.param("threshold_alpha", 0.05);
-        if !(0.0..=10.0).contains(&alpha) {
-            return Err(CacheError::Config(format!(
-                "policy parameter `threshold_alpha` = {alpha} must lie in 0..=10"
-            )));
-        }
-        let fixed_cores = ctx.int_param("gpu_cores", 0, 0..=u16::MAX as u64 + 1)? as u32;
+        let alpha = ctx.float(&THRESHOLD_ALPHA)?;
+        let fixed_cores = ctx.int(&GPU_CORES)? as u32;
         if fixed_cores != 0 && pol1.max(pol2) >= fixed_cores {
             return Err(CacheError::Config(format!(
                 "policy parameters `pol1_core` ({pol1}) and `pol2_core` ({pol2}) must be below \
@@ -187,7 +311,7 @@ impl CoreSampler {
         Ok(CoreSampler {
             pol1,
             pol2,
-            rotate_every: ctx.int_param("rotate_periods", 1, 0..=u32::MAX as u64)?,
+            rotate_every: ctx.int(&ROTATE_PERIODS)?,
             since_rotation: 0,
             fixed_cores,
             seen_cores: pol1.max(pol2) + 1,
@@ -306,7 +430,7 @@ impl XsRatio {
 
     pub fn from_ctx(ctx: &PolicyContext) -> Result<XsRatio, CacheError> {
         Ok(XsRatio {
-            t_xs: ctx.int_param("t_xs", 10, 1..=Self::MAX as u64)?,
+            t_xs: ctx.int(&T_XS)?,
             n_cpus: ctx.n_cpus,
             counts: vec![0; ctx.agents()],
             value: 1,
@@ -355,16 +479,10 @@ pub struct StreamDetector {
 
 impl StreamDetector {
     pub fn from_ctx(ctx: &PolicyContext) -> Result<StreamDetector, CacheError> {
-        let min_rate = ctx.param("stream_miss_rate", 0.125);
-        if !(0.0..=1.0).contains(&min_rate) {
-            return Err(CacheError::Config(format!(
-                "policy parameter `stream_miss_rate` = {min_rate} must lie in 0..=1"
-            )));
-        }
         Ok(StreamDetector {
             n_cpus: ctx.n_cpus,
-            min_misses: ctx.int_param("stream_min_misses", 4095, 1..=u32::MAX as u64)?,
-            min_rate,
+            min_misses: ctx.int(&STREAM_PARAMS[1])?,
+            min_rate: ctx.float(&STREAM_PARAMS[0])?,
             accesses: vec![0; ctx.agents()],
             misses: vec![0; ctx.agents()],
             streaming: vec![false; ctx.agents()],

@@ -114,8 +114,12 @@
 //! `epochs`, `pinned_lines`, the duel selectors, and the history of the per-stream WR and RR
 //! probabilities at the end of each of the last 64 epochs (`epoch<N>.<s>.wr_prob`, ...).
 
-use super::ship::{pc_signature, COUNTER_MAX, TABLE_ENTRIES};
-use super::util::{prefetch, sat_dec, sat_inc, Bimodal, Psel, SplitMix64, RRPV_LONG, RRPV_MAX};
+use super::ship::{pc_signature, COUNTER_MAX, SHIP_INIT, TABLE_ENTRIES};
+use super::util::{
+    prefetch, sat_dec, sat_inc, Bimodal, Psel, SplitMix64, BRRIP_THROTTLE, PSEL_BITS, RRPV_LONG,
+    RRPV_MAX,
+};
+use crate::params::{ParamKind, ParamList, ParamSpec};
 use crate::{CacheError, Evicted, MissAction, Policy, PolicyContext, PolicyStat, SetView};
 use apusim_trace::{Access, Op, Stream};
 
@@ -686,19 +690,54 @@ fn cbd_write(req: &Access) -> bool {
         && matches!(req.stream, Stream::Color | Stream::Blitter | Stream::Depth)
 }
 
+/// The WSS epoch and allocation floor and the write sub-policy's access floor (drp §5.1,
+/// §5.4).
+const DRP_PARAMS: &[ParamSpec] = &[
+    ParamSpec {
+        name: "drp_epoch_reads",
+        kind: ParamKind::Int { min: 1, max: 1 << 40 },
+        default: "524288",
+        unit: "reads",
+        doc: "LLC reads per epoch, at whose end the WSS is invalidated and counters halve (drp §5.1)",
+    },
+    ParamSpec {
+        name: "drp_wss_min_entries",
+        kind: ParamKind::Int { min: 0, max: (WSS_SETS * WSS_WAYS) as u64 },
+        default: "32",
+        unit: "entries",
+        doc: "WSS entries a stream keeps before its misses may take a random way (drp §5.1)",
+    },
+    ParamSpec {
+        name: "drp_wa_floor",
+        kind: ParamKind::Int { min: 0, max: u32::MAX as u64 },
+        default: "131072",
+        unit: "accesses",
+        doc: "write accesses (WA) at or above which a stream with no write reuse inserts at RRPV 3 (drp §5.4)",
+    },
+];
+
 impl<const LEVEL: u8> Policy for Drp<LEVEL> {
+    fn params(list: &mut ParamList) {
+        list.add(&[SHIP_INIT, PSEL_BITS, BRRIP_THROTTLE]);
+        list.add(&DRP_PARAMS[..2]);
+        if LEVEL >= ALL {
+            list.add(&DRP_PARAMS[2..]);
+        }
+    }
     fn build(ctx: &PolicyContext) -> Result<Self, CacheError> {
-        let init = ctx.int_param("ship_init", 1, 0..=COUNTER_MAX as u64)? as u8;
-        let epoch_reads = ctx.int_param("drp_epoch_reads", 512 * 1024, 1..=1 << 40)?;
-        let min_entries =
-            ctx.int_param("drp_wss_min_entries", 32, 0..=(WSS_SETS * WSS_WAYS) as u64)?;
-        let wa_floor = ctx.int_param("drp_wa_floor", 128 * 1024, 0..=u32::MAX as u64)? as u32;
+        let init = ctx.int(&SHIP_INIT)? as u8;
+        let epoch_reads = ctx.int(&DRP_PARAMS[0])?;
+        let min_entries = ctx.int(&DRP_PARAMS[1])?;
+        // Only the write sub-policy (`ALL`) uses the WA floor (see `params`).
+        let unset = ctx.without_params();
+        let writes = if LEVEL >= ALL { ctx } else { &unset };
+        let wa_floor = writes.int(&DRP_PARAMS[2])? as u32;
         if ctx.n_cpus + GPU_STREAMS > 255 {
             return Err(CacheError::Config(
                 "drp: at most 248 CPU cores (WSS stream ids are 8 bits)".into(),
             ));
         }
-        let psel = Psel::from_ctx(ctx, "psel_bits")?;
+        let psel = Psel::from_ctx(ctx, &PSEL_BITS)?;
         let n = ctx.sets * ctx.ways;
         let n_duels = (DUEL_PIN_CPU + ctx.n_cpus).min(MAX_DUELS);
         Ok(Drp {

@@ -9,7 +9,8 @@
 //! `gpu_write_rules` is set or not, and the registry never wraps it twice.
 
 use super::srrip::Srrip;
-use super::util::HeteroWrites;
+use super::util::{HeteroWrites, DEPTH_PSEL_BITS};
+use crate::params::ParamList;
 use crate::{
     CacheError, Evicted, Feedback, MissAction, Policy, PolicyContext, PolicyStat, SetView,
 };
@@ -32,6 +33,9 @@ impl Policy for DrpBaseline {
     #[inline]
     fn prefetch_set(&self, set: usize) {
         self.0.prefetch_set(set);
+    }
+    fn params(list: &mut ParamList) {
+        list.add(&[DEPTH_PSEL_BITS]);
     }
     fn build(ctx: &PolicyContext) -> Result<Self, CacheError> {
         Ok(DrpBaseline(HeteroWrites::wrap(Srrip::build(ctx)?, ctx)?))

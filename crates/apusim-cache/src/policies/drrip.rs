@@ -18,7 +18,8 @@
 //! rewrites the note, so it always equals the policy the set has at fill time: a wrapper that
 //! bypasses after `on_miss`, or calls `on_fill` alone, gets the same insertions.
 
-use super::util::{is_demand, Bimodal, RrpvTable, SetDuel, RRPV_LONG};
+use super::util::{is_demand, Bimodal, RrpvTable, SetDuel, BRRIP_THROTTLE, PSEL_BITS, RRPV_LONG};
+use crate::params::ParamList;
 use crate::{CacheError, MissAction, Policy, PolicyContext, PolicyStat, SetView};
 use apusim_trace::Access;
 
@@ -49,6 +50,9 @@ impl Policy for Drrip {
     #[inline]
     fn prefetch_set(&self, set: usize) {
         self.rrpv.prefetch(set);
+    }
+    fn params(list: &mut ParamList) {
+        list.add(&[PSEL_BITS, BRRIP_THROTTLE]);
     }
     fn build(ctx: &PolicyContext) -> Result<Self, CacheError> {
         Ok(Drrip {

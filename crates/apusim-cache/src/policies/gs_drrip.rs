@@ -25,7 +25,10 @@
 //! [`super::ucd::Ucd`] (`gs-drrip-ucd`).
 
 use super::gspc::GraphicsClass;
-use super::util::{is_demand, Bimodal, Psel, RrpvTable, SetSampler, RRPV_LONG};
+use super::util::{
+    is_demand, Bimodal, Psel, RrpvTable, SetSampler, BRRIP_THROTTLE, PSEL_BITS, RRPV_LONG,
+};
+use crate::params::ParamList;
 use crate::{CacheError, MissAction, Policy, PolicyContext, PolicyStat, SetView};
 use apusim_trace::Access;
 
@@ -74,9 +77,12 @@ impl<const GS: bool, const BITS: u8> GsDrrip<GS, BITS> {
 }
 
 impl<const GS: bool, const BITS: u8> Policy for GsDrrip<GS, BITS> {
+    fn params(list: &mut ParamList) {
+        list.add(&[PSEL_BITS, BRRIP_THROTTLE]);
+    }
     fn build(ctx: &PolicyContext) -> Result<Self, CacheError> {
         assert!((2..=8).contains(&BITS), "RRPV width {BITS} out of range");
-        let p = Psel::from_ctx(ctx, "psel_bits")?;
+        let p = Psel::from_ctx(ctx, &PSEL_BITS)?;
         let b = Bimodal::from_ctx(ctx)?;
         Ok(GsDrrip {
             rrpv: RrpvTable::with_distant(ctx, Self::DISTANT),

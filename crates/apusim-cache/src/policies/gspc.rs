@@ -74,6 +74,7 @@
 //! (which would drop the "RT hit (blending)" row of Table 5).
 
 use super::util::{prefetch, rrip_victim, RRPV_LONG, RRPV_MAX};
+use crate::params::{ParamKind, ParamList, ParamSpec};
 use crate::{CacheError, Policy, PolicyContext, PolicyStat, SetView};
 use apusim_trace::{Access, Stream};
 
@@ -221,11 +222,55 @@ impl<const LEVEL: u8> Gsp<LEVEL> {
     }
 }
 
+/// The threshold `t` of Tables 3-4 and the render-target thresholds of Table 5 (gspc §3).
+const GSPC_PARAMS: &[ParamSpec] = &[
+    ParamSpec {
+        name: "gspc_t",
+        kind: ParamKind::Int {
+            min: 1,
+            max: 1 << 16,
+        },
+        default: "8",
+        unit: "",
+        doc: "Z/texture lines insert at RRPV 3 when FILL > t * HIT (gspc §3, Tables 3-4)",
+    },
+    ParamSpec {
+        name: "gspc_rt_low",
+        kind: ParamKind::Int {
+            min: 1,
+            max: 1 << 16,
+        },
+        default: "16",
+        unit: "",
+        doc: "render-target fills insert at RRPV 3 when PROD > this * CONS (gspc §3, Table 5)",
+    },
+    ParamSpec {
+        name: "gspc_rt_high",
+        kind: ParamKind::Int {
+            min: 1,
+            max: 1 << 16,
+        },
+        default: "8",
+        unit: "",
+        doc: "else at RRPV 2 when PROD > this * CONS, else at 0 (gspc §3, Table 5)",
+    },
+];
+
 impl<const LEVEL: u8> Policy for Gsp<LEVEL> {
+    fn params(list: &mut ParamList) {
+        list.add(&[GSPC_PARAMS[0]]);
+        if LEVEL >= GSPC {
+            list.add(&GSPC_PARAMS[1..]);
+        }
+    }
     fn build(ctx: &PolicyContext) -> Result<Self, CacheError> {
-        let t = ctx.int_param("gspc_t", 8, 1..=1 << 16)? as u32;
-        let rt_low = ctx.int_param("gspc_rt_low", 16, 1..=1 << 16)? as u32;
-        let rt_high = ctx.int_param("gspc_rt_high", 8, 1..=1 << 16)? as u32;
+        let t = ctx.int(&GSPC_PARAMS[0])? as u32;
+        // Only GSPC inserts render targets by PROD/CONS; the lower levels build the
+        // thresholds from their defaults (see `params`).
+        let unset = ctx.without_params();
+        let rt = if LEVEL >= GSPC { ctx } else { &unset };
+        let rt_low = rt.int(&GSPC_PARAMS[1])? as u32;
+        let rt_high = rt.int(&GSPC_PARAMS[2])? as u32;
         if ctx.banks == 0 {
             return Err(CacheError::Config(
                 "gspc: the LLC needs at least one bank".into(),

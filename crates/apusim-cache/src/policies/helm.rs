@@ -67,8 +67,9 @@
 //! No numeric constant of the original could be confirmed, so none changed: `helm_low_rate`,
 //! `helm_high_rate`, `helm_alpha` and `helm_cpu_threshold` remain apusim's choices.
 
-use super::core_sampling::Epoch;
+use super::core_sampling::{Epoch, EPOCH_PARAMS};
 use super::util::{is_demand, RrpvTable, SetSampler, RRPV_LONG};
+use crate::params::{ParamKind, ParamList, ParamSpec};
 use crate::{CacheError, Feedback, MissAction, Policy, PolicyContext, PolicyStat, SetView};
 use apusim_trace::{Access, Op};
 
@@ -167,21 +168,69 @@ impl Helm {
     }
 }
 
-fn fraction(ctx: &PolicyContext, key: &str, default: f64) -> Result<f64, CacheError> {
-    let p = ctx.param(key, default);
-    if (0.0..=1.0).contains(&p) {
-        Ok(p)
-    } else {
-        Err(CacheError::Config(format!(
-            "policy parameter `{key}` = {p} must lie in 0..=1"
-        )))
-    }
-}
+/// HeLM's sampled cores, bypass rates and thresholds (see the module doc for which are the
+/// paper's and which apusim's).
+const HELM_PARAMS: &[ParamSpec] = &[
+    ParamSpec {
+        name: "helm_low_core",
+        kind: ParamKind::Int {
+            min: 0,
+            max: u16::MAX as u64,
+        },
+        default: "0",
+        unit: "GPU core",
+        doc: "the GPU core sampled at the low bypass rate",
+    },
+    ParamSpec {
+        name: "helm_high_core",
+        kind: ParamKind::Int {
+            min: 0,
+            max: u16::MAX as u64,
+        },
+        default: "1",
+        unit: "GPU core",
+        doc: "the GPU core sampled at the high bypass rate; must differ from helm_low_core",
+    },
+    ParamSpec {
+        name: "helm_low_rate",
+        kind: ParamKind::Float { min: 0.0, max: 1.0 },
+        default: "0.25",
+        unit: "",
+        doc: "fraction of the low-rate core's read misses that bypass",
+    },
+    ParamSpec {
+        name: "helm_high_rate",
+        kind: ParamKind::Float { min: 0.0, max: 1.0 },
+        default: "1.0",
+        unit: "",
+        doc: "fraction of the high-rate core's (and tolerant followers') read misses that bypass",
+    },
+    ParamSpec {
+        name: "helm_alpha",
+        kind: ParamKind::Float { min: 0.0, max: 1.0 },
+        default: "0.05",
+        unit: "",
+        doc: "relative instruction-count difference within which the GPU is latency-tolerant",
+    },
+    ParamSpec {
+        name: "helm_cpu_threshold",
+        kind: ParamKind::Float {
+            min: 0.0,
+            max: 100.0,
+        },
+        default: "0.05",
+        unit: "",
+        doc: "relative CPU miss increase above which the CPU is LLC-sensitive",
+    },
+];
 
 impl Policy for Helm {
+    fn params(list: &mut ParamList) {
+        list.add(EPOCH_PARAMS).add(HELM_PARAMS);
+    }
     fn build(ctx: &PolicyContext) -> Result<Self, CacheError> {
-        let low_core = ctx.int_param("helm_low_core", 0, 0..=u16::MAX as u64)? as u32;
-        let high_core = ctx.int_param("helm_high_core", 1, 0..=u16::MAX as u64)? as u32;
+        let low_core = ctx.int(&HELM_PARAMS[0])? as u32;
+        let high_core = ctx.int(&HELM_PARAMS[1])? as u32;
         if low_core == high_core {
             return Err(CacheError::Config(
                 "policy parameters `helm_low_core` and `helm_high_core` must differ".into(),
@@ -193,10 +242,10 @@ impl Policy for Helm {
             epoch: Epoch::from_ctx(ctx)?,
             low_core,
             high_core,
-            low_rate: fraction(ctx, "helm_low_rate", 0.25)?,
-            high_rate: fraction(ctx, "helm_high_rate", 1.0)?,
-            alpha: fraction(ctx, "helm_alpha", 0.05)?,
-            cpu_threshold: ctx.param("helm_cpu_threshold", 0.05).max(0.0),
+            low_rate: ctx.float(&HELM_PARAMS[2])?,
+            high_rate: ctx.float(&HELM_PARAMS[3])?,
+            alpha: ctx.float(&HELM_PARAMS[4])?,
+            cpu_threshold: ctx.float(&HELM_PARAMS[5])?,
             acc: [0.0; 3],
             ready: vec![0; READY_SLOTS],
             ready_sum: 0,

@@ -88,7 +88,7 @@ fn steps(seed: u64, n: usize, lines: u64, invalidate_one_in: u64) -> Vec<Step> {
 fn compare_every_policy(sets: u64, ways: u32, seed: u64, n: usize, rules: bool) {
     let geometry = Geometry::new(sets * ways as u64 * 64, ways, 64);
     let stream = steps(seed, n, sets * ways as u64 * 3 / 2 + 2, 97);
-    for info in REGISTRY {
+    for info in REGISTRY.iter() {
         let run = |layout| {
             let mut ctx = PolicyContext::for_geometry(&geometry);
             ctx.n_cpus = 5;

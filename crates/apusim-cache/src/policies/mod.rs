@@ -1,8 +1,10 @@
 //! Every replacement policy, one file each, registered by name in [`REGISTRY`].
 //!
-//! To add a policy: write `policies/<name>.rs` with a type implementing [`crate::Policy`], add
-//! `pub mod <name>;` below and one line to the `registry!` invocation. Nothing else changes:
-//! the CLI's `apusim policies`, `--policy NAME` and the simulation loop all go through here.
+//! To add a policy: write `policies/<name>.rs` with a type implementing [`crate::Policy`]
+//! (declaring the parameters it reads in [`crate::Policy::params`], see [`crate::params`]),
+//! add `pub mod <name>;` below and one line to the `registry!` invocation. Nothing else
+//! changes: the CLI's `apusim policies` and `apusim describe`, `--policy NAME`, parameter
+//! validation ([`check_params`]) and the simulation loop all go through here.
 
 pub mod brrip;
 pub mod champsim_rrip;
@@ -35,16 +37,48 @@ pub mod ucd;
 pub mod ucp;
 pub mod umon;
 pub mod util;
+mod validate;
 
+pub use validate::{allowed_params, check_params, params_for};
+
+use crate::params::ParamList;
 use crate::{CacheError, Policy, PolicyContext};
+use apusim_registry::Entry;
+use std::sync::LazyLock;
 
-/// What `apusim policies` lists for each policy.
+/// A registered policy: name, description, paper, declared parameters ([`Entry`]).
+pub type PolicyEntry = Entry<PolicyBuild>;
+
+/// The constructor slot of a policy's [`Entry`]. Policies are built by [`build`], which
+/// dispatches on the name to a concrete type (the cache engine is generic over it); the slot
+/// holds what checking a configuration needs beyond the declared parameters.
 #[derive(Clone, Copy, Debug)]
-pub struct PolicyInfo {
-    pub name: &'static str,
-    pub description: &'static str,
-    /// The paper and section the policy comes from.
-    pub source: &'static str,
+pub struct PolicyBuild {
+    /// The policy implements the heterogeneous baseline's write rules itself
+    /// ([`Policy::OWN_WRITE_RULES`]): `llc.gpu_write_rules` adds no [`util::HeteroWrites`]
+    /// wrapper, so none of the wrapper's parameters.
+    pub own_write_rules: bool,
+}
+
+/// The registry entry of policy type `P`.
+fn entry<P: Policy>(
+    name: &'static str,
+    description: &'static str,
+    paper: &'static str,
+) -> PolicyEntry {
+    let mut list = ParamList::new();
+    P::params(&mut list);
+    Entry {
+        name,
+        description,
+        paper,
+        // Built once per process, for the life of the process (an `Entry` holds a static
+        // slice).
+        params: Box::leak(list.specs().to_vec().into_boxed_slice()),
+        build: PolicyBuild {
+            own_write_rules: P::OWN_WRITE_RULES,
+        },
+    }
 }
 
 /// The caller's code, instantiated for one concrete policy type.
@@ -56,18 +90,23 @@ pub trait PolicyVisitor {
 macro_rules! registry {
     ($($name:literal => $ty:ty, $desc:literal, $src:literal;)+) => {
         /// All registered policies, in listing order.
-        pub const REGISTRY: &[PolicyInfo] = &[
-            $(PolicyInfo { name: $name, description: $desc, source: $src }),+
-        ];
+        pub static REGISTRY: LazyLock<Vec<PolicyEntry>> =
+            LazyLock::new(|| vec![$(entry::<$ty>($name, $desc, $src)),+]);
 
         /// Build the policy called `name` for `ctx` and run `visitor` with it. When
         /// `ctx.gpu_write_rules` is set, policies that do not implement the heterogeneous
-        /// baseline's write rules themselves are wrapped in [`util::HeteroWrites`].
+        /// baseline's write rules themselves are wrapped in [`util::HeteroWrites`]. A
+        /// parameter in `ctx.params` that the policy (with its wrapper) does not declare is
+        /// refused ([`check_params`]).
         pub fn build<V: PolicyVisitor>(
             name: &str,
             ctx: &PolicyContext,
             visitor: V,
         ) -> Result<V::Output, CacheError> {
+            if info(name).is_none() {
+                return Err(unknown(name));
+            }
+            check_params(&[name], &ctx.params, ctx.gpu_write_rules)?;
             match name {
                 $($name => visit_with::<$ty, V>(ctx, visitor),)+
                 _ => Err(unknown(name)),
@@ -89,15 +128,14 @@ fn visit_with<P: Policy, V: PolicyVisitor>(
 }
 
 fn unknown(name: &str) -> CacheError {
-    let known: Vec<&str> = REGISTRY.iter().map(|p| p.name).collect();
-    CacheError::Config(format!(
-        "unknown policy `{name}`; known policies: {}",
-        known.join(", ")
-    ))
+    match apusim_registry::find(&REGISTRY, "policy", name) {
+        Err(e) => CacheError::Config(e.to_string()),
+        Ok(_) => CacheError::Config(format!("policy `{name}` has no constructor")),
+    }
 }
 
-/// Information about a registered policy.
-pub fn info(name: &str) -> Option<&'static PolicyInfo> {
+/// The registry entry of policy `name`.
+pub fn info(name: &str) -> Option<&'static PolicyEntry> {
     REGISTRY.iter().find(|p| p.name == name)
 }
 
@@ -224,9 +262,9 @@ mod tests {
         names.sort_unstable();
         names.dedup();
         assert_eq!(names.len(), REGISTRY.len(), "duplicate names");
-        for info in REGISTRY {
+        for info in REGISTRY.iter() {
             assert!(
-                !info.description.is_empty() && info.source.contains('§'),
+                !info.description.is_empty() && info.paper.contains('§'),
                 "{}",
                 info.name
             );
@@ -300,7 +338,7 @@ mod tests {
             c.n_cpus = 4;
             c.gpu_write_rules = rules;
             assert_eq!(c.sets, 4096);
-            for info in REGISTRY {
+            for info in REGISTRY.iter() {
                 let r = build(info.name, &c, Describe);
                 assert!(r.is_ok(), "{} (rules {rules}): {:?}", info.name, r.err());
             }
@@ -312,7 +350,7 @@ mod tests {
         let err = build("lfu-ish", &llc_ctx(false), Describe).unwrap_err();
         let msg = err.to_string();
         assert!(msg.contains("lfu-ish"), "{msg}");
-        for info in REGISTRY {
+        for info in REGISTRY.iter() {
             assert!(msg.contains(info.name), "{msg} lacks {}", info.name);
         }
         assert!(super::info("lfu-ish").is_none());
@@ -405,7 +443,7 @@ mod tests {
             ctx.n_cpus = 5; // agent ids 0..5 are cores, plus the GPU
             ctx.seed = seed;
             ctx.gpu_write_rules = rules;
-            for info in REGISTRY {
+            for info in REGISTRY.iter() {
                 let r = build(info.name, &ctx, Replay { geometry, inclusive: true, stream: &stream })
                     .map_err(|e| e.to_string())
                     .and_then(|r| r);

@@ -36,9 +36,10 @@
 //!   for, but no public text could be found to check them against; they are unchanged and
 //!   remain parameters (`pipp_prom`, `stream_min_misses`, `stream_miss_rate`).
 
-use super::core_sampling::{Epoch, StreamDetector};
+use super::core_sampling::{self, Epoch, StreamDetector};
 use super::umon::{lookahead, LruStack, Umon};
 use super::util::{agent_slot, is_demand, SplitMix64};
+use crate::params::{ParamKind, ParamList, ParamSpec};
 use crate::{CacheError, Feedback, MissAction, Policy, PolicyContext, PolicyStat, SetView};
 use apusim_trace::Access;
 
@@ -96,18 +97,29 @@ impl Pipp {
     }
 }
 
-fn probability(ctx: &PolicyContext, key: &str, default: f64) -> Result<f64, CacheError> {
-    let p = ctx.param(key, default);
-    if (0.0..=1.0).contains(&p) {
-        Ok(p)
-    } else {
-        Err(CacheError::Config(format!(
-            "policy parameter `{key}` = {p} must lie in 0..=1"
-        )))
-    }
-}
+/// PIPP's promotion probabilities (tap §2.3.2, after Xie and Loh ISCA 2009).
+const PIPP_PARAMS: &[ParamSpec] = &[
+    ParamSpec {
+        name: "pipp_prom",
+        kind: ParamKind::Float { min: 0.0, max: 1.0 },
+        default: "0.75",
+        unit: "",
+        doc: "probability that a hit promotes its line one step (p_prom, tap §2.3.2)",
+    },
+    ParamSpec {
+        name: "pipp_stream_prom",
+        kind: ParamKind::Float { min: 0.0, max: 1.0 },
+        default: "0.0078125",
+        unit: "",
+        doc: "promotion probability of a streaming agent's hit, 1/128 (p_stream, tap §2.3.2)",
+    },
+];
 
 impl Policy for Pipp {
+    fn params(list: &mut ParamList) {
+        core_sampling::declare(list, false, true);
+        list.add(PIPP_PARAMS);
+    }
     fn build(ctx: &PolicyContext) -> Result<Self, CacheError> {
         if ctx.ways > LruStack::MAX_WAYS {
             return Err(CacheError::Config(format!(
@@ -125,8 +137,8 @@ impl Policy for Pipp {
             stream: StreamDetector::from_ctx(ctx)?,
             alloc: vec![(ctx.ways / ctx.agents()).max(1); ctx.agents()],
             rng: SplitMix64::from_ctx(ctx),
-            prom: probability(ctx, "pipp_prom", 0.75)?,
-            stream_prom: probability(ctx, "pipp_stream_prom", 1.0 / 128.0)?,
+            prom: ctx.float(&PIPP_PARAMS[0])?,
+            stream_prom: ctx.float(&PIPP_PARAMS[1])?,
             promotions: 0,
         })
     }

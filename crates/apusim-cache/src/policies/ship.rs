@@ -27,6 +27,7 @@
 //! one bank the two are identical.
 
 use super::util::{sat_dec, sat_inc, RrpvTable, RRPV_LONG, RRPV_MAX};
+use crate::params::{ParamKind, ParamList, ParamSpec};
 use crate::{CacheError, Evicted, Policy, PolicyContext, PolicyStat, SetView};
 use apusim_trace::Access;
 use std::marker::PhantomData;
@@ -37,6 +38,19 @@ pub const TABLE_ENTRIES: usize = 1 << 14;
 pub const SIG_MASK: u64 = (TABLE_ENTRIES - 1) as u64;
 /// Largest value of a 3-bit counter.
 pub const COUNTER_MAX: u8 = 7;
+
+/// The initial value of every signature counter: 1, so a cold table inserts like SRRIP until a
+/// signature proves dead (an apusim choice; drp §4.1 leaves it open).
+pub const SHIP_INIT: ParamSpec = ParamSpec {
+    name: "ship_init",
+    kind: ParamKind::Int {
+        min: 0,
+        max: COUNTER_MAX as u64,
+    },
+    default: "1",
+    unit: "",
+    doc: "initial value of the 3-bit signature counters (1: a cold table inserts like SRRIP)",
+};
 
 /// How a SHiP variant signs an access.
 pub trait Signature: 'static {
@@ -122,8 +136,11 @@ impl<S: Signature, const BANKED: bool> Policy for Ship<S, BANKED> {
     fn prefetch_set(&self, set: usize) {
         self.rrpv.prefetch(set);
     }
+    fn params(list: &mut ParamList) {
+        list.add(&[SHIP_INIT]);
+    }
     fn build(ctx: &PolicyContext) -> Result<Self, CacheError> {
-        let init = ctx.int_param("ship_init", 1, 0..=COUNTER_MAX as u64)? as u8;
+        let init = ctx.int(&SHIP_INIT)? as u8;
         let banks = if BANKED { ctx.banks } else { 1 };
         if banks == 0 {
             return Err(CacheError::Config(

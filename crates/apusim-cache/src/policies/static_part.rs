@@ -12,6 +12,7 @@
 //! a one-way cache the CPU class gets the way.
 
 use super::umon::{quota_victim, LruStack, QuotaScratch};
+use crate::params::{ParamKind, ParamList, ParamSpec};
 use crate::{CacheError, Policy, PolicyContext, PolicyStat, SetView};
 use apusim_trace::{Access, Agent};
 
@@ -28,7 +29,23 @@ impl StaticPartition {
     }
 }
 
+/// The CPU cores' share of the ways. Unset, half the ways (at least one) go to the CPU: the
+/// declared default is that half of a 16-way LLC (tap §5.5).
+const CPU_WAYS: ParamSpec = ParamSpec {
+    name: "cpu_ways",
+    kind: ParamKind::Int {
+        min: 0,
+        max: LruStack::MAX_WAYS as u64,
+    },
+    default: "8",
+    unit: "ways",
+    doc: "ways the CPU cores get, the GPU the rest; unset: half the ways, at least 1",
+};
+
 impl Policy for StaticPartition {
+    fn params(list: &mut ParamList) {
+        list.add(&[CPU_WAYS]);
+    }
     fn build(ctx: &PolicyContext) -> Result<Self, CacheError> {
         if ctx.ways > LruStack::MAX_WAYS {
             return Err(CacheError::Config(format!(
@@ -36,8 +53,17 @@ impl Policy for StaticPartition {
                 LruStack::MAX_WAYS
             )));
         }
-        let default = (ctx.ways / 2).max(1) as u64;
-        let cpu = ctx.int_param("cpu_ways", default, 0..=ctx.ways as u64)? as usize;
+        let cpu = if ctx.params.contains_key(CPU_WAYS.name) {
+            ctx.int(&CPU_WAYS)? as usize
+        } else {
+            (ctx.ways / 2).max(1)
+        };
+        if cpu > ctx.ways {
+            return Err(CacheError::Config(format!(
+                "parameter `cpu_ways` = {cpu}: more than the cache's {} ways",
+                ctx.ways
+            )));
+        }
         Ok(StaticPartition {
             stack: LruStack::new(ctx.sets, ctx.ways),
             targets: [cpu, ctx.ways - cpu],

@@ -12,7 +12,8 @@
 //! agent has its own bimodal throttle (one long insertion in `brrip_throttle`, default 32, of
 //! that agent's BRRIP insertions). Hits set the RRPV to 0; victim selection is SRRIP's.
 
-use super::util::{is_demand, AgentDuel, Bimodal, RrpvTable, RRPV_LONG};
+use super::util::{is_demand, AgentDuel, Bimodal, RrpvTable, BRRIP_THROTTLE, PSEL_BITS, RRPV_LONG};
+use crate::params::ParamList;
 use crate::{CacheError, MissAction, Policy, PolicyContext, PolicyStat, SetView};
 use apusim_trace::{Access, Agent};
 
@@ -41,6 +42,9 @@ impl Policy for TaDrrip {
     #[inline]
     fn prefetch_set(&self, set: usize) {
         self.rrpv.prefetch(set);
+    }
+    fn params(list: &mut ParamList) {
+        list.add(&[PSEL_BITS, BRRIP_THROTTLE]);
     }
     fn build(ctx: &PolicyContext) -> Result<Self, CacheError> {
         let b = Bimodal::from_ctx(ctx)?;

@@ -11,7 +11,8 @@
 //! throttle. An agent's demand misses in its own leader sets train its selector (TADIP-F).
 
 use super::umon::LruStack;
-use super::util::{is_demand, AgentDuel, Bimodal, RRPV_LONG};
+use super::util::{is_demand, AgentDuel, Bimodal, PSEL_BITS, RRPV_LONG};
+use crate::params::{ParamKind, ParamList, ParamSpec};
 use crate::{CacheError, MissAction, Policy, PolicyContext, PolicyStat, SetView};
 use apusim_trace::{Access, Agent};
 
@@ -31,7 +32,23 @@ impl Tadip {
     }
 }
 
+/// BIP's throttle: one MRU insertion in 32 (tap §5.7's TADIP, after Jaleel et al. PACT 2008's
+/// ε = 1/32).
+const BIP_THROTTLE: ParamSpec = ParamSpec {
+    name: "bip_throttle",
+    kind: ParamKind::Int {
+        min: 1,
+        max: 1 << 20,
+    },
+    default: "32",
+    unit: "insertions",
+    doc: "BIP inserts one line in this many at MRU, the rest at LRU (tap §5.7)",
+};
+
 impl Policy for Tadip {
+    fn params(list: &mut ParamList) {
+        list.add(&[BIP_THROTTLE, PSEL_BITS]);
+    }
     fn build(ctx: &PolicyContext) -> Result<Self, CacheError> {
         if ctx.ways > LruStack::MAX_WAYS {
             return Err(CacheError::Config(format!(
@@ -39,7 +56,7 @@ impl Policy for Tadip {
                 LruStack::MAX_WAYS
             )));
         }
-        let every = ctx.int_param("bip_throttle", Bimodal::DEFAULT_EVERY, 1..=1 << 20)?;
+        let every = ctx.int(&BIP_THROTTLE)?;
         Ok(Tadip {
             ways: ctx.ways,
             stack: LruStack::new(ctx.sets, ctx.ways),

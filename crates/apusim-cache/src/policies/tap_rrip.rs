@@ -34,8 +34,9 @@
 //! GPU's leader sets keep their fixed policy under the mask (so the duel keeps learning);
 //! periods, XSRATIO and streaming detection are those of [`super::core_sampling`].
 
-use super::core_sampling::{CoreSampler, Epoch, Role, StreamDetector, XsRatio};
-use super::util::{is_demand, AgentDuel, Bimodal, RRPV_LONG, RRPV_MAX};
+use super::core_sampling::{self, CoreSampler, Epoch, Role, StreamDetector, XsRatio};
+use super::util::{is_demand, AgentDuel, Bimodal, BRRIP_THROTTLE, PSEL_BITS, RRPV_LONG, RRPV_MAX};
+use crate::params::ParamList;
 use crate::{CacheError, Feedback, MissAction, Policy, PolicyContext, PolicyStat, SetView};
 use apusim_trace::{Access, Agent};
 
@@ -110,6 +111,10 @@ pub type TapRripBase = TapRrip<false>;
 pub type TapRripS = TapRrip<true>;
 
 impl<const S: bool> Policy for TapRrip<S> {
+    fn params(list: &mut ParamList) {
+        list.add(&[PSEL_BITS, BRRIP_THROTTLE]);
+        core_sampling::declare(list, true, S);
+    }
     fn build(ctx: &PolicyContext) -> Result<Self, CacheError> {
         if ctx.ways > 0x10000 {
             return Err(CacheError::Config(
@@ -117,6 +122,8 @@ impl<const S: bool> Policy for TapRrip<S> {
             ));
         }
         let b = Bimodal::from_ctx(ctx)?;
+        // Without streaming detection (`S`) the detector is built from its defaults.
+        let unset = ctx.without_params();
         Ok(TapRrip {
             ways: ctx.ways,
             rrpv: vec![RRPV_MAX; ctx.sets * ctx.ways],
@@ -125,7 +132,7 @@ impl<const S: bool> Policy for TapRrip<S> {
             epoch: Epoch::from_ctx(ctx)?,
             sampler: CoreSampler::from_ctx(ctx)?,
             xs: XsRatio::from_ctx(ctx)?,
-            stream: StreamDetector::from_ctx(ctx)?,
+            stream: StreamDetector::from_ctx(if S { ctx } else { &unset })?,
             mask: false,
         })
     }

@@ -27,9 +27,10 @@
 //! earlier: θm = 4095, θmr = 1/8, see [`super::pipp`]) and the cage is one way per thrasher
 //! (`cage_ways`), both unverified choices.
 
-use super::core_sampling::{Epoch, StreamDetector};
+use super::core_sampling::{self, Epoch, StreamDetector};
 use super::umon::{quota_victim, LruStack, QuotaScratch};
 use super::util::{agent_slot, is_demand};
+use crate::params::{ParamKind, ParamList, ParamSpec};
 use crate::{CacheError, Feedback, MissAction, Policy, PolicyContext, PolicyStat, SetView};
 use apusim_trace::{Access, Agent};
 
@@ -76,7 +77,23 @@ impl ThrasherCaging {
     }
 }
 
+/// Ways of the cage per thrashing agent: one (tap §5.7's TC, after Xie and Loh HiPEAC 2010).
+const CAGE_WAYS: ParamSpec = ParamSpec {
+    name: "cage_ways",
+    kind: ParamKind::Int {
+        min: 1,
+        max: LruStack::MAX_WAYS as u64,
+    },
+    default: "1",
+    unit: "ways",
+    doc: "ways the shared cage grows by per thrashing agent (tap §5.7)",
+};
+
 impl Policy for ThrasherCaging {
+    fn params(list: &mut ParamList) {
+        core_sampling::declare(list, false, true);
+        list.add(&[CAGE_WAYS]);
+    }
     fn build(ctx: &PolicyContext) -> Result<Self, CacheError> {
         if ctx.ways > LruStack::MAX_WAYS {
             return Err(CacheError::Config(format!(
@@ -90,7 +107,7 @@ impl Policy for ThrasherCaging {
             stack: LruStack::new(ctx.sets, ctx.ways),
             epoch: Epoch::from_ctx(ctx)?,
             stream: StreamDetector::from_ctx(ctx)?,
-            cage_per: ctx.int_param("cage_ways", 1, 1..=LruStack::MAX_WAYS as u64)? as usize,
+            cage_per: ctx.int(&CAGE_WAYS)? as usize,
             targets: [ctx.ways, 0],
             scratch: QuotaScratch::new(2, ctx.ways),
         })

@@ -16,6 +16,7 @@
 //! inclusive). `Ucd<P>` has the write rules of `P`: `drrip-ucd` is wrapped in the
 //! heterogeneous write rules when they are on, `gspc-ucd` is not (see [`super::gspc`]).
 
+use crate::params::ParamList;
 use crate::{
     CacheError, Evicted, Feedback, MissAction, Policy, PolicyContext, PolicyStat, SetView,
 };
@@ -44,6 +45,9 @@ pub fn is_displayable_color(req: &Access) -> bool {
 }
 
 impl<P: Policy> Policy for Ucd<P> {
+    fn params(list: &mut ParamList) {
+        P::params(list);
+    }
     fn build(ctx: &PolicyContext) -> Result<Self, CacheError> {
         Ok(Ucd {
             inner: P::build(ctx)?,

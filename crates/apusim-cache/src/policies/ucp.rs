@@ -29,9 +29,10 @@
 //! `period_cycles`, `period_accesses`, `pol1_core`, `pol2_core`, `threshold_alpha`, `t_xs`,
 //! `stream_min_misses`, `stream_miss_rate` (see [`super::core_sampling`]).
 
-use super::core_sampling::{CoreSampler, Epoch, Role, StreamDetector, XsRatio};
+use super::core_sampling::{self, CoreSampler, Epoch, Role, StreamDetector, XsRatio};
 use super::umon::{lookahead, quota_victim, LruStack, QuotaScratch, Umon};
 use super::util::{agent_slot, is_demand};
+use crate::params::ParamList;
 use crate::{CacheError, Feedback, MissAction, Policy, PolicyContext, PolicyStat, SetView};
 use apusim_trace::Access;
 
@@ -132,6 +133,9 @@ impl<const TAP: bool, const S: bool> Ucp<TAP, S> {
 }
 
 impl<const TAP: bool, const S: bool> Policy for Ucp<TAP, S> {
+    fn params(list: &mut ParamList) {
+        core_sampling::declare(list, TAP, S);
+    }
     fn build(ctx: &PolicyContext) -> Result<Self, CacheError> {
         if ctx.ways > LruStack::MAX_WAYS || ctx.agents() > 256 {
             return Err(CacheError::Config(format!(
@@ -139,6 +143,9 @@ impl<const TAP: bool, const S: bool> Policy for Ucp<TAP, S> {
                 LruStack::MAX_WAYS
             )));
         }
+        // The parts a variant does not use are built from their defaults (see `params`).
+        let unset = ctx.without_params();
+        let tap = if TAP { ctx } else { &unset };
         Ok(Ucp {
             ways: ctx.ways,
             n_cpus: ctx.n_cpus,
@@ -149,9 +156,9 @@ impl<const TAP: bool, const S: bool> Policy for Ucp<TAP, S> {
             targets: vec![0; ctx.agents()],
             partitioned: false,
             scratch: QuotaScratch::by_agent(ctx.n_cpus, ctx.ways),
-            sampler: CoreSampler::from_ctx(ctx)?,
-            xs: XsRatio::from_ctx(ctx)?,
-            stream: StreamDetector::from_ctx(ctx)?,
+            sampler: CoreSampler::from_ctx(tap)?,
+            xs: XsRatio::from_ctx(tap)?,
+            stream: StreamDetector::from_ctx(if S { ctx } else { &unset })?,
             ucp_mask: false,
             bypasses: 0,
         })

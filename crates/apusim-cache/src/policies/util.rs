@@ -42,6 +42,7 @@
 //! and one set of leaders per agent (CPU cores, then the GPU; TA-DRRIP): in a set led by
 //! another agent, an agent follows its own selector.
 
+use crate::params::{ParamKind, ParamList, ParamSpec};
 use crate::wayset::WayBits;
 use crate::{
     CacheError, Evicted, Feedback, MissAction, Policy, PolicyContext, PolicyStat, SetView,
@@ -369,21 +370,26 @@ pub struct Bimodal {
     every: u32,
 }
 
-impl Bimodal {
-    /// Default throttle: one long insertion in 32 (drp-reuse-probability-shared-llc.txt §2.1's
-    /// BRRIP, after the RRIP paper's ε = 1/32).
-    pub const DEFAULT_EVERY: u64 = 32;
+/// BRRIP's throttle: one long insertion in 32 by default (drp-reuse-probability-shared-llc.txt
+/// §2.1's BRRIP, after the RRIP paper's ε = 1/32).
+pub const BRRIP_THROTTLE: ParamSpec = ParamSpec {
+    name: "brrip_throttle",
+    kind: ParamKind::Int { min: 1, max: 1 << 20 },
+    default: "32",
+    unit: "insertions",
+    doc: "BRRIP inserts one line in this many at the long RRPV, the rest at the distant one (drp §2.1)",
+};
 
+impl Bimodal {
     pub fn new(every: u32) -> Bimodal {
         Bimodal {
             count: 0,
             every: every.max(1),
         }
     }
-    /// Reads parameter `brrip_throttle` (default 32): one long insertion in that many.
+    /// The throttle of parameter [`BRRIP_THROTTLE`].
     pub fn from_ctx(ctx: &PolicyContext) -> Result<Bimodal, CacheError> {
-        let every = ctx.int_param("brrip_throttle", Self::DEFAULT_EVERY, 1..=1 << 20)?;
-        Ok(Bimodal::new(every as u32))
+        Ok(Bimodal::new(ctx.int(&BRRIP_THROTTLE)? as u32))
     }
     /// The RRPV of the next bimodal insertion.
     #[inline]
@@ -508,18 +514,36 @@ impl SetSampler {
 #[derive(Clone, Copy, Debug)]
 pub struct Psel(SatCounter);
 
-impl Psel {
-    /// Default width (drp-reuse-probability-shared-llc.txt §2.1's DRRIP, after the RRIP paper).
-    pub const DEFAULT_BITS: u64 = 10;
+/// Width of the RRIP set duels' selectors: 10 bits by default (drp-reuse-probability-shared-llc.txt
+/// §2.1's DRRIP, after the RRIP paper).
+pub const PSEL_BITS: ParamSpec = ParamSpec {
+    name: "psel_bits",
+    kind: ParamKind::Int { min: 1, max: 16 },
+    default: "10",
+    unit: "bits",
+    doc: "width of the set-dueling policy selector (drp §2.1)",
+};
 
+/// Width of [`HeteroWrites`]' depth-write duel selector: 10 bits
+/// (drp-reuse-probability-shared-llc.txt §4.1).
+pub const DEPTH_PSEL_BITS: ParamSpec = ParamSpec {
+    name: "depth_psel_bits",
+    kind: ParamKind::Int { min: 1, max: 16 },
+    default: "10",
+    unit: "bits",
+    doc: "width of the GPU depth-write allocate/bypass duel's selector (drp §4.1)",
+};
+
+/// The parameters [`HeteroWrites`] adds to the policy it wraps.
+pub const WRITE_RULE_PARAMS: &[ParamSpec] = &[DEPTH_PSEL_BITS];
+
+impl Psel {
     pub fn new(bits: u32) -> Psel {
         Psel(SatCounter::new(bits, (1 << (bits - 1)) - 1))
     }
-    /// Width from parameter `key` (default 10 bits, 1..=16).
-    pub fn from_ctx(ctx: &PolicyContext, key: &str) -> Result<Psel, CacheError> {
-        Ok(Psel::new(
-            ctx.int_param(key, Self::DEFAULT_BITS, 1..=16)? as u32
-        ))
+    /// Width from the width parameter `spec` ([`PSEL_BITS`], [`DEPTH_PSEL_BITS`]).
+    pub fn from_ctx(ctx: &PolicyContext, spec: &ParamSpec) -> Result<Psel, CacheError> {
+        Ok(Psel::new(ctx.int(spec)? as u32))
     }
     /// A miss in a leader set of `policy`.
     #[inline]
@@ -557,14 +581,14 @@ pub struct SetDuel {
 }
 
 impl SetDuel {
-    /// Leaders for `ctx.sets`; selector width from parameter `psel_bits` (default 10).
+    /// Leaders for `ctx.sets`; selector width from parameter [`PSEL_BITS`].
     pub fn from_ctx(ctx: &PolicyContext) -> Result<SetDuel, CacheError> {
         let sampler = SetSampler::new(ctx.sets);
         Ok(SetDuel {
             k: sampler.k,
             mask: sampler.mask,
             leads: if sampler.enabled { 2 } else { 0 },
-            psel: Psel::from_ctx(ctx, "psel_bits")?,
+            psel: Psel::from_ctx(ctx, &PSEL_BITS)?,
         })
     }
     /// The leader kind of `set`, if it is a leader.
@@ -610,9 +634,9 @@ pub struct AgentDuel {
 }
 
 impl AgentDuel {
-    /// Leaders for `ctx.sets`, one selector per agent of width `psel_bits` (default 10).
+    /// Leaders for `ctx.sets`, one selector per agent of width [`PSEL_BITS`].
     pub fn from_ctx(ctx: &PolicyContext) -> Result<AgentDuel, CacheError> {
-        let p = Psel::from_ctx(ctx, "psel_bits")?;
+        let p = Psel::from_ctx(ctx, &PSEL_BITS)?;
         Ok(AgentDuel {
             sampler: SetSampler::new(ctx.sets),
             n_cpus: ctx.n_cpus,
@@ -700,7 +724,7 @@ impl<P: Policy> HeteroWrites<P> {
         Ok(HeteroWrites {
             inner,
             sampler: SetSampler::new(ctx.sets),
-            depth_psel: Psel::from_ctx(ctx, "depth_psel_bits")?,
+            depth_psel: Psel::from_ctx(ctx, &DEPTH_PSEL_BITS)?,
             gpu_write_bypasses: 0,
             depth_write_bypasses: 0,
             depth_write_allocations: 0,
@@ -736,6 +760,10 @@ impl<P: Policy> Policy for HeteroWrites<P> {
     }
     fn build(ctx: &PolicyContext) -> Result<Self, CacheError> {
         HeteroWrites::wrap(P::build(ctx)?, ctx)
+    }
+    fn params(list: &mut ParamList) {
+        P::params(list);
+        list.add(WRITE_RULE_PARAMS);
     }
 
     const OWN_WRITE_RULES: bool = true;

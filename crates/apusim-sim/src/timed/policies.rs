@@ -9,7 +9,8 @@ use crate::run::Inputs;
 use anyhow::{Context, Result};
 use rayon::prelude::*;
 
-/// Each policy of `names` timed on `inputs`, in parallel on the current rayon pool; sampled
+/// Each policy of `names` timed on `inputs`, in parallel on the current rayon pool, with the
+/// `llc.params` it declares (a key must be declared by one of them); sampled
 /// until every core's IPC is within `target_error` when given ([`sim_to_target`]); and, when
 /// `alone` holds the jobs' alone runs under its policy, each result's speedups over them.
 pub fn sim_policies(
@@ -20,9 +21,11 @@ pub fn sim_policies(
     target_error: Option<f64>,
     alone: Option<(&str, &[AloneRun])>,
 ) -> Result<Vec<SimResult>> {
+    apusim_cache::policies::check_params(names, &cfg.llc.params, cfg.llc.gpu_write_rules)?;
     let mut results: Vec<SimResult> = names
         .par_iter()
         .map(|n| {
+            let cfg = &cfg.for_policy(n);
             match target_error {
                 Some(e) => sim_to_target(cfg, n, inputs, opts, e),
                 None => sim_policy(cfg, n, inputs, opts),

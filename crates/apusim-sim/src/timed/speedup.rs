@@ -307,7 +307,7 @@ pub fn alone_runs(
                 inner: inputs,
                 index,
             };
-            let r = sim_policy(cfg, &alone.policy, &only, &solo)
+            let r = sim_policy(&cfg.for_policy(&alone.policy), &alone.policy, &only, &solo)
                 .with_context(|| format!("{name} alone ({})", alone.policy))?;
             if let Some(g) = &r.gpu {
                 let run = AloneRun {

@@ -1,0 +1,69 @@
+//! `apusim describe NAME`: one registered implementation of any extension point (an LLC
+//! policy, a core model, an on-chip network, a GPU model, a DRAM scheduler), with its
+//! description, paper and every parameter's default, range, unit and meaning.
+
+use anyhow::{bail, Result};
+use apusim_cache::policies::util::WRITE_RULE_PARAMS;
+use apusim_registry::{describe_param, edit_distance, nearest, Entry};
+
+/// One registered entry: its extension point, name and description as text.
+struct Described {
+    kind: &'static str,
+    name: &'static str,
+    text: String,
+}
+
+fn add<C>(out: &mut Vec<Described>, kind: &'static str, entries: &[Entry<C>]) {
+    out.extend(entries.iter().map(|e| Described {
+        kind,
+        name: e.name,
+        text: apusim_registry::describe(e),
+    }));
+}
+
+/// Every registry's entries, LLC policies first.
+fn all() -> Vec<Described> {
+    let mut out = Vec::new();
+    add(&mut out, "LLC policy", &apusim_cache::policies::REGISTRY);
+    // A policy without its own write rules runs in the rules' wrapper under
+    // `llc.gpu_write_rules`, which adds the wrapper's parameters.
+    for (d, e) in out.iter_mut().zip(apusim_cache::policies::REGISTRY.iter()) {
+        if !e.build.own_write_rules {
+            d.text
+                .push_str("  with llc.gpu_write_rules = true, also:\n");
+            for p in WRITE_RULE_PARAMS {
+                d.text.push_str(&format!("  {}", describe_param(p)));
+            }
+        }
+    }
+    add(&mut out, "core model", apusim_timing::core::REGISTRY);
+    add(&mut out, "network", apusim_timing::network::REGISTRY);
+    add(&mut out, "GPU model", apusim_timing::gpu::REGISTRY);
+    add(&mut out, "DRAM scheduler", apusim_dram::scheduler::REGISTRY);
+    out
+}
+
+/// The description of every entry named `name` (one name may be registered by several
+/// extension points), or an error naming the nearest registered name.
+pub fn describe(name: &str) -> Result<String> {
+    let all = all();
+    let found: Vec<String> = all
+        .iter()
+        .filter(|d| d.name == name)
+        .map(|d| format!("{} {}", d.kind, d.text))
+        .collect();
+    if found.is_empty() {
+        let hint = match nearest(name, all.iter().map(|d| d.name)) {
+            Some(n) => format!(" (did you mean `{n}`?)"),
+            None => match all.iter().min_by_key(|d| edit_distance(name, d.name)) {
+                Some(d) => format!(" (the nearest registered name is `{}`)", d.name),
+                None => String::new(),
+            },
+        };
+        bail!(
+            "unknown name `{name}`{hint}: not an LLC policy (`apusim policies`), core model, \
+             network, GPU model or DRAM scheduler"
+        );
+    }
+    Ok(found.join("\n"))
+}
