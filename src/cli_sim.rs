@@ -32,12 +32,12 @@ pub struct SimArgs {
     /// Instructions each core retires after the warm-up (default: to the end of its trace).
     #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
     instructions: Option<u64>,
-    /// Threads for multi-policy runs and alone runs (default: all cores).
-    #[arg(long, value_parser = crate::at_least_one)]
+    /// Threads for multi-policy runs and alone runs, 1 to 1024 (default: all cores).
+    #[arg(long, value_parser = crate::thread_count)]
     threads: Option<usize>,
     /// LLC policy of the alone runs behind weighted speedup (one for every policy compared,
     /// so speedups of two policies can be divided).
-    #[arg(long, default_value = "lru")]
+    #[arg(long, default_value = "lru", value_parser = crate::policy_name)]
     alone_policy: String,
     /// Skip the alone runs (no weighted speedup) for runs with more than one input.
     #[arg(long)]

@@ -115,8 +115,8 @@ pub struct CommonArgs {
     /// `--set llc.cpu_inclusive=false`.
     #[arg(long = "set", value_name = "KEY=VALUE")]
     set: Vec<String>,
-    /// Worker threads (default: every core).
-    #[arg(long, value_parser = crate::at_least_one)]
+    /// Worker threads, 1 to 1024 (default: every core).
+    #[arg(long, value_parser = crate::thread_count)]
     threads: Option<usize>,
     /// Trace cache directory (default: as `apusim run --mix`).
     #[arg(long, value_name = "DIR")]
@@ -225,8 +225,8 @@ pub struct DrpArgs {
     /// Mixes (comma-separated; `S`, `D` and `Q` stand for S1-S18, D1-D18, Q1-Q18).
     #[arg(long, value_delimiter = ',', default_value = "S,D,Q")]
     mixes: Vec<String>,
-    /// Workload scale (as `apusim run --mix --scale`).
-    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..))]
+    /// Workload scale, 1 to 1000 (as `apusim run --mix --scale`).
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..=crate::MAX_SCALE))]
     scale: u64,
     /// Stop each run after this many trace accesses.
     #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
@@ -242,8 +242,8 @@ pub struct TimedArgs {
     /// L1-L14 and HL1-HL14 for the crit figures).
     #[arg(long, value_delimiter = ',')]
     mixes: Option<Vec<String>>,
-    /// Workload scale (as `apusim sim --mix --scale`).
-    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..))]
+    /// Workload scale, 1 to 1000 (as `apusim sim --mix --scale`).
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..=crate::MAX_SCALE))]
     scale: u64,
     /// Instructions each core retires before statistics start.
     #[arg(long, default_value_t = 0)]

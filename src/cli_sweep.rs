@@ -20,8 +20,8 @@ pub struct SweepArgs {
     /// skipped, so a stopped sweep continues where it stopped.
     #[arg(long, default_value = "results.sqlite")]
     db: PathBuf,
-    /// Runs at once (default: every core).
-    #[arg(short = 'j', long = "jobs", value_parser = crate::at_least_one)]
+    /// Runs at once, 1 to 1024 (default: every core).
+    #[arg(short = 'j', long = "jobs", value_parser = crate::thread_count)]
     jobs: Option<usize>,
     /// Print the points the spec expands to (with their keys and whether the database holds
     /// them) and run nothing.

@@ -39,8 +39,8 @@ pub enum GenCommand {
         kernel: String,
         #[arg(short, long, value_parser = crate::writable_output)]
         output: PathBuf,
-        /// Instructions to retire.
-        #[arg(long, default_value_t = 10_000_000, value_parser = clap::value_parser!(u64).range(1..))]
+        /// Instructions to retire, 1 to 10^12 (already a trace of terabytes).
+        #[arg(long, default_value_t = 10_000_000, value_parser = clap::value_parser!(u64).range(1..=1_000_000_000_000))]
         instructions: u64,
         /// Data-set size in the kernel's unit (0: its default).
         #[arg(long, default_value_t = 0)]

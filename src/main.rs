@@ -138,27 +138,39 @@ struct SystemArgs {
 
 impl SystemArgs {
     fn load(&self) -> Result<SystemConfig> {
-        apusim_experiments::jobs::load_system(
+        let cfg = apusim_experiments::jobs::load_system(
             &self.preset,
             self.config.as_deref(),
             &self.set,
             self.seed,
             None,
             false,
-        )
+        )?;
+        warn_shrinking(&cfg);
+        Ok(cfg)
     }
 
     /// The system for a run of `w` (`apusim_experiments::jobs::load_system`): as many CPU
     /// cores as a mix has CPU jobs, none for a scene alone, unless `--set cpus=N`.
     fn load_for(&self, w: &WorkloadArgs) -> Result<SystemConfig> {
-        apusim_experiments::jobs::load_system(
+        let cfg = apusim_experiments::jobs::load_system(
             &self.preset,
             self.config.as_deref(),
             &self.set,
             self.seed,
             w.mix.as_deref(),
             w.scene.is_some(),
-        )
+        )?;
+        warn_shrinking(&cfg);
+        Ok(cfg)
+    }
+}
+
+/// Say so on stderr when a level is smaller than one it backs: it runs, but the numbers are
+/// most likely not those of the machine meant.
+fn warn_shrinking(cfg: &SystemConfig) {
+    for w in cfg.shrinking_levels() {
+        eprintln!("warning: {w}");
     }
 }
 
@@ -176,10 +188,10 @@ pub(crate) struct WorkloadArgs {
     /// Resolution of a --scene, `WIDTHxHEIGHT`.
     #[arg(long, default_value = "1280x1024", value_parser = apusim_experiments::jobs::parse_resolution)]
     pub(crate) resolution: (u32, u32),
-    /// Size multiplier of a --mix or --scene: CPU jobs retire `scale ×` 5 M instructions,
-    /// GPGPU jobs process `scale ×` their default elements, rendering jobs render `scale`
-    /// frames.
-    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..))]
+    /// Size multiplier of a --mix or --scene, 1 to 1000: CPU jobs retire `scale ×` 5 M
+    /// instructions, GPGPU jobs process `scale ×` their default elements, rendering jobs
+    /// render `scale` frames.
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..=crate::MAX_SCALE))]
     pub(crate) scale: u64,
 }
 
@@ -321,8 +333,8 @@ struct DemoArgs {
     /// policy and the baselines); the first is the reference of the comparison.
     #[arg(long, value_delimiter = ',')]
     policy: Option<Vec<String>>,
-    /// Workload size multiplier (1 is about ten million accesses).
-    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..))]
+    /// Workload size multiplier, 1 to 1000 (1 is about ten million accesses).
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..=crate::MAX_SCALE))]
     scale: u64,
     #[command(flatten)]
     system: SystemArgs,
@@ -351,8 +363,8 @@ struct RunArgs {
     /// Print cachegrind's nine counters (use with --preset cachegrind).
     #[arg(long)]
     cachegrind: bool,
-    /// Threads for multi-policy runs (default: all cores).
-    #[arg(long, value_parser = crate::at_least_one)]
+    /// Threads for multi-policy runs, 1 to 1024 (default: all cores).
+    #[arg(long, value_parser = crate::thread_count)]
     threads: Option<usize>,
     #[command(flatten)]
     study: StudyArgs,
@@ -616,7 +628,41 @@ fn print_results(
     Ok(())
 }
 
-/// Parse a count that must be at least 1 (threads), refusing 0 instead of replacing it.
+/// Largest `--scale`: a thousand times a workload's default size already runs for hours; a
+/// larger one would only look like a hang.
+const MAX_SCALE: u64 = 1000;
+
+/// Most worker threads `--threads` and `--jobs` accept: far more than any machine's cores,
+/// few enough that spawning them cannot stall the run before it starts.
+const MAX_THREADS: usize = 1024;
+
+/// Parse a thread count, 1 to [`MAX_THREADS`], refusing anything else instead of replacing it.
+fn thread_count(s: &str) -> Result<usize, String> {
+    match at_least_one(s)? {
+        n if n > MAX_THREADS => Err(format!(
+            "{n} is more than the {MAX_THREADS} threads allowed"
+        )),
+        n => Ok(n),
+    }
+}
+
+/// Parse the name of one registered LLC policy, so that an unknown name is refused when the
+/// command line is read, even where the run would not use it.
+fn policy_name(s: &str) -> Result<String, String> {
+    if apusim_cache::policies::info(s).is_some() {
+        return Ok(s.to_string());
+    }
+    let known: Vec<&str> = apusim_cache::policies::REGISTRY
+        .iter()
+        .map(|p| p.name)
+        .collect();
+    Err(format!(
+        "unknown policy `{s}`; known policies: {}",
+        known.join(", ")
+    ))
+}
+
+/// Parse a count that must be at least 1, refusing 0 instead of replacing it.
 fn at_least_one(s: &str) -> Result<usize, String> {
     match s.parse::<usize>() {
         Ok(0) => Err("must be at least 1".into()),

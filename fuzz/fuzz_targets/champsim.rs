@@ -1,11 +1,18 @@
-//! Fuzz target: arbitrary bytes through the ChampSim parser. Errors are fine; panics, hangs and
-//! unbounded memory use are bugs.
+//! Fuzz target: arbitrary bytes through the ChampSim importer, raw, gzip or xz (sniffed from
+//! the first bytes). Errors naming the input are fine; panics, hangs and unbounded memory use
+//! are bugs.
 #![no_main]
 
-use apusim_trace::import::{check_bytes, Format};
+mod trace_common;
+
+use apusim_trace::import::{ChampSimSource, ImportOptions};
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
-    // Bounded so that a small compressed input expanding to a huge trace cannot time out.
-    let _ = check_bytes(data, Format::ChampSim, 1 << 20);
+    let input = std::io::Cursor::new(data.to_vec());
+    trace_common::drain(ChampSimSource::new(
+        input,
+        "<fuzz>",
+        &ImportOptions::default(),
+    ));
 });

@@ -1,11 +1,16 @@
-//! Fuzz target: arbitrary bytes through the Lackey parser. Errors are fine; panics, hangs and
-//! unbounded memory use are bugs.
+//! Fuzz target: arbitrary bytes through the Lackey importer. Errors naming the input are fine;
+//! panics, hangs and unbounded memory use are bugs.
 #![no_main]
 
-use apusim_trace::import::{check_bytes, Format};
+mod trace_common;
+
+use apusim_trace::import::{ImportOptions, LackeySource};
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
-    // Bounded so that a small compressed input expanding to a huge trace cannot time out.
-    let _ = check_bytes(data, Format::Lackey, 1 << 20);
+    trace_common::drain(Ok(LackeySource::new(
+        data,
+        "<fuzz>",
+        &ImportOptions::default(),
+    )));
 });

@@ -202,7 +202,11 @@ pub fn run_trace_file(args: &DramCliArgs) -> Result<DramReport, DramError> {
     mem.set_report_completions(false);
     let reader = open_trace(&args.trace, args.format, interval)?;
     let format = reader.format();
-    run_requests(&mut mem, reader)?;
+    if run_requests(&mut mem, reader)? == 0 {
+        return Err(DramError::EmptyTrace {
+            path: args.trace.clone(),
+        });
+    }
     let mut report = mem.report();
     report.trace = Some(args.trace.display().to_string());
     report.format = Some(if format == TraceFormat::Ramulator {
@@ -330,5 +334,30 @@ mod tests {
         a.overrides.pop();
         a.overrides.push(("tREFI".into(), "70".into()));
         assert!(a.config().is_ok());
+    }
+
+    /// Bank groups × banks per group of 2^16 × 2^16 overflowed 32 bits and passed validation
+    /// as 0 banks (then a panic indexing them); the product is checked in 64 bits.
+    #[test]
+    fn bank_counts_whose_product_overflows_are_refused() {
+        let mut a = DramCliArgs::new("reference", "x");
+        a.overrides.push(("bank_groups".into(), "65536".into()));
+        a.overrides.push(("banks_per_group".into(), "65536".into()));
+        let e = a.config().unwrap_err().to_string();
+        assert!(e.contains("256 banks per rank"), "{e}");
+    }
+
+    /// A trace without requests is an error naming the file, not an empty report.
+    #[test]
+    fn a_trace_without_requests_is_refused() {
+        let path = std::env::temp_dir().join(format!("apusim-{}-blank.trace", std::process::id()));
+        std::fs::write(&path, "# only a comment\n\n").unwrap();
+        let r = run_trace_file(&DramCliArgs::new("reference", &path));
+        std::fs::remove_file(&path).unwrap();
+        let e = r.unwrap_err().to_string();
+        assert!(
+            e.contains("blank.trace") && e.contains("no requests"),
+            "{e}"
+        );
     }
 }

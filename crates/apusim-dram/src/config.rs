@@ -127,7 +127,13 @@ impl DramConfig {
     /// `spec.timing` tables). Unknown keys are refused.
     pub fn from_toml_file(path: &Path) -> Result<Self, DramError> {
         let text = std::fs::read_to_string(path).map_err(|e| DramError::io(path, e))?;
-        let mut c: DramConfig = toml::from_str(&text).map_err(|e| DramError::ConfigFile {
+        DramConfig::from_toml(&text, path)
+    }
+
+    /// [`DramConfig::from_toml_file`] on text already read; `path` names it in errors and is
+    /// the preset name when the text gives none. Not validated (see [`DramConfig::validate`]).
+    pub fn from_toml(text: &str, path: &Path) -> Result<Self, DramError> {
+        let mut c: DramConfig = toml::from_str(text).map_err(|e| DramError::ConfigFile {
             path: path.to_path_buf(),
             msg: e.to_string(),
         })?;

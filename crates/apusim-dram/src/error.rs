@@ -52,6 +52,9 @@ pub enum DramError {
         value: String,
         msg: String,
     },
+    /// A trace file holds no request (only blank or comment lines, or nothing).
+    #[error("{}: the trace holds no requests, so there is nothing to simulate", path.display())]
+    EmptyTrace { path: PathBuf },
     /// A configuration file (TOML) could not be understood.
     #[error("{}: {msg}", path.display())]
     ConfigFile { path: PathBuf, msg: String },

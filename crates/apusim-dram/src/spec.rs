@@ -96,10 +96,14 @@ impl Organization {
                 self.columns, self.burst_length
             )));
         }
-        if self.ranks > 64 || self.banks_per_rank() > 256 || self.channels > 256 {
-            return Err(DramError::InvalidConfig(
-                "at most 256 channels, 64 ranks per channel and 256 banks per rank".into(),
-            ));
+        // Banks per rank multiplied in u64: two powers of two below 2^32 can overflow u32.
+        let banks = u64::from(self.bank_groups) * u64::from(self.banks_per_group);
+        if self.ranks > 64 || banks > 256 || self.channels > 256 {
+            return Err(DramError::InvalidConfig(format!(
+                "at most 256 channels, 64 ranks per channel and 256 banks per rank \
+                 (bank_groups × banks_per_group); got {} channels, {} ranks, {banks} banks",
+                self.channels, self.ranks
+            )));
         }
         Ok(())
     }

@@ -286,7 +286,84 @@ impl SystemConfig {
             }
         }
         self.check_gpu_chains_acyclic()?;
+        self.check_memory(available_memory())?;
         self.timing.validate(self)
+    }
+
+    /// Warnings about levels smaller than a level they back (an L2 smaller than an L1, an LLC
+    /// smaller than a core's private level): legal, but most likely a mistyped geometry.
+    /// Geometries must have been validated.
+    pub fn shrinking_levels(&self) -> Vec<String> {
+        let size = |g: &str| parse_geometry(g).map_or(0, |g| g.size);
+        let private: Vec<(&str, u64)> = self
+            .cpu_levels()
+            .into_iter()
+            .map(|(n, l)| (n, size(&l.geometry)))
+            .collect();
+        let mut out = Vec::new();
+        if let Some(&(_, l2)) = private.iter().find(|(n, _)| *n == "l2") {
+            for &(n, s) in private.iter().filter(|(n, _)| *n != "l2") {
+                if l2 < s {
+                    out.push(format!(
+                        "cpu.l2 ({l2} bytes) is smaller than cpu.{n} ({s} bytes) above it"
+                    ));
+                }
+            }
+        }
+        let llc = size(&self.llc.geometry);
+        if self.cpus > 0 {
+            if let Some(&(n, s)) = private.iter().max_by_key(|(_, s)| *s) {
+                if llc < s {
+                    out.push(format!(
+                        "the LLC ({llc} bytes) is smaller than one core's cpu.{n} ({s} bytes)"
+                    ));
+                }
+            }
+        }
+        out
+    }
+
+    /// Bytes of the caches' tag arrays, 8 per line of every cache instance (the private CPU
+    /// levels once per core, a GPU cache once per unit): a lower bound of what building the
+    /// hierarchy allocates. Also the key of the largest contributor. Geometries must have
+    /// been validated.
+    pub fn tag_array_bytes(&self) -> (u64, String) {
+        let lines = |g: &str| parse_geometry(g).map_or(0, |g| g.lines());
+        let mut parts: Vec<(u64, String)> = self
+            .cpu_levels()
+            .into_iter()
+            .map(|(name, l)| {
+                let bytes = lines(&l.geometry).saturating_mul(8 * self.cpus as u64);
+                (bytes, format!("cpu.{name}.geometry"))
+            })
+            .collect();
+        parts.push((
+            lines(&self.llc.geometry).saturating_mul(8),
+            "llc.geometry".into(),
+        ));
+        for c in &self.gpu.caches {
+            let bytes = lines(&c.geometry).saturating_mul(8 * c.units as u64);
+            parts.push((bytes, format!("gpu cache `{}` geometry", c.name)));
+        }
+        let total = parts.iter().fold(0u64, |t, (b, _)| t.saturating_add(*b));
+        let key = parts.into_iter().max_by_key(|(b, _)| *b).map(|(_, k)| k);
+        (total, key.unwrap_or_default())
+    }
+
+    /// Refuse a configuration whose tag arrays alone exceed `available` bytes of memory
+    /// (`None`: unknown, nothing refused), before anything is allocated: an allocation that
+    /// large would abort the process.
+    fn check_memory(&self, available: Option<u64>) -> Result<()> {
+        let (need, key) = self.tag_array_bytes();
+        match available {
+            Some(avail) if need > avail => bail!(
+                "{key}: the caches' tag arrays alone need {:.1} GiB (8 bytes per cache line), \
+                 more than the {:.1} GiB of memory available",
+                need as f64 / (1u64 << 30) as f64,
+                avail as f64 / (1u64 << 30) as f64
+            ),
+            _ => Ok(()),
+        }
     }
 
     fn check_gpu_chains_acyclic(&self) -> Result<()> {
@@ -363,6 +440,15 @@ impl GpuCacheConfig {
             mshrs: None,
         }
     }
+}
+
+/// Memory available to a new allocation in bytes (`MemAvailable` of `/proc/meminfo`), or
+/// `None` where that is not known.
+fn available_memory() -> Option<u64> {
+    let info = std::fs::read_to_string("/proc/meminfo").ok()?;
+    let line = info.lines().find(|l| l.starts_with("MemAvailable:"))?;
+    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kib.saturating_mul(1024))
 }
 
 /// Parse `size,ways,line`.
@@ -462,5 +548,52 @@ mod tests {
         assert!(err("llc.banks=0").contains("banks"));
         assert!(err("noequals").contains("KEY=VALUE"));
         assert!(format!("{:#}", SystemConfig::preset("nope").unwrap_err()).contains("4c1g"));
+    }
+
+    /// Tag arrays larger than the memory available are refused naming the largest cache,
+    /// before anything is allocated (1024G,16,64 used to abort in the allocator).
+    #[test]
+    fn caches_larger_than_memory_are_refused_before_allocation() {
+        let c = SystemConfig::preset("4c1g").unwrap();
+        let (need, _) = c.tag_array_bytes();
+        assert!(c.check_memory(Some(need)).is_ok());
+        assert!(c.check_memory(None).is_ok());
+        let err = format!("{:#}", c.check_memory(Some(need - 1)).unwrap_err());
+        assert!(err.contains("llc.geometry") && err.contains("GiB"), "{err}");
+        let mut big = c.clone();
+        big.llc.geometry = "1024G,16,64".into();
+        assert_eq!(
+            big.tag_array_bytes().0 - need,
+            (1u64 << 34) * 8 - (16u64 << 20) / 8
+        );
+        let err = format!("{:#}", big.check_memory(Some(1 << 36)).unwrap_err());
+        assert!(
+            err.contains("llc.geometry") && err.contains("128.0 GiB") && err.contains("64.0 GiB"),
+            "{err}"
+        );
+        assert!(c.shrinking_levels().is_empty());
+        let mut small = c.clone();
+        small.llc.geometry = "16K,16,64".into();
+        small.cpu.l2.as_mut().unwrap().geometry = "16K,8,64".into();
+        let w = small.shrinking_levels();
+        assert_eq!(w.len(), 3, "{w:?}");
+        assert!(w[0].contains("cpu.l2 (16384 bytes)") && w[0].contains("cpu.l1i"));
+        assert!(
+            w[2].contains("LLC (16384 bytes)") && w[2].contains("cpu.l1"),
+            "{w:?}"
+        );
+        // Per-core levels count once per core.
+        let mut cores = c.clone();
+        cores.cpus *= 2;
+        let per_core: u64 = c
+            .cpu_levels()
+            .iter()
+            .map(|(_, l)| parse_geometry(&l.geometry).unwrap().lines())
+            .sum();
+        assert!(per_core > 0);
+        assert_eq!(
+            cores.tag_array_bytes().0 - need,
+            per_core * 8 * c.cpus as u64
+        );
     }
 }

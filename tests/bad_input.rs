@@ -1,0 +1,469 @@
+//! The `apusim` binary on a table of bad inputs: options out of range or unparsable, unknown
+//! names, malformed files of every input format, and the cases of the hardening issue. Every
+//! row must end within [`DEADLINE`] with a non-zero exit code that is neither a panic (101)
+//! nor a signal (an abort is SIGABRT), with no "panicked" in stderr, and with a message that
+//! names the option, file (and line or byte offset) or key at fault.
+//!
+//! Rows that tests/cli.rs already checks in more detail are not repeated here.
+
+use apusim_trace::import::{self, Format, ImportOptions};
+use std::io::Read;
+use std::path::Path;
+use std::process::{Command, ExitStatus, Stdio};
+use std::time::{Duration, Instant};
+
+/// Longest a row may run: every bad input must be refused before any real work.
+const DEADLINE: Duration = Duration::from_secs(20);
+
+/// One bad input: the arguments (`{d}` stands for the directory of the fixture files), extra
+/// environment variables, and what stderr must contain.
+struct Row {
+    args: &'static str,
+    env: &'static [(&'static str, &'static str)],
+    needles: &'static [&'static str],
+}
+
+const fn row(args: &'static str, needles: &'static [&'static str]) -> Row {
+    Row {
+        args,
+        env: &[],
+        needles,
+    }
+}
+
+const fn env_row(
+    env: &'static [(&'static str, &'static str)],
+    args: &'static str,
+    needles: &'static [&'static str],
+) -> Row {
+    Row { args, env, needles }
+}
+
+/// Options of `run`, `sim`, `demo`, `study`, `gen`, `sweep`: zero, negative, absurd and
+/// unparsable values.
+const OPTIONS: &[Row] = &[
+    row("run {d}/ok.apt --threads 100000", &["--threads", "1024"]),
+    row("sim {d}/ok.apt --threads 100000", &["--threads", "1024"]),
+    row(
+        "study drp-fig13 --mixes S1 --limit 10 --threads 5000",
+        &["--threads", "1024"],
+    ),
+    row("sweep {d}/none.toml -j 5000", &["--jobs", "1024"]),
+    row(
+        "run {d}/ok.apt --threads 99999999999999999999999",
+        &["--threads"],
+    ),
+    row("run {d}/ok.apt --threads=-1", &["--threads"]),
+    // Without `=`, a negative value reads as an unknown option; the message names it.
+    row("run {d}/ok.apt --threads -1", &["'-1'"]),
+    row("run --mix S1 --scale 1001", &["--scale", "1000"]),
+    row("sim --mix S1 --scale 1000000000", &["--scale", "1000"]),
+    row("demo --scale 100000000", &["--scale", "1000"]),
+    row(
+        "study drp-fig13 --mixes S1 --scale 99999",
+        &["--scale", "1000"],
+    ),
+    row("run --mix S1 --scale=-2", &["--scale"]),
+    row("run --mix S1 --scale two", &["--scale"]),
+    row("run {d}/ok.apt --limit=-1", &["--limit"]),
+    row("run {d}/ok.apt --limit 1e99", &["--limit"]),
+    row("run {d}/ok.apt --limit 18446744073709551616", &["--limit"]),
+    row("study drp-fig13 --limit 0", &["--limit"]),
+    row("sim {d}/ok.apt --instructions=-5", &["--instructions"]),
+    row("sim {d}/ok.apt --instructions lots", &["--instructions"]),
+    row("sim {d}/ok.apt --warmup abc", &["--warmup"]),
+    row(
+        "sim {d}/ok.apt --warmup 99999999999999999999999",
+        &["--warmup"],
+    ),
+    row("sim {d}/ok.apt --interval=-3", &["--interval"]),
+    row(
+        "sim {d}/ok.apt --interval 99999999999999999999999",
+        &["--interval"],
+    ),
+    row(
+        "sim {d}/ok.apt --sample --sample-period 0",
+        &["--sample-period"],
+    ),
+    row(
+        "sim {d}/ok.apt --sample --sample-warmup abc",
+        &["--sample-warmup"],
+    ),
+    row(
+        "sim {d}/ok.apt --sample --sample-unit=-1",
+        &["--sample-unit"],
+    ),
+    row(
+        "run --scene lake --resolution 0x0",
+        &["--resolution", "2560x1600"],
+    ),
+    row(
+        "run --scene lake --resolution 99999999x99999999",
+        &["--resolution", "2560x1600"],
+    ),
+    row("sim --scene lake --resolution 1280", &["--resolution"]),
+    row("run {d}/ok.apt --gpu-read-bypass 2", &["--gpu-read-bypass"]),
+    row(
+        "sim {d}/ok.apt --gpu-read-bypass nan",
+        &["--gpu-read-bypass"],
+    ),
+    row("run {d}/ok.apt --seed abc", &["--seed"]),
+    row("run {d}/ok.apt --ideal nope", &["--ideal", "nope"]),
+    row(
+        "gen cpu mcf -o {d}/x.apt --instructions 1000000000000000000",
+        &["--instructions"],
+    ),
+];
+
+/// `--set KEY=VALUE` with unknown keys and bad values.
+const SETTINGS: &[Row] = &[
+    row("run {d}/ok.apt --set nokey=1", &["nokey"]),
+    row("run {d}/ok.apt --set llc.nokey=1", &["nokey"]),
+    row("run {d}/ok.apt --set cpus=abc", &["cpus"]),
+    row("run {d}/ok.apt --set cpus=-1", &["cpus"]),
+    row("run {d}/ok.apt --set cpus=100000", &["cpus"]),
+    row("run {d}/ok.apt --set llc.banks=0", &["llc.banks"]),
+    row("run {d}/ok.apt --set =5", &["--set", "empty key"]),
+    row("run {d}/ok.apt --set cpu_clock_mhz=0", &["cpu_clock_mhz"]),
+    // An LLC whose tag array alone exceeds the memory is refused before it is allocated
+    // (it used to abort in the allocator).
+    row(
+        "run {d}/ok.apt --set llc=1024G,16,64",
+        &["llc.geometry", "GiB"],
+    ),
+    row(
+        "sim {d}/ok.apt --set llc=16777216G,4194304,64",
+        &["llc.geometry", "GiB"],
+    ),
+    row("run {d}/ok.apt --set llc=64G,1,64,1", &["llc.geometry"]),
+    row("run {d}/ok.apt --set l2=1x,8,64", &["cpu.l2.geometry"]),
+    row("run {d}/ok.apt --set llc.policy=nope", &["nope"]),
+    env_row(
+        &[("APUSIM_DECODE_THREADS", "")],
+        "run {d}/ok.apt",
+        &["APUSIM_DECODE_THREADS"],
+    ),
+    env_row(
+        &[("APUSIM_DECODE_THREADS", "0x4")],
+        "run {d}/ok.apt",
+        &["APUSIM_DECODE_THREADS"],
+    ),
+    env_row(
+        &[("APUSIM_DECODE_THREADS", "65")],
+        "sim {d}/ok.apt",
+        &["APUSIM_DECODE_THREADS"],
+    ),
+];
+
+/// Names that name nothing.
+const NAMES: &[Row] = &[
+    row("run --mix nope", &["nope"]),
+    row("sim --scene nope", &["nope"]),
+    row("study drp-fig13 --mixes nope", &["nope"]),
+    row("study gspc-fig11 --scenes nope", &["nope"]),
+    row("study nope", &["nope"]),
+    row("presets nope", &["nope"]),
+    row("sim {d}/ok.apt --policy nope", &["nope"]),
+    // Refused even when the run would not need alone runs (one input).
+    row(
+        "sim {d}/ok.apt --alone-policy nope",
+        &["--alone-policy", "nope"],
+    ),
+    row("gen cpu nope -o {d}/x.apt", &["nope"]),
+    row("gen gpgpu nope -o {d}/x.apt", &["nope"]),
+    row("dram --preset nope {d}/ok.trace", &["nope"]),
+    row("dram --set scheduler=nope {d}/ok.trace", &["nope"]),
+    row("dram --format nope {d}/ok.trace", &["--format", "nope"]),
+];
+
+/// Malformed input of every format.
+const FILES: &[Row] = &[
+    row("run {d}/trunc-header.apt", &["trunc-header.apt", "offset"]),
+    row("run {d}/magic.apt", &["magic.apt", "offset"]),
+    row("trace info {d}/flipped.apt", &["flipped.apt", "offset"]),
+    row("run {d}/flipped.apt", &["flipped.apt", "offset"]),
+    row(
+        "oracle {d}/trunc-header.apt",
+        &["trunc-header.apt", "offset"],
+    ),
+    row(
+        "run {d}/garbage.champsimtrace",
+        &["garbage.champsimtrace", "offset"],
+    ),
+    row("run {d}/garbage.gz", &["garbage.gz", "offset"]),
+    row("run {d}/garbage.xz", &["garbage.xz", "offset"]),
+    row(
+        "run {d}/empty.champsimtrace",
+        &["empty.champsimtrace", "no accesses"],
+    ),
+    row("run {d}/bad.lackey", &["bad.lackey:2"]),
+    row("run {d}/op.lackey", &["op.lackey:2"]),
+    row("run {d}/empty.csv", &["empty.csv", "no accesses"]),
+    row("trace convert {d}/short.csv -o {d}/y.apt", &["short.csv:2"]),
+    row("run /no/such/trace.apt", &["/no/such/trace.apt"]),
+    // DRAM request traces in the three formats.
+    row("dram {d}/empty.trace", &["empty.trace", "no requests"]),
+    row(
+        "dram {d}/comments.trace",
+        &["comments.trace", "no requests"],
+    ),
+    row("dram {d}/addr.trace", &["addr.trace:2", "zz"]),
+    row("dram {d}/order.trace", &["order.trace:2", "earlier"]),
+    row("dram {d}/fields.trace", &["fields.trace:1", "fields"]),
+    row("dram --format ramulator {d}/op.ram", &["op.ram:2", "XX"]),
+    row("dram --format dramsim3 {d}/fields.ds3", &["fields.ds3:1"]),
+    row("dram --format dramsim3 {d}/op.ds3", &["op.ds3:2", "JUMP"]),
+    row("dram /no/such.trace", &["/no/such.trace"]),
+    // DRAM options and settings.
+    row(
+        "dram --format ramulator --interval=-1 {d}/ok.ram",
+        &["--interval"],
+    ),
+    row(
+        "dram --format ramulator --interval abc {d}/ok.ram",
+        &["--interval"],
+    ),
+    row("dram --set nope=1 {d}/ok.trace", &["nope"]),
+    row("dram --set tCL=abc {d}/ok.trace", &["tCL"]),
+    row("dram --set queue=0 {d}/ok.trace", &["queue"]),
+    // 65536 x 65536 banks per rank overflowed a 32-bit product and panicked.
+    row(
+        "dram --set bank_groups=65536 --set banks_per_group=65536 {d}/ok.trace",
+        &["bank_groups × banks_per_group", "4294967296 banks"],
+    ),
+    row(
+        "dram --preset {d}/dram.toml {d}/ok.trace",
+        &["dram.toml", "preset"],
+    ),
+    // TOML system configurations.
+    row(
+        "run {d}/ok.apt --config {d}/syntax.toml",
+        &["syntax.toml", "line 2"],
+    ),
+    row(
+        "run {d}/ok.apt --config {d}/missing.toml",
+        &["missing.toml", "name"],
+    ),
+    row(
+        "run {d}/ok.apt --config {d}/unknown.toml",
+        &["unknown.toml", "colour"],
+    ),
+    row(
+        "sim {d}/ok.apt --config {d}/cores.toml",
+        &["cores.toml", "cpus"],
+    ),
+    row("run {d}/ok.apt --config /no/such.toml", &["/no/such.toml"]),
+];
+
+/// Write the fixture files into `d`.
+fn fixtures(d: &Path) {
+    let w = |name: &str, bytes: &[u8]| std::fs::write(d.join(name), bytes).unwrap();
+    w("ok.csv", b"r,0x100\nw,0x200\nr,0x1100\nr,0x2100\n");
+    let mut src = import::open(
+        d.join("ok.csv"),
+        Some(Format::Csv),
+        &ImportOptions::default(),
+    )
+    .unwrap();
+    import::convert(&mut *src, &d.join("ok.apt")).unwrap();
+    let apt = std::fs::read(d.join("ok.apt")).unwrap();
+    w("trunc-header.apt", &apt[..40]);
+    w("magic.apt", &apt[..5]);
+    // A flipped byte in the last block's payload: caught by its checksum.
+    let mut flipped = apt.clone();
+    let at = flipped.len() - 30;
+    flipped[at] ^= 0x5a;
+    w("flipped.apt", &flipped);
+    let garbage: Vec<u8> = (0..100u32).map(|i| (i * 37 % 251) as u8).collect();
+    w("garbage.champsimtrace", &garbage);
+    w("garbage.gz", b"\x1f\x8b\x08\x00garbage");
+    w("garbage.xz", b"\xfd7zXZ\x00junk");
+    w("empty.champsimtrace", b"");
+    w("bad.lackey", b"I  0402d3f0,3\n L 1ffefff8,zz\n");
+    w("op.lackey", b"I  0402d3f0,3\n Q 1ffefff8,8\n");
+    w("empty.csv", b"");
+    w("short.csv", b"r,0x100\nr\n");
+    w("ok.trace", b"0x40 R 0\n0x80 R 10\n");
+    w("empty.trace", b"");
+    w(
+        "comments.trace",
+        b"# nothing but comments\n\n   # and blanks\n",
+    );
+    w("addr.trace", b"0x40 R 0\nzz R 1\n");
+    w("order.trace", b"0x40 R 10\n0x80 R 5\n");
+    w("fields.trace", b"0x40 R 0 cpu0 1 1 extra\n");
+    w("ok.ram", b"LD 0x40\n");
+    w("op.ram", b"LD 0x40\nXX 0x80\n");
+    w("fields.ds3", b"0x40 READ 1 2\n");
+    w("op.ds3", b"0x40 READ 0\n0x80 JUMP 1\n");
+    w("dram.toml", b"preset = 3\n");
+    w("syntax.toml", b"name = \"x\"\ncpus = [\n");
+    w("missing.toml", b"cpus = 2\n");
+    let preset = |extra: &str| {
+        let o = Command::new(env!("CARGO_BIN_EXE_apusim"))
+            .args(["presets", "4c1g"])
+            .output()
+            .unwrap();
+        assert!(o.status.success());
+        let text = String::from_utf8(o.stdout).unwrap();
+        text.replacen("cpus = ", &format!("{extra}\ncpus = "), 1)
+    };
+    w("unknown.toml", preset("colour = \"blue\"").as_bytes());
+    w(
+        "cores.toml",
+        preset("").replacen("cpus = 4", "cpus = 4000", 1).as_bytes(),
+    );
+}
+
+/// What one run did.
+struct Outcome {
+    status: Option<ExitStatus>,
+    stderr: String,
+    elapsed: Duration,
+}
+
+/// Run `apusim` with `args` and `env`; kill it after [`DEADLINE`] (`status` is then `None`).
+fn run(args: &[String], env: &[(&str, &str)]) -> Outcome {
+    let start = Instant::now();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_apusim"))
+        .args(args)
+        .envs(env.iter().copied())
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Read stderr on its own thread so a chatty child never blocks on a full pipe.
+    let mut pipe = child.stderr.take().unwrap();
+    let reader = std::thread::spawn(move || {
+        let mut s = Vec::new();
+        let _ = pipe.read_to_end(&mut s);
+        String::from_utf8_lossy(&s).into_owned()
+    });
+    let status = loop {
+        if let Some(s) = child.try_wait().unwrap() {
+            break Some(s);
+        }
+        if start.elapsed() > DEADLINE {
+            let _ = child.kill();
+            let _ = child.wait();
+            break None;
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    };
+    Outcome {
+        status,
+        stderr: reader.join().unwrap(),
+        elapsed: start.elapsed(),
+    }
+}
+
+/// Why `row`'s outcome breaks the contract, or `None` if it keeps it.
+fn check(row: &Row, o: &Outcome) -> Option<String> {
+    let why = match o.status {
+        None => format!("still running after {DEADLINE:?}"),
+        Some(s) if s.code().is_none() => format!("killed by a signal ({s})"),
+        Some(s) if s.success() => "exit code 0".to_string(),
+        Some(s) if s.code() == Some(101) => "exit code 101 (panic)".to_string(),
+        Some(s) if s.code() == Some(134) => "exit code 134 (abort)".to_string(),
+        Some(_) if o.stderr.contains("panicked") => "panicked".to_string(),
+        Some(_) => match row.needles.iter().find(|n| !o.stderr.contains(*n)) {
+            Some(n) => format!("stderr does not name `{n}`"),
+            None => return None,
+        },
+    };
+    Some(format!(
+        "apusim {} (env {:?}): {why} after {:.1?}\n{}",
+        row.args, row.env, o.elapsed, o.stderr
+    ))
+}
+
+#[test]
+fn every_bad_input_is_refused_naming_the_culprit() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    fixtures(d);
+    let rows: Vec<&Row> = [OPTIONS, SETTINGS, NAMES, FILES]
+        .iter()
+        .flat_map(|t| t.iter())
+        .collect();
+    let dir_str = d.to_str().unwrap();
+    // Rows run a few at a time: each is a short process, mostly waiting on start-up.
+    let failures: Vec<String> = std::thread::scope(|scope| {
+        let chunks: Vec<_> = rows
+            .chunks(rows.len().div_ceil(4))
+            .map(|chunk| {
+                scope.spawn(move || {
+                    chunk
+                        .iter()
+                        .filter_map(|row| {
+                            let args: Vec<String> = row
+                                .args
+                                .split_whitespace()
+                                .map(|a| a.replace("{d}", dir_str))
+                                .collect();
+                            check(row, &run(&args, row.env))
+                        })
+                        .collect::<Vec<_>>()
+                })
+            })
+            .collect();
+        chunks.into_iter().flat_map(|h| h.join().unwrap()).collect()
+    });
+    assert!(
+        failures.is_empty(),
+        "{} of {} bad inputs broke the contract:\n\n{}",
+        failures.len(),
+        rows.len(),
+        failures.join("\n")
+    );
+}
+
+/// The checker itself: a run that succeeds, one that panics and one that names the wrong
+/// thing are each caught.
+#[test]
+fn the_checker_catches_success_panics_and_unnamed_culprits() {
+    let ok = row("--version", &[]);
+    assert!(check(&ok, &run(&["--version".into()], &[])).is_some());
+    let unnamed = row("run /no/such/file.apt", &["--threads"]);
+    let o = run(&["run".into(), "/no/such/file.apt".into()], &[]);
+    assert!(check(&unnamed, &o).unwrap().contains("does not name"));
+    let panicked = Outcome {
+        status: o.status,
+        stderr: "thread 'main' panicked at src/main.rs:1:1".into(),
+        elapsed: o.elapsed,
+    };
+    assert!(check(&row("x", &[]), &panicked)
+        .unwrap()
+        .contains("panicked"));
+}
+
+/// A hierarchy whose levels shrink the wrong way is legal but runs only with a warning that
+/// names the levels.
+#[test]
+fn levels_that_shrink_run_with_a_warning() {
+    let dir = tempfile::tempdir().unwrap();
+    fixtures(dir.path());
+    let t = dir.path().join("ok.apt").to_str().unwrap().to_string();
+    for (set, needle) in [
+        (
+            "llc=16K,16,64",
+            "the LLC (16384 bytes) is smaller than one core's cpu.l2",
+        ),
+        (
+            "l2=16K,8,64",
+            "cpu.l2 (16384 bytes) is smaller than cpu.l1d",
+        ),
+    ] {
+        let args: Vec<String> = ["run", &t, "--set", set].map(String::from).to_vec();
+        let o = run(&args, &[]);
+        assert!(o.status.is_some_and(|s| s.success()), "{set}: {}", o.stderr);
+        assert!(
+            o.stderr.contains(&format!("warning: {needle}")),
+            "{set}: {}",
+            o.stderr
+        );
+    }
+    let o = run(&["run".into(), t], &[]);
+    assert!(!o.stderr.contains("warning"), "{}", o.stderr);
+}
