@@ -1,60 +1,16 @@
 //! The `apusim` binary as a user drives it: runs, outputs, determinism, and errors.
 
+mod common;
+
 use apusim_trace::apt::AptWriter;
-use apusim_trace::{AccessSource, TraceHeader};
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
-
-fn apusim(args: &[&str], env: &[(&str, &str)]) -> Output {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_apusim"));
-    c.args(args);
-    for (k, v) in env {
-        c.env(k, v);
-    }
-    c.output().unwrap()
-}
-
-fn ok(args: &[&str]) -> String {
-    let o = apusim(args, &[]);
-    assert!(
-        o.status.success(),
-        "apusim {args:?}: {}",
-        String::from_utf8_lossy(&o.stderr)
-    );
-    String::from_utf8(o.stdout).unwrap()
-}
-
-fn fails(args: &[&str]) -> String {
-    let o = apusim(args, &[]);
-    assert!(!o.status.success(), "apusim {args:?} should fail");
-    let err = String::from_utf8(o.stderr).unwrap();
-    assert!(!err.contains("panicked"), "apusim {args:?} panicked: {err}");
-    err
-}
-
-/// Write the demo's agents (small) as one .apt per agent; returns the paths.
-fn small_traces(dir: &Path) -> Vec<PathBuf> {
-    apusim_workloads::demo_mix(2, 1, 3)
-        .into_iter()
-        .enumerate()
-        .map(|(i, (_, mut src))| {
-            let path = dir.join(format!("agent{i}.apt"));
-            let header: TraceHeader = src.header().clone();
-            let mut w = AptWriter::create(&path, &header).unwrap();
-            let mut buf = Vec::new();
-            while buf.len() < 60_000 && src.next_batch(&mut buf).unwrap() {}
-            buf.truncate(60_000);
-            w.write_all(&buf).unwrap();
-            w.finish().unwrap();
-            path
-        })
-        .collect()
-}
+use apusim_trace::TraceHeader;
+use common::{apusim_env, fails, ok};
+use std::path::Path;
 
 #[test]
 fn results_are_identical_whatever_the_thread_count() {
     let dir = tempfile::tempdir().unwrap();
-    let traces = small_traces(dir.path());
+    let traces = common::small_traces(dir.path(), 60_000);
     let run = |threads: &str, name: &str| {
         let json = dir.path().join(name);
         let mut args: Vec<&str> = traces.iter().map(|p| p.to_str().unwrap()).collect();
@@ -83,7 +39,7 @@ fn results_are_identical_whatever_the_thread_count() {
 #[test]
 fn run_prints_tables_and_writes_csv() {
     let dir = tempfile::tempdir().unwrap();
-    let traces = small_traces(dir.path());
+    let traces = common::small_traces(dir.path(), 60_000);
     let csv = dir.path().join("out.csv");
     let out = ok(&[
         "run",
@@ -106,7 +62,7 @@ fn run_prints_tables_and_writes_csv() {
 #[test]
 fn single_cpu_traces_on_the_same_core_get_distinct_cores() {
     let dir = tempfile::tempdir().unwrap();
-    let traces = small_traces(dir.path());
+    let traces = common::small_traces(dir.path(), 60_000);
     let t = traces[0].to_str().unwrap();
     let out = ok(&["run", t, t, "--set", "cpus=2"]);
     assert!(out.contains("llc cpu1"), "{out}");
@@ -121,7 +77,7 @@ fn single_cpu_traces_on_the_same_core_get_distinct_cores() {
 #[test]
 fn bad_input_gets_clear_errors() {
     let dir = tempfile::tempdir().unwrap();
-    let traces = small_traces(dir.path());
+    let traces = common::small_traces(dir.path(), 60_000);
     let t = traces[0].to_str().unwrap();
     assert!(fails(&["run", t, "--policy", "lruu"]).contains("unknown policy `lruu`"));
     assert!(fails(&["run", t, "--set", "llc=1000,3,64"]).contains("llc.geometry"));
@@ -157,7 +113,7 @@ fn bad_input_gets_clear_errors() {
     let err = fails(&["gen", "gpgpu", "bfs", "-o", "x.apt", "--sms", "0"]);
     assert!(err.contains("--sms"), "{err}");
     for bad in ["abc", "-1", "100000"] {
-        let o = apusim(&["run", t], &[("APUSIM_DECODE_THREADS", bad)]);
+        let o = apusim_env(&["run", t], &[("APUSIM_DECODE_THREADS", bad)]);
         let err = String::from_utf8_lossy(&o.stderr);
         assert!(
             !o.status.success() && !err.contains("panicked"),
@@ -180,7 +136,7 @@ fn bad_input_gets_clear_errors() {
     let err = fails(&["run", t, "--threads", "many"]);
     assert!(err.contains("--threads"), "{err}");
     // An output that cannot be written is refused before the run, naming the user's path.
-    let o = apusim(
+    let o = apusim_env(
         &[
             "sim",
             t,
@@ -432,7 +388,7 @@ fn total_norm(table: &str, policy: &str) -> f64 {
 #[test]
 fn oracles_replay_the_recorded_llc_stream_and_reuse_characterizes_it() {
     let dir = tempfile::tempdir().unwrap();
-    let traces = small_traces(dir.path());
+    let traces = common::small_traces(dir.path(), 60_000);
     let mut args: Vec<&str> = vec!["run"];
     args.extend(traces.iter().map(|p| p.to_str().unwrap()));
     args.extend([
@@ -585,7 +541,7 @@ fn built_in_workloads_generate_traces_and_mixes_run_without_input() {
     assert!(functional.contains("llc gpu"), "{functional}");
     // A sampled run of the render pipeline warms its frames, and warns that their times
     // are not validated at every resolution.
-    let sampled = apusim(
+    let sampled = apusim_env(
         &[
             "sim",
             "--scene",
@@ -722,7 +678,7 @@ fn timed_drp_studies_run_with_csv_and_the_same_numbers_on_any_thread_count() {
 #[test]
 fn sim_reports_weighted_speedup_with_cached_alone_runs() {
     let dir = tempfile::tempdir().unwrap();
-    let traces = small_traces(dir.path());
+    let traces = common::small_traces(dir.path(), 60_000);
     let cache = dir.path().join("cache");
     let csv = dir.path().join("sim.csv");
     let args = |csv: &Path| -> Vec<String> {
@@ -866,7 +822,7 @@ fn sim_runs_a_gpgpu_job_on_the_timed_gpu() {
 #[test]
 fn sim_records_intervals_and_refuses_bad_ones() {
     let dir = tempfile::tempdir().unwrap();
-    let traces = small_traces(dir.path());
+    let traces = common::small_traces(dir.path(), 60_000);
     let t0 = traces[0].to_str().unwrap();
     let csv = dir.path().join("iv.csv");
     let out = ok(&[
@@ -905,7 +861,7 @@ fn sim_records_intervals_and_refuses_bad_ones() {
 #[test]
 fn sim_samples_and_refuses_windows_that_cannot() {
     let dir = tempfile::tempdir().unwrap();
-    let traces = small_traces(dir.path());
+    let traces = common::small_traces(dir.path(), 60_000);
     let t0 = traces[0].to_str().unwrap();
     let out = ok(&[
         "sim",

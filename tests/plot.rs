@@ -1,17 +1,12 @@
 //! Figures: each figure type drawn as SVG and PNG from a small study output, the plot file's
 //! format checks, the long CSV read back, and `apusim study ... --plot` / `apusim plot`.
 
+mod common;
+
 use apusim_experiments::{Record, StudyOutput};
 use apusim_sweep::plot::{self, study, Format, PanelKind};
+use common::apusim;
 use std::path::Path;
-use std::process::{Command, Output};
-
-fn apusim(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_apusim"))
-        .args(args)
-        .output()
-        .unwrap()
-}
 
 fn rec(config: &str, workload: &str, policy: &str, metric: &str, value: f64) -> Record {
     Record {

@@ -4,55 +4,13 @@
 //! through a SLURM cluster (`scripts/slurm-local.sh start` runs one on this machine; under CI
 //! the test fails without one).
 
+mod common;
+
 use apusim_sweep::Store;
-use apusim_trace::apt::AptWriter;
-use apusim_trace::{AccessSource, TraceHeader};
+use common::{fails_output as fails, ok, small_traces};
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
-
-fn apusim(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_apusim"))
-        .args(args)
-        .output()
-        .unwrap()
-}
-
-fn ok(args: &[&str]) -> String {
-    let o = apusim(args);
-    assert!(
-        o.status.success(),
-        "apusim {args:?}: {}{}",
-        String::from_utf8_lossy(&o.stderr),
-        String::from_utf8_lossy(&o.stdout)
-    );
-    String::from_utf8(o.stdout).unwrap()
-}
-
-/// The stdout and stderr of a command that must fail without panicking.
-fn fails(args: &[&str]) -> (String, String) {
-    let o = apusim(args);
-    let (out, err) = (
-        String::from_utf8(o.stdout).unwrap(),
-        String::from_utf8(o.stderr).unwrap(),
-    );
-    assert!(!o.status.success(), "apusim {args:?} should fail: {out}");
-    assert!(!err.contains("panicked"), "apusim {args:?} panicked: {err}");
-    (out, err)
-}
-
-/// The demo's agents (2 CPU cores and the GPU), `n` accesses each, as one .apt per agent.
-fn small_traces(dir: &Path, n: usize) {
-    for (i, (_, mut src)) in apusim_workloads::demo_mix(2, 1, 3).into_iter().enumerate() {
-        let header: TraceHeader = src.header().clone();
-        let mut w = AptWriter::create(dir.join(format!("agent{i}.apt")), &header).unwrap();
-        let mut buf = Vec::new();
-        while buf.len() < n && src.next_batch(&mut buf).unwrap() {}
-        buf.truncate(n);
-        w.write_all(&buf).unwrap();
-        w.finish().unwrap();
-    }
-}
+use std::process::Command;
 
 /// A spec of 8 short functional points (4 policies × 2 LLC sizes) over the small traces.
 fn spec(dir: &Path) -> String {

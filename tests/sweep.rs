@@ -2,57 +2,14 @@
 //! database whatever the thread count, specs refused before anything runs, a sweep killed
 //! with SIGKILL and completed by the next start, `run --db` under a sweep's key, pivots.
 
+mod common;
+
 use apusim_sweep::Store;
-use apusim_trace::apt::AptWriter;
-use apusim_trace::{AccessSource, TraceHeader};
+use common::{apusim, fails, ok, small_traces};
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::path::Path;
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
-
-fn apusim(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_apusim"))
-        .args(args)
-        .output()
-        .unwrap()
-}
-
-fn ok(args: &[&str]) -> String {
-    let o = apusim(args);
-    assert!(
-        o.status.success(),
-        "apusim {args:?}: {}",
-        String::from_utf8_lossy(&o.stderr)
-    );
-    String::from_utf8(o.stdout).unwrap()
-}
-
-fn fails(args: &[&str]) -> String {
-    let o = apusim(args);
-    assert!(!o.status.success(), "apusim {args:?} should fail");
-    let err = String::from_utf8(o.stderr).unwrap();
-    assert!(!err.contains("panicked"), "apusim {args:?} panicked: {err}");
-    err
-}
-
-/// The demo's agents (2 CPU cores and the GPU), `n` accesses each, as one .apt per agent.
-fn small_traces(dir: &Path, n: usize) -> Vec<PathBuf> {
-    apusim_workloads::demo_mix(2, 1, 3)
-        .into_iter()
-        .enumerate()
-        .map(|(i, (_, mut src))| {
-            let path = dir.join(format!("agent{i}.apt"));
-            let header: TraceHeader = src.header().clone();
-            let mut w = AptWriter::create(&path, &header).unwrap();
-            let mut buf = Vec::new();
-            while buf.len() < n && src.next_batch(&mut buf).unwrap() {}
-            buf.truncate(n);
-            w.write_all(&buf).unwrap();
-            w.finish().unwrap();
-            path
-        })
-        .collect()
-}
 
 const TRACES: &str = "traces = [\"agent0.apt\", \"agent1.apt\", \"agent2.apt\"]\n";
 
