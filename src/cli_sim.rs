@@ -17,7 +17,7 @@ pub struct SimArgs {
     /// Trace files, one per CPU core (`FILE@cpu2` assigns a core), as for `apusim run`.
     /// ChampSim traces (`*.champsimtrace`, `.xz`, `.gz`) are read with their registers and
     /// branches.
-    #[arg(required_unless_present_any = ["mix", "scene"])]
+    #[arg(required_unless_present_any = ["mix", "scene", "kernel"])]
     traces: Vec<String>,
     #[command(flatten)]
     workload: crate::WorkloadArgs,

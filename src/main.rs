@@ -151,7 +151,7 @@ impl SystemArgs {
     }
 
     /// The system for a run of `w` (`apusim_experiments::jobs::load_system`): as many CPU
-    /// cores as a mix has CPU jobs, none for a scene alone, unless `--set cpus=N`.
+    /// cores as a mix has CPU jobs, none for a scene or kernel alone, unless `--set cpus=N`.
     fn load_for(&self, w: &WorkloadArgs) -> Result<SystemConfig> {
         let cfg = apusim_experiments::jobs::load_system(
             &self.preset,
@@ -159,7 +159,7 @@ impl SystemArgs {
             &self.set,
             self.seed,
             w.mix.as_deref(),
-            w.scene.is_some(),
+            w.scene.is_some() || w.kernel.is_some(),
         )?;
         warn_shrinking(&cfg);
         Ok(cfg)
@@ -174,22 +174,27 @@ fn warn_shrinking(cfg: &SystemConfig) {
     }
 }
 
-/// A built-in workload instead of trace files: a named mix or a scene's frames.
+/// A built-in workload instead of trace files: a named mix, a scene's frames or a GPGPU
+/// kernel.
 #[derive(Args)]
 pub(crate) struct WorkloadArgs {
     /// Run a named mix of built-in workloads (see `apusim mixes`) instead of trace files, on
     /// as many CPU cores as the mix has CPU jobs (unless `--set cpus=N`).
-    #[arg(long, conflicts_with_all = ["traces", "scene"])]
+    #[arg(long, conflicts_with_all = ["traces", "scene", "kernel"])]
     pub(crate) mix: Option<String>,
     /// Render a built-in scene's frames on the GPU alone (see `apusim render scenes`), on no
     /// CPU core (unless `--set cpus=N`): e.g. `--scene lake --preset gspc`.
-    #[arg(long, conflicts_with = "traces")]
+    #[arg(long, conflicts_with_all = ["traces", "kernel"])]
     pub(crate) scene: Option<String>,
+    /// Run a GPGPU kernel (see `apusim workloads`) on the GPU alone, on no CPU core (unless
+    /// `--set cpus=N`): e.g. `--kernel bfs --preset bypass`.
+    #[arg(long, conflicts_with = "traces")]
+    pub(crate) kernel: Option<String>,
     /// Resolution of a --scene, `WIDTHxHEIGHT`.
     #[arg(long, default_value = "1280x1024", value_parser = apusim_experiments::jobs::parse_resolution)]
     pub(crate) resolution: (u32, u32),
-    /// Size multiplier of a --mix or --scene, 1 to 1000: CPU jobs retire `scale ×` 5 M
-    /// instructions, GPGPU jobs process `scale ×` their default elements, rendering jobs
+    /// Size multiplier of a --mix, --scene or --kernel, 1 to 1000: CPU jobs retire `scale ×`
+    /// 5 M instructions, GPGPU jobs process `scale ×` their default elements, rendering jobs
     /// render `scale` frames.
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..=crate::MAX_SCALE))]
     pub(crate) scale: u64,
@@ -221,7 +226,7 @@ impl CacheArgs {
 }
 
 /// The inputs of `run` and `sim` (`apusim_experiments::jobs::run_inputs`): trace files, the
-/// jobs of a named mix, or a scene's frames.
+/// jobs of a named mix, a scene's frames or a GPGPU kernel.
 fn run_inputs(
     traces: &[String],
     w: &WorkloadArgs,
@@ -229,10 +234,16 @@ fn run_inputs(
     seed: u64,
     timed: bool,
 ) -> Result<Box<dyn apusim_sim::Inputs>> {
+    use apusim_experiments::jobs::GpuAlone;
+    let alone = match (&w.scene, &w.kernel) {
+        (Some(s), _) => Some(GpuAlone::Scene(s)),
+        (None, Some(k)) => Some(GpuAlone::Kernel(k)),
+        (None, None) => None,
+    };
     apusim_experiments::jobs::run_inputs(
         traces,
         w.mix.as_deref(),
-        w.scene.as_deref(),
+        alone,
         w.resolution,
         w.scale,
         seed,
@@ -347,7 +358,7 @@ struct RunArgs {
     /// Trace files (.apt, lackey, ChampSim, CSV). `FILE@cpu2` or `FILE@gpu` assigns a
     /// single-agent trace to an agent; single-agent CPU traces that would collide are given
     /// the next free core.
-    #[arg(required_unless_present_any = ["mix", "scene"])]
+    #[arg(required_unless_present_any = ["mix", "scene", "kernel"])]
     traces: Vec<String>,
     #[command(flatten)]
     workload: WorkloadArgs,

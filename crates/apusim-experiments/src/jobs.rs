@@ -28,18 +28,28 @@ pub fn default_cache_dir() -> Option<PathBuf> {
         .or_else(|| var("HOME").map(|d| d.join(".cache").join("apusim")))
 }
 
+/// A built-in GPU workload run on the GPU alone (`apusim run/sim --scene` or `--kernel`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum GpuAlone<'a> {
+    /// A built-in scene's frames on the render pipeline.
+    Scene(&'a str),
+    /// A GPGPU kernel (`apusim workloads`) on the SIMT cores.
+    Kernel(&'a str),
+}
+
 /// The system of a run (`apusim run/sim`, the Python bindings): preset `preset`, or the
 /// configuration file `config`, with the `set` overrides (and `seed`); with as many CPU
 /// cores as mix `mix` has CPU jobs (the studies' 1C1G/2C1G/4C1G systems) and none for a
-/// scene alone (`scene`), unless `set` gives `cpus`. Idle cores would otherwise count as
-/// agents to partitioning and thread-aware policies (UCP gives each at least one way).
+/// GPU workload alone (`gpu_alone`), unless `set` gives `cpus`. Idle cores would otherwise
+/// count as agents to partitioning and thread-aware policies (UCP gives each at least one
+/// way).
 pub fn load_system(
     preset: &str,
     config: Option<&Path>,
     set: &[String],
     seed: Option<u64>,
     mix: Option<&str>,
-    scene: bool,
+    gpu_alone: bool,
 ) -> Result<apusim_sim::SystemConfig> {
     let mut set = set.to_vec();
     if let Some(s) = seed {
@@ -55,7 +65,7 @@ pub fn load_system(
     if !user_cpus {
         if let Some(m) = mix.and_then(mixes::mix) {
             cfg.cpus = m.cpus.len();
-        } else if scene {
+        } else if gpu_alone {
             cfg.cpus = 0;
         }
     }
@@ -63,14 +73,14 @@ pub fn load_system(
 }
 
 /// The inputs of a run (`apusim run/sim`, the Python bindings): the jobs of mix `mix` at
-/// `scale`, or `scale` frames of built-in scene `scene` at `resolution`, or else the trace
-/// files `traces` (ChampSim traces read natively when `timed`). Generated jobs are cached
-/// under `cache`.
+/// `scale`, or a GPU workload alone (`scale` frames of a built-in scene at `resolution`, or
+/// a GPGPU kernel at `scale` times its default elements), or else the trace files `traces`
+/// (ChampSim traces read natively when `timed`). Generated jobs are cached under `cache`.
 #[allow(clippy::too_many_arguments)]
 pub fn run_inputs(
     traces: &[String],
     mix: Option<&str>,
-    scene: Option<&str>,
+    gpu_alone: Option<GpuAlone<'_>>,
     resolution: (u32, u32),
     scale: u64,
     seed: u64,
@@ -83,13 +93,21 @@ pub fn run_inputs(
         }
         return Ok(Box::new(JobInputs::mix(m, scale, seed, cache)?));
     }
-    if let Some(scene) = scene {
-        let frames = u32::try_from(scale).unwrap_or(u32::MAX);
-        let (width, height) = resolution;
-        let job = scene_job(scene, width, height, frames, seed)?;
-        let description =
-            format!("scene {scene} ({width}x{height}, {frames} frame(s), seed {seed})");
-        return Ok(Box::new(JobInputs::new(vec![job], cache, description)));
+    match gpu_alone {
+        Some(GpuAlone::Scene(scene)) => {
+            let frames = u32::try_from(scale).unwrap_or(u32::MAX);
+            let (width, height) = resolution;
+            let job = scene_job(scene, width, height, frames, seed)?;
+            let description =
+                format!("scene {scene} ({width}x{height}, {frames} frame(s), seed {seed})");
+            return Ok(Box::new(JobInputs::new(vec![job], cache, description)));
+        }
+        Some(GpuAlone::Kernel(kernel)) => {
+            let job = kernel_job(kernel, scale, seed)?;
+            let description = format!("kernel {kernel} (scale {scale}, seed {seed})");
+            return Ok(Box::new(JobInputs::new(vec![job], cache, description)));
+        }
+        None => {}
     }
     Ok(Box::new(
         apusim_sim::inputs::TraceInputs::parse(traces)?.native_champsim(timed),
@@ -133,6 +151,31 @@ pub fn scene_job(scene: &str, width: u32, height: u32, frames: u32, seed: u64) -
             height,
             frames,
             seed,
+        },
+    })
+}
+
+/// The job running GPGPU kernel `kernel` (`apusim workloads`) once, with `scale ×` its
+/// default elements (1: its default size), its data seeded by `seed`. An unknown kernel is
+/// refused, naming the nearest one.
+pub fn kernel_job(kernel: &str, scale: u64, seed: u64) -> Result<Job> {
+    use apusim_workloads::gpgpu::{self, GpgpuParams};
+    let Some(k) = gpgpu::info(kernel) else {
+        anyhow::bail!(
+            "unknown GPGPU kernel `{kernel}`{} (see `apusim workloads`)",
+            apusim_registry::nearest(kernel, gpgpu::KERNELS.iter().map(|k| k.name))
+                .map_or_else(String::new, |n| format!(" (did you mean `{n}`?)"))
+        );
+    };
+    Ok(Job {
+        label: format!("gpu {}", k.name),
+        spec: mixes::JobSpec::Gpgpu {
+            kernel: k.name,
+            params: GpgpuParams {
+                size: if scale > 1 { k.scaled_size(scale) } else { 0 },
+                seed,
+                ..GpgpuParams::default()
+            },
         },
     })
 }

@@ -37,7 +37,7 @@ use anyhow::{bail, Context, Result};
 use apusim_sim::timed::{sim_policy, SimOptions, SimResult};
 use apusim_sim::SystemConfig;
 use apusim_workloads::cpu::{self, CpuParams};
-use apusim_workloads::gpgpu::{self, Behaviour, GpgpuParams};
+use apusim_workloads::gpgpu::{self, Behaviour};
 use apusim_workloads::mixes::{Job, JobSpec};
 use rayon::prelude::*;
 
@@ -131,18 +131,8 @@ pub fn tap_kernels(measured: &[(&str, Curves)]) -> Vec<(char, Option<String>)> {
 
 /// The job running application `name` (a GPGPU kernel, else a CPU kernel) at `scale`.
 fn job(name: &str, scale: u64, seed: u64, instructions: u64) -> Result<Job> {
-    if let Some(k) = gpgpu::info(name) {
-        return Ok(Job {
-            label: format!("gpu {}", k.name),
-            spec: JobSpec::Gpgpu {
-                kernel: k.name,
-                params: GpgpuParams {
-                    size: if scale > 1 { k.scaled_size(scale) } else { 0 },
-                    seed,
-                    ..GpgpuParams::default()
-                },
-            },
-        });
+    if gpgpu::info(name).is_some() {
+        return crate::jobs::kernel_job(name, scale, seed);
     }
     if let Some(k) = cpu::info(name) {
         return Ok(Job {

@@ -96,7 +96,9 @@ impl Workload {
         apusim_experiments::jobs::run_inputs(
             &self.traces,
             self.mix.as_deref(),
-            self.scene.as_deref(),
+            self.scene
+                .as_deref()
+                .map(apusim_experiments::jobs::GpuAlone::Scene),
             self.resolution,
             self.scale,
             seed,

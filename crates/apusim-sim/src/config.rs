@@ -23,6 +23,7 @@ pub const PRESETS: &[(&str, &str)] = &[
     ("gspc", include_str!("../presets/gspc.toml")),
     ("cachegrind", include_str!("../presets/cachegrind.toml")),
     ("champsim", include_str!("../presets/champsim.toml")),
+    ("bypass", include_str!("../presets/bypass.toml")),
 ];
 
 /// One private cache level.
@@ -87,6 +88,11 @@ pub struct GpuCacheConfig {
     /// then uses tree pseudo-LRU instead of LRU. See `apusim_cache::policies::l1_bypass`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub bypass_predictor: Option<String>,
+    /// Replacement policy of every instance: `lru` (the default) or `plru`, tree pseudo-LRU
+    /// (adaptive-gpu-l1-bypassing §4.1: "All caches use a default Pseudo-LRU replacement
+    /// policy"), at most 64 ways. A cache with a bypass predictor is always tree pseudo-LRU.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub replacement: Option<String>,
     /// Lookup latency in cycles of the GPU's clock (timed runs; see
     /// [`crate::timed::TimingConfig::gpu_level`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -257,6 +263,7 @@ impl SystemConfig {
                     );
                 }
             }
+            c.check_replacement()?;
             if names[..i].contains(&c.name.as_str()) {
                 bail!("gpu cache `{}` is defined twice", c.name);
             }
@@ -429,7 +436,39 @@ impl LevelConfig {
     }
 }
 
+/// Replacement policies a GPU cache may name (`gpu.caches.NAME.replacement`).
+pub const GPU_REPLACEMENTS: &[&str] = &["lru", "plru"];
+
 impl GpuCacheConfig {
+    /// Tree pseudo-LRU instead of LRU (`replacement = "plru"`, or a bypass predictor).
+    pub fn pseudo_lru(&self) -> bool {
+        self.replacement.as_deref() == Some("plru") || self.bypass_predictor.is_some()
+    }
+
+    fn check_replacement(&self) -> Result<()> {
+        let Some(r) = self.replacement.as_deref() else {
+            return Ok(());
+        };
+        let key = format!("gpu.caches.{}.replacement", self.name);
+        if !GPU_REPLACEMENTS.contains(&r) {
+            bail!(
+                "{key} = `{r}`; expected one of: {}",
+                GPU_REPLACEMENTS.join(", ")
+            );
+        }
+        if r == "lru" && self.bypass_predictor.is_some() {
+            bail!(
+                "{key} = `lru` with a bypass_predictor: the predictor's cache is tree \
+                 pseudo-LRU (adaptive-gpu-l1-bypassing §4.1); set plru or leave it out"
+            );
+        }
+        let ways = parse_geometry(&self.geometry)?.ways;
+        if r == "plru" && ways > 64 {
+            bail!("{key} = `plru` holds at most 64 ways; this cache has {ways}");
+        }
+        Ok(())
+    }
+
     pub fn level(&self) -> LevelConfig {
         LevelConfig {
             geometry: self.geometry.clone(),
@@ -474,6 +513,30 @@ pub fn apply_override(tree: &mut toml::Value, spec: &str) -> Result<()> {
     let value = parse_value(value.trim());
     let mut node = tree;
     for (i, part) in path.iter().enumerate() {
+        // An array of named tables (`[[gpu.caches]]`) is entered by an entry's name.
+        if let toml::Value::Array(entries) = node {
+            let at = path[..i].join(".");
+            let names: Vec<String> = entries
+                .iter()
+                .filter_map(|e| e.get("name")?.as_str().map(str::to_string))
+                .collect();
+            let Some(entry) = entries
+                .iter_mut()
+                .find(|e| e.get("name").and_then(|n| n.as_str()) == Some(part))
+            else {
+                bail!(
+                    "`{at}` has no entry named `{part}`{} (entries: {})",
+                    apusim_registry::nearest(part, names.iter().map(String::as_str))
+                        .map_or_else(String::new, |n| format!(" (did you mean `{n}`?)")),
+                    names.join(", ")
+                );
+            };
+            if i + 1 == path.len() {
+                bail!("`{key}` names a whole entry of `{at}`; set one of its keys, e.g. `{key}.geometry=...`");
+            }
+            node = entry;
+            continue;
+        }
         let table = node
             .as_table_mut()
             .ok_or_else(|| anyhow!("`{}` is not a table", path[..i].join(".")))?;
@@ -500,6 +563,63 @@ fn parse_value(v: &str) -> toml::Value {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn a_named_gpu_cache_is_set_by_its_name() {
+        let cfg = SystemConfig::load_preset(
+            "bypass",
+            &[
+                "gpu.caches.cu-l1d.geometry=32K,8,64".into(),
+                "gpu.caches.cu-l1d.bypass_predictor=pc".into(),
+            ],
+        )
+        .unwrap();
+        let l1 = cfg.gpu.caches.iter().find(|c| c.name == "cu-l1d").unwrap();
+        assert_eq!(l1.geometry, "32K,8,64");
+        assert_eq!(l1.bypass_predictor.as_deref(), Some("pc"));
+        assert!(l1.pseudo_lru());
+        let e =
+            SystemConfig::load_preset("bypass", &["gpu.caches.cu-l1x.geometry=32K,8,64".into()])
+                .unwrap_err();
+        let e = format!("{e:#}");
+        assert!(
+            e.contains("no entry named `cu-l1x`") && e.contains("did you mean `cu-l1"),
+            "{e}"
+        );
+        let e = SystemConfig::load_preset("bypass", &["gpu.caches.cu-l1d=1".into()]).unwrap_err();
+        assert!(format!("{e:#}").contains("names a whole entry"), "{e:#}");
+    }
+
+    #[test]
+    fn gpu_cache_replacement_is_checked_naming_the_key() {
+        let refused = |set: &[&str]| {
+            let set: Vec<String> = set.iter().map(|s| s.to_string()).collect();
+            format!(
+                "{:#}",
+                SystemConfig::load_preset("bypass", &set).unwrap_err()
+            )
+        };
+        let e = refused(&["gpu.caches.gpu-l2.replacement=mru"]);
+        assert!(
+            e.contains("gpu.caches.gpu-l2.replacement = `mru`") && e.contains("lru, plru"),
+            "{e}"
+        );
+        let e = refused(&[
+            "gpu.caches.cu-l1d.replacement=lru",
+            "gpu.caches.cu-l1d.bypass_predictor=pc",
+        ]);
+        assert!(e.contains("tree pseudo-LRU"), "{e}");
+        let e = refused(&["gpu.caches.gpu-l2.geometry=256K,128,64"]);
+        assert!(e.contains("at most 64 ways"), "{e}");
+        let ok = SystemConfig::load_preset("bypass", &["gpu.caches.gpu-l2.replacement=lru".into()])
+            .unwrap();
+        assert!(!ok
+            .gpu
+            .caches
+            .iter()
+            .any(|c| c.name == "gpu-l2" && c.pseudo_lru()));
+    }
+
     use super::*;
 
     #[test]

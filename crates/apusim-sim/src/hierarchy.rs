@@ -19,6 +19,7 @@ use crate::study::{LlcStudy, StudyOptions};
 use anyhow::{bail, Context, Result};
 use apusim_cache::policies::l1_bypass::{CounterPredictor, L1Bypass, PcPredictor, Predictor};
 use apusim_cache::policies::lru::Lru;
+use apusim_cache::policies::plru::Plru;
 use apusim_cache::{
     Cache, CacheError, Evicted, Geometry, LineMeta, Outcome, Policy, PolicyContext,
 };
@@ -30,32 +31,42 @@ use std::collections::VecDeque;
 /// caches) get the engine's wide sets, whose cost per access does not grow with the ways.
 enum Store {
     Scan(Cache<Lru>),
+    /// A GPU cache on tree pseudo-LRU (`replacement = "plru"`).
+    PseudoLru(Cache<Plru>),
     /// A GPU L1 with a bypass predictor (`bypass_predictor` in the configuration).
     Bypass(Cache<L1Bypass>),
 }
 
 impl Store {
-    fn new(g: Geometry, level: &LevelConfig) -> Result<Store> {
+    /// An instance of `level`, on tree pseudo-LRU when `plru`, else LRU.
+    fn new(g: Geometry, level: &LevelConfig, plru: bool) -> Result<Store> {
         let write = level.write_policy();
-        let lru = Lru::build(&PolicyContext::for_geometry(&g))?;
-        Ok(Store::Scan(Cache::new(g, write, false, lru)?))
+        let ctx = PolicyContext::for_geometry(&g);
+        Ok(if plru {
+            Store::PseudoLru(Cache::new(g, write, false, Plru::build(&ctx)?)?)
+        } else {
+            Store::Scan(Cache::new(g, write, false, Lru::build(&ctx)?)?)
+        })
     }
     #[inline]
     fn access(&mut self, req: &Access) -> Result<Outcome, CacheError> {
         match self {
             Store::Scan(c) => c.access(req),
+            Store::PseudoLru(c) => c.access(req),
             Store::Bypass(c) => c.access(req),
         }
     }
     fn probe(&self, addr: u64) -> bool {
         match self {
             Store::Scan(c) => c.probe(addr),
+            Store::PseudoLru(c) => c.probe(addr),
             Store::Bypass(c) => c.probe(addr),
         }
     }
     fn invalidate(&mut self, addr: u64) -> Option<LineMeta> {
         match self {
             Store::Scan(c) => c.invalidate(addr),
+            Store::PseudoLru(c) => c.invalidate(addr),
             Store::Bypass(c) => c.invalidate(addr),
         }
     }
@@ -212,7 +223,15 @@ impl<P: Policy> Hierarchy<P> {
                 "l1d" => cpu_entry[1] = Target::Level(levels.len()),
                 _ => {}
             }
-            levels.push(build_level(cfg, name, lc, cfg.cpus, Owner::PerCore, next)?);
+            levels.push(build_level(
+                cfg,
+                name,
+                lc,
+                cfg.cpus,
+                Owner::PerCore,
+                next,
+                false,
+            )?);
         }
         // A missing L1 sends its stream to L2 (if any).
         for e in cpu_entry.iter_mut() {
@@ -233,8 +252,15 @@ impl<P: Policy> Hierarchy<P> {
             for s in &gc.streams {
                 gpu_entry[*s as usize] = Target::Level(first_gpu + i);
             }
-            let mut level =
-                build_level(cfg, &gc.name, &gc.level(), gc.units, Owner::PerUnit, next)?;
+            let mut level = build_level(
+                cfg,
+                &gc.name,
+                &gc.level(),
+                gc.units,
+                Owner::PerUnit,
+                next,
+                gc.pseudo_lru(),
+            )?;
             if let Some(kind) = &gc.bypass_predictor {
                 let next_geometry = match &gc.next {
                     Some(n) => &cfg.gpu.caches[index_of(n).context("validated next")?].geometry,
@@ -885,10 +911,11 @@ fn build_level(
     instances: usize,
     owner: Owner,
     next: Target,
+    plru: bool,
 ) -> Result<Level> {
     let g = crate::config::parse_geometry(&lc.geometry).with_context(|| format!("cache {name}"))?;
     let stores = (0..instances.max(1))
-        .map(|_| Store::new(g, lc))
+        .map(|_| Store::new(g, lc, plru))
         .collect::<Result<Vec<_>>>()
         .with_context(|| format!("cache {name}"))?;
     Ok(Level {
@@ -946,7 +973,12 @@ mod tests {
     use apusim_cache::policies::lru::Lru;
 
     fn hierarchy() -> Hierarchy<Lru> {
-        let cfg = SystemConfig::from_toml(
+        hierarchy_with("128,2,64", "")
+    }
+
+    /// The tiny system with an L1D of `geometry` and `l1` appended to its entry.
+    fn hierarchy_with(geometry: &str, l1: &str) -> Hierarchy<Lru> {
+        let text = format!(
             r#"
             name = "tiny-gpu"
             cpus = 1
@@ -959,15 +991,14 @@ mod tests {
             [[gpu.caches]]
             name = "sm-l1d"
             streams = ["shader-data"]
-            geometry = "128,2,64"
+            geometry = "{geometry}"
             units = 1
             write_back = false
             write_allocate = false
-            "#,
-            "tiny-gpu",
-            &[],
-        )
-        .unwrap();
+            {l1}
+            "#
+        );
+        let cfg = SystemConfig::from_toml(&text, "tiny-gpu", &[]).unwrap();
         let ctx = crate::run::policy_context(&cfg).unwrap();
         Hierarchy::new(&cfg, Lru::build(&ctx).unwrap()).unwrap()
     }
@@ -1016,5 +1047,43 @@ mod tests {
         let (a, m) = h.gpu_llc_demand();
         assert_eq!(a, after.reads + 2);
         assert!(m >= 3);
+    }
+
+    /// `replacement = "plru"` makes every instance tree pseudo-LRU: the L1's read misses on
+    /// a stream where the two policies differ are those of a standalone `Cache<Plru>`, not
+    /// of `Cache<Lru>`.
+    #[test]
+    fn a_pseudo_lru_gpu_cache_misses_as_tree_pseudo_lru_does() {
+        let g = Geometry::new(512, 8, 64);
+        let write = apusim_cache::WritePolicy {
+            write_back: false,
+            write_allocate: false,
+        };
+        let ctx = PolicyContext::for_geometry(&g);
+        let mut plru = Cache::new(g, write, false, Plru::build(&ctx).unwrap()).unwrap();
+        let mut lru = Cache::new(g, write, false, Lru::build(&ctx).unwrap()).unwrap();
+        let mut h = hierarchy_with("512,8,64", r#"replacement = "plru""#);
+        let mut x = 12345u64;
+        let (mut want_plru, mut want_lru) = (0, 0);
+        for _ in 0..4000 {
+            x = x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            let line = (x >> 33) % 13;
+            let a = gpu(Op::Read, line, 0);
+            want_plru += u64::from(!plru.access(&a).unwrap().is_hit());
+            want_lru += u64::from(!lru.access(&a).unwrap().is_hit());
+            h.access(&a).unwrap();
+        }
+        assert_ne!(
+            want_plru, want_lru,
+            "the stream does not tell the policies apart"
+        );
+        let l1 = h.levels[h.first_gpu]
+            .stats
+            .counts
+            .get(Agent::GPU, Stream::ShaderData)
+            .read_misses;
+        assert_eq!(l1, want_plru);
     }
 }
