@@ -43,6 +43,10 @@ runs=(
     "tap-fig12|tap-fig12|243"
     "tap-fig12-scale4|tap-fig12 --scale 4|888"
     "tap-table1-scale4|tap-table1 --scale 4|685"
+    "bypass-fig2|bypass-fig2|138"
+    "bypass-fig9|bypass-fig9|140"
+    "bypass-fig10|bypass-fig10|44"
+    "bypass-fig12|bypass-fig12|5"
 )
 
 if $rerun; then

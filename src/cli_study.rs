@@ -4,8 +4,8 @@
 
 use anyhow::{Context, Result};
 use apusim_experiments::{
-    crit_ident, crit_perf, crit_sched, drp, drp_perf, gspc, gspc_perf, jobs, tap_char, tap_perf,
-    StudyOutput,
+    bypass_perf, crit_ident, crit_perf, crit_sched, drp, drp_perf, gspc, gspc_perf, jobs, tap_char,
+    tap_perf, StudyOutput,
 };
 use apusim_sweep::plot::{self, study};
 use clap::{Args, Subcommand};
@@ -81,6 +81,18 @@ pub enum StudyCommand {
     /// gpu-access-criticality Fig. 4 (timed): sets of streams ideal together against the
     /// sum of their individual speedups.
     CritFig4(TimedArgs),
+    /// adaptive-gpu-l1-bypassing Fig. 2 (timed): speedup of 32 to 256 KB L1 data caches
+    /// over 16 KB, each Table 2 kernel alone on preset `bypass` (`--mixes` names kernels).
+    BypassFig2(TimedArgs),
+    /// adaptive-gpu-l1-bypassing Figs. 8 and 9 (timed): speedup and L1 misses of the
+    /// PC-based and counter-based bypass predictors and a 32 KB L1, and the L1s' static
+    /// energy from run time (Table 3).
+    BypassFig9(TimedArgs),
+    /// adaptive-gpu-l1-bypassing Fig. 10 (timed): each kernel's L1 hit rate on the baseline.
+    BypassFig10(TimedArgs),
+    /// adaptive-gpu-l1-bypassing Fig. 12 (timed): execution time of nw and nw-nospm with the
+    /// PC-based predictor and 32 and 64 KB L1s, relative to nw on the baseline.
+    BypassFig12(TimedArgs),
     /// tap Figs. 2 and 3 (timed): CPI and LLC MPKI of each application alone with 1 to 32
     /// LLC ways at 4096 sets, and its type A-E (`--mixes` names GPGPU or CPU kernels;
     /// default: every GPGPU kernel).
@@ -299,6 +311,10 @@ pub fn run(c: StudyCommand) -> Result<()> {
         StudyCommand::CritFig13(a) => (sched_run(crit_sched::Figure::Fig13, &a)?, a.common),
         StudyCommand::CritFig14(a) => (sched_run(crit_sched::Figure::Fig14, &a)?, a.common),
         StudyCommand::CritFig15(a) => (sched_run(crit_sched::Figure::Fig15, &a)?, a.common),
+        StudyCommand::BypassFig2(a) => (bypass_run(bypass_perf::Figure::Fig2, &a)?, a.common),
+        StudyCommand::BypassFig9(a) => (bypass_run(bypass_perf::Figure::Fig9, &a)?, a.common),
+        StudyCommand::BypassFig10(a) => (bypass_run(bypass_perf::Figure::Fig10, &a)?, a.common),
+        StudyCommand::BypassFig12(a) => (bypass_run(bypass_perf::Figure::Fig12, &a)?, a.common),
         StudyCommand::TapFig2(a) => (tap_char_run(&a)?, a.common),
         StudyCommand::TapFig6(a) => (tap_run(tap_perf::Figure::Fig6, &a)?, a.common),
         StudyCommand::TapFig7(a) => (tap_run(tap_perf::Figure::Fig7, &a)?, a.common),
@@ -404,6 +420,16 @@ fn tap_run(fig: tap_perf::Figure, a: &TimedArgs) -> Result<StudyOutput> {
 fn tap_char_run(a: &TimedArgs) -> Result<StudyOutput> {
     let o = a.options_for(tap_char::default_workloads());
     crate::in_pool(a.common.threads, || tap_char::run(&o))
+}
+
+/// The bypass figures run each kernel to its end: `--quick` keeps the figure's quick
+/// kernels and sets no instruction limit.
+fn bypass_run(fig: bypass_perf::Figure, a: &TimedArgs) -> Result<StudyOutput> {
+    let mut o = a.options();
+    if a.quick && o.mixes.is_none() {
+        o.mixes = Some(fig.quick_kernels());
+    }
+    crate::in_pool(a.common.threads, || bypass_perf::run(fig, &o))
 }
 
 fn perf_run(fig: drp_perf::Figure, a: &TimedArgs) -> Result<StudyOutput> {

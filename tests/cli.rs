@@ -565,6 +565,22 @@ fn built_in_workloads_generate_traces_and_mixes_run_without_input() {
     assert!(fails(&["sim", "--scene", "castle"]).contains("unknown scene `castle`"));
     assert!(fails(&["sim", "--scene", "lake", "--resolution", "96"]).contains("WIDTHxHEIGHT"));
     assert!(fails(&["sim", "--scene", "lake", "--mix", "S1"]).contains("cannot be used with"));
+    // A GPGPU kernel runs on the timed SIMT GPU alone; a mistyped name gets the nearest.
+    let kernel = ok(&[
+        "sim",
+        "--kernel",
+        "spmv",
+        "--preset",
+        "bypass",
+        "--no-cache",
+    ]);
+    assert!(
+        kernel.contains("kernel spmv (scale 1") && kernel.contains("gpu spmv (simt model, 8 SMs"),
+        "{kernel}"
+    );
+    assert!(!kernel.contains("cpu0"), "{kernel}");
+    assert!(fails(&["sim", "--kernel", "spmvv"]).contains("did you mean `spmv`"));
+    assert!(fails(&["sim", "--kernel", "spmv", "--scene", "lake"]).contains("cannot be used with"));
     assert!(fails(&["gen", "gpgpu", "nosuch", "-o", "x.apt"]).contains("nosuch"));
     assert!(ok(&["mixes"]).contains("HL20"));
     assert!(ok(&["workloads"]).contains("bfs"));
@@ -673,6 +689,42 @@ fn timed_drp_studies_run_with_csv_and_the_same_numbers_on_any_thread_count() {
     assert!(err.contains("no 3D rendering job"), "{err}");
     let err = fails(&["sim", "--mix", "S18", "--ideal", "colour", "--no-alone"]);
     assert!(err.contains("colour"), "{err}");
+}
+
+#[test]
+fn the_bypass_figures_run_kernels_alone_with_the_same_numbers_on_any_thread_count() {
+    let dir = tempfile::tempdir().unwrap();
+    let csv = dir.path().join("fig12.csv");
+    let study = |threads: &str| {
+        ok(&[
+            "study",
+            "bypass-fig12",
+            "--quick",
+            "--threads",
+            threads,
+            "--no-cache",
+            "--csv",
+            csv.to_str().unwrap(),
+        ])
+    };
+    let out = study("1");
+    for p in ["time_norm", "nw-nospm", "PC-based", "64KB", "paper:"] {
+        assert!(out.contains(p), "{p}: {out}");
+    }
+    let text = std::fs::read_to_string(&csv).unwrap();
+    assert!(
+        text.contains("bypass-fig12,bypass,nw,Baseline,time_norm,1\n"),
+        "{text}"
+    );
+    assert_eq!(study("2"), out);
+    let err = fails(&[
+        "study",
+        "bypass-fig9",
+        "--instructions",
+        "1000",
+        "--no-cache",
+    ]);
+    assert!(err.contains("runs to its end"), "{err}");
 }
 
 #[test]

@@ -1,4 +1,4 @@
-//! The papers' LLC studies, each one function call (and one `apusim study` command):
+//! The papers' studies, each one function call (and one `apusim study` command):
 //!
 //! - [`gspc`]: gspc-graphics-stream-llc.txt §5 on frames of the built-in render scenes —
 //!   Fig. 11 (sensitivity of GSPZTC to its threshold `t`), Fig. 12 (LLC misses of NRU,
@@ -20,6 +20,9 @@
 //! - [`tap_char`]: tap §2.2's characterization (Figs. 2 and 3: CPI and MPKI of each
 //!   application alone against LLC ways, and its type A-E) and [`tap_perf`]: tap's speedup
 //!   figures (Figs. 6-12) over LRU on the tap Table 4 system, timed.
+//! - [`bypass_perf`]: adaptive-gpu-l1-bypassing's timing results (Figs. 2, 9, 10, 12 and
+//!   Table 3's static energy): each GPGPU kernel alone on the timed SIMT GPU of its Table 1,
+//!   under larger L1s and the bypass predictors.
 //! - [`drp_perf`]: drp's figures stated in performance (Figs. 1, 3, 4, 11, 12, 15, Table 4)
 //!   and [`crit_perf`]: gpu-access-criticality §3's stream figures (Figs. 2-4), each a timed
 //!   run (`apusim sim`) per (mix, bar), where a bar is a policy plus the LLC study switches.
@@ -37,6 +40,7 @@
 //! Runs are spread over the rayon pool; every run is deterministic and results are collected
 //! in a fixed order, so the output does not depend on the number of threads.
 
+pub mod bypass_perf;
 pub mod crit_ident;
 pub mod crit_perf;
 pub mod crit_sched;

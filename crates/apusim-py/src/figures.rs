@@ -5,8 +5,8 @@ use crate::py_err;
 use crate::runs::in_pool;
 use anyhow::{bail, Result};
 use apusim_experiments::{
-    crit_ident, crit_perf, crit_sched, drp, drp_perf, gspc, gspc_perf, jobs, tap_char, tap_perf,
-    StudyOutput,
+    bypass_perf, crit_ident, crit_perf, crit_sched, drp, drp_perf, gspc, gspc_perf, jobs, tap_char,
+    tap_perf, StudyOutput,
 };
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
@@ -23,6 +23,8 @@ enum Study {
     Drp(drp::Figure),
     /// Timed figures on mixes: drp, crit and tap.
     Timed(Timed),
+    /// Timed adaptive-gpu-l1-bypassing figures: GPGPU kernels alone, each to its end.
+    Bypass(bypass_perf::Figure),
 }
 
 #[derive(Clone, Copy)]
@@ -109,6 +111,10 @@ const STUDIES: &[(&str, Study)] = &[
         "crit-fig15",
         Study::Timed(Timed::Sched(crit_sched::Figure::Fig15)),
     ),
+    ("bypass-fig2", Study::Bypass(bypass_perf::Figure::Fig2)),
+    ("bypass-fig9", Study::Bypass(bypass_perf::Figure::Fig9)),
+    ("bypass-fig10", Study::Bypass(bypass_perf::Figure::Fig10)),
+    ("bypass-fig12", Study::Bypass(bypass_perf::Figure::Fig12)),
     ("tap-fig2", Study::Timed(Timed::TapChar)),
     ("tap-fig6", Study::Timed(Timed::Tap(tap_perf::Figure::Fig6))),
     ("tap-fig7", Study::Timed(Timed::Tap(tap_perf::Figure::Fig7))),
@@ -311,6 +317,21 @@ fn run_study(name: &str, o: &Options) -> Result<StudyOutput> {
                 cache: o.cache(),
             };
             in_pool(o.threads, || drp::run(fig, &d))
+        }
+        Study::Bypass(fig) => {
+            o.check(name, &["mixes", "scale", "quick"])?;
+            let mut t = drp_perf::Options {
+                mixes: o.mixes.clone(),
+                scale: o.scale.unwrap_or(1),
+                seed: o.seed(),
+                overrides: o.set.clone(),
+                cache: o.cache(),
+                ..drp_perf::Options::default()
+            };
+            if o.quick && t.mixes.is_none() {
+                t.mixes = Some(fig.quick_kernels());
+            }
+            in_pool(o.threads, || bypass_perf::run(fig, &t))
         }
         Study::Timed(t) => {
             o.check(name, &["mixes", "scale", "warmup", "instructions", "quick"])?;

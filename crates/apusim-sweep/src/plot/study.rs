@@ -67,7 +67,7 @@ const fn s(
 use FigureKind::{Bars, Lines, SCurve, Stacked};
 
 /// Every study of `apusim study`, in its help's order.
-pub const STUDIES: [&str; 36] = [
+pub const STUDIES: [&str; 40] = [
     "gspc-fig11",
     "gspc-fig12",
     "gspc-fig13",
@@ -95,6 +95,10 @@ pub const STUDIES: [&str; 36] = [
     "crit-fig14",
     "crit-fig15",
     "crit-fig4",
+    "bypass-fig2",
+    "bypass-fig9",
+    "bypass-fig10",
+    "bypass-fig12",
     "tap-fig2",
     "tap-fig6",
     "tap-fig7",
@@ -112,6 +116,7 @@ pub fn spec(study: &str) -> Option<Spec> {
     const MIX: &str = "mix";
     const TITLE: &str = "GPU workload (3D title or CUDA application)";
     const TYPE: &str = "GPGPU application type";
+    const KERNEL: &str = "benchmark";
     Some(match study {
         "gspc-fig11" => s(Lines, "t = 16", "GSPZTC threshold t", "gspc Fig. 11: sensitivity to parameter t"),
         "gspc-fig12" => s(Bars, "2-bit DRRIP", SCENE, "gspc Fig. 12: LLC miss count normalized to DRRIP"),
@@ -140,6 +145,10 @@ pub fn spec(study: &str) -> Option<Spec> {
         "crit-fig13" => s(Bars, "FR-FCFS", TITLE, "gpu-access-criticality Fig. 13: FPS speedup and weighted CPU speedup over the baseline"),
         "crit-fig14" => s(Bars, "FR-FCFS", TITLE, "gpu-access-criticality Fig. 14: IM with an 8 MB LLC"),
         "crit-fig15" => s(Bars, "FR-FCFS", TITLE, "gpu-access-criticality Fig. 15: GPU application speedup and weighted CPU speedup"),
+        "bypass-fig2" => s(Bars, "Baseline", KERNEL, "adaptive-gpu-l1-bypassing Fig. 2: performance improvement normalized to a 16KB L1 cache with different cache sizes"),
+        "bypass-fig9" => s(Bars, "Baseline", KERNEL, "adaptive-gpu-l1-bypassing Fig. 9: speedup over the baseline for different techniques"),
+        "bypass-fig10" => s(Bars, "", KERNEL, "adaptive-gpu-l1-bypassing Fig. 10: L1 cache hit rate of each benchmark in the baseline"),
+        "bypass-fig12" => s(Bars, "Baseline", KERNEL, "adaptive-gpu-l1-bypassing Fig. 12: execution time of nw with different configurations"),
         "tap-fig2" => s(Lines, "", "LLC size at 4096 sets (256KB a way)", "tap Figs. 2 and 3: CPI and LLC MPKI against LLC ways"),
         "tap-fig6" => s(SCurve, "LRU", MIX, "tap Fig. 6: TAP-UCP speedup results"),
         "tap-fig7" => s(SCurve, "LRU", MIX, "tap Fig. 7: TAP-RRIP speedup results"),
@@ -177,7 +186,21 @@ pub fn metric_label(metric: &str, baseline: &str) -> (String, bool) {
         "fps_norm" => (format!("frame rate normalized to {b}"), true),
         "fps" => ("frame rate (frames/s)".into(), false),
         "fps_speedup" => (format!("frame-rate speedup over {b}"), true),
-        "speedup" => (format!("speedup over {b} (geomean of IPC ratios)"), true),
+        "speedup" => (format!("speedup over {b}"), true),
+        "l1_misses_norm" => (format!("L1 data cache misses normalized to {b}"), true),
+        "l1_hit_rate" => ("L1 data cache hit rate (fraction)".into(), false),
+        "l1_static_energy_norm" => (format!("L1 static energy normalized to {b}"), true),
+        "l1_static_energy_uj" => ("L1 static energy (µJ)".into(), false),
+        "time_norm" => (format!("execution time normalized to nw on {b}"), true),
+        "cycles" => ("execution time (GPU cycles)".into(), false),
+        "memory_intensity" => (
+            "global memory instructions per 1000 warp instructions".into(),
+            false,
+        ),
+        "memory_stall_share" => (
+            "share of shader-core cycles waiting for memory".into(),
+            false,
+        ),
         "cpu_speedup" => (format!("CPU speedup over {b}"), true),
         "gpu_speedup" => (format!("GPU speedup over {b}"), true),
         "cpu_ws_norm" => (format!("CPU weighted speedup normalized to {b}"), true),
