@@ -31,9 +31,9 @@
 //! `time-col=1,obj-id-col=2,obj-size-col=3,delimiter=,`. The delimiter, when not given, is
 //! guessed from the first line as libCacheSim does (the most frequent of tab, `,`, `|`, `:`
 //! weighted 4, 3, 2, 1); a header line, when `has-header` is not given, is recognized by its
-//! selected numeric fields (time, size, a numeric id): none of them parses. Fields are trimmed and may be wrapped in double
-//! quotes (no delimiter inside quotes). `txt` (`txt.c`) has one object id per line. Blank lines
-//! are skipped in both. Numbers follow C's `strtoull(.., 0)`, as in libCacheSim: `0x` hex,
+//! selected numeric fields (time, size, a numeric id): none of them parses. Fields are trimmed
+//! and may be wrapped in double quotes (no delimiter inside quotes). `txt` (`txt.c`) has one
+//! object id per line. Blank lines are skipped in both. Numbers follow C's `strtoull(.., 0)`, as in libCacheSim: `0x` hex,
 //! leading-`0` octal, else decimal; the time is a decimal or floating-point number (validated,
 //! then unused: accesses are timed by their position, libCacheSim's virtual time).
 //!
@@ -186,7 +186,7 @@ impl LcsOptions {
     /// Bytes between the first blocks of consecutive object numbers.
     pub fn slot_bytes(&self) -> u64 {
         if self.ignore_obj_size {
-            self.block_size as u64
+            (self.block_size as u64).max(1)
         } else {
             self.max_obj_size
                 .max(self.block_size as u64)
