@@ -259,13 +259,21 @@ pub fn open_reader(
 }
 
 /// Parse `bytes` as `format` and count the accesses, reading at most `limit` of them: the
-/// harness of the fuzz targets and corpus tests (errors are fine, panics are bugs).
+/// harness of the fuzz targets and corpus tests (errors are fine, panics are bugs). A
+/// [`Format::LcsCsv`] input is read with the columns `time,obj-id,obj-size,op`.
 pub fn check_bytes(bytes: &[u8], format: Format, limit: u64) -> Result<u64> {
+    let mut opts = ImportOptions::default();
+    if format == Format::LcsCsv {
+        opts.libcachesim.time_col = Some(1);
+        opts.libcachesim.obj_id_col = Some(2);
+        opts.libcachesim.obj_size_col = Some(3);
+        opts.libcachesim.op_col = Some(4);
+    }
     let mut src = open_reader(
         Box::new(std::io::Cursor::new(bytes.to_vec())),
         "<fuzz>",
         format,
-        &ImportOptions::default(),
+        &opts,
     )?;
     let mut batch = Vec::with_capacity(crate::BATCH);
     let mut n = 0u64;
