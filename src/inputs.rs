@@ -77,12 +77,20 @@ pub fn trace_command(t: TraceCommand) -> Result<()> {
             input,
             output,
             agent,
+            lcs_params,
         } => {
             let format = from
                 .map(|f| f.parse::<Format>().map_err(|e| anyhow!("--from: {e}")))
                 .transpose()?;
+            let libcachesim = match lcs_params {
+                Some(p) => p
+                    .parse::<import::LcsOptions>()
+                    .map_err(|e| anyhow!("--lcs-params: {e}"))?,
+                None => import::LcsOptions::default(),
+            };
             let opts = ImportOptions {
                 agent: parse_agent(&agent)?,
+                libcachesim,
                 ..ImportOptions::default()
             };
             let mut src = import::open(&input, format, &opts)?;

@@ -355,9 +355,9 @@ struct DemoArgs {
 
 #[derive(Args)]
 struct RunArgs {
-    /// Trace files (.apt, lackey, ChampSim, CSV). `FILE@cpu2` or `FILE@gpu` assigns a
-    /// single-agent trace to an agent; single-agent CPU traces that would collide are given
-    /// the next free core.
+    /// Trace files (.apt, lackey, ChampSim, CSV, libCacheSim `*.oracleGeneral[.zst]`).
+    /// `FILE@cpu2` or `FILE@gpu` assigns a single-agent trace to an agent; single-agent CPU
+    /// traces that would collide are given the next free core.
     #[arg(required_unless_present_any = ["mix", "scene", "kernel"])]
     traces: Vec<String>,
     #[command(flatten)]
@@ -393,7 +393,8 @@ enum TraceCommand {
     Info { file: PathBuf },
     /// Convert another tool's trace into .apt.
     Convert {
-        /// Input format: lackey, champsim, csv or apt (default: detected).
+        /// Input format: lackey, champsim, csv, apt, or libCacheSim's oracleGeneral, lcs-csv,
+        /// lcs-txt (default: detected; oracleGeneral by a name containing `oracleGeneral`).
         #[arg(long)]
         from: Option<String>,
         input: PathBuf,
@@ -402,6 +403,12 @@ enum TraceCommand {
         /// Agent of the converted accesses (cpuN or gpu).
         #[arg(long, default_value = "cpu0")]
         agent: String,
+        /// libCacheSim trace parameters (oracleGeneral, lcs-csv, lcs-txt), as libCacheSim's
+        /// `-t`: e.g. `time-col=1,obj-id-col=2,obj-size-col=3,delimiter=,`; also block-size,
+        /// ignore-obj-size, max-obj-size, dense-ids, op-col, has-header, obj-id-is-num
+        /// (docs/trace-format.md).
+        #[arg(long, value_name = "KEY=VALUE,...")]
+        lcs_params: Option<String>,
     },
     /// Run a program under valgrind lackey and convert its accesses on the fly.
     Record {

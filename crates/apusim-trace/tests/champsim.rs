@@ -61,6 +61,7 @@ fn raw_gz_xz() {
     let opts = ImportOptions {
         agent: Agent::cpu(2),
         clock_mhz: 0,
+        ..ImportOptions::default()
     };
     let raw = records();
     assert_eq!(read(raw.clone(), &opts).unwrap(), expected(Agent::cpu(2)));

@@ -66,6 +66,7 @@ fn agent_unit_and_clamping() {
     let opts = ImportOptions {
         agent: Agent::cpu(3),
         clock_mhz: 2000,
+        ..ImportOptions::default()
     };
     let mut s = LackeySource::new("I  10,70000\n L 20,0\r\n".as_bytes(), "x", &opts);
     assert_eq!(s.header().agents[0].clock_mhz, 2000);

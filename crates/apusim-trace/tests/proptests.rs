@@ -100,7 +100,7 @@ proptest! {
 
     #[test]
     fn arbitrary_text_never_panics(text in "[ILSM ,0-9a-fx=rw#\n-]{0,400}") {
-        for f in [Format::Lackey, Format::Csv] {
+        for f in [Format::Lackey, Format::Csv, Format::LcsCsv, Format::LcsTxt] {
             let _ = check_bytes(text.as_bytes(), f, 1 << 20);
         }
     }

@@ -6,18 +6,24 @@
 //! | [`Format::Lackey`] | [`lackey`] | valgrind `--tool=lackey --trace-mem=yes` output (also live, see [`record_with_lackey`]) |
 //! | [`Format::ChampSim`] | [`champsim`] | ChampSim 64-byte `input_instr` records, raw, `.gz` or `.xz` |
 //! | [`Format::Csv`] | [`csv`] | one access per line: `op,address[,...]` |
+//! | [`Format::OracleGeneral`] | [`libcachesim`] | libCacheSim `oracleGeneral` 24-byte object requests, raw or `.zst` |
+//! | [`Format::LcsCsv`] | [`libcachesim`] | libCacheSim `csv`: object requests, columns chosen by [`LcsOptions`] |
+//! | [`Format::LcsTxt`] | [`libcachesim`] | libCacheSim `txt`: one object id per line |
 //!
 //! [`open`] picks the importer (or sniffs it with [`Format::detect`]) and returns a boxed
 //! [`AccessSource`]; [`convert`] drains any source into an `.apt` file. Imported CPU traces are
-//! attributed to [`ImportOptions::agent`] with `unit` = that core's number.
+//! attributed to [`ImportOptions::agent`] with `unit` = that core's number. libCacheSim's
+//! object requests become cache-block accesses as [`ImportOptions::libcachesim`] says.
 
 pub mod champsim;
 pub mod csv;
 pub mod lackey;
+pub mod libcachesim;
 
 pub use champsim::{ChampSimReader, ChampSimRecord, ChampSimSource, ChampSimWriter};
 pub use csv::CsvSource;
 pub use lackey::{record_with_lackey, LackeySource};
+pub use libcachesim::{LcsOptions, LcsTextSource, OracleGeneralRecord, OracleGeneralSource};
 
 use crate::apt::{AptWriter, ParallelAptReader};
 use crate::{AccessSource, Agent, Result, TraceError};
@@ -38,12 +44,25 @@ pub enum Format {
     ChampSim,
     /// Comma/whitespace separated text, one access per line.
     Csv,
+    /// libCacheSim `oracleGeneral` binary object requests (raw or zstd).
+    OracleGeneral,
+    /// libCacheSim `csv` object requests.
+    LcsCsv,
+    /// libCacheSim `txt`: one object id per line.
+    LcsTxt,
 }
 
 impl Format {
     /// Every format.
-    pub const ALL: &'static [Format] =
-        &[Format::Apt, Format::Lackey, Format::ChampSim, Format::Csv];
+    pub const ALL: &'static [Format] = &[
+        Format::Apt,
+        Format::Lackey,
+        Format::ChampSim,
+        Format::Csv,
+        Format::OracleGeneral,
+        Format::LcsCsv,
+        Format::LcsTxt,
+    ];
 
     /// The name used on the command line (`--from`).
     pub const fn name(self) -> &'static str {
@@ -52,12 +71,18 @@ impl Format {
             Format::Lackey => "lackey",
             Format::ChampSim => "champsim",
             Format::Csv => "csv",
+            Format::OracleGeneral => "oracleGeneral",
+            Format::LcsCsv => "lcs-csv",
+            Format::LcsTxt => "lcs-txt",
         }
     }
 
     /// Guess the format of the file at `path` from its first bytes and its name.
     ///
-    /// In order: the `.apt` magic or an `.apt` extension → [`Format::Apt`]; gzip or xz magic, or
+    /// In order: the `.apt` magic or an `.apt` extension → [`Format::Apt`]; a name containing
+    /// `oracleGeneral` (any case: `.oracleGeneral`, `.oracleGeneral.bin`, `.oracleGeneralBin`,
+    /// `.oracleGeneral.zst`, as libCacheSim's own detection) but not `oracleGeneralOpNS` →
+    /// [`Format::OracleGeneral`]; gzip or xz magic, or
     /// a name containing `.champsim` → [`Format::ChampSim`]; text starting with valgrind's
     /// `==PID==`/`--PID--` lines or whose first line looks like a lackey record
     /// (`I  0402d3f0,3`, ` L 1ffefff8,8`) → [`Format::Lackey`]; other binary data (a NUL byte in
@@ -87,6 +112,9 @@ impl Format {
             .unwrap_or_default();
         if head.starts_with(&crate::apt::MAGIC) || name.ends_with(".apt") {
             return Format::Apt;
+        }
+        if name.contains("oraclegeneral") && !name.contains("oraclegeneralopns") {
+            return Format::OracleGeneral;
         }
         if head.starts_with(&[0x1f, 0x8b]) || head.starts_with(&[0xfd, b'7', b'z', b'X', b'Z', 0]) {
             return Format::ChampSim;
@@ -118,8 +146,12 @@ impl FromStr for Format {
             "lackey" | "valgrind" => Ok(Format::Lackey),
             "champsim" => Ok(Format::ChampSim),
             "csv" | "text" | "txt" => Ok(Format::Csv),
+            "oraclegeneral" | "oraclegeneralbin" | "oracle-general" => Ok(Format::OracleGeneral),
+            "lcs-csv" | "libcachesim-csv" => Ok(Format::LcsCsv),
+            "lcs-txt" | "libcachesim-txt" => Ok(Format::LcsTxt),
             _ => Err(format!(
-                "expected a trace format (apt, lackey, champsim, csv), found `{s}`"
+                "expected a trace format (apt, lackey, champsim, csv, oracleGeneral, lcs-csv, \
+                 lcs-txt), found `{s}`"
             )),
         }
     }
@@ -134,6 +166,9 @@ pub struct ImportOptions {
     /// Clock of the agent recorded in the header; 0 (default) means `time` counts retired
     /// instructions.
     pub clock_mhz: u32,
+    /// How libCacheSim object requests map onto cache blocks, and the columns of its `csv`
+    /// traces (used by [`Format::OracleGeneral`], [`Format::LcsCsv`], [`Format::LcsTxt`]).
+    pub libcachesim: LcsOptions,
 }
 
 impl Default for ImportOptions {
@@ -141,6 +176,7 @@ impl Default for ImportOptions {
         ImportOptions {
             agent: Agent::cpu(0),
             clock_mhz: 0,
+            libcachesim: LcsOptions::default(),
         }
     }
 }
@@ -168,6 +204,9 @@ pub fn open(
         Format::Lackey => Box::new(LackeySource::open(path, opts)?),
         Format::ChampSim => Box::new(ChampSimSource::open(path, opts)?),
         Format::Csv => Box::new(CsvSource::open(path, opts)?),
+        Format::OracleGeneral => Box::new(OracleGeneralSource::open(path, opts)?),
+        Format::LcsCsv => Box::new(LcsTextSource::open(path, libcachesim::TextKind::Csv, opts)?),
+        Format::LcsTxt => Box::new(LcsTextSource::open(path, libcachesim::TextKind::Txt, opts)?),
     })
 }
 
@@ -201,17 +240,40 @@ pub fn open_reader(
             name,
             opts,
         )),
+        Format::OracleGeneral => Box::new(OracleGeneralSource::new(
+            BufReader::with_capacity(1 << 18, reader),
+            name,
+            opts,
+        )?),
+        Format::LcsCsv | Format::LcsTxt => Box::new(LcsTextSource::new(
+            BufReader::with_capacity(1 << 20, reader),
+            name,
+            if format == Format::LcsCsv {
+                libcachesim::TextKind::Csv
+            } else {
+                libcachesim::TextKind::Txt
+            },
+            opts,
+        )?),
     })
 }
 
 /// Parse `bytes` as `format` and count the accesses, reading at most `limit` of them: the
-/// harness of the fuzz targets and corpus tests (errors are fine, panics are bugs).
+/// harness of the fuzz targets and corpus tests (errors are fine, panics are bugs). A
+/// [`Format::LcsCsv`] input is read with the columns `time,obj-id,obj-size,op`.
 pub fn check_bytes(bytes: &[u8], format: Format, limit: u64) -> Result<u64> {
+    let mut opts = ImportOptions::default();
+    if format == Format::LcsCsv {
+        opts.libcachesim.time_col = Some(1);
+        opts.libcachesim.obj_id_col = Some(2);
+        opts.libcachesim.obj_size_col = Some(3);
+        opts.libcachesim.op_col = Some(4);
+    }
     let mut src = open_reader(
         Box::new(std::io::Cursor::new(bytes.to_vec())),
         "<fuzz>",
         format,
-        &ImportOptions::default(),
+        &opts,
     )?;
     let mut batch = Vec::with_capacity(crate::BATCH);
     let mut n = 0u64;
