@@ -23,7 +23,7 @@ pub fn offline(
 ) -> Result<Vec<OracleResult>> {
     let policies = OraclePolicy::parse_list(&names.join(","))?;
     let (ocfg, ctx) = oracle_setup(cfg)?;
-    let mut open = || apusim_oracle::open_apt(llc_trace);
+    let mut open = || apusim_oracle::open_any(llc_trace);
     apusim_oracle::run_many(&mut open, &policies, &ocfg, &ctx)
         .with_context(|| format!("offline replay of {}", llc_trace.display()))
 }
@@ -120,7 +120,7 @@ pub fn reuse(
 ) -> Result<apusim_oracle::ReuseReport> {
     let (ocfg, ctx) = oracle_setup(cfg)?;
     let p: OraclePolicy = policy.parse()?;
-    let mut open = || apusim_oracle::open_apt(llc_trace);
+    let mut open = || apusim_oracle::open_any(llc_trace);
     apusim_oracle::characterize(&mut open, &p, &ocfg, &ctx)
         .with_context(|| format!("characterizing {}", llc_trace.display()))
 }

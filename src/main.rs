@@ -92,7 +92,8 @@ enum Command {
 
 #[derive(Args)]
 struct OracleArgs {
-    /// An LLC access stream (.apt), e.g. from `apusim run --dump-llc-trace`.
+    /// An LLC access stream: `.apt` (e.g. from `apusim run --dump-llc-trace`) or any trace
+    /// the importers read, such as libCacheSim's `*.oracleGeneral[.zst]`.
     llc_trace: PathBuf,
     /// Policies, comma-separated: `opt`, `opt-bypass`, `POLICY-bypass`, or any LLC policy.
     #[arg(
@@ -109,7 +110,8 @@ struct OracleArgs {
 
 #[derive(Args)]
 struct ReuseArgs {
-    /// An LLC access stream (.apt), e.g. from `apusim run --dump-llc-trace`.
+    /// An LLC access stream: `.apt` (e.g. from `apusim run --dump-llc-trace`) or any trace
+    /// the importers read, such as libCacheSim's `*.oracleGeneral[.zst]`.
     llc_trace: PathBuf,
     /// The replacement policy: `opt` or any LLC policy.
     #[arg(long, default_value = "opt")]

@@ -163,6 +163,10 @@ fn oracle_general_lru_and_belady_misses_match_a_reference() {
         ok(&args);
         assert_eq!(oracle_misses(&apt), (lru, opt), "{}", input.display());
     }
+    // `apusim oracle` replays the libCacheSim files as they are, too.
+    for input in [&raw, &zst] {
+        assert_eq!(oracle_misses(input), (lru, opt), "{}", input.display());
+    }
     // `apusim run` reads the file directly (detected by its name): one access per counted
     // request.
     let o = common::apusim(&["run", s(&zst), "--policy", "lru"]);

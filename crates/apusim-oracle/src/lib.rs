@@ -284,5 +284,16 @@ pub fn open_apt(path: &std::path::Path) -> Result<Box<dyn AccessSource>> {
     Ok(apusim_trace::apt::ParallelAptReader::open_default(path)?)
 }
 
+/// Open an access stream in any format the importers read, sniffed from its first bytes and
+/// name (`.apt`, libCacheSim `oracleGeneral`, lackey, ChampSim, CSV), with the default import
+/// options (each libCacheSim object one 64-byte block).
+pub fn open_any(path: &std::path::Path) -> Result<Box<dyn AccessSource>> {
+    Ok(apusim_trace::import::open(
+        path,
+        None,
+        &apusim_trace::import::ImportOptions::default(),
+    )?)
+}
+
 #[cfg(test)]
 mod tests;
