@@ -102,11 +102,18 @@ fn work(scene: &Scene) -> RenderBatch {
 /// The frame time the busiest unit instance sets, draw by draw (a draw starts when the one
 /// before it is done, so their bounds add up): per draw, the most of one shader core's
 /// instructions, one sampler's texels, one ROP's depth/stencil and colour-write quads, and
-/// the front end's triangles and tiles (one a cycle).
+/// the front end's triangles and tiles (one a cycle). Every core has two samplers of its own.
 fn unit_bound(w: &RenderBatch, cores: usize, rops: usize) -> u64 {
+    unit_bound_shared(w, cores, rops, 2 * cores)
+}
+
+/// [`unit_bound`] with `samplers` texture samplers (one texel a cycle) shared by the cores:
+/// core `c`'s request `s` goes to sampler `(2c + s) × samplers / (2 × cores)`.
+fn unit_bound_shared(w: &RenderBatch, cores: usize, rops: usize, samplers: usize) -> u64 {
     let mut total = 0;
     let mut sh = vec![0u64; cores];
-    let mut tex = vec![0u64; 2 * cores];
+    let mut tex = vec![0u64; samplers];
+    let sampler = |c: usize, s: usize| (2 * c + s) * samplers / (2 * cores);
     let mut zs = vec![0u64; rops];
     let mut cw = vec![0u64; rops];
     let mut fe = 0u64;
@@ -151,8 +158,8 @@ fn unit_bound(w: &RenderBatch, cores: usize, rops: usize) -> u64 {
                 zs[r] += 1 + u64::from(late_z && shaded);
                 if shaded {
                     sh[c] += u64::from(instructions);
-                    tex[2 * c] += u64::from(texels[0]);
-                    tex[2 * c + 1] += u64::from(texels[1]);
+                    tex[sampler(c, 0)] += u64::from(texels[0]);
+                    tex[sampler(c, 1)] += u64::from(texels[1]);
                     cw[r] += 1;
                 }
             }
@@ -240,6 +247,58 @@ fn with_ideal_memory_the_busiest_unit_sets_the_frame_time() {
             "{name}: frame {frame} more than 10% above its unit bound {bound}"
         );
     }
+}
+
+/// Samplers shared by the cores (gspc §4's twelve for 96 cores): with memory ideal and two
+/// samplers for all 64 cores, texture filtering sets the frame time, within 10% of the
+/// bound of the busiest shared sampler, and with memory no frame beats their texel rate;
+/// more samplers than two per core are refused by name.
+#[test]
+fn shared_samplers_set_the_frame_time_when_few() {
+    let scene = Scene::new("courtyard");
+    let ideal = preset(&[
+        "timing.render.ideal_memory=true",
+        "timing.render.samplers=2",
+    ]);
+    let r = run(&ideal, &scene, None);
+    let rr = r.gpu.as_ref().unwrap().render.clone().unwrap();
+    assert_eq!(rr.units.samplers, 2);
+    let frame = rr.frames[0].end - rr.frames[0].start;
+    let w = work(&scene);
+    let bound = unit_bound_shared(&w, 64, 16, 2);
+    assert!(bound > unit_bound(&w, 64, 16), "two samplers do not bind");
+    assert!(frame >= bound, "frame {frame} below its bound {bound}");
+    assert!(
+        frame as f64 <= 1.10 * bound as f64,
+        "frame {frame} more than 10% above the shared samplers' bound {bound}"
+    );
+    // With memory too, three shared samplers hold the frame to their texel rate.
+    let cfg = preset(&["timing.render.samplers=3"]);
+    let r = run(&cfg, &scene, None);
+    let rr = r.gpu.as_ref().unwrap().render.clone().unwrap();
+    assert_eq!(rr.units.samplers, 3);
+    let frame = rr.frames[0].end - rr.frames[0].start;
+    assert!(
+        frame * 3 >= rr.units.texels,
+        "frame {frame} beats three samplers' {} texels",
+        rr.units.texels
+    );
+    let e = SystemConfig::load_preset("4c1g", &["timing.render.samplers=129".into()]).unwrap_err();
+    assert!(format!("{e:#}").contains("`samplers` = 129"), "{e:#}");
+    let e = sim_policy(
+        &preset(&[
+            "timing.render.samplers=128",
+            "timing.render.shader_cores=32",
+        ]),
+        "drp-baseline",
+        &scene,
+        &SimOptions::default(),
+    )
+    .unwrap_err();
+    assert!(
+        format!("{e:#}").contains("at most two per shader core"),
+        "{e:#}"
+    );
 }
 
 /// A CPU core streaming over `span` bytes.

@@ -383,7 +383,7 @@ pub const PIPELINE_PARAMS: &[ParamSpec] = &[
         1,
         64,
         "shader cores",
-        "unified shader cores (vertex and pixel threads), each with two texture samplers; at most the renderer's 64, over whose ids it spreads the work (an 8x8 interleave of screen tiles)",
+        "unified shader cores (vertex and pixel threads), each with two texture samplers unless `samplers` is set; at most the renderer's 64, over whose ids it spreads the work (an 8x8 interleave of screen tiles)",
     ),
     int(
         "threads_per_core",
@@ -408,6 +408,14 @@ pub const PIPELINE_PARAMS: &[ParamSpec] = &[
         64,
         "texels/cycle",
         "texels a sampler filters per cycle (drp §3: one 32-bit texel)",
+    ),
+    int(
+        "samplers",
+        "0",
+        0,
+        128,
+        "samplers",
+        "texture samplers shared by all shader cores (gspc §4: twelve); 0 gives every core two of its own (drp §3)",
     ),
     int(
         "fe_window",

@@ -37,7 +37,7 @@ impl Part {
         }
     }
 
-    fn of(a: &Access, unit: Unit) -> Part {
+    pub(super) fn of(a: &Access, unit: Unit) -> Part {
         match unit {
             Unit::FrontEnd => Part::Fe,
             Unit::ZsEarly => Part::ZsEarly,
@@ -197,7 +197,8 @@ impl Job {
     /// from there next time), with the tick to retry at if known. `ideal` answers every
     /// access at once without sending it. With `crit`, every access sent is marked critical
     /// or not as its first flag says and counted (the second: unmarked because the frame
-    /// rate met its target).
+    /// rate met its target). With `unit`, every access carries that unit (a shared sampler's
+    /// index) instead of the one the render trace gave it.
     #[allow(clippy::too_many_arguments)]
     pub fn issue(
         &mut self,
@@ -208,11 +209,15 @@ impl Job {
         ideal: bool,
         sent: &mut IssueCounts,
         mut crit: Option<(&mut Criticality, (bool, bool))>,
+        unit: Option<u16>,
     ) -> Result<(), Option<Tick>> {
         let r = self.range(p);
         let mut i = r.start + self.cursor[p as usize] as usize;
         while i < r.end {
             let mut a = self.acc[i];
+            if let Some(u) = unit {
+                a.unit = u;
+            }
             if let Some((c, (identified, on_target))) = &mut crit {
                 // An access refused last time keeps the decision (and the count) it had.
                 let critical = match self.held.take() {

@@ -22,7 +22,11 @@
 //!   per core per cycle, round robin among ready threads. A thread that samples textures
 //!   blocks halfway through its program on the texture fetch (drp §3): each of the core's two
 //!   samplers filters its texels at `texels_per_cycle` and sends the texture lines; the
-//!   thread is ready again when both are done and the lines are back. A finished quad goes to
+//!   thread is ready again when both are done and the lines are back. With `samplers` set,
+//!   the cores share that many samplers instead (gspc §4: twelve for 96 cores): the core's
+//!   two sampler requests go to the shared samplers `(2c + s) × samplers / (2 × cores)`, and
+//!   their texture reads carry the shared sampler's index as their unit, so each reaches that
+//!   sampler's private texture cache. A finished quad goes to
 //!   its ROP's late depth test or colour writer; when that queue is full it holds its context.
 //! - **CW** (one per ROP, one quad per cycle): blends and writes the quad (reads wait, writes
 //!   are posted); when a tile's last quad has been written, the tile's closing writes go.
@@ -136,6 +140,10 @@ struct Cfg {
     threads: u32,
     rops: usize,
     texels_per_cycle: u64,
+    /// Texture samplers in all (two per core unless `samplers` is set).
+    samplers: usize,
+    /// The cores share `samplers` samplers, whose index their texture reads carry as unit.
+    shared_samplers: bool,
     fe_window: usize,
     hiz_tiles: usize,
     rop_queue: usize,
@@ -153,6 +161,21 @@ struct Cfg {
     marking: criticality::Marking,
 }
 
+/// The sampler that takes sampler request `s` (0 or 1) of core `c`'s threads: the core's
+/// own `2c + s` when every core has two, else the shared sampler `(2c + s) × samplers /
+/// (2 × cores)`, so consecutive cores share one (gspc §4: one sampler for every eight cores).
+fn sampler_of(cfg: &Cfg, c: usize, s: usize) -> usize {
+    (2 * c + s) * cfg.samplers / (2 * cfg.cores)
+}
+
+/// The core that runs sampler `k` in its step of the cycle: the first core whose requests
+/// go to it.
+fn sampler_host(cfg: &Cfg, k: usize) -> usize {
+    (0..cfg.cores)
+        .find(|&c| sampler_of(cfg, c, 0) == k || sampler_of(cfg, c, 1) == k)
+        .unwrap_or(0)
+}
+
 /// One render output pipeline: its depth/stencil and colour-write units.
 #[derive(Default)]
 struct Rop {
@@ -168,9 +191,11 @@ struct Rop {
     cw_flight: VecDeque<u32>,
 }
 
+/// A texture sampler: thread requests waiting for it (thread, which of the thread's two
+/// sampler requests), and when it is free again.
 #[derive(Default)]
 struct Sampler {
-    queue: VecDeque<u32>,
+    queue: VecDeque<(u32, u8)>,
     free_at: Tick,
 }
 
@@ -186,7 +211,9 @@ struct Core {
     ready_vertices: VecDeque<u32>,
     ready: VecDeque<u32>,
     out: VecDeque<u32>,
-    samplers: [Sampler; 2],
+    /// The samplers this core runs in its step of the cycle: those whose first requester
+    /// is this core (its own two when every core has two).
+    hosts: Vec<usize>,
     /// Stall class of the last cycle it ran, for the cycles it then slept through.
     last: StallClass,
 }
@@ -232,6 +259,7 @@ pub struct Pipeline {
     free_tiles: Vec<u32>,
     rops: Vec<Rop>,
     cores: Vec<Core>,
+    samplers: Vec<Sampler>,
     bt_queue: VecDeque<u32>,
     bt_flight: VecDeque<u32>,
     woken: Vec<u32>,
@@ -343,6 +371,11 @@ pub fn build(
         threads: p.int("threads_per_core") as u32,
         rops: p.int("rops") as usize,
         texels_per_cycle: p.int("texels_per_cycle"),
+        samplers: match p.int("samplers") as usize {
+            0 => 2 * p.int("shader_cores") as usize,
+            n => n,
+        },
+        shared_samplers: p.int("samplers") != 0,
         fe_window: p.int("fe_window") as usize,
         hiz_tiles: p.int("hiz_tiles") as usize,
         rop_queue: p.int("rop_queue") as usize,
@@ -361,6 +394,14 @@ pub fn build(
             criticality::Marking::Fraction(p.float("critical_fraction"))
         },
     };
+    if cfg.samplers > 2 * cfg.cores {
+        return Err(TimingError::Config(format!(
+            "timing.render.samplers = {}: at most two per shader core ({} with shader_cores = {})",
+            cfg.samplers,
+            2 * cfg.cores,
+            cfg.cores
+        )));
+    }
     Ok(Box::new(Pipeline::new(cfg, domain, source)))
 }
 
@@ -385,7 +426,15 @@ impl Pipeline {
             tiles: Vec::new(),
             free_tiles: Vec::new(),
             rops: (0..cfg.rops).map(|_| Rop::default()).collect(),
-            cores: (0..cfg.cores).map(|_| Core::default()).collect(),
+            cores: (0..cfg.cores)
+                .map(|c| Core {
+                    hosts: (0..cfg.samplers)
+                        .filter(|&k| sampler_host(&cfg, k) == c)
+                        .collect(),
+                    ..Core::default()
+                })
+                .collect(),
+            samplers: (0..cfg.samplers).map(|_| Sampler::default()).collect(),
             bt_queue: VecDeque::new(),
             bt_flight: VecDeque::new(),
             woken: Vec::new(),
@@ -398,7 +447,7 @@ impl Pipeline {
             render: RenderStats {
                 rops: cfg.rops as u64,
                 shader_cores: cfg.cores as u64,
-                samplers: 2 * cfg.cores as u64,
+                samplers: cfg.samplers as u64,
                 ..RenderStats::default()
             },
             pending: [0; 6],
@@ -486,7 +535,7 @@ impl Pipeline {
     fn item_work(&self, item: &WorkItem) -> u64 {
         let cores = self.cfg.cores as u64;
         let rops = self.cfg.rops as u64;
-        let samplers = 2 * cores * self.cfg.texels_per_cycle;
+        let samplers = self.cfg.samplers as u64 * self.cfg.texels_per_cycle;
         let shader = |instructions: u64| WORK_SCALE * instructions / cores;
         match item.kind {
             WorkKind::Command | WorkKind::Tile | WorkKind::Blit => WORK_SCALE,
@@ -556,6 +605,20 @@ impl Pipeline {
     /// second part joining the wait) or a refused access is being retried. True when the
     /// whole part went; else it is retried later.
     fn issue(&mut self, id: u32, p: Part, now: Tick, fresh: bool, port: &mut dyn MemPort) -> bool {
+        self.issue_as(id, p, now, fresh, port, None)
+    }
+
+    /// [`Pipeline::issue`], the accesses carrying unit `unit` when given (a shared
+    /// sampler's texture reads).
+    fn issue_as(
+        &mut self,
+        id: u32,
+        p: Part,
+        now: Tick,
+        fresh: bool,
+        port: &mut dyn MemPort,
+        unit: Option<u16>,
+    ) -> bool {
         let ideal = self.cfg.ideal;
         let mark = match &self.crit {
             Some(c) => {
@@ -570,7 +633,16 @@ impl Pipeline {
         }
         j.issuing = true;
         let crit = self.crit.as_mut().zip(mark);
-        match j.issue(p, now, Token::from(id), port, ideal, &mut self.sent, crit) {
+        match j.issue(
+            p,
+            now,
+            Token::from(id),
+            port,
+            ideal,
+            &mut self.sent,
+            crit,
+            unit,
+        ) {
             Ok(()) => {
                 j.issuing = false;
                 self.issued_at[id as usize] = now;
@@ -670,7 +742,8 @@ impl Pipeline {
                     j.open = tex.iter().filter(|&&t| t > 0).count() as u32;
                     for (s, &t) in tex.iter().enumerate() {
                         if t > 0 {
-                            self.cores[c].samplers[s].queue.push_back(id);
+                            let k = sampler_of(&self.cfg, c, s);
+                            self.samplers[k].queue.push_back((id, s as u8));
                             self.pending[Kind::Tex as usize] += 1;
                         }
                     }
@@ -1090,6 +1163,8 @@ impl Pipeline {
         for c in 0..self.cores.len() {
             let core = &self.cores[c];
             if core.resident == 0 && core.input.is_empty() && core.vertices.is_empty() {
+                // An idle core's shared samplers still serve the other cores.
+                self.samplers(c, now, port);
                 self.account_core(c, cycle, StallClass::Idle);
                 continue;
             }
@@ -1178,12 +1253,13 @@ impl Pipeline {
         }
     }
 
-    /// Core `c`'s samplers: each starts its next request when free, sending its texture
-    /// lines and filtering its texels at the sampler's rate.
+    /// The samplers core `c` hosts: each starts its next request when free, sending its
+    /// texture lines and filtering its texels at the sampler's rate.
     fn samplers(&mut self, c: usize, now: Tick, port: &mut dyn MemPort) {
-        for s in 0..2 {
-            let sm = &self.cores[c].samplers[s];
-            let Some(&id) = sm.queue.front() else {
+        for h in 0..self.cores[c].hosts.len() {
+            let k = self.cores[c].hosts[h];
+            let sm = &self.samplers[k];
+            let Some(&(id, s)) = sm.queue.front() else {
                 continue;
             };
             if sm.free_at > now {
@@ -1191,14 +1267,15 @@ impl Pipeline {
                 continue;
             }
             let part = if s == 0 { Part::Tex0 } else { Part::Tex1 };
-            if !self.issue(id, part, now, false, port) {
+            let unit = self.cfg.shared_samplers.then_some(k as u16);
+            if !self.issue_as(id, part, now, false, port, unit) {
                 continue;
             }
-            let texels = Self::samples(self.job(id))[s];
+            let texels = Self::samples(self.job(id))[usize::from(s)];
             let filter = texels.div_ceil(self.cfg.texels_per_cycle).max(1);
             let free_at = now + self.domain.cycles(filter);
-            self.cores[c].samplers[s].queue.pop_front();
-            self.cores[c].samplers[s].free_at = free_at;
+            self.samplers[k].queue.pop_front();
+            self.samplers[k].free_at = free_at;
             self.pending[Kind::Tex as usize] -= 1;
             self.render.tex.busy_cycles += filter;
             self.render.tex.completed += 1;
@@ -1514,8 +1591,18 @@ impl GpuModel for Pipeline {
             };
             let accesses = first..self.next_acc;
             if !self.cfg.ideal {
-                for a in &self.batch.accesses[accesses.clone()] {
-                    port.warm(a)?;
+                let core = usize::from(item.core) % self.cfg.cores;
+                let units = &self.batch.units[accesses.clone()];
+                for (a, &u) in self.batch.accesses[accesses.clone()].iter().zip(units) {
+                    // A shared sampler's reads carry its index, as in detailed runs.
+                    let part = Part::of(a, u);
+                    if self.cfg.shared_samplers && matches!(part, Part::Tex0 | Part::Tex1) {
+                        let s = usize::from(part == Part::Tex1);
+                        let unit = sampler_of(&self.cfg, core, s) as u16;
+                        port.warm(&apusim_trace::Access { unit, ..*a })?;
+                    } else {
+                        port.warm(a)?;
+                    }
                 }
             }
             let instructions = match item.kind {
@@ -1577,9 +1664,9 @@ impl GpuModel for Pipeline {
     /// cores, core `c` runs the work of every id `k` with `k % shader_cores = c` and entry `k`
     /// counts the instructions issued for that work. Ids no work carries stay 0.
     ///
-    /// A core's texture reads carry its samplers' units instead, `2c` and `2c + 1`, which are
-    /// other cores' ids (and ROP ids below 16; unit 0 is also the front end's and the
-    /// blitter's). A core is still reported under one unit only, its own id: under both of
+    /// A core's texture reads carry its samplers' units instead, `2c` and `2c + 1` (with
+    /// shared samplers, the sampler's index), which are other cores' ids (and ROP ids below
+    /// 16; unit 0 is also the front end's and the blitter's). A core is still reported under one unit only, its own id: under both of
     /// its sampler units the default sampled pair (0, 1) would be core 0 twice, whose equal
     /// counts make TAP's CPI delta 0 and its verdict "caching not beneficial" whatever the
     /// policies did (tap §3.1); under its even sampler unit alone every odd id (`pol2_core` =
