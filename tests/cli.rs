@@ -486,6 +486,14 @@ fn built_in_workloads_generate_traces_and_mixes_run_without_input() {
         ok(&args)
     };
     let cached = ["--cache-dir", cache.to_str().unwrap()];
+    // A temporary trace a killed run left behind (its writer's PID is not running) is
+    // removed when the cache is next used.
+    std::fs::create_dir_all(&cache).unwrap();
+    std::fs::write(
+        cache.join(".v1-dead.apt.p4000000000.AbC123.tmp"),
+        b"partial",
+    )
+    .unwrap();
     let mix = mix_run(&cached);
     assert!(mix.contains("300000 trace accesses"), "{mix}");
     let files: Vec<_> = std::fs::read_dir(&cache)

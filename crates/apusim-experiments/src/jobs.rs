@@ -188,6 +188,7 @@ pub fn cached_path(dir: &Path, job: &Job) -> PathBuf {
 /// Make sure `job`'s trace is in the cache `dir` (generating and writing it atomically if
 /// not) and return its path.
 pub fn ensure_cached(dir: &Path, job: &Job) -> Result<PathBuf> {
+    apusim_trace::output::sweep_stale_once(dir);
     let path = cached_path(dir, job);
     if !path.exists() {
         std::fs::create_dir_all(dir)

@@ -12,14 +12,136 @@ pub fn dir_of(path: &Path) -> PathBuf {
     }
 }
 
-/// A temporary file `.NAME.XXXXXX.tmp` in the directory of `path`, to be persisted as `path`.
+/// A temporary file `.NAME.pPID.XXXXXX.tmp` in the directory of `path`, to be persisted as
+/// `path`; `PID` is this process's, so that [`sweep_stale`] can tell a file whose writer was
+/// killed from one still being written.
 pub fn temp_beside(path: &Path) -> std::io::Result<NamedTempFile> {
     let name = path
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_else(|| "output".into());
     tempfile::Builder::new()
-        .prefix(&format!(".{name}."))
+        .prefix(&format!(".{name}.p{}.", std::process::id()))
         .suffix(".tmp")
         .tempfile_in(dir_of(path))
+}
+
+/// A temporary file left unmodified this long is stale whatever its writer's PID says (the
+/// PID may have been reused): a live writer writes as it goes.
+pub const STALE_AFTER: std::time::Duration = std::time::Duration::from_secs(24 * 3600);
+
+/// The writer's PID in the name of a [`temp_beside`] file, or `None` for any other name.
+fn writer_pid(name: &str) -> Option<u32> {
+    let rest = name.strip_prefix('.')?.strip_suffix(".tmp")?;
+    // `NAME.pPID.XXXXXX`: the PID is the second-to-last dot-separated field.
+    let mut fields = rest.rsplitn(3, '.');
+    let _random = fields.next()?;
+    let pid = fields.next()?.strip_prefix('p')?;
+    fields.next()?;
+    pid.parse().ok()
+}
+
+/// Whether process `pid` is running (Linux: it has a `/proc` entry). Elsewhere nothing is
+/// known and only the age of a file decides.
+fn alive(pid: u32) -> Option<bool> {
+    let proc = Path::new("/proc");
+    proc.is_dir().then(|| proc.join(pid.to_string()).exists())
+}
+
+/// Remove the temporary files of [`temp_beside`] in `dir` whose writer is gone: its process
+/// no longer runs, or the file has not changed for [`STALE_AFTER`]. Files of this process
+/// and of running ones are kept, as is everything not named like such a file. Returns how
+/// many were removed; a directory that cannot be read removes nothing.
+pub fn sweep_stale(dir: &Path) -> usize {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return 0;
+    };
+    let me = std::process::id();
+    let mut removed = 0;
+    for e in entries.flatten() {
+        let name = e.file_name().to_string_lossy().into_owned();
+        let Some(pid) = writer_pid(&name) else {
+            continue;
+        };
+        if pid == me {
+            continue;
+        }
+        let old = e
+            .metadata()
+            .and_then(|m| m.modified())
+            .ok()
+            .and_then(|t| t.elapsed().ok())
+            .is_some_and(|age| age >= STALE_AFTER);
+        if (old || alive(pid) == Some(false)) && std::fs::remove_file(e.path()).is_ok() {
+            removed += 1;
+        }
+    }
+    removed
+}
+
+/// [`sweep_stale`] for a cache directory: once per directory per process (the first time a
+/// run uses it), saying on standard error how many files it removed, if any.
+pub fn sweep_stale_once(dir: &Path) {
+    use std::collections::BTreeSet;
+    use std::sync::{Mutex, OnceLock};
+    static SWEPT: OnceLock<Mutex<BTreeSet<PathBuf>>> = OnceLock::new();
+    let first = SWEPT
+        .get_or_init(|| Mutex::new(BTreeSet::new()))
+        .lock()
+        .map(|mut s| s.insert(dir.to_path_buf()))
+        .unwrap_or(false);
+    if first {
+        let n = sweep_stale(dir);
+        if n > 0 {
+            eprintln!(
+                "removed {n} temporary file(s) of killed runs from {}",
+                dir.display()
+            );
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn temporary_names_carry_the_writer_s_pid() {
+        let dir = tempfile::tempdir().unwrap();
+        let t = temp_beside(&dir.path().join("trace.apt")).unwrap();
+        let name = t.path().file_name().unwrap().to_string_lossy().into_owned();
+        assert_eq!(writer_pid(&name), Some(std::process::id()), "{name}");
+        assert_eq!(writer_pid(".a.b.p12.XyZ123.tmp"), Some(12));
+        for other in ["trace.apt", ".trace.apt.XyZ.tmp", ".x.pabc.Q.tmp", "p1.tmp"] {
+            assert_eq!(writer_pid(other), None, "{other}");
+        }
+    }
+
+    #[test]
+    fn stale_temporary_files_are_swept_and_live_ones_kept() {
+        let dir = tempfile::tempdir().unwrap();
+        let touch = |n: &str| std::fs::write(dir.path().join(n), b"x").unwrap();
+        // A writer that cannot be running (PIDs stay below 2^22 on Linux).
+        touch(".k1.apt.p4000000000.AbC123.tmp");
+        // This process's own file, a running process's (PID 1) and unrelated names.
+        let mine = temp_beside(&dir.path().join("k2.apt")).unwrap();
+        touch(".k3.apt.p1.AbC123.tmp");
+        touch(".k4.apt.AbC123.tmp");
+        touch("k5.apt");
+        let removed = sweep_stale(dir.path());
+        let mut left: Vec<String> = std::fs::read_dir(dir.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        left.sort();
+        if alive(1).is_some() {
+            assert_eq!(removed, 1, "{left:?}");
+            assert!(!left.iter().any(|n| n.starts_with(".k1.")), "{left:?}");
+        }
+        assert!(mine.path().exists());
+        for kept in [".k3.apt.p1.AbC123.tmp", ".k4.apt.AbC123.tmp", "k5.apt"] {
+            assert!(left.iter().any(|n| n == kept), "{kept} swept: {left:?}");
+        }
+        assert_eq!(sweep_stale(&dir.path().join("missing")), 0);
+    }
 }

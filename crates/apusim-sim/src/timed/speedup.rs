@@ -413,6 +413,7 @@ fn write_cached(dir: &std::path::Path, key: String, run: &AloneRun) -> Result<()
     let parent = dir.join("alone");
     std::fs::create_dir_all(&parent)
         .with_context(|| format!("creating the alone-run cache {}", parent.display()))?;
+    apusim_trace::output::sweep_stale_once(&parent);
     let entry = CacheEntry {
         key,
         run: run.clone(),
