@@ -180,6 +180,7 @@ impl CommonArgs {
     }
 }
 
+/// Run the study the command line names; print its tables and write the outputs asked for.
 pub fn run(c: StudyCommand) -> Result<()> {
     let args = StudyArgs {
         seed: c.common.seed,

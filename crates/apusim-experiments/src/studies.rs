@@ -586,6 +586,37 @@ const fn fig(
     }
 }
 
+/// A timed figure on mixes (`run` of a study module whose `Figure` lists its default mixes),
+/// with [`Options::timed`].
+fn on_mixes<F: DefaultMixes>(
+    run: fn(F, &drp_perf::Options) -> Result<StudyOutput>,
+    fig: F,
+    o: &Options,
+) -> Result<StudyOutput> {
+    run(fig, &o.timed(fig.default_mixes()))
+}
+
+/// A figure whose default mixes `quick` narrows to the first.
+trait DefaultMixes: Copy {
+    fn default_mixes(self) -> Vec<String>;
+}
+
+macro_rules! default_mixes {
+    ($($m:ident),*) => {$(
+        impl DefaultMixes for $m::Figure {
+            fn default_mixes(self) -> Vec<String> {
+                $m::Figure::default_mixes(self)
+            }
+        }
+    )*};
+}
+default_mixes!(drp_perf, crit_perf, crit_ident, crit_sched, tap_perf);
+
+/// A bypass figure with [`Options::bypass`].
+fn kernels_alone(fig: bypass_perf::Figure, o: &Options) -> Result<StudyOutput> {
+    bypass_perf::run(fig, &o.bypass(fig.quick_kernels()))
+}
+
 use Family::{Bypass, Drp, Gspc, GspcTimed, Timed};
 use FigureKind::{Bars, Lines, SCurve, Stacked};
 
@@ -637,91 +668,91 @@ pub static STUDIES: &[Study] = &[
     Study { name: "drp-fig1", family: Timed, paper: "drp Fig. 1",
         description: "drp Fig. 1 (timed): speedup of standalone over heterogeneous execution, CPU and GPU, per mix (alone runs cached)",
         figure: fig(SCurve, "heterogeneous execution", MIX, "drp Fig. 1: speedup achieved by standalone execution over heterogeneous execution"),
-        run: |o| drp_perf::run(drp_perf::Figure::Fig1, &o.timed(drp_perf::Figure::Fig1.default_mixes())) },
+        run: |o| on_mixes(drp_perf::run, drp_perf::Figure::Fig1, o) },
     Study { name: "drp-fig3", family: Timed, paper: "drp Fig. 3",
         description: "drp Fig. 3 (timed): frame-rate speedup with color, +texture, +depth, +blitter and all GPU streams ideal, on the 1C1G rendering mixes",
         figure: fig(Bars, "the baseline", MIX, "drp Fig. 3: potential improvement in frame rate"),
-        run: |o| drp_perf::run(drp_perf::Figure::Fig3, &o.timed(drp_perf::Figure::Fig3.default_mixes())) },
+        run: |o| on_mixes(drp_perf::run, drp_perf::Figure::Fig3, o) },
     Study { name: "drp-table4", family: Timed, paper: "drp Table 4",
         description: "drp Table 4 (timed): GPU speedup of the CUDA mixes with an ideal LLC for the GPU",
         figure: fig(Bars, "the baseline", MIX, "drp Table 4: GPU speedup with an ideal LLC for the GPU"),
-        run: |o| drp_perf::run(drp_perf::Figure::Table4, &o.timed(drp_perf::Figure::Table4.default_mixes())) },
+        run: |o| on_mixes(drp_perf::run, drp_perf::Figure::Table4, o) },
     Study { name: "drp-fig4", family: Timed, paper: "drp Fig. 4",
         description: "drp Fig. 4 (timed): average CPU and GPU speedup with 25-100% random GPU read-miss bypass",
         figure: fig(Lines, "the baseline", "share of the GPU's read misses bypassed", "drp Fig. 4: performance speedup with random GPU read miss bypass"),
-        run: |o| drp_perf::run(drp_perf::Figure::Fig4, &o.timed(drp_perf::Figure::Fig4.default_mixes())) },
+        run: |o| on_mixes(drp_perf::run, drp_perf::Figure::Fig4, o) },
     Study { name: "drp-fig11", family: Timed, paper: "drp Fig. 11",
         description: "drp Fig. 11 (timed): average CPU and GPU speedup of SHiP-hybrid and DRP",
         figure: fig(Bars, "the baseline", MIX, "drp Fig. 11: average speedup comparison"),
-        run: |o| drp_perf::run(drp_perf::Figure::Fig11, &o.timed(drp_perf::Figure::Fig11.default_mixes())) },
+        run: |o| on_mixes(drp_perf::run, drp_perf::Figure::Fig11, o) },
     Study { name: "drp-fig12", family: Timed, paper: "drp Fig. 12",
         description: "drp Fig. 12 (timed): DRP's CPU and GPU speedup per mix",
         figure: fig(SCurve, "the baseline", MIX, "drp Fig. 12: speedup achieved by the DRP-aware proposal for the mixes"),
-        run: |o| drp_perf::run(drp_perf::Figure::Fig12, &o.timed(drp_perf::Figure::Fig12.default_mixes())) },
+        run: |o| on_mixes(drp_perf::run, drp_perf::Figure::Fig12, o) },
     Study { name: "drp-fig15", family: Timed, paper: "drp Fig. 15",
         description: "drp Fig. 15 (timed): average speedup of HeLM and DRP, all mixes and CUDA mixes",
         figure: fig(Bars, "the baseline", MIX, "drp Fig. 15: speedup of HeLM and DRP"),
-        run: |o| drp_perf::run(drp_perf::Figure::Fig15, &o.timed(drp_perf::Figure::Fig15.default_mixes())) },
+        run: |o| on_mixes(drp_perf::run, drp_perf::Figure::Fig15, o) },
     Study { name: "crit-fig2", family: Timed, paper: "gpu-access-criticality Fig. 2",
         description: "gpu-access-criticality Fig. 2 (timed): the GPU's DRAM reads by stream per 3D title",
         figure: fig(Stacked, "", TITLE, "gpu-access-criticality Fig. 2: distribution of DRAM accesses from 3D scene rendering workloads"),
-        run: |o| crit_perf::run(crit_perf::Figure::Fig2, &o.timed(crit_perf::Figure::Fig2.default_mixes())) },
+        run: |o| on_mixes(crit_perf::run, crit_perf::Figure::Fig2, o) },
     Study { name: "crit-fig3", family: Timed, paper: "gpu-access-criticality Fig. 3",
         description: "gpu-access-criticality Fig. 3 (timed): frame-rate speedup with one stream ideal",
         figure: fig(Bars, "the baseline", TITLE, "gpu-access-criticality Fig. 3: speedup when each individual stream behaves ideally"),
-        run: |o| crit_perf::run(crit_perf::Figure::Fig3, &o.timed(crit_perf::Figure::Fig3.default_mixes())) },
+        run: |o| on_mixes(crit_perf::run, crit_perf::Figure::Fig3, o) },
     Study { name: "crit-fig8", family: Timed, paper: "gpu-access-criticality Fig. 8",
         description: "gpu-access-criticality Fig. 8 (timed): frame-rate gain with the critical, or the non-critical, GPU accesses ideal",
         figure: fig(Bars, "the baseline", TITLE, "gpu-access-criticality Fig. 8: FPS improvement when the LLC behaves ideally for critical and non-critical accesses"),
-        run: |o| crit_ident::run(crit_ident::Figure::Fig8, &o.timed(crit_ident::Figure::Fig8.default_mixes())) },
+        run: |o| on_mixes(crit_ident::run, crit_ident::Figure::Fig8, o) },
     Study { name: "crit-fig9", family: Timed, paper: "gpu-access-criticality Fig. 9",
         description: "gpu-access-criticality Fig. 9 (timed): the GPU's accesses by stream, critical and not",
         figure: fig(Stacked, "", TITLE, "gpu-access-criticality Fig. 9: distribution of critical accesses"),
-        run: |o| crit_ident::run(crit_ident::Figure::Fig9, &o.timed(crit_ident::Figure::Fig9.default_mixes())) },
+        run: |o| on_mixes(crit_ident::run, crit_ident::Figure::Fig9, o) },
     Study { name: "crit-fig10", family: Timed, paper: "gpu-access-criticality Fig. 10",
         description: "gpu-access-criticality Fig. 10 (timed): the frame-rate estimation error per title",
         figure: fig(Bars, "", TITLE, "gpu-access-criticality Fig. 10: error in frame rate estimation"),
-        run: |o| crit_ident::run(crit_ident::Figure::Fig10, &o.timed(crit_ident::Figure::Fig10.default_mixes())) },
+        run: |o| on_mixes(crit_ident::run, crit_ident::Figure::Fig10, o) },
     Study { name: "crit-fig11", family: Timed, paper: "gpu-access-criticality Fig. 11",
         description: "gpu-access-criticality Fig. 11 (timed): GPU-favoring, IM-LLC, IM-SCHED and IM DRAM scheduling: frame rate and CPU weighted speedup over FR-FCFS",
         figure: fig(Bars, "FR-FCFS", TITLE, "gpu-access-criticality Fig. 11: normalized FPS and weighted CPU speedup"),
-        run: |o| crit_sched::run(crit_sched::Figure::Fig11, &o.timed(crit_sched::Figure::Fig11.default_mixes())) },
+        run: |o| on_mixes(crit_sched::run, crit_sched::Figure::Fig11, o) },
     Study { name: "crit-fig12", family: Timed, paper: "gpu-access-criticality Fig. 12",
         description: "gpu-access-criticality Fig. 12 (timed): quarters of the critical set, and random marking at each stream's critical share, under IM",
         figure: fig(Bars, "FR-FCFS", TITLE, "gpu-access-criticality Fig. 12: quarters of the critical accesses, and random sampling"),
-        run: |o| crit_sched::run(crit_sched::Figure::Fig12, &o.timed(crit_sched::Figure::Fig12.default_mixes())) },
+        run: |o| on_mixes(crit_sched::run, crit_sched::Figure::Fig12, o) },
     Study { name: "crit-fig13", family: Timed, paper: "gpu-access-criticality Fig. 13",
         description: "gpu-access-criticality Fig. 13 (timed): SMS-0.9, SMS-0, DynPrio, DASH, HeLM and IM",
         figure: fig(Bars, "FR-FCFS", TITLE, "gpu-access-criticality Fig. 13: FPS speedup and weighted CPU speedup over the baseline"),
-        run: |o| crit_sched::run(crit_sched::Figure::Fig13, &o.timed(crit_sched::Figure::Fig13.default_mixes())) },
+        run: |o| on_mixes(crit_sched::run, crit_sched::Figure::Fig13, o) },
     Study { name: "crit-fig14", family: Timed, paper: "gpu-access-criticality Fig. 14",
         description: "gpu-access-criticality Fig. 14 (timed): IM with an 8 MB LLC",
         figure: fig(Bars, "FR-FCFS", TITLE, "gpu-access-criticality Fig. 14: IM with an 8 MB LLC"),
-        run: |o| crit_sched::run(crit_sched::Figure::Fig14, &o.timed(crit_sched::Figure::Fig14.default_mixes())) },
+        run: |o| on_mixes(crit_sched::run, crit_sched::Figure::Fig14, o) },
     Study { name: "crit-fig15", family: Timed, paper: "gpu-access-criticality Fig. 15",
         description: "gpu-access-criticality Fig. 15 (timed): SMS-0.9, SMS-0, HeLM and IM on the CUDA mixes",
         figure: fig(Bars, "FR-FCFS", TITLE, "gpu-access-criticality Fig. 15: GPU application speedup and weighted CPU speedup"),
-        run: |o| crit_sched::run(crit_sched::Figure::Fig15, &o.timed(crit_sched::Figure::Fig15.default_mixes())) },
+        run: |o| on_mixes(crit_sched::run, crit_sched::Figure::Fig15, o) },
     Study { name: "crit-fig4", family: Timed, paper: "gpu-access-criticality Fig. 4",
         description: "gpu-access-criticality Fig. 4 (timed): sets of streams ideal together against the sum of their individual speedups",
         figure: fig(Bars, "the baseline", TITLE, "gpu-access-criticality Fig. 4: speedup when a set of streams behaves ideally"),
-        run: |o| crit_perf::run(crit_perf::Figure::Fig4, &o.timed(crit_perf::Figure::Fig4.default_mixes())) },
+        run: |o| on_mixes(crit_perf::run, crit_perf::Figure::Fig4, o) },
     Study { name: "bypass-fig2", family: Bypass, paper: "adaptive-gpu-l1-bypassing Fig. 2",
         description: "adaptive-gpu-l1-bypassing Fig. 2 (timed): speedup of 32 to 256 KB L1 data caches over 16 KB, each Table 2 kernel alone on preset `bypass` (`--mixes` names kernels)",
         figure: fig(Bars, "Baseline", KERNEL, "adaptive-gpu-l1-bypassing Fig. 2: performance improvement normalized to a 16KB L1 cache with different cache sizes"),
-        run: |o| bypass_perf::run(bypass_perf::Figure::Fig2, &o.bypass(bypass_perf::Figure::Fig2.quick_kernels())) },
+        run: |o| kernels_alone(bypass_perf::Figure::Fig2, o) },
     Study { name: "bypass-fig9", family: Bypass, paper: "adaptive-gpu-l1-bypassing Figs. 8 and 9",
         description: "adaptive-gpu-l1-bypassing Figs. 8 and 9 (timed): speedup and L1 misses of the PC-based and counter-based bypass predictors and a 32 KB L1, and the L1s' static energy from run time (Table 3)",
         figure: fig(Bars, "Baseline", KERNEL, "adaptive-gpu-l1-bypassing Fig. 9: speedup over the baseline for different techniques"),
-        run: |o| bypass_perf::run(bypass_perf::Figure::Fig9, &o.bypass(bypass_perf::Figure::Fig9.quick_kernels())) },
+        run: |o| kernels_alone(bypass_perf::Figure::Fig9, o) },
     Study { name: "bypass-fig10", family: Bypass, paper: "adaptive-gpu-l1-bypassing Fig. 10",
         description: "adaptive-gpu-l1-bypassing Fig. 10 (timed): each kernel's L1 hit rate on the baseline",
         figure: fig(Bars, "", KERNEL, "adaptive-gpu-l1-bypassing Fig. 10: L1 cache hit rate of each benchmark in the baseline"),
-        run: |o| bypass_perf::run(bypass_perf::Figure::Fig10, &o.bypass(bypass_perf::Figure::Fig10.quick_kernels())) },
+        run: |o| kernels_alone(bypass_perf::Figure::Fig10, o) },
     Study { name: "bypass-fig12", family: Bypass, paper: "adaptive-gpu-l1-bypassing Fig. 12",
         description: "adaptive-gpu-l1-bypassing Fig. 12 (timed): execution time of nw and nw-nospm with the PC-based predictor and 32 and 64 KB L1s, relative to nw on the baseline",
         figure: fig(Bars, "Baseline", KERNEL, "adaptive-gpu-l1-bypassing Fig. 12: execution time of nw with different configurations"),
-        run: |o| bypass_perf::run(bypass_perf::Figure::Fig12, &o.bypass(bypass_perf::Figure::Fig12.quick_kernels())) },
+        run: |o| kernels_alone(bypass_perf::Figure::Fig12, o) },
     Study { name: "tap-fig2", family: Timed, paper: "tap Figs. 2 and 3",
         description: "tap Figs. 2 and 3 (timed): CPI and LLC MPKI of each application alone with 1 to 32 LLC ways at 4096 sets, and its type A-E (`--mixes` names GPGPU or CPU kernels; default: every GPGPU kernel)",
         figure: fig(Lines, "", "LLC size at 4096 sets (256KB a way)", "tap Figs. 2 and 3: CPI and LLC MPKI against LLC ways"),
@@ -729,35 +760,35 @@ pub static STUDIES: &[Study] = &[
     Study { name: "tap-fig6", family: Timed, paper: "tap Fig. 6",
         description: "tap Fig. 6 (timed): UCP and TAP-UCP over LRU on 1-CPU workloads per GPGPU type",
         figure: fig(SCurve, "LRU", MIX, "tap Fig. 6: TAP-UCP speedup results"),
-        run: |o| tap_perf::run(tap_perf::Figure::Fig6, &o.timed(tap_perf::Figure::Fig6.default_mixes())) },
+        run: |o| on_mixes(tap_perf::run, tap_perf::Figure::Fig6, o) },
     Study { name: "tap-fig7", family: Timed, paper: "tap Fig. 7",
         description: "tap Fig. 7 (timed): RRIP and TAP-RRIP over LRU on 1-CPU workloads per GPGPU type",
         figure: fig(SCurve, "LRU", MIX, "tap Fig. 7: TAP-RRIP speedup results"),
-        run: |o| tap_perf::run(tap_perf::Figure::Fig7, &o.timed(tap_perf::Figure::Fig7.default_mixes())) },
+        run: |o| on_mixes(tap_perf::run, tap_perf::Figure::Fig7, o) },
     Study { name: "tap-fig8", family: Timed, paper: "tap Fig. 8",
         description: "tap Fig. 8 (timed): TAP and TAP-S mechanisms over LRU on Stream-CPU workloads",
         figure: fig(Bars, "LRU", TYPE, "tap Fig. 8: enhanced TAP mechanism (TAP-S) results"),
-        run: |o| tap_perf::run(tap_perf::Figure::Fig8, &o.timed(tap_perf::Figure::Fig8.default_mixes())) },
+        run: |o| on_mixes(tap_perf::run, tap_perf::Figure::Fig8, o) },
     Study { name: "tap-fig9", family: Timed, paper: "tap Fig. 9",
         description: "tap Fig. 9 (timed): UCP, TAP-UCP, RRIP and TAP-RRIP with two and four CPU applications",
         figure: fig(Bars, "LRU", TYPE, "tap Fig. 9: multiple CPU application results"),
-        run: |o| tap_perf::run(tap_perf::Figure::Fig9, &o.timed(tap_perf::Figure::Fig9.default_mixes())) },
+        run: |o| on_mixes(tap_perf::run, tap_perf::Figure::Fig9, o) },
     Study { name: "tap-fig10", family: Timed, paper: "tap Fig. 10",
         description: "tap Fig. 10 (timed): static partitioning, TAP-UCP and TAP-RRIP over LRU",
         figure: fig(Bars, "LRU", TYPE, "tap Fig. 10: static partitioning results"),
-        run: |o| tap_perf::run(tap_perf::Figure::Fig10, &o.timed(tap_perf::Figure::Fig10.default_mixes())) },
+        run: |o| on_mixes(tap_perf::run, tap_perf::Figure::Fig10, o) },
     Study { name: "tap-fig11", family: Timed, paper: "tap Fig. 11",
         description: "tap Fig. 11 (timed): UCP, TAP-UCP, RRIP and TAP-RRIP at other LLC sizes and associativities",
         figure: fig(Bars, "LRU", TYPE, "tap Fig. 11: cache sensitivity results (size-associativity)"),
-        run: |o| tap_perf::run(tap_perf::Figure::Fig11, &o.timed(tap_perf::Figure::Fig11.default_mixes())) },
+        run: |o| on_mixes(tap_perf::run, tap_perf::Figure::Fig11, o) },
     Study { name: "tap-fig12", family: Timed, paper: "tap Fig. 12",
         description: "tap Fig. 12 (timed): TADIP, PIPP, TC, UCP, RRIP, TAP-UCP and TAP-RRIP over LRU",
         figure: fig(Bars, "LRU", TYPE, "tap Fig. 12: TAP comparison to other policies"),
-        run: |o| tap_perf::run(tap_perf::Figure::Fig12, &o.timed(tap_perf::Figure::Fig12.default_mixes())) },
+        run: |o| on_mixes(tap_perf::run, tap_perf::Figure::Fig12, o) },
     Study { name: "tap-table1", family: Timed, paper: "tap Table 1",
         description: "tap Table 1 (timed): the LLC share of the CPU and the GPGPU application under LRU, UCP, RRIP and TC, and which one each policy favours, per GPGPU type",
         figure: fig(Bars, "", TYPE, "tap Table 1: LLC share of each application and the application each policy favours"),
-        run: |o| tap_perf::run(tap_perf::Figure::Table1, &o.timed(tap_perf::Figure::Table1.default_mixes())) },
+        run: |o| on_mixes(tap_perf::run, tap_perf::Figure::Table1, o) },
 ];
 
 #[cfg(test)]
