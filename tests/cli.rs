@@ -652,6 +652,55 @@ fn studies_run_as_one_command_with_csv_and_deterministic_results() {
 }
 
 #[test]
+fn studies_take_their_registered_options_and_unknown_names_get_the_nearest() {
+    use apusim_experiments::studies::{OptionKind, STUDIES};
+    const COMMON: [&str; 9] = [
+        "--seed",
+        "--set",
+        "--threads",
+        "--cache-dir",
+        "--no-cache",
+        "--json",
+        "--csv",
+        "--plot",
+        "--plot-metric",
+    ];
+    for s in STUDIES {
+        let help = ok(&["study", s.name, "--help"]);
+        assert!(help.starts_with(s.description), "{}: {help}", s.name);
+        let flags: Vec<&str> = help
+            .lines()
+            .filter_map(|l| l.trim_start().strip_prefix("--"))
+            .filter_map(|l| l.split_whitespace().next())
+            .collect();
+        let want: Vec<String> = s
+            .options()
+            .iter()
+            .map(|o| o.name.to_string())
+            .chain(COMMON.iter().map(|c| c[2..].to_string()))
+            .collect();
+        assert_eq!(flags, want, "{}", s.name);
+        for o in s.options() {
+            if let (OptionKind::Int { .. } | OptionKind::List, Some(d)) = (o.kind, o.default) {
+                assert!(
+                    help.contains(&format!("[default: {d}]")),
+                    "{} --{}",
+                    s.name,
+                    o.name
+                );
+            }
+        }
+    }
+    let err = fails(&["study", "tap-tabel1"]);
+    assert!(
+        err.contains("unknown study `tap-tabel1` (did you mean `tap-table1`?)"),
+        "{err}"
+    );
+    let err = fails(&["study", "gspc-fig12", "--limit", "5"]);
+    assert!(err.contains("--limit"), "{err}");
+}
+
+#[test]
 fn timed_drp_studies_run_with_csv_and_the_same_numbers_on_any_thread_count() {
     let dir = tempfile::tempdir().unwrap();
     let csv = dir.path().join("fig11.csv");

@@ -286,11 +286,12 @@ def study(name: str, **options: Any) -> pd.DataFrame:
     ``study, config, workload, policy, metric, value``. The figure's title and the paper's
     values are in ``df.attrs["title"]`` and ``df.attrs["paper"]``.
 
-    Options are the command's, by keyword: ``seed``, ``set``, ``threads``, ``cache_dir``,
-    ``no_cache``; gspc's ``scenes``, ``width``, ``height``, ``frames``, ``llc``; the drp
-    functional figures' ``mixes``, ``scale``, ``limit``; the timed figures' ``mixes``,
-    ``scale``, ``warmup``, ``instructions``, ``quick``. An option the study does not take is
-    refused.
+    Options are the command's (``apusim study NAME --help``), by keyword: ``seed``, ``set``,
+    ``threads``, ``cache_dir``, ``no_cache``; gspc's ``scenes``, ``width``, ``height``,
+    ``frames``, ``llc``; the drp functional figures' ``mixes``, ``scale``, ``limit``; the
+    timed figures' ``mixes``, ``scale``, ``warmup``, ``instructions``, ``quick``. Each study
+    takes the options its registry entry declares, with the command's defaults; an option it
+    does not take is refused with the list of those it takes.
     """
     kw = dict(options)
     for key in ("scenes", "llc", "mixes"):

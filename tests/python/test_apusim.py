@@ -231,6 +231,10 @@ def test_bad_records_and_options_raise(tmp_path):
         apusim.study("gspc-fig12", limit=5)
     with pytest.raises(apusim.ApusimError, match="no_such_option"):
         apusim.study("drp-fig13", no_such_option=1)
+    with pytest.raises(apusim.ApusimError, match=r"does not take quick \(it takes scenes"):
+        apusim.study("gspc-fig12", quick=True)
+    with pytest.raises(apusim.ApusimError, match="did you mean `tap-table1`"):
+        apusim.study("tap-tabel1")
     with pytest.raises(apusim.ApusimError):
         apusim.results(tmp_path / "missing.sqlite")
 

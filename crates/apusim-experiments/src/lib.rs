@@ -28,6 +28,9 @@
 //!   run (`apusim sim`) per (mix, bar), where a bar is a policy plus the LLC study switches.
 //!
 //! The central types:
+//! - [`studies::Study`]: one entry of the registry [`studies::STUDIES`] — a study's name,
+//!   help line, paper, the options it takes, its figure and the function that runs it. The
+//!   command line, the Python binding and the plots are all built from it.
 //! - [`jobs::JobInputs`]: generated workloads (a mix, a rendering job) as simulator inputs,
 //!   backed by the on-disk trace cache, so a study generates each workload once.
 //! - [`Record`]: one number of a study — (configuration, workload, policy, metric) → value.
@@ -49,6 +52,7 @@ pub mod drp_perf;
 pub mod gspc;
 pub mod gspc_perf;
 pub mod jobs;
+pub mod studies;
 pub mod tap_char;
 pub mod tap_perf;
 pub mod tap_share;

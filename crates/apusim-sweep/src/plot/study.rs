@@ -1,7 +1,7 @@
 //! The figure of each `apusim study`: which of the papers' figure types it is, its baseline,
 //! axis labels with units, and the long CSV (`--csv`) read back to redraw it.
 //!
-//! [`spec`] is the one table keyed by study name. [`figure`] turns a [`StudyOutput`] into a
+//! [`spec`] reads each study's figure from the registry of studies. [`figure`] turns a [`StudyOutput`] into a
 //! [`Figure`] with one panel per metric (all metrics stacked, or the one asked for), and one
 //! panel per configuration as well when the configurations share their workloads (the
 //! paper's upper/lower panels, e.g. gspc Fig. 17's DDR3-1867 and 512-context GPU):
@@ -25,141 +25,21 @@ use anyhow::{bail, Context, Result};
 use apusim_experiments::{Record, StudyOutput};
 use std::path::Path;
 
-/// The papers' figure types.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum FigureKind {
-    /// Grouped bars normalized to the baseline, with the geometric mean.
-    Bars,
-    /// Per-mix sorted curves.
-    SCurve,
-    /// Lines over a swept parameter.
-    Lines,
-    /// Stacked bars of a breakdown.
-    Stacked,
-}
+pub use apusim_experiments::studies::FigureKind;
 
-/// How a study is drawn.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Spec {
-    pub kind: FigureKind,
-    /// What normalized metrics are relative to, for the y labels.
-    pub baseline: &'static str,
-    /// What the x positions are: the workloads of bars, or the swept parameter of lines.
-    pub x_label: &'static str,
-    /// The paper's caption, the title of a figure redrawn from a CSV.
-    pub caption: &'static str,
-}
-
-const fn s(
-    kind: FigureKind,
-    baseline: &'static str,
-    x_label: &'static str,
-    caption: &'static str,
-) -> Spec {
-    Spec {
-        kind,
-        baseline,
-        x_label,
-        caption,
-    }
-}
+/// How a study is drawn: its registry entry's figure ([`apusim_experiments::studies`]).
+pub type Spec = apusim_experiments::studies::FigureSpec;
 
 use FigureKind::{Bars, Lines, SCurve, Stacked};
 
 /// Every study of `apusim study`, in its help's order.
-pub const STUDIES: [&str; 40] = [
-    "gspc-fig11",
-    "gspc-fig12",
-    "gspc-fig13",
-    "gspc-fig14",
-    "gspc-fig15",
-    "gspc-fig16",
-    "gspc-fig17",
-    "drp-fig13",
-    "drp-fig14",
-    "drp-fig1",
-    "drp-fig3",
-    "drp-table4",
-    "drp-fig4",
-    "drp-fig11",
-    "drp-fig12",
-    "drp-fig15",
-    "crit-fig2",
-    "crit-fig3",
-    "crit-fig8",
-    "crit-fig9",
-    "crit-fig10",
-    "crit-fig11",
-    "crit-fig12",
-    "crit-fig13",
-    "crit-fig14",
-    "crit-fig15",
-    "crit-fig4",
-    "bypass-fig2",
-    "bypass-fig9",
-    "bypass-fig10",
-    "bypass-fig12",
-    "tap-fig2",
-    "tap-fig6",
-    "tap-fig7",
-    "tap-fig8",
-    "tap-fig9",
-    "tap-fig10",
-    "tap-fig11",
-    "tap-fig12",
-    "tap-table1",
-];
+pub fn studies() -> impl Iterator<Item = &'static str> {
+    apusim_experiments::studies::STUDIES.iter().map(|s| s.name)
+}
 
-/// The figure of `study` (`None`: not one of [`STUDIES`]).
+/// The figure of `study` (`None`: not a registered study).
 pub fn spec(study: &str) -> Option<Spec> {
-    const SCENE: &str = "scene";
-    const MIX: &str = "mix";
-    const TITLE: &str = "GPU workload (3D title or CUDA application)";
-    const TYPE: &str = "GPGPU application type";
-    const KERNEL: &str = "benchmark";
-    Some(match study {
-        "gspc-fig11" => s(Lines, "t = 16", "GSPZTC threshold t", "gspc Fig. 11: sensitivity to parameter t"),
-        "gspc-fig12" => s(Bars, "2-bit DRRIP", SCENE, "gspc Fig. 12: LLC miss count normalized to DRRIP"),
-        "gspc-fig13" => s(Bars, "", SCENE, "gspc Fig. 13: texture sampler hit rate, render target production to texture consumption rate, render target hit rate and Z hit rate"),
-        "gspc-fig14" => s(Bars, "2-bit DRRIP", SCENE, "gspc Fig. 14: comparison between iso-overhead policies"),
-        "gspc-fig15" => s(Bars, "DRRIP", SCENE, "gspc Fig. 15: normalized performance on an 8 MB 16-way LLC"),
-        "gspc-fig16" => s(Bars, "DRRIP", SCENE, "gspc Fig. 16: normalized performance on a 16 MB 16-way LLC"),
-        "gspc-fig17" => s(Bars, "DRRIP", SCENE, "gspc Fig. 17: performance normalized to DRRIP for a DDR3-1867 DRAM system and for a less aggressive GPU"),
-        "drp-fig13" => s(Bars, "the baseline", MIX, "drp Fig. 13: normalized read miss count of the mixes"),
-        "drp-fig14" => s(Bars, "the baseline", MIX, "drp Fig. 14: normalized average read miss count"),
-        "drp-fig1" => s(SCurve, "heterogeneous execution", MIX, "drp Fig. 1: speedup achieved by standalone execution over heterogeneous execution"),
-        "drp-fig3" => s(Bars, "the baseline", MIX, "drp Fig. 3: potential improvement in frame rate"),
-        "drp-table4" => s(Bars, "the baseline", MIX, "drp Table 4: GPU speedup with an ideal LLC for the GPU"),
-        "drp-fig4" => s(Lines, "the baseline", "share of the GPU's read misses bypassed", "drp Fig. 4: performance speedup with random GPU read miss bypass"),
-        "drp-fig11" => s(Bars, "the baseline", MIX, "drp Fig. 11: average speedup comparison"),
-        "drp-fig12" => s(SCurve, "the baseline", MIX, "drp Fig. 12: speedup achieved by the DRP-aware proposal for the mixes"),
-        "drp-fig15" => s(Bars, "the baseline", MIX, "drp Fig. 15: speedup of HeLM and DRP"),
-        "crit-fig2" => s(Stacked, "", TITLE, "gpu-access-criticality Fig. 2: distribution of DRAM accesses from 3D scene rendering workloads"),
-        "crit-fig3" => s(Bars, "the baseline", TITLE, "gpu-access-criticality Fig. 3: speedup when each individual stream behaves ideally"),
-        "crit-fig4" => s(Bars, "the baseline", TITLE, "gpu-access-criticality Fig. 4: speedup when a set of streams behaves ideally"),
-        "crit-fig8" => s(Bars, "the baseline", TITLE, "gpu-access-criticality Fig. 8: FPS improvement when the LLC behaves ideally for critical and non-critical accesses"),
-        "crit-fig9" => s(Stacked, "", TITLE, "gpu-access-criticality Fig. 9: distribution of critical accesses"),
-        "crit-fig10" => s(Bars, "", TITLE, "gpu-access-criticality Fig. 10: error in frame rate estimation"),
-        "crit-fig11" => s(Bars, "FR-FCFS", TITLE, "gpu-access-criticality Fig. 11: normalized FPS and weighted CPU speedup"),
-        "crit-fig12" => s(Bars, "FR-FCFS", TITLE, "gpu-access-criticality Fig. 12: quarters of the critical accesses, and random sampling"),
-        "crit-fig13" => s(Bars, "FR-FCFS", TITLE, "gpu-access-criticality Fig. 13: FPS speedup and weighted CPU speedup over the baseline"),
-        "crit-fig14" => s(Bars, "FR-FCFS", TITLE, "gpu-access-criticality Fig. 14: IM with an 8 MB LLC"),
-        "crit-fig15" => s(Bars, "FR-FCFS", TITLE, "gpu-access-criticality Fig. 15: GPU application speedup and weighted CPU speedup"),
-        "bypass-fig2" => s(Bars, "Baseline", KERNEL, "adaptive-gpu-l1-bypassing Fig. 2: performance improvement normalized to a 16KB L1 cache with different cache sizes"),
-        "bypass-fig9" => s(Bars, "Baseline", KERNEL, "adaptive-gpu-l1-bypassing Fig. 9: speedup over the baseline for different techniques"),
-        "bypass-fig10" => s(Bars, "", KERNEL, "adaptive-gpu-l1-bypassing Fig. 10: L1 cache hit rate of each benchmark in the baseline"),
-        "bypass-fig12" => s(Bars, "Baseline", KERNEL, "adaptive-gpu-l1-bypassing Fig. 12: execution time of nw with different configurations"),
-        "tap-fig2" => s(Lines, "", "LLC size at 4096 sets (256KB a way)", "tap Figs. 2 and 3: CPI and LLC MPKI against LLC ways"),
-        "tap-fig6" => s(SCurve, "LRU", MIX, "tap Fig. 6: TAP-UCP speedup results"),
-        "tap-fig7" => s(SCurve, "LRU", MIX, "tap Fig. 7: TAP-RRIP speedup results"),
-        "tap-fig8" => s(Bars, "LRU", TYPE, "tap Fig. 8: enhanced TAP mechanism (TAP-S) results"),
-        "tap-fig9" => s(Bars, "LRU", TYPE, "tap Fig. 9: multiple CPU application results"),
-        "tap-fig10" => s(Bars, "LRU", TYPE, "tap Fig. 10: static partitioning results"),
-        "tap-fig11" => s(Bars, "LRU", TYPE, "tap Fig. 11: cache sensitivity results (size-associativity)"),
-        "tap-fig12" => s(Bars, "LRU", TYPE, "tap Fig. 12: TAP comparison to other policies"),
-        "tap-table1" => s(Bars, "", TYPE, "tap Table 1: LLC share of each application and the application each policy favours"),
-        _ => return None,
-    })
+    apusim_experiments::studies::get(study).map(|s| s.figure)
 }
 
 /// The y label of `metric` (with its unit), and whether it is normalized to the baseline
@@ -620,7 +500,7 @@ mod tests {
 
     #[test]
     fn every_study_has_a_figure_and_a_caption() {
-        for st in STUDIES {
+        for st in studies() {
             let sp = spec(st).unwrap_or_else(|| panic!("{st}"));
             assert!(!sp.caption.is_empty() && !sp.x_label.is_empty(), "{st}");
         }
