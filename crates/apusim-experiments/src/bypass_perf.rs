@@ -30,7 +30,6 @@ use crate::{with_means, Mean, Record, StudyOutput};
 use anyhow::{bail, Context, Result};
 use apusim_sim::timed::{sim_policy, SimOptions, SimResult};
 use apusim_sim::SystemConfig;
-use rayon::prelude::*;
 
 /// The system of every figure.
 pub const PRESET: &str = "bypass";
@@ -39,21 +38,7 @@ pub const PRESET: &str = "bypass";
 const L1D: &str = "cu-l1d";
 
 /// Table 2's thirteen benchmarks, in its order (by memory intensity).
-pub const PAPER_KERNELS: &[&str] = &[
-    "matrixmul",
-    "spmv",
-    "bfs",
-    "nn",
-    "kmeans",
-    "bitonic",
-    "srad",
-    "backprop",
-    "dct",
-    "sort",
-    "histogram",
-    "nw",
-    "lud",
-];
+pub const PAPER_KERNELS: &[&str] = apusim_workloads::gpgpu::BYPASS_TABLE2;
 
 /// One figure of the paper's timing results.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -292,26 +277,16 @@ pub fn run(fig: Figure, o: &Options) -> Result<StudyOutput> {
     let cases: Vec<(usize, usize)> = (0..inputs.len())
         .flat_map(|k| (0..bars.len()).map(move |b| (k, b)))
         .collect();
-    let progress = apusim_sim::run::count_bar(cases.len(), "timed runs");
-    let points: Vec<Point> = cases
-        .par_iter()
-        .map(|&(k, b)| {
-            let r = sim_policy(
-                &configs[b],
-                &configs[b].llc.policy,
-                &inputs[k],
-                &SimOptions::default(),
-            )
-            .with_context(|| format!("{name}: {} ({})", kernels[k], bars[b].label))?;
-            if let Some(p) = &progress {
-                p.inc(1);
-            }
-            point(&r)
-        })
-        .collect::<Result<_>>()?;
-    if let Some(p) = progress {
-        p.finish_and_clear();
-    }
+    let points: Vec<Point> = crate::timed::par_runs(&cases, |&(k, b)| {
+        let r = sim_policy(
+            &configs[b],
+            &configs[b].llc.policy,
+            &inputs[k],
+            &SimOptions::default(),
+        )
+        .with_context(|| format!("{name}: {} ({})", kernels[k], bars[b].label))?;
+        point(&r)
+    })?;
     let at = |k: usize, b: usize| points[k * bars.len() + b];
     let mut ratios = Vec::new();
     let mut rates = Vec::new();

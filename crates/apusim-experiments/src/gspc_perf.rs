@@ -21,7 +21,6 @@ use anyhow::{bail, Context, Result};
 use apusim_sim::timed::{sim_policy, SimOptions};
 use apusim_sim::SystemConfig;
 use apusim_workloads::mixes::Job;
-use rayon::prelude::*;
 
 /// The figures this module reproduces.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -159,31 +158,19 @@ pub fn run(fig: Figure, o: &Options) -> Result<StudyOutput> {
     let cases: Vec<(usize, usize, usize)> = (0..inputs.len())
         .flat_map(|j| (0..n_sys).flat_map(move |s| (0..n_bars).map(move |b| (j, s, b))))
         .collect();
-    let progress = apusim_sim::run::count_bar(cases.len(), "timed runs");
     // Each run's frame rate and the GPU's LLC demand misses.
-    let runs: Vec<(f64, f64)> = cases
-        .par_iter()
-        .map(|&(j, s, b)| {
-            let r = sim_policy(&configs[s], bars[b].1, &inputs[j], &SimOptions::default())
-                .with_context(|| {
-                    format!("{} ({}, {})", o.scenes[j], systems[s].label, bars[b].0)
-                })?;
-            if let Some(p) = &progress {
-                p.inc(1);
-            }
-            let fps = r
-                .gpu
-                .as_ref()
-                .and_then(|g| g.render.as_ref())
-                .map(|x| x.fps)
-                .with_context(|| format!("{}: the run reported no frame rate", o.scenes[j]))?;
-            let c = r.functional.llc().counts.class_total(true);
-            Ok((fps, (c.read_misses + c.write_misses) as f64))
-        })
-        .collect::<Result<_>>()?;
-    if let Some(p) = progress {
-        p.finish_and_clear();
-    }
+    let runs: Vec<(f64, f64)> = crate::timed::par_runs(&cases, |&(j, s, b)| {
+        let r = sim_policy(&configs[s], bars[b].1, &inputs[j], &SimOptions::default())
+            .with_context(|| format!("{} ({}, {})", o.scenes[j], systems[s].label, bars[b].0))?;
+        let fps = r
+            .gpu
+            .as_ref()
+            .and_then(|g| g.render.as_ref())
+            .map(|x| x.fps)
+            .with_context(|| format!("{}: the run reported no frame rate", o.scenes[j]))?;
+        let c = r.functional.llc().counts.class_total(true);
+        Ok((fps, (c.read_misses + c.write_misses) as f64))
+    })?;
     let at = |j: usize, s: usize, b: usize| runs[(j * systems.len() + s) * bars.len() + b].0;
     let misses = |j: usize, s: usize, b: usize| runs[(j * systems.len() + s) * bars.len() + b].1;
     let mut records = Vec::new();

@@ -39,7 +39,6 @@ use apusim_sim::SystemConfig;
 use apusim_workloads::cpu::{self, CpuParams};
 use apusim_workloads::gpgpu::{self, Behaviour};
 use apusim_workloads::mixes::{Job, JobSpec};
-use rayon::prelude::*;
 
 /// LLC ways of Figs. 2 and 3 at 4096 sets of 64-byte lines: 256 KB to 8 MB.
 pub const WAYS: [u32; 6] = [1, 2, 4, 8, 16, 32];
@@ -181,33 +180,23 @@ pub fn run(o: &Options) -> Result<StudyOutput> {
     let cases: Vec<(usize, usize)> = (0..inputs.len())
         .flat_map(|a| (0..WAYS.len()).map(move |w| (a, w)))
         .collect();
-    let progress = apusim_sim::run::count_bar(cases.len(), "timed runs");
-    let points: Vec<(f64, f64)> = cases
-        .par_iter()
-        .map(|&(a, w)| {
-            let ways = WAYS[w];
-            let kb = u64::from(SETS * ways) * 64 / 1024;
-            let mut set = o.overrides.clone();
-            set.push(format!("llc.geometry={kb}K,{ways},64"));
-            let mut cfg = SystemConfig::load_preset("tap", &set)?;
-            cfg.cpus = 1;
-            cfg.seed = o.seed;
-            let opts = SimOptions {
-                warmup: o.warmup,
-                instructions: Some(target),
-                ..SimOptions::default()
-            };
-            let r = sim_policy(&cfg, "lru", &inputs[a], &opts)
-                .with_context(|| format!("{} with a {kb} KB LLC", names[a]))?;
-            if let Some(p) = &progress {
-                p.inc(1);
-            }
-            point(&r)
-        })
-        .collect::<Result<_>>()?;
-    if let Some(p) = progress {
-        p.finish_and_clear();
-    }
+    let points: Vec<(f64, f64)> = crate::timed::par_runs(&cases, |&(a, w)| {
+        let ways = WAYS[w];
+        let kb = u64::from(SETS * ways) * 64 / 1024;
+        let mut set = o.overrides.clone();
+        set.push(format!("llc.geometry={kb}K,{ways},64"));
+        let mut cfg = SystemConfig::load_preset("tap", &set)?;
+        cfg.cpus = 1;
+        cfg.seed = o.seed;
+        let opts = SimOptions {
+            warmup: o.warmup,
+            instructions: Some(target),
+            ..SimOptions::default()
+        };
+        let r = sim_policy(&cfg, "lru", &inputs[a], &opts)
+            .with_context(|| format!("{} with a {kb} KB LLC", names[a]))?;
+        point(&r)
+    })?;
     let mut records = Vec::new();
     for (a, name) in names.iter().enumerate() {
         let pts = &points[a * WAYS.len()..(a + 1) * WAYS.len()];

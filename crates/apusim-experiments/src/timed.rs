@@ -181,35 +181,45 @@ impl TimedMixes {
         let cases: Vec<(usize, usize)> = (0..self.inputs.len())
             .flat_map(|m| (0..bars.len()).map(move |b| (m, b)))
             .collect();
-        let progress = apusim_sim::run::count_bar(cases.len(), "timed runs");
-        let results = cases
-            .par_iter()
-            .map(|&(m, b)| {
-                let opts = SimOptions {
-                    study: bars[b].study.clone(),
-                    ..self.opts.clone()
-                };
-                let mut cfg = if bars[b].set.is_empty() {
-                    self.configs[m].clone()
-                } else {
-                    let all: Vec<String> =
-                        self.overrides.iter().chain(&bars[b].set).cloned().collect();
-                    Self::config(self.presets[m], &all, &self.inputs[m], self.configs[m].seed)?
-                };
-                cfg.timing.dram_set.extend(bars[b].dram.iter().cloned());
-                let r = sim_policy(&cfg, bars[b].policy, &self.inputs[m], &opts)
-                    .with_context(|| format!("mix {} ({})", self.names[m], bars[b].label))?;
-                if let Some(p) = &progress {
-                    p.inc(1);
-                }
-                Ok(r)
-            })
-            .collect::<Result<_>>()?;
-        if let Some(p) = progress {
-            p.finish_and_clear();
-        }
-        Ok(results)
+        par_runs(&cases, |&(m, b)| {
+            let opts = SimOptions {
+                study: bars[b].study.clone(),
+                ..self.opts.clone()
+            };
+            let mut cfg = if bars[b].set.is_empty() {
+                self.configs[m].clone()
+            } else {
+                let all: Vec<String> = self.overrides.iter().chain(&bars[b].set).cloned().collect();
+                Self::config(self.presets[m], &all, &self.inputs[m], self.configs[m].seed)?
+            };
+            cfg.timing.dram_set.extend(bars[b].dram.iter().cloned());
+            sim_policy(&cfg, bars[b].policy, &self.inputs[m], &opts)
+                .with_context(|| format!("mix {} ({})", self.names[m], bars[b].label))
+        })
     }
+}
+
+/// `run` on every case in parallel on the rayon pool, with a progress bar of timed runs;
+/// the results in case order, whatever the number of threads.
+pub(crate) fn par_runs<C: Sync, T: Send>(
+    cases: &[C],
+    run: impl Fn(&C) -> Result<T> + Sync,
+) -> Result<Vec<T>> {
+    let progress = apusim_sim::run::count_bar(cases.len(), "timed runs");
+    let out = cases
+        .par_iter()
+        .map(|c| {
+            let r = run(c)?;
+            if let Some(p) = &progress {
+                p.inc(1);
+            }
+            Ok(r)
+        })
+        .collect::<Result<Vec<T>>>()?;
+    if let Some(p) = progress {
+        p.finish_and_clear();
+    }
+    Ok(out)
 }
 
 /// The criticality paper's mixes (§5) of GPU workloads `numbers`: `Hn`, `Ln`, `HLn` each.

@@ -185,6 +185,24 @@ macro_rules! info {
     };
 }
 
+/// The thirteen benchmarks of adaptive-gpu-l1-bypassing Table 2, in its order (by memory
+/// intensity): the kernels of that paper's studies, functional and timed.
+pub const BYPASS_TABLE2: &[&str] = &[
+    "matrixmul",
+    "spmv",
+    "bfs",
+    "nn",
+    "kmeans",
+    "bitonic",
+    "srad",
+    "backprop",
+    "dct",
+    "sort",
+    "histogram",
+    "nw",
+    "lud",
+];
+
 /// Every GPGPU kernel.
 pub const KERNELS: &[KernelInfo] = &[
     info!(matrixmul::new, "matrixmul", B, 512, 2, "matrix side n (multiple of 16)",
