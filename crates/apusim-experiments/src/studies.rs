@@ -70,7 +70,7 @@ pub struct OptionSpec {
     pub kind: OptionKind,
     /// The default as the command line would read it (`1280`, `S,D,Q`); `None`: not set.
     pub default: Option<&'static str>,
-    /// The placeholder of the value in the help (`MIXES`).
+    /// The name shown for the value in the help (`MIXES`), clap's value name.
     pub value_name: &'static str,
     /// One line of help (empty: none).
     pub help: &'static str,
