@@ -87,8 +87,12 @@ const KB64: Bar = size("64KB", &["gpu.caches.cu-l1d.geometry=64K,8,64"]);
 const KB128: Bar = size("128KB", &["gpu.caches.cu-l1d.geometry=128K,8,64"]);
 const KB256: Bar = size("256KB", &["gpu.caches.cu-l1d.geometry=256K,8,64"]);
 
-/// Table 3's static power of one L1 (mW): the 16 KB baseline and with the PC-based predictor.
-const STATIC_MW: (f64, f64) = (7.538627, 7.72904);
+/// Table 3's static power of one L1 (mW): the 16 KB baseline and with the PC-based predictor,
+/// as `apusim gpu-l1` configures them.
+fn static_mw() -> (f64, f64) {
+    let e = apusim_gpu::config::EnergyConfig::default();
+    (e.base_static_mw, e.bypass_static_mw)
+}
 
 impl Figure {
     /// The study's name (`apusim study NAME`).
@@ -226,11 +230,8 @@ fn static_energy_uj(cfg: &SystemConfig, cycles: f64, pc_predictor: bool) -> Resu
         .find(|c| c.name == L1D)
         .with_context(|| format!("preset `{PRESET}` has no GPU cache `{L1D}`"))?
         .units as f64;
-    let mw = if pc_predictor {
-        STATIC_MW.1
-    } else {
-        STATIC_MW.0
-    };
+    let (base, bypass) = static_mw();
+    let mw = if pc_predictor { bypass } else { base };
     let seconds = cycles / (f64::from(cfg.gpu_clock_mhz) * 1e6);
     // mW × s = mJ; × 1000 for µJ.
     Ok(mw * l1s * seconds * 1000.0)
@@ -410,7 +411,7 @@ mod tests {
         assert_ne!(base.cycles, pc.cycles, "the predictor changed nothing");
         // Static energy: Table 3's powers over the measured times.
         let e = out.get(PRESET, "spmv", "PC-based", "l1_static_energy_norm");
-        let want = (STATIC_MW.1 * pc.cycles) / (STATIC_MW.0 * base.cycles);
+        let want = (static_mw().1 * pc.cycles) / (static_mw().0 * base.cycles);
         assert!((e - want).abs() < 1e-12, "{e} against {want}");
         assert!(out
             .value(PRESET, "spmv", "32KB", "l1_static_energy_norm")

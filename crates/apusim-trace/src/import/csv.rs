@@ -31,7 +31,7 @@
 //! `agent` or `stream` and the input is a file, [`CsvSource::open`] pre-scans it to list the
 //! agents and streams that actually occur (a stream-only [`CsvSource::new`] lists every stream).
 
-use super::{parse_u64, show_line, stem, ImportOptions};
+use super::{parse_u64, stem, ImportOptions};
 use crate::{Access, AccessSource, Agent, Op, Result, Stream, TraceError, TraceHeader, BATCH};
 use std::fs::File;
 use std::io::{BufRead, BufReader};
@@ -158,31 +158,19 @@ impl<R: BufRead> CsvSource<R> {
     }
 
     fn err(&self, msg: impl AsRef<str>) -> TraceError {
-        TraceError::parse(
-            &self.path,
-            self.line_no,
-            format!("{}; line is `{}`", msg.as_ref(), show_line(&self.line)),
-        )
+        super::line_error(&self.path, self.line_no, &self.line, msg.as_ref())
     }
 
-    /// Read the next content line into `self.line`; `false` at end of input.
+    /// Read the next content line into `self.line` (blank and `#` lines skipped); `false` at
+    /// end of input.
     fn next_line(&mut self) -> Result<bool> {
-        loop {
-            self.line.clear();
-            let n = self
-                .input
-                .read_until(b'\n', &mut self.line)
-                .map_err(|e| TraceError::io(&self.path, e))?;
-            if n == 0 {
-                return Ok(false);
-            }
-            self.line_no += 1;
-            let t = self.line.trim_ascii();
-            if t.is_empty() || t.starts_with(b"#") {
-                continue;
-            }
-            return Ok(true);
-        }
+        super::next_content_line(
+            &mut self.input,
+            &self.path,
+            &mut self.line,
+            &mut self.line_no,
+            true,
+        )
     }
 
     /// Decide the columns from the first content line. If it is a data line it stays in

@@ -727,33 +727,18 @@ impl LcsTextSource {
     }
 
     fn err(&self, msg: impl AsRef<str>) -> TraceError {
-        TraceError::parse(
-            &self.path,
-            self.line_no,
-            format!(
-                "{}; line is `{}`",
-                msg.as_ref(),
-                super::show_line(&self.line)
-            ),
-        )
+        super::line_error(&self.path, self.line_no, &self.line, msg.as_ref())
     }
 
     /// Read the next non-blank line into `self.line`; `false` at the end of the input.
     fn next_line(&mut self) -> Result<bool> {
-        loop {
-            self.line.clear();
-            let n = self
-                .input
-                .read_until(b'\n', &mut self.line)
-                .map_err(|e| TraceError::io(&self.path, e))?;
-            if n == 0 {
-                return Ok(false);
-            }
-            self.line_no += 1;
-            if !self.line.trim_ascii().is_empty() {
-                return Ok(true);
-            }
-        }
+        super::next_content_line(
+            &mut self.input,
+            &self.path,
+            &mut self.line,
+            &mut self.line_no,
+            false,
+        )
     }
 
     fn text(&self) -> Result<&str> {

@@ -322,6 +322,41 @@ pub(crate) fn parse_u64(s: &str) -> Option<u64> {
     }
 }
 
+/// The error of line `line_no` of the text trace at `path`, quoting the line.
+pub(crate) fn line_error(path: &Path, line_no: u64, line: &[u8], msg: &str) -> TraceError {
+    TraceError::parse(
+        path,
+        line_no,
+        format!("{msg}; line is `{}`", show_line(line)),
+    )
+}
+
+/// Read the next line of `input` with content into `line`, counting every line read in
+/// `line_no`; blank lines, and with `comments` lines starting with `#`, are skipped.
+/// `false` at the end of the input.
+pub(crate) fn next_content_line(
+    input: &mut dyn std::io::BufRead,
+    path: &Path,
+    line: &mut Vec<u8>,
+    line_no: &mut u64,
+    comments: bool,
+) -> Result<bool> {
+    loop {
+        line.clear();
+        let n = input
+            .read_until(b'\n', line)
+            .map_err(|e| TraceError::io(path, e))?;
+        if n == 0 {
+            return Ok(false);
+        }
+        *line_no += 1;
+        let t = line.trim_ascii();
+        if !(t.is_empty() || comments && t.starts_with(b"#")) {
+            return Ok(true);
+        }
+    }
+}
+
 /// A line shown in an error message: lossy UTF-8, at most 80 characters.
 pub(crate) fn show_line(line: &[u8]) -> String {
     let s = String::from_utf8_lossy(line);
