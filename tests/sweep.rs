@@ -211,6 +211,21 @@ fn bad_specs_are_refused_before_anything_runs() {
             "policy = \"gspc\"\n[set]\n\"llc.params.gspc_t\" = 0\n",
             ":4: policy gspc: parameter `gspc_t` = 0: out of range 1..=65536",
         ),
+        (
+            "alonefn.toml",
+            "alone_policy = \"srrip\"\n",
+            ":2: `alone_policy` is for timed points (weighted speedup); this point is functional",
+        ),
+        (
+            "alonetype.toml",
+            "mode = \"timed\"\nalone = 1\n",
+            ":3: `alone` must be true or false, not the integer 1",
+        ),
+        (
+            "alonename.toml",
+            "mode = \"timed\"\nalone_policy = \"lur\"\n",
+            ":3: unknown LLC policy `lur` for the alone runs (see `apusim policies`); did you mean `lru`?",
+        ),
     ];
     for (name, body, want) in cases {
         let spec = write(d, name, &format!("{TRACES}{body}"));
@@ -401,4 +416,87 @@ fn a_failed_run_is_recorded_with_its_error_and_tried_again() {
         .runs()
         .unwrap();
     assert_eq!(runs.len(), 2, "a retried run replaces its earlier attempt");
+}
+
+#[test]
+fn timed_sweeps_report_weighted_speedup_with_each_alone_run_made_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let traces = small_traces(d, 20_000);
+    let cache = path(d, "cache");
+    let spec = write(
+        d,
+        "ws.toml",
+        "mode = \"timed\"\ntraces = [\"agent0.apt\", \"agent1.apt\"]\ninstructions = 3000\n\
+         [grid]\npolicy = [\"lru\", \"srrip\"]\n",
+    );
+    let db = path(d, "ws.sqlite");
+    ok(&["sweep", &spec, "--db", &db, "--cache-dir", &cache]);
+    // One alone run per input, shared by both policies.
+    let alone = std::fs::read_dir(d.join("cache").join("alone"))
+        .unwrap()
+        .filter(|e| {
+            e.as_ref()
+                .unwrap()
+                .path()
+                .extension()
+                .is_some_and(|x| x == "json")
+        })
+        .count();
+    assert_eq!(alone, 2, "alone runs in the cache");
+    let swept = metrics(db.as_ref());
+    assert_eq!(swept.len(), 2);
+    for rows in swept.values() {
+        let ws = rows
+            .iter()
+            .find(|r| r.3 == "weighted_speedup")
+            .expect("a weighted speedup row");
+        let v = f64::from_bits(ws.4);
+        assert!(v > 0.0 && v <= 2.0 + 1e-9, "weighted speedup {v}");
+        assert_eq!(rows.iter().filter(|r| r.3 == "alone_ipc").count(), 2);
+    }
+
+    // `apusim sim` on the same inputs reads those alone runs and records the same run under
+    // the same key.
+    let t: Vec<&str> = traces[..2].iter().map(|p| p.to_str().unwrap()).collect();
+    let one = path(d, "sim.sqlite");
+    let out = ok(&[
+        "sim",
+        t[0],
+        t[1],
+        "--instructions",
+        "3000",
+        "--policy",
+        "srrip",
+        "--db",
+        &one,
+        "--cache-dir",
+        &cache,
+    ]);
+    assert!(
+        out.contains("alone runs (lru): 0 simulated, 2 from the cache"),
+        "{out}"
+    );
+    let from_sim = metrics(one.as_ref());
+    assert_eq!(from_sim.len(), 1);
+    for (k, rows) in &from_sim {
+        assert_eq!(swept.get(k), Some(rows), "sim --db and the sweep disagree");
+    }
+
+    // `alone = false`: no alone runs, no speedup rows, and another key.
+    let spec = write(
+        d,
+        "noalone.toml",
+        "mode = \"timed\"\ntraces = [\"agent0.apt\", \"agent1.apt\"]\ninstructions = 3000\n\
+         policy = \"lru\"\nalone = false\n",
+    );
+    let out = ok(&["sweep", &spec, "--db", &db, "--cache-dir", &cache]);
+    assert!(out.contains("1 points, 0 already"), "{out}");
+    let all = metrics(db.as_ref());
+    let plain: Vec<_> = all
+        .iter()
+        .filter(|(k, _)| !swept.contains_key(*k))
+        .collect();
+    assert_eq!(plain.len(), 1);
+    assert!(plain[0].1.iter().all(|r| r.3 != "weighted_speedup"));
 }

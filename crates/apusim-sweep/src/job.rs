@@ -7,7 +7,7 @@ use crate::spec::{InputSpec, Mode, Point, SpecError};
 use anyhow::{Context, Result};
 use apusim_experiments::jobs::JobInputs;
 use apusim_sim::inputs::TraceInputs;
-use apusim_sim::timed::{sim_policy, SimOptions};
+use apusim_sim::timed::{alone_runs, sim_policy, speedup, AloneOptions, SimOptions};
 use apusim_sim::{run_policy, Inputs, RunOptions, SystemConfig};
 use serde_json::{json, Value};
 use std::path::PathBuf;
@@ -38,9 +38,35 @@ pub struct Job {
     pub params: Value,
     /// The identities of the inputs (see [`input_ids`]).
     pub input_ids: Vec<String>,
-    /// The run options that shape its results (access limit, or warm-up and instructions).
+    /// The run options that shape its results (access limit, or warm-up and instructions,
+    /// and the alone runs' policy).
     pub options: Value,
     pub key: String,
+    /// A timed job of several inputs: the LLC policy of the alone runs behind its speedups.
+    pub alone: Option<String>,
+    /// Where alone runs are cached (the trace cache), shared by every job of the sweep.
+    pub alone_cache: Option<PathBuf>,
+}
+
+impl Job {
+    /// The alone runs behind this job's speedups, from the cache where possible.
+    pub fn alone_runs(&self) -> Result<Option<(&str, Vec<apusim_sim::timed::AloneRun>)>> {
+        let Some(policy) = &self.alone else {
+            return Ok(None);
+        };
+        let opts = AloneOptions::new(policy, self.alone_cache.clone());
+        let runs = alone_runs(&self.cfg, self.source.inputs(), &self.sim_options(), &opts)
+            .context("alone runs for weighted speedup")?;
+        Ok(Some((policy, runs)))
+    }
+
+    fn sim_options(&self) -> SimOptions {
+        SimOptions {
+            warmup: self.point.warmup,
+            instructions: self.point.instructions,
+            ..SimOptions::default()
+        }
+    }
 }
 
 /// The identities of a run's inputs: their stable keys (a trace file's path, size and
@@ -206,6 +232,30 @@ pub fn resolve(point: &Point, file: &std::path::Path, opts: &ResolveOptions) -> 
         params.insert(format!("set.{k}"), json!(plain(v)));
     }
     let input_ids = input_ids(source.inputs());
+    // Jobs that share the machine are compared with each running alone, as `apusim sim`
+    // does; the policy of those runs is part of the key, as `apusim sim --db` records it.
+    let several = match &source {
+        JobSource::Mix(m) => m.jobs().len() > 1,
+        JobSource::Traces(_) => input_ids.len() > 1,
+    };
+    let alone = (timed && point.alone && several)
+        .then(|| point.alone_policy.clone().unwrap_or_else(|| "lru".into()));
+    let mut options = options;
+    if let Some(p) = &alone {
+        if !registry.iter().any(|e| e.name == p) {
+            let near = apusim_registry::nearest(p, registry.iter().map(|e| e.name))
+                .map(|n| format!("; did you mean `{n}`?"))
+                .unwrap_or_default();
+            return Err(err(
+                "alone_policy",
+                format!(
+                    "unknown LLC policy `{p}` for the alone runs (see `apusim policies`){near}"
+                ),
+            ));
+        }
+        options["alone_policy"] = json!(p);
+        params.insert("alone_policy".into(), json!(p));
+    }
     let key = run_key(point.mode, &cfg, &policy, &options, &input_ids)?;
     Ok(Job {
         point: point.clone(),
@@ -216,6 +266,8 @@ pub fn resolve(point: &Point, file: &std::path::Path, opts: &ResolveOptions) -> 
         input_ids,
         options,
         key,
+        alone,
+        alone_cache: opts.cache_dir.clone(),
     })
 }
 
@@ -336,12 +388,10 @@ pub fn execute(job: &Job) -> Result<Vec<Metric>> {
             Ok(metrics::functional(&r))
         }
         Mode::Timed => {
-            let opts = SimOptions {
-                warmup: job.point.warmup,
-                instructions: job.point.instructions,
-                ..SimOptions::default()
-            };
-            let r = sim_policy(&job.cfg, &job.policy, inputs, &opts)?;
+            let mut r = sim_policy(&job.cfg, &job.policy, inputs, &job.sim_options())?;
+            if let Some((policy, runs)) = job.alone_runs()? {
+                r.speedup = Some(speedup(&r, &runs, policy)?);
+            }
             Ok(metrics::timed(&r))
         }
     }

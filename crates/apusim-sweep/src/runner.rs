@@ -121,6 +121,7 @@ pub fn run_jobs(
         .num_threads(opts.threads.unwrap_or(0))
         .build()
         .context("building the thread pool")?;
+    prepare_alone_runs(&pending, &pool);
     let bar = progress_bar(pending.len(), opts.progress);
     let running = AtomicUsize::new(0);
     let failed = AtomicUsize::new(0);
@@ -190,6 +191,39 @@ pub fn run_jobs(
     }
     summary.seconds = start.elapsed().as_secs_f64();
     Ok(summary)
+}
+
+/// Make the alone runs that pending timed jobs share (every policy of a mix compares with the
+/// same ones) once each, in parallel, into the cache the jobs then read them from. A failure
+/// here is left for the job itself to report with its run.
+fn prepare_alone_runs(pending: &[&Job], pool: &rayon::ThreadPool) {
+    let mut groups: BTreeMap<String, &Job> = BTreeMap::new();
+    for j in pending
+        .iter()
+        .filter(|j| j.alone.is_some() && j.alone_cache.is_some())
+    {
+        let alone = j.alone.as_deref().unwrap_or_default();
+        let mut simulated = j.cfg.for_policy(alone);
+        simulated.llc.policy = alone.to_string();
+        let group = serde_json::json!({
+            "config": serde_json::to_value(&simulated).unwrap_or_default(),
+            "options": j.options,
+            "inputs": j.input_ids,
+        });
+        groups.entry(group.to_string()).or_insert(j);
+    }
+    if groups.is_empty() {
+        return;
+    }
+    pool.install(|| {
+        groups
+            .values()
+            .collect::<Vec<_>>()
+            .par_iter()
+            .for_each(|j| {
+                let _ = j.alone_runs();
+            });
+    });
 }
 
 fn progress_bar(n: usize, show: bool) -> indicatif::ProgressBar {

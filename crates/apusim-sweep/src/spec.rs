@@ -23,6 +23,11 @@
 //! with every combination of the `[grid]` axes, in file order, the last axis varying fastest.
 //! A point's setting comes from the grid over the `[[point]]` over the shared settings. Every
 //! error names the file and line, and an unknown key the nearest valid one.
+//!
+//! Timed points (`mode = "timed"`, with `warmup` and `instructions`) of more than one input
+//! report weighted speedup, harmonic speedup and maximum slowdown as `apusim sim` does: each
+//! job is also run alone under `alone_policy` (default `lru`), once per sweep and cached
+//! beside the traces. `alone = false` skips the alone runs.
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -42,6 +47,8 @@ pub const SETTINGS: &[&str] = &[
     "warmup",
     "instructions",
     "seed",
+    "alone_policy",
+    "alone",
 ];
 
 /// An error in a spec file, with the line it is on (0 when it concerns the whole file).
@@ -107,6 +114,12 @@ pub struct Point {
     pub warmup: u64,
     pub instructions: Option<u64>,
     pub seed: Option<u64>,
+    /// Timed points with more than one input: the LLC policy of the alone runs behind
+    /// weighted speedup (`None`: `lru`, as `apusim sim --alone-policy`).
+    pub alone_policy: Option<String>,
+    /// Timed points with more than one input: make the alone runs and report speedups (false:
+    /// as `apusim sim --no-alone`).
+    pub alone: bool,
     /// Configuration overrides, key → TOML value, in key order.
     pub set: Vec<(String, toml::Value)>,
     /// The line of every setting, for errors found later (`set.KEY` for overrides).
@@ -355,6 +368,34 @@ impl Spec {
                 "a point has either `preset` or `config`, not both",
             ));
         }
+        let alone = match s.get("alone") {
+            None => true,
+            Some(Setting {
+                value: toml::Value::Boolean(b),
+                ..
+            }) => *b,
+            Some(Setting { value, line }) => {
+                return Err(self.err(
+                    *line,
+                    format!("`alone` must be true or false, not {}", kind(value)),
+                ))
+            }
+        };
+        let alone_policy = text("alone_policy")?;
+        if mode == Mode::Functional {
+            if let Some(name) = ["alone", "alone_policy"]
+                .into_iter()
+                .find(|k| s.contains_key(*k))
+            {
+                return Err(self.err(
+                    lines[name],
+                    format!(
+                        "`{name}` is for timed points (weighted speedup); this point is functional \
+                         (set `mode = \"timed\"`)"
+                    ),
+                ));
+            }
+        }
         let set = s
             .iter()
             .filter_map(|(k, v)| {
@@ -373,6 +414,8 @@ impl Spec {
             warmup: count("warmup", 0)?.unwrap_or(0),
             instructions: count("instructions", 1)?,
             seed: count("seed", 0)?,
+            alone_policy,
+            alone,
             set,
             lines,
         })

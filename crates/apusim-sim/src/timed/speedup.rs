@@ -378,11 +378,15 @@ fn cache_key(
     input: &str,
     agent: apusim_trace::Agent,
 ) -> String {
+    // The configuration the alone run simulates: the shared run's LLC policy is not part of
+    // it, so every policy compared (and a sweep's every point) shares the alone runs.
+    let mut simulated = cfg.for_policy(&alone.policy);
+    simulated.llc.policy = alone.policy.clone();
     format!(
-        "apusim alone run 2\nbuild {}\nconfig {}\npolicy {}\nwarmup {}\ninstructions {:?}\n\
+        "apusim alone run 3\nbuild {}\nconfig {}\npolicy {}\nwarmup {}\ninstructions {:?}\n\
          sample {:?}\ninput {input}\ncore {agent}\n",
         alone.build_id,
-        serde_json::to_string(cfg).unwrap_or_default(),
+        serde_json::to_string(&simulated).unwrap_or_default(),
         alone.policy,
         opts.warmup,
         opts.instructions,
