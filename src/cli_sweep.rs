@@ -119,6 +119,14 @@ pub fn sweep(a: SweepArgs) -> Result<()> {
         s.failed.len(),
         s.seconds
     );
+    if let Some((_, holder)) = s.elsewhere.first() {
+        println!(
+            "{} points left to another sweep writing {} (process {holder}); run this sweep \
+             again once it ends to pick up any it did not finish",
+            s.elsewhere.len(),
+            a.db.display()
+        );
+    }
     runner::check(&s, &a.db)
 }
 

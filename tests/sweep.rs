@@ -500,3 +500,48 @@ fn timed_sweeps_report_weighted_speedup_with_each_alone_run_made_once() {
     assert_eq!(plain.len(), 1);
     assert!(plain[0].1.iter().all(|r| r.3 != "weighted_speedup"));
 }
+
+#[test]
+fn two_sweeps_writing_one_database_at_once_never_run_a_point_twice() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    small_traces(d, 60_000);
+    let spec = write(
+        d,
+        "both.toml",
+        &format!(
+            "{TRACES}[grid]\nlimit = [100000, 110000, 120000, 130000]\n\
+             policy = [\"lru\", \"srrip\", \"drrip\"]\n"
+        ),
+    );
+    let db = path(d, "both.sqlite");
+    let start = || {
+        Command::new(env!("CARGO_BIN_EXE_apusim"))
+            .args(["sweep", &spec, "--db", &db, "-j", "1"])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap()
+    };
+    let (a, b) = (start(), start());
+    let ran = |c: std::process::Child| -> usize {
+        let out = c.wait_with_output().unwrap();
+        let text = String::from_utf8_lossy(&out.stdout).into_owned();
+        assert!(
+            out.status.success(),
+            "{text}{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        text.split(" run now")
+            .next()
+            .and_then(|s| s.rsplit(", ").next())
+            .and_then(|n| n.trim().parse().ok())
+            .unwrap_or_else(|| panic!("no run count in {text}"))
+    };
+    let (ra, rb) = (ran(a), ran(b));
+    // Every point ran exactly once between the two, whatever their interleaving.
+    assert_eq!(ra + rb, 12, "{ra} + {rb}");
+    assert_eq!(metrics(db.as_ref()).len(), 12);
+    let again = ok(&["sweep", &spec, "--db", &db]);
+    assert!(again.contains("12 points, 12 already"), "{again}");
+}

@@ -26,6 +26,8 @@ pub struct SweepSummary {
     pub points: usize,
     /// Points whose key the database already held as `ok`.
     pub skipped: usize,
+    /// Points another sweep writing the same database was running (key, `host:pid`).
+    pub elsewhere: Vec<(String, String)>,
     /// Points run now.
     pub ran: usize,
     /// Keys and errors of the runs that failed now.
@@ -89,10 +91,17 @@ pub fn run_jobs(
 ) -> Result<SweepSummary> {
     let start = Instant::now();
     let done = store.done_keys()?;
-    let pending: Vec<&Job> = jobs.iter().filter(|j| !done.contains(&j.key)).collect();
+    let todo: Vec<&Job> = jobs.iter().filter(|j| !done.contains(&j.key)).collect();
+    // Another sweep may be writing this database: run only the keys this one claims.
+    let claimed = store.claim(todo.iter().map(|j| j.key.as_str()))?;
+    let pending: Vec<&Job> = todo
+        .into_iter()
+        .filter(|j| claimed.mine.contains(&j.key))
+        .collect();
     let mut summary = SweepSummary {
         points: jobs.len(),
-        skipped: jobs.len() - pending.len(),
+        skipped: jobs.len() - pending.len() - claimed.elsewhere.len(),
+        elsewhere: claimed.elsewhere,
         ..Default::default()
     };
     if pending.is_empty() {
@@ -186,9 +195,11 @@ pub fn run_jobs(
         let _ = workers.join();
     });
     bar.finish_and_clear();
+    let released = store.release();
     if let Some(e) = write_error {
         return Err(e);
     }
+    released?;
     summary.seconds = start.elapsed().as_secs_f64();
     Ok(summary)
 }

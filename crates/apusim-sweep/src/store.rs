@@ -7,7 +7,12 @@
 //! in one transaction, so a run is in the database whole or not at all; the database is in
 //! WAL mode, so a process killed at any moment leaves every committed run readable and loses
 //! only the runs it had in flight. The schema's version is `PRAGMA user_version`; a database
-//! of a newer schema is refused.
+//! of a newer schema is refused, an older one is brought up to date when opened.
+//!
+//! Several sweeps may write one database at once: each claims the keys it is about to run
+//! (`claims`: key, host, process), runs only those, and leaves a key another live sweep
+//! holds to it; recording a run drops its claim. A claim whose process has died (same host)
+//! is taken over, so a sweep killed with SIGKILL blocks nothing.
 
 use crate::metrics::Metric;
 use anyhow::{bail, Context, Result};
@@ -15,8 +20,8 @@ use rusqlite::{params, Connection, OpenFlags, OptionalExtension};
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
-/// The schema this build writes and reads.
-pub const SCHEMA_VERSION: i64 = 1;
+/// The schema this build writes and reads (2: `claims`).
+pub const SCHEMA_VERSION: i64 = 2;
 
 const SCHEMA: &str = "
 CREATE TABLE IF NOT EXISTS runs (
@@ -47,7 +52,26 @@ CREATE TABLE IF NOT EXISTS metrics (
 );
 CREATE INDEX IF NOT EXISTS metrics_run ON metrics(run);
 CREATE INDEX IF NOT EXISTS runs_sweep ON runs(sweep);
+CREATE TABLE IF NOT EXISTS claims (
+    key TEXT PRIMARY KEY,
+    host TEXT NOT NULL,
+    pid INTEGER NOT NULL
+);
 ";
+
+/// Keys a sweep may run now, and keys another running sweep holds.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Claimed {
+    pub mine: BTreeSet<String>,
+    /// Key → holder (`host:pid`).
+    pub elsewhere: Vec<(String, String)>,
+}
+
+/// Whether process `pid` on this host still runs (`false` when that cannot be known: the
+/// claim is then taken over, which at worst runs a point twice).
+fn alive(pid: u32) -> bool {
+    cfg!(target_os = "linux") && Path::new(&format!("/proc/{pid}")).exists()
+}
 
 /// How a run ended.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -240,8 +264,55 @@ impl Store {
         Ok(keys)
     }
 
+    /// Claim `keys` for this process, in one transaction: a key no one holds, or whose
+    /// holder on this host has died, becomes this process's; a key another live process
+    /// holds (or one on another host) is left to it.
+    pub fn claim<'a>(&mut self, keys: impl IntoIterator<Item = &'a str>) -> Result<Claimed> {
+        let (me, pid) = (host(), std::process::id());
+        let tx = self
+            .conn
+            .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
+            .with_context(|| format!("writing {}", self.path.display()))?;
+        let mut out = Claimed::default();
+        for key in keys {
+            let holder: Option<(String, u32)> = tx
+                .query_row(
+                    "SELECT host, pid FROM claims WHERE key = ?1",
+                    params![key],
+                    |r| Ok((r.get(0)?, r.get(1)?)),
+                )
+                .optional()?;
+            match holder {
+                Some((h, p)) if !(h == me && (p == pid || !alive(p))) => {
+                    out.elsewhere.push((key.to_string(), format!("{h}:{p}")));
+                }
+                _ => {
+                    tx.execute(
+                        "INSERT OR REPLACE INTO claims (key, host, pid) VALUES (?1, ?2, ?3)",
+                        params![key, me, pid],
+                    )?;
+                    out.mine.insert(key.to_string());
+                }
+            }
+        }
+        tx.commit()
+            .with_context(|| format!("committing to {}", self.path.display()))?;
+        Ok(out)
+    }
+
+    /// Drop this process's claims that are still open (runs that were never recorded).
+    pub fn release(&mut self) -> Result<()> {
+        self.conn
+            .execute(
+                "DELETE FROM claims WHERE host = ?1 AND pid = ?2",
+                params![host(), std::process::id()],
+            )
+            .with_context(|| format!("writing {}", self.path.display()))?;
+        Ok(())
+    }
+
     /// Record a run and its metrics in one transaction, replacing an earlier attempt with the
-    /// same key.
+    /// same key, and drop the run's claim.
     pub fn record(&mut self, run: &RunRecord, metrics: &[Metric]) -> Result<()> {
         let tx = self
             .conn
@@ -258,6 +329,7 @@ impl Store {
             tx.execute("DELETE FROM metrics WHERE run = ?1", params![id])?;
             tx.execute("DELETE FROM runs WHERE id = ?1", params![id])?;
         }
+        tx.execute("DELETE FROM claims WHERE key = ?1", params![run.key])?;
         tx.execute(
             "INSERT INTO runs (key, sweep, command, mode, params, config, inputs, version, \
              git_commit, host, started, finished, seconds, status, error) \
@@ -438,6 +510,75 @@ mod tests {
             metric: "reads".into(),
             value: v,
         }
+    }
+
+    #[test]
+    fn claims_leave_live_holders_their_keys_and_take_over_dead_ones() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("r.sqlite");
+        let mut s = Store::open(&path).unwrap();
+        // A process that has ended: its pid names no running process.
+        let mut child = std::process::Command::new("true").spawn().unwrap();
+        let dead = child.id();
+        child.wait().unwrap();
+        let me = host();
+        for (key, h, pid) in [
+            ("live", me.as_str(), 1u32),
+            ("dead", me.as_str(), dead),
+            ("remote", "another-host", std::process::id()),
+        ] {
+            s.conn
+                .execute(
+                    "INSERT INTO claims (key, host, pid) VALUES (?1, ?2, ?3)",
+                    params![key, h, pid],
+                )
+                .unwrap();
+        }
+        let c = s.claim(["live", "dead", "remote", "free"]).unwrap();
+        let mine: Vec<&str> = c.mine.iter().map(String::as_str).collect();
+        assert_eq!(mine, ["dead", "free"]);
+        let elsewhere: Vec<&str> = c.elsewhere.iter().map(|(k, _)| k.as_str()).collect();
+        assert_eq!(elsewhere, ["live", "remote"]);
+        assert_eq!(c.elsewhere[0].1, format!("{me}:1"));
+        // Claiming again keeps what this process holds.
+        assert_eq!(s.claim(["dead"]).unwrap().mine.len(), 1);
+        // Recording a run drops its claim; release drops this process's others.
+        s.record(&record("dead", Ok(())), &[]).unwrap();
+        let held = |s: &Store| -> Vec<String> {
+            let mut q = s
+                .conn
+                .prepare("SELECT key FROM claims ORDER BY key")
+                .unwrap();
+            q.query_map([], |r| r.get(0))
+                .unwrap()
+                .collect::<rusqlite::Result<Vec<String>>>()
+                .unwrap()
+        };
+        assert_eq!(held(&s), ["free", "live", "remote"]);
+        s.release().unwrap();
+        assert_eq!(held(&s), ["live", "remote"]);
+    }
+
+    #[test]
+    fn a_schema_1_database_gains_the_claims_table_when_opened() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("old.sqlite");
+        {
+            let c = Connection::open(&path).unwrap();
+            let v1 = SCHEMA
+                .split("CREATE TABLE IF NOT EXISTS claims")
+                .next()
+                .unwrap();
+            c.execute_batch(&format!("{v1} PRAGMA user_version = 1;"))
+                .unwrap();
+        }
+        let mut s = Store::open_existing(&path).unwrap();
+        let v: i64 = s
+            .conn
+            .pragma_query_value(None, "user_version", |r| r.get(0))
+            .unwrap();
+        assert_eq!(v, SCHEMA_VERSION);
+        assert_eq!(s.claim(["k"]).unwrap().mine.len(), 1);
     }
 
     #[test]
