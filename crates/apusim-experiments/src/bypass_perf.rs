@@ -249,6 +249,9 @@ pub fn run(fig: Figure, o: &Options) -> Result<StudyOutput> {
     if o.instructions.is_some() || o.warmup > 0 {
         bail!("{name}: each kernel runs to its end; --instructions and --warmup do not apply");
     }
+    if o.sample {
+        bail!("{name}: each kernel runs to its end in detail; --sample does not apply");
+    }
     if fig == Figure::Fig12 && !kernels.iter().any(|k| k == "nw") {
         bail!("{name}: times are relative to nw on the baseline, so the kernels must include nw");
     }

@@ -290,6 +290,36 @@ mod tests {
     }
 
     #[test]
+    fn a_sampled_figure_samples_every_run() {
+        let o = Options {
+            mixes: Some(vec!["S16".into()]),
+            instructions: Some(1_000_000),
+            sample: true,
+            ..Options::default()
+        };
+        let out = run(Figure::Fig12, &o).unwrap();
+        assert!(out.title.contains("sampled"), "{}", out.title);
+        let sampled = |policy: &str| {
+            let inputs = JobInputs::mix("S16", 1, 1, None).unwrap();
+            let mut cfg = SystemConfig::load_preset(preset(gpu_job("S16").unwrap()), &[]).unwrap();
+            cfg.cpus = inputs.cpu_jobs();
+            let opts = SimOptions {
+                instructions: Some(1_000_000),
+                sample: Some(apusim_sim::timed::SampleSpec::default()),
+                ..SimOptions::default()
+            };
+            sim_policy(&cfg, policy, &inputs, &opts).unwrap()
+        };
+        let (base, drp) = (sampled(BASELINE), sampled("drp"));
+        assert!(base.sampling.is_some());
+        let ipc = |r: &SimResult| r.cores.iter().map(|c| c.ipc).sum::<f64>();
+        assert_eq!(
+            out.get("1C1G", "S16", "DRP", "cpu_speedup"),
+            ipc(&drp) / ipc(&base)
+        );
+    }
+
+    #[test]
     fn speedups_are_throughput_and_cycle_ratios_against_the_baseline_bar() {
         let out = run(Figure::Fig12, &small(&["S18", "D18"])).unwrap();
         // 1C1G first, each configuration with its geometric mean.

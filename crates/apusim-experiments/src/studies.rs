@@ -254,6 +254,16 @@ const TIMED_OPTIONS: &[OptionSpec] = &[
         "A CI-sized check: only the figure's first mix (unless --mixes is given) and 20000 \
          instructions per core (unless --instructions is given)",
     ),
+    opt(
+        "sample",
+        OptionKind::Flag,
+        None,
+        "",
+        "Sample every run and alone run with `apusim sim --sample`'s default windows (a \
+         10000-cycle window after 50000 detailed cycles per 1000000): IPCs are estimates; \
+         give at least a few million instructions per core (not for the bypass figures, \
+         whose kernels run whole)",
+    ),
 ];
 
 impl Family {
@@ -399,6 +409,7 @@ impl Options {
             warmup: self.int_set("warmup"),
             instructions: self.int("instructions"),
             overrides: self.overrides.clone(),
+            sample: self.flag("sample"),
             cache: self.cache.clone(),
         }
     }
@@ -942,7 +953,7 @@ mod tests {
                     ("scenes" | "mixes", _) => OptionValue::List(vec!["no-such-name".into()]),
                     (_, OptionKind::List) => OptionValue::List(vec!["256K".into()]),
                     // A bypass figure refuses these itself (its kernels run to their end).
-                    ("warmup" | "instructions", _) if s.family == Bypass => continue,
+                    ("warmup" | "instructions" | "sample", _) if s.family == Bypass => continue,
                     ("frames" | "scale" | "instructions" | "limit", _) => OptionValue::Int(1),
                     (_, OptionKind::Int { min, .. }) => OptionValue::Int(min.max(8)),
                     (_, OptionKind::Flag) => OptionValue::Flag(true),

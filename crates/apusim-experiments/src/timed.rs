@@ -12,7 +12,7 @@
 use crate::jobs::{prepare_all, JobInputs, TraceDir};
 use crate::{with_means, Mean, Record, StudyOutput};
 use anyhow::{bail, Context, Result};
-use apusim_sim::timed::{sim_policy, SimOptions, SimResult};
+use apusim_sim::timed::{sim_policy, SampleSpec, SimOptions, SimResult};
 use apusim_sim::{StudyOptions, SystemConfig};
 use apusim_workloads::mixes::{self, GpuJob};
 use rayon::prelude::*;
@@ -65,6 +65,10 @@ pub struct Options {
     pub instructions: Option<u64>,
     /// `--set KEY=VALUE` overrides of the figure's presets.
     pub overrides: Vec<String>,
+    /// Sample every run, the alone runs included (`apusim sim --sample` with its default
+    /// windows): each IPC is an estimate from short detailed windows with functional warming
+    /// between them.
+    pub sample: bool,
     /// Trace cache (alone runs are cached beside the traces); `None` keeps the generated
     /// traces in a temporary directory for the run and simulates every alone run.
     pub cache: Option<PathBuf>,
@@ -79,6 +83,7 @@ impl Default for Options {
             warmup: 0,
             instructions: None,
             overrides: Vec::new(),
+            sample: false,
             cache: None,
         }
     }
@@ -88,7 +93,7 @@ impl Options {
     /// `; scale .., seed .., warm-up .., ...` for a study's title.
     pub(crate) fn note(&self) -> String {
         format!(
-            "; scale {}, seed {}, warm-up {}, {}{}",
+            "; scale {}, seed {}, warm-up {}, {}{}{}",
             self.scale,
             self.seed,
             self.warmup,
@@ -96,6 +101,12 @@ impl Options {
                 || "traces to their end".to_string(),
                 |n| format!("{n} instructions per core")
             ),
+            if self.sample {
+                "; sampled (SMARTS windows of `apusim sim --sample`; docs/validation.md gives \
+                 their error)"
+            } else {
+                ""
+            },
             crate::overrides_note(&self.overrides)
         )
     }
@@ -157,6 +168,7 @@ impl TimedMixes {
             opts: SimOptions {
                 warmup: o.warmup,
                 instructions: o.instructions,
+                sample: o.sample.then(SampleSpec::default),
                 ..SimOptions::default()
             },
             _traces: traces,
