@@ -24,7 +24,8 @@
 //! and the equal-weight metric, the geometric mean of the two (§6.1.4).
 
 use crate::timed::{
-    bar, crit_mixes, fps, geomean, gpu_cycles, speedup_of, workloads, Bar, Options, TimedMixes,
+    bar, crit_mixes, fps, geomean, gpu_cycles, ratio_rel_error, speedup_of, workloads, Bar,
+    Options, TimedMixes,
 };
 use crate::{with_means, Mean, Record, StudyOutput};
 use anyhow::{Context, Result};
@@ -196,12 +197,19 @@ pub fn run(fig: Figure, o: &Options) -> Result<StudyOutput> {
     let results = mixes.run(&bars)?;
     // Each mix's weighted speedup under every bar, against its jobs' alone runs.
     let alone = AloneOptions::new(BASELINE, o.cache.clone());
-    let mut rows: Vec<Vec<(f64, f64)>> = Vec::new();
+    // Per bar: GPU metric, CPU weighted speedup over the baseline, and that ratio's relative
+    // error when sampled.
+    let mut rows: Vec<Vec<(f64, f64, Option<f64>)>> = Vec::new();
     for (m, runs) in results.chunks(bars.len()).enumerate() {
         let solo = alone_runs(&mixes.configs[m], &mixes.inputs[m], &mixes.opts, &alone)
             .with_context(|| format!("mix {} alone", mixes.names[m]))?;
-        let ws = |r: &SimResult| -> Result<f64> { Ok(speedup(r, &solo, BASELINE)?.weighted) };
-        let base_ws = ws(&runs[0])?;
+        // Weighted speedup and, sampled, its relative error.
+        let ws = |r: &SimResult| -> Result<(f64, Option<f64>)> {
+            let s = speedup(r, &solo, BASELINE)?;
+            let rel = s.weighted_half_width.map(|h| h / s.weighted);
+            Ok((s.weighted, rel))
+        };
+        let (base_ws, base_rel) = ws(&runs[0])?;
         let mut row = Vec::new();
         for r in runs {
             let gpu = if fig.cuda() {
@@ -209,7 +217,9 @@ pub fn run(fig: Figure, o: &Options) -> Result<StudyOutput> {
             } else {
                 speedup_of(fps(r), fps(&runs[0]))
             };
-            row.push((gpu, speedup_of(Some(ws(r)?), Some(base_ws))));
+            let (w, rel) = ws(r)?;
+            let cpu = speedup_of(Some(w), Some(base_ws));
+            row.push((gpu, cpu, ratio_rel_error(rel, base_rel)));
         }
         rows.push(row);
     }
@@ -220,7 +230,7 @@ pub fn run(fig: Figure, o: &Options) -> Result<StudyOutput> {
         "fps_norm"
     };
     for w in &all {
-        let mine: Vec<&Vec<(f64, f64)>> = rows
+        let mine: Vec<&Vec<(f64, f64, Option<f64>)>> = rows
             .iter()
             .zip(&workload_of)
             .filter(|(_, x)| *x == w)
@@ -240,6 +250,14 @@ pub fn run(fig: Figure, o: &Options) -> Result<StudyOutput> {
             };
             push(gpu_metric, gpu);
             push("cpu_ws_norm", cpu);
+            // The geometric mean's relative error is at most the mean of its terms'.
+            let rels: Option<Vec<f64>> = mine.iter().map(|r| r[b].2).collect();
+            if let Some(rels) = rels.filter(|v| !v.is_empty()) {
+                push(
+                    "cpu_ws_norm_rel_error",
+                    rels.iter().sum::<f64>() / rels.len() as f64,
+                );
+            }
             if matches!(fig, Figure::Fig13 | Figure::Fig15) {
                 push("equal_weight", (gpu * cpu).sqrt());
             }

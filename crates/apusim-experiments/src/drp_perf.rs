@@ -28,7 +28,9 @@
 //! Averages over mixes are geometric means, as drp §6 states ("average (geometric mean)
 //! speedup").
 
-use crate::timed::{bar, fps, gpu_cycles, ideal, speedup_of, Bar, TimedMixes};
+use crate::timed::{
+    bar, fps, gpu_cycles, ideal, ipc_sum_rel_error, ratio_rel_error, speedup_of, Bar, TimedMixes,
+};
 use crate::{Record, StudyOutput};
 use anyhow::{bail, Context, Result};
 use apusim_sim::timed::{alone_runs, speedup, AloneOptions};
@@ -244,6 +246,10 @@ pub fn run(fig: Figure, o: &Options) -> Result<StudyOutput> {
                     _ => {
                         push(c, &b.label, "cpu_speedup", cpu);
                         push(c, &b.label, "gpu_speedup", gpu);
+                        let e = ratio_rel_error(ipc_sum_rel_error(r), ipc_sum_rel_error(base));
+                        if let Some(e) = e {
+                            push(c, &b.label, "cpu_speedup_rel_error", e);
+                        }
                     }
                 }
             }
@@ -317,6 +323,15 @@ mod tests {
             out.get("1C1G", "S16", "DRP", "cpu_speedup"),
             ipc(&drp) / ipc(&base)
         );
+        // The ratio's interval: both runs' relative errors added.
+        let rel = |r: &SimResult| {
+            let e = r.sampling.as_ref().unwrap().cores[0].ipc.unwrap();
+            e.half_width / e.value
+        };
+        let e = out.get("1C1G", "S16", "DRP", "cpu_speedup_rel_error");
+        assert!(e > 0.0 && e.is_finite(), "{e}");
+        assert_eq!(e, rel(&drp) + rel(&base));
+        assert_eq!(out.get("1C1G", "mean", "DRP", "cpu_speedup_rel_error"), e);
     }
 
     #[test]

@@ -218,6 +218,10 @@ impl Mean {
 /// workloads. Undefined values (NaN: a rate of a stream a workload does not have, e.g.
 /// blending reads in a scene without blending) are left out of the mean; a mean of none is
 /// NaN.
+/// The suffix of a metric that is another's relative error (half its 99.7% interval over its
+/// value) in a sampled study: `cpu_speedup_rel_error` goes with `cpu_speedup`.
+pub const REL_ERROR: &str = "_rel_error";
+
 pub fn with_means(records: Vec<Record>, mean: Mean) -> Vec<Record> {
     let keys = first_seen(
         records
@@ -233,6 +237,13 @@ pub fn with_means(records: Vec<Record>, mean: Mean) -> Vec<Record> {
                 .map(|r| r.value)
                 .filter(|v| !v.is_nan())
                 .collect();
+            // A sampled ratio's relative error: that of a geometric mean is at most the
+            // arithmetic mean of its terms' (linear propagation of d ln x).
+            let mean = if metric.ends_with(REL_ERROR) {
+                Mean::Arithmetic
+            } else {
+                mean
+            };
             Record {
                 config,
                 workload: "mean".into(),

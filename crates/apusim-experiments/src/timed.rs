@@ -322,6 +322,25 @@ pub(crate) fn speedup_of(a: Option<f64>, b: Option<f64>) -> f64 {
     }
 }
 
+/// A sampled run's relative error of its cores' IPC sum (half the 99.7% interval over the
+/// value): each core's interval added linearly, no independence assumed, as the weighted
+/// speedup's interval is; `None` for a detailed run or a core without an interval.
+pub(crate) fn ipc_sum_rel_error(r: &SimResult) -> Option<f64> {
+    let s = r.sampling.as_ref()?;
+    let (mut sum, mut half) = (0.0, 0.0);
+    for c in &s.cores {
+        let e = c.ipc?;
+        sum += e.value;
+        half += e.half_width;
+    }
+    (sum > 0.0).then(|| half / sum)
+}
+
+/// The relative error of `a / b` from those of `a` and `b` (linear, no independence assumed).
+pub(crate) fn ratio_rel_error(a: Option<f64>, b: Option<f64>) -> Option<f64> {
+    Some(a? + b?)
+}
+
 /// The GPU's cycles to run its job once (NaN-free: `None` without a timed GPU).
 pub(crate) fn gpu_cycles(r: &SimResult) -> Option<f64> {
     r.gpu.as_ref().map(|g| g.cycles as f64)

@@ -150,7 +150,19 @@ pub fn figure(out: &StudyOutput, metric: Option<&str>) -> Result<Figure> {
             out.study,
             all.join(", ")
         ),
-        None => all,
+        // A sampled study's relative errors go with their metrics; drawn when asked for.
+        None => {
+            let main: Vec<String> = all
+                .iter()
+                .filter(|m| !m.ends_with(apusim_experiments::REL_ERROR))
+                .cloned()
+                .collect();
+            if main.is_empty() {
+                all
+            } else {
+                main
+            }
+        }
     };
     let mut panels = Vec::new();
     for m in &chosen {
