@@ -254,6 +254,25 @@ fn tap_speedup(r: &SimResult, base: &SimResult, cpu: bool, gpu: bool) -> f64 {
     geomean(&ratios)
 }
 
+/// A sampled run's relative error of `cpu_speedup` ([`tap_speedup`] over the CPU
+/// applications): that of a geometric mean of ratios is at most the mean of the ratios',
+/// each the sum of its two IPCs' (linear propagation). `None` for detailed runs.
+fn cpu_speedup_rel_error(r: &SimResult, base: &SimResult) -> Option<f64> {
+    let rels = |x: &SimResult| -> Option<Vec<f64>> {
+        x.sampling
+            .as_ref()?
+            .cores
+            .iter()
+            .map(|c| c.ipc.map(|e| e.half_width / e.value))
+            .collect()
+    };
+    let (a, b) = (rels(r)?, rels(base)?);
+    if a.is_empty() || a.len() != b.len() {
+        return None;
+    }
+    Some(a.iter().zip(&b).map(|(x, y)| x + y).sum::<f64>() / a.len() as f64)
+}
+
 /// Order of the configurations in the output: LLC configuration, then 1-, 2-, 4-CPU and
 /// Stream-CPU, each group's types before the group's average over all types.
 fn config_order(fig: Figure, config: &str) -> (usize, usize, usize, String) {
@@ -334,6 +353,15 @@ pub fn run(fig: Figure, o: &Options) -> Result<StudyOutput> {
                             policy: b.label.clone(),
                             metric: metric.into(),
                             value: tap_speedup(r, &runs[0], cpu, gpu),
+                        });
+                    }
+                    if let Some(e) = cpu_speedup_rel_error(r, &runs[0]) {
+                        records.push(Record {
+                            config: config.clone(),
+                            workload: mixes.names[m].clone(),
+                            policy: b.label.clone(),
+                            metric: "cpu_speedup_rel_error".into(),
+                            value: e,
                         });
                     }
                 }
