@@ -212,6 +212,16 @@ fn bad_specs_are_refused_before_anything_runs() {
             ":4: policy gspc: parameter `gspc_t` = 0: out of range 1..=65536",
         ),
         (
+            "ideal.toml",
+            "ideal = \"colr\"\n",
+            ":2: --ideal: ",
+        ),
+        (
+            "bypass.toml",
+            "gpu_read_bypass = 1.5\n",
+            ":2: `gpu_read_bypass` must be a fraction from 0 to 1, not the number 1.5",
+        ),
+        (
             "alonefn.toml",
             "alone_policy = \"srrip\"\n",
             ":2: `alone_policy` is for timed points (weighted speedup); this point is functional",
@@ -355,6 +365,49 @@ fn run_and_sim_record_under_the_key_a_sweep_gives_the_same_run() {
     for (k, rows) in &from_run {
         assert_eq!(swept.get(k), Some(rows), "run --db and the sweep disagree");
     }
+
+    // The LLC study switches: the same key as `run --ideal --gpu-read-bypass --db`.
+    let mut args = vec!["run"];
+    args.extend(&t);
+    args.extend([
+        "--policy",
+        "srrip",
+        "--limit",
+        "30000",
+        "--ideal",
+        "color,texture",
+        "--gpu-read-bypass",
+        "0.5",
+        "--db",
+        &db,
+    ]);
+    ok(&args);
+    let spec = write(
+        d,
+        "switches.toml",
+        &format!(
+            "{TRACES}limit = 30000\npolicy = \"srrip\"\nideal = \"texture,color\"\n\
+             gpu_read_bypass = 0.5\n"
+        ),
+    );
+    let out = ok(&["sweep", &spec, "--db", &db]);
+    assert!(out.contains("1 points, 1 already"), "{out}");
+    let alone = path(d, "switches.sqlite");
+    ok(&["sweep", &spec, "--db", &alone]);
+    let with = metrics(alone.as_ref());
+    let (key, rows) = with.iter().next().unwrap();
+    assert_eq!(metrics(db.as_ref()).get(key), Some(rows));
+    let plain = write(
+        d,
+        "plain.toml",
+        &format!("{TRACES}limit = 30000\npolicy = \"srrip\"\n"),
+    );
+    let without = path(d, "plain.sqlite");
+    ok(&["sweep", &plain, "--db", &without]);
+    let without = metrics(without.as_ref());
+    let (plain_key, plain_rows) = without.iter().next().unwrap();
+    assert_ne!(plain_key, key);
+    assert_ne!(plain_rows, rows, "the switches change the counters");
 
     let mut args = vec!["sim", t[0]];
     args.extend([

@@ -8,7 +8,7 @@ use anyhow::{Context, Result};
 use apusim_experiments::jobs::JobInputs;
 use apusim_sim::inputs::TraceInputs;
 use apusim_sim::timed::{alone_runs, sim_policy, speedup, AloneOptions, SimOptions};
-use apusim_sim::{run_policy, Inputs, RunOptions, SystemConfig};
+use apusim_sim::{run_policy, Inputs, RunOptions, StudyOptions, SystemConfig};
 use serde_json::{json, Value};
 use std::path::PathBuf;
 
@@ -46,6 +46,8 @@ pub struct Job {
     pub alone: Option<String>,
     /// Where alone runs are cached (the trace cache), shared by every job of the sweep.
     pub alone_cache: Option<PathBuf>,
+    /// The LLC study switches (`ideal`, `gpu_read_bypass`).
+    pub study: StudyOptions,
 }
 
 impl Job {
@@ -64,6 +66,7 @@ impl Job {
         SimOptions {
             warmup: self.point.warmup,
             instructions: self.point.instructions,
+            study: self.study.clone(),
             ..SimOptions::default()
         }
     }
@@ -216,10 +219,21 @@ pub fn resolve(point: &Point, file: &std::path::Path, opts: &ResolveOptions) -> 
             )
         }
     };
-    let options = match point.mode {
+    let mut options = match point.mode {
         Mode::Functional => functional_options(point.limit),
         Mode::Timed => timed_options(point.warmup, point.instructions),
     };
+    let study = StudyOptions {
+        ideal: match &point.ideal {
+            Some(list) => {
+                StudyOptions::parse_ideal(list).map_err(|e| err("ideal", format!("{e:#}")))?
+            }
+            None => Vec::new(),
+        },
+        gpu_read_bypass: point.gpu_read_bypass.unwrap_or(0.0),
+        ..StudyOptions::default()
+    };
+    with_study(&mut options, &study);
     if let Value::Object(o) = &options {
         for (k, v) in o {
             if !v.is_null() {
@@ -240,7 +254,6 @@ pub fn resolve(point: &Point, file: &std::path::Path, opts: &ResolveOptions) -> 
     };
     let alone = (timed && point.alone && several)
         .then(|| point.alone_policy.clone().unwrap_or_else(|| "lru".into()));
-    let mut options = options;
     if let Some(p) = &alone {
         if !registry.iter().any(|e| e.name == p) {
             let near = apusim_registry::nearest(p, registry.iter().map(|e| e.name))
@@ -268,7 +281,18 @@ pub fn resolve(point: &Point, file: &std::path::Path, opts: &ResolveOptions) -> 
         key,
         alone,
         alone_cache: opts.cache_dir.clone(),
+        study,
     })
+}
+
+/// Add the LLC study switches that are on to a run's options (they are part of its key, as
+/// `apusim run|sim --db` records them).
+pub fn with_study(options: &mut Value, study: &StudyOptions) {
+    if !study.ideal.is_empty() || study.gpu_read_bypass > 0.0 {
+        let ideal: Vec<String> = study.ideal.iter().map(|s| s.to_string()).collect();
+        options["ideal"] = json!(ideal.join(","));
+        options["gpu_read_bypass"] = json!(study.gpu_read_bypass);
+    }
 }
 
 /// A TOML value as a user would type it after `--set KEY=` (strings unquoted).
@@ -382,7 +406,7 @@ pub fn execute(job: &Job) -> Result<Vec<Metric>> {
             let opts = RunOptions {
                 progress: false,
                 limit: job.point.limit,
-                study: Default::default(),
+                study: job.study.clone(),
             };
             let r = run_policy(&job.cfg, &job.policy, inputs, &opts)?;
             Ok(metrics::functional(&r))

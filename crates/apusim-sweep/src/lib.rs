@@ -123,7 +123,7 @@ pub fn record_functional(
     finished: SystemTime,
 ) -> Result<()> {
     let mut options = job::functional_options(limit);
-    with_study(&mut options, study);
+    job::with_study(&mut options, study);
     for r in results {
         let m = metrics::functional(r);
         let started = finished - std::time::Duration::from_secs_f64(r.seconds.max(0.0));
@@ -131,15 +131,6 @@ pub fn record_functional(
         record_one(store, run, cfg, inputs, &options, (started, finished), &m)?;
     }
     Ok(())
-}
-
-/// Add the LLC study switches that are on to a run's options (they are part of its key).
-fn with_study(options: &mut Value, study: &StudyOptions) {
-    if !study.ideal.is_empty() || study.gpu_read_bypass > 0.0 {
-        let ideal: Vec<String> = study.ideal.iter().map(|s| s.to_string()).collect();
-        options["ideal"] = json!(ideal.join(","));
-        options["gpu_read_bypass"] = json!(study.gpu_read_bypass);
-    }
 }
 
 /// Record the timed runs of `apusim sim` (one per policy). `extra` holds the options beyond
@@ -159,7 +150,7 @@ pub fn record_timed(
     finished: SystemTime,
 ) -> Result<()> {
     let mut options = job::timed_options(warmup, instructions);
-    with_study(&mut options, study);
+    job::with_study(&mut options, study);
     for (k, v) in extra {
         options[*k] = v.clone();
     }

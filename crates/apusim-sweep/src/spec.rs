@@ -28,6 +28,10 @@
 //! report weighted speedup, harmonic speedup and maximum slowdown as `apusim sim` does: each
 //! job is also run alone under `alone_policy` (default `lru`), once per sweep and cached
 //! beside the traces. `alone = false` skips the alone runs.
+//!
+//! `ideal = "color,texture"` and `gpu_read_bypass = 0.5` are drp §4's LLC study switches, as
+//! `apusim run|sim --ideal` and `--gpu-read-bypass` set them (a point's key is the key those
+//! commands record under).
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -49,6 +53,8 @@ pub const SETTINGS: &[&str] = &[
     "seed",
     "alone_policy",
     "alone",
+    "ideal",
+    "gpu_read_bypass",
 ];
 
 /// An error in a spec file, with the line it is on (0 when it concerns the whole file).
@@ -120,6 +126,11 @@ pub struct Point {
     /// Timed points with more than one input: make the alone runs and report speedups (false:
     /// as `apusim sim --no-alone`).
     pub alone: bool,
+    /// drp §4's LLC study switches, as `apusim run|sim --ideal` and `--gpu-read-bypass`: the
+    /// streams whose non-compulsory LLC misses count as hits (a list as `--ideal` takes it)
+    /// and the fraction of GPU read misses forced to bypass the LLC.
+    pub ideal: Option<String>,
+    pub gpu_read_bypass: Option<f64>,
     /// Configuration overrides, key → TOML value, in key order.
     pub set: Vec<(String, toml::Value)>,
     /// The line of every setting, for errors found later (`set.KEY` for overrides).
@@ -382,6 +393,28 @@ impl Spec {
             }
         };
         let alone_policy = text("alone_policy")?;
+        let gpu_read_bypass = match s.get("gpu_read_bypass") {
+            None => None,
+            Some(Setting { value, line }) => {
+                let v = match value {
+                    toml::Value::Float(x) => Some(*x),
+                    toml::Value::Integer(n) => Some(*n as f64),
+                    _ => None,
+                };
+                match v {
+                    Some(x) if (0.0..=1.0).contains(&x) => Some(x),
+                    _ => {
+                        return Err(self.err(
+                            *line,
+                            format!(
+                                "`gpu_read_bypass` must be a fraction from 0 to 1, not {}",
+                                kind(value)
+                            ),
+                        ))
+                    }
+                }
+            }
+        };
         if mode == Mode::Functional {
             if let Some(name) = ["alone", "alone_policy"]
                 .into_iter()
@@ -416,6 +449,8 @@ impl Spec {
             seed: count("seed", 0)?,
             alone_policy,
             alone,
+            ideal: text("ideal")?,
+            gpu_read_bypass,
             set,
             lines,
         })
