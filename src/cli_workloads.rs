@@ -59,8 +59,8 @@ pub enum GenCommand {
         kind: String,
         #[arg(short, long, value_parser = crate::writable_output)]
         output: PathBuf,
-        /// Instructions to write.
-        #[arg(long, default_value_t = 10_000_000)]
+        /// Instructions to write, 1 to 10^12.
+        #[arg(long, default_value_t = 10_000_000, value_parser = clap::value_parser!(u64).range(1..=1_000_000_000_000))]
         instructions: u64,
         /// Working set in bytes (default: 4 MiB for stream and chase, 32 KiB for loop).
         #[arg(long)]

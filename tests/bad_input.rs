@@ -171,6 +171,10 @@ const NAMES: &[Row] = &[
     ),
     row("gen cpu nope -o {d}/x.apt", &["nope"]),
     row("gen gpgpu nope -o {d}/x.apt", &["nope"]),
+    row(
+        "gen champsim --kind loop -o {d}/x.xz --instructions 0",
+        &["--instructions", "0"],
+    ),
     row("dram --preset nope {d}/ok.trace", &["nope"]),
     row("dram --set scheduler=nope {d}/ok.trace", &["nope"]),
     row("dram --format nope {d}/ok.trace", &["--format", "nope"]),
