@@ -108,6 +108,24 @@ pub fn run_jobs(
         summary.seconds = start.elapsed().as_secs_f64();
         return Ok(summary);
     }
+    // The claims are dropped whatever happens (a host program such as a Python session
+    // lives on after an error, and its claims would hold the points from other sweeps).
+    let ran = run_claimed(name, &pending, store, opts, &mut summary);
+    let released = store.release();
+    ran?;
+    released?;
+    summary.seconds = start.elapsed().as_secs_f64();
+    Ok(summary)
+}
+
+/// Run `pending` (claimed by this process) into `store`, counting into `summary`.
+fn run_claimed(
+    name: &str,
+    pending: &[&Job],
+    store: &mut Store,
+    opts: &SweepOptions,
+    summary: &mut SweepSummary,
+) -> Result<()> {
     // Generate each distinct mix trace once, before runs that share it start in parallel.
     if let Some(dir) = &opts.resolve.cache_dir {
         let mixes: Vec<apusim_experiments::jobs::JobInputs> = pending
@@ -130,7 +148,7 @@ pub fn run_jobs(
         .num_threads(opts.threads.unwrap_or(0))
         .build()
         .context("building the thread pool")?;
-    prepare_alone_runs(&pending, &pool);
+    prepare_alone_runs(pending, &pool);
     let bar = progress_bar(pending.len(), opts.progress);
     let running = AtomicUsize::new(0);
     let failed = AtomicUsize::new(0);
@@ -195,13 +213,10 @@ pub fn run_jobs(
         let _ = workers.join();
     });
     bar.finish_and_clear();
-    let released = store.release();
-    if let Some(e) = write_error {
-        return Err(e);
+    match write_error {
+        Some(e) => Err(e),
+        None => Ok(()),
     }
-    released?;
-    summary.seconds = start.elapsed().as_secs_f64();
-    Ok(summary)
 }
 
 /// Make the alone runs that pending timed jobs share (every policy of a mix compares with the
