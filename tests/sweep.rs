@@ -598,3 +598,50 @@ fn two_sweeps_writing_one_database_at_once_never_run_a_point_twice() {
     let again = ok(&["sweep", &spec, "--db", &db]);
     assert!(again.contains("12 points, 12 already"), "{again}");
 }
+
+#[test]
+fn mix_points_run_on_the_system_run_and_sim_give_the_mix() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let cache = path(d, "cache");
+    let db = path(d, "mix.sqlite");
+    // D18: two CPU jobs and a GPGPU job, so two cores (not the preset's four).
+    ok(&[
+        "run",
+        "--mix",
+        "D18",
+        "--limit",
+        "20000",
+        "--policy",
+        "lru",
+        "--db",
+        &db,
+        "--cache-dir",
+        &cache,
+    ]);
+    ok(&[
+        "sim",
+        "--mix",
+        "D18",
+        "--instructions",
+        "5000",
+        "--policy",
+        "srrip",
+        "--db",
+        &db,
+        "--cache-dir",
+        &cache,
+    ]);
+    let spec = write(
+        d,
+        "mix.toml",
+        "mix = \"D18\"\n[[point]]\nlimit = 20000\npolicy = \"lru\"\n\
+         [[point]]\nmode = \"timed\"\ninstructions = 5000\npolicy = \"srrip\"\n",
+    );
+    let out = ok(&["sweep", &spec, "--db", &db, "--cache-dir", &cache]);
+    assert!(out.contains("2 points, 2 already"), "{out}");
+    let s = Store::open_existing(Path::new(&db)).unwrap();
+    for r in s.runs().unwrap() {
+        assert_eq!(r.run.config["cpus"], 2, "{}", r.run.command);
+    }
+}

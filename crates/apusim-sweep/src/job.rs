@@ -143,10 +143,20 @@ pub fn resolve(point: &Point, file: &std::path::Path, opts: &ResolveOptions) -> 
     if let Some(s) = point.seed {
         overrides.push(format!("seed={s}"));
     }
-    let loaded = match &point.config {
-        Some(path) => SystemConfig::load_file(path, &overrides),
-        None => SystemConfig::load_preset(&point.preset, &overrides),
+    // As `apusim run|sim --mix` loads it: as many CPU cores as the mix has CPU jobs unless
+    // `set.cpus` says otherwise, so a point and that command are the same run (same key).
+    let mix = match &point.inputs {
+        InputSpec::Mix { name, .. } => Some(name.as_str()),
+        InputSpec::Traces(_) => None,
     };
+    let loaded = apusim_experiments::jobs::load_system(
+        &point.preset,
+        point.config.as_deref(),
+        &overrides,
+        None,
+        mix,
+        false,
+    );
     let mut cfg = match loaded {
         Ok(c) => c,
         Err(e) => return Err(config_error(point, file, e)),
