@@ -57,7 +57,7 @@ fn option_arg(o: &OptionSpec) -> Arg {
         OptionKind::Int { min, max } => a
             .value_name(o.value_name)
             .action(ArgAction::Set)
-            .value_parser(clap::value_parser!(u64).range(min..=max)),
+            .value_parser(crate::whole_number(min..=max)),
         OptionKind::List => a
             .value_name(o.value_name)
             .action(ArgAction::Append)
