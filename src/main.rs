@@ -17,6 +17,7 @@ mod inputs;
 use anyhow::{bail, Context, Result};
 use apusim_sim::report::{self, CachegrindCounters};
 use apusim_sim::{run_policies, RunOptions, RunResult, SystemConfig};
+use apusim_trace::output::Outputs;
 use clap::{Args, CommandFactory, FromArgMatches, Parser, Subcommand};
 use std::path::PathBuf;
 
@@ -616,18 +617,36 @@ fn in_pool<T: Send>(threads: Option<usize>, f: impl FnOnce() -> Result<T> + Send
     }
 }
 
-/// Write `--json` and `--csv` files (atomically) when asked for.
+/// Write `--json` and `--csv` files when asked for, committed together.
 fn write_outputs(
     out: &OutputArgs,
     json: impl FnOnce() -> Result<String>,
     csv: impl FnOnce() -> String,
 ) -> Result<()> {
+    commit_outputs(stage_outputs(out, json, csv)?)
+}
+
+/// `--json` and `--csv` written to their temporary files, for [`commit_outputs`] (other
+/// outputs of the run may be staged beside them first).
+fn stage_outputs(
+    out: &OutputArgs,
+    json: impl FnOnce() -> Result<String>,
+    csv: impl FnOnce() -> String,
+) -> Result<Outputs> {
+    let mut staged = Outputs::new();
     if let Some(p) = &out.json {
-        report::write_atomic(p, json()?.as_bytes())?;
-        eprintln!("wrote {}", p.display());
+        staged.stage(p, json()?.as_bytes())?;
     }
     if let Some(p) = &out.csv {
-        report::write_atomic(p, csv().as_bytes())?;
+        staged.stage(p, csv().as_bytes())?;
+    }
+    Ok(staged)
+}
+
+/// Rename a run's staged outputs into place together, once all were written (a run that
+/// fails or is killed before leaves none of them new), and say which were written.
+fn commit_outputs(staged: Outputs) -> Result<()> {
+    for p in staged.commit()? {
         eprintln!("wrote {}", p.display());
     }
     Ok(())
