@@ -5,7 +5,7 @@
 use anyhow::{Context, Result};
 use apusim_gpu::study::{self, Study, StudyOptions};
 use apusim_gpu::{GpuConfig, RunResult};
-use apusim_sim::report::{write_atomic, TextTable};
+use apusim_sim::report::TextTable;
 use apusim_trace::apt::ParallelAptReader;
 use clap::{Args, Subcommand};
 use std::path::PathBuf;
@@ -54,17 +54,17 @@ pub struct GpuOutputArgs {
 
 impl GpuOutputArgs {
     fn write(&self, what: &str, runs: &[RunResult]) -> Result<()> {
+        // Committed together.
+        let mut staged = apusim_trace::output::Outputs::new();
         if let Some(p) = &self.json {
             let doc = serde_json::json!({ "study": what, "runs": runs });
             let text = serde_json::to_string_pretty(&doc).context("rendering JSON")?;
-            write_atomic(p, text.as_bytes())?;
-            eprintln!("wrote {}", p.display());
+            staged.stage(p, text.as_bytes())?;
         }
         if let Some(p) = &self.csv {
-            write_atomic(p, study::to_csv(runs).as_bytes())?;
-            eprintln!("wrote {}", p.display());
+            staged.stage(p, study::to_csv(runs).as_bytes())?;
         }
-        Ok(())
+        crate::commit_outputs(staged)
     }
 }
 

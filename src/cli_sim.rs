@@ -8,7 +8,7 @@ use anyhow::{Context, Result};
 use apusim_sim::report::TextTable;
 use apusim_sim::timed::{
     alone_runs, intervals, sim_policies, target_error, AloneOptions, CoreResult, IntervalSpec,
-    SampleSpec, SimOptions, SimResult, SystemWindow,
+    SampleSpec, SimOptions, SimResult, SystemWindow, MAX_CYCLE,
 };
 use clap::Args;
 
@@ -26,11 +26,13 @@ pub struct SimArgs {
     /// LLC policy, or a comma-separated list run side by side in parallel.
     #[arg(long, value_delimiter = ',')]
     policy: Option<Vec<String>>,
-    /// Instructions each core retires before statistics start.
-    #[arg(long, default_value_t = 0)]
+    /// Instructions each core retires before statistics start (at most 2^62).
+    #[arg(long, default_value_t = 0, value_parser = crate::whole_number(0..=MAX_CYCLE))]
     warmup: u64,
-    /// Instructions each core retires after the warm-up (default: to the end of its trace).
-    #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
+    /// Instructions each core retires after the warm-up, 1 to 2^62 (default: to the end of
+    /// its trace). A shorter trace is replayed, at most 10,000 times: a target that would need
+    /// more replays is refused at the end of the trace's first pass.
+    #[arg(long, value_parser = crate::whole_number(1..=MAX_CYCLE))]
     instructions: Option<u64>,
     /// Threads for multi-policy runs and alone runs, 1 to 1024 (default: all cores).
     #[arg(long, value_parser = crate::thread_count)]
@@ -44,7 +46,7 @@ pub struct SimArgs {
     no_alone: bool,
     /// Record every counter at boundaries of this length, as a time series in the JSON
     /// (`intervals`) and CSV: `N` or `Ninstr` instructions retired by all cores together, or
-    /// `Ncycles` CPU cycles; N may end in K, M or G (`1M`, `500Kcycles`).
+    /// `Ncycles` CPU cycles; N may end in K, M or G (`1M`, `500Kcycles`); at most 2^62.
     #[arg(long, value_parser = parse_interval)]
     interval: Option<IntervalSpec>,
     /// Sample: short detailed windows with functional warming between them (SMARTS); each
@@ -53,13 +55,16 @@ pub struct SimArgs {
     sample: bool,
     /// CPU cycles one sampling period stands for (its detailed windows and the functional
     /// warming after them).
-    #[arg(long, requires = "sample", default_value_t = SampleSpec::default().period)]
+    #[arg(long, requires = "sample", default_value_t = SampleSpec::default().period,
+          value_parser = crate::whole_number(1..=MAX_CYCLE))]
     sample_period: u64,
     /// Detailed CPU cycles before each measured window.
-    #[arg(long, requires = "sample", default_value_t = SampleSpec::default().warmup)]
+    #[arg(long, requires = "sample", default_value_t = SampleSpec::default().warmup,
+          value_parser = crate::whole_number(0..=MAX_CYCLE))]
     sample_warmup: u64,
     /// CPU cycles of each measured window.
-    #[arg(long, requires = "sample", default_value_t = SampleSpec::default().unit)]
+    #[arg(long, requires = "sample", default_value_t = SampleSpec::default().unit,
+          value_parser = crate::whole_number(1..=MAX_CYCLE))]
     sample_unit: u64,
     /// Sample again with more windows until every core's IPC interval is within this
     /// relative error (`3%` or `0.03`), or say why the run cannot reach it.

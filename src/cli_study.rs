@@ -2,7 +2,7 @@
 //! Prints one table per metric, writes the long-format CSV/JSON and the figure when asked;
 //! `apusim plot` redraws a figure from such a CSV.
 
-use anyhow::{Context, Result};
+use anyhow::Result;
 use apusim_experiments::studies::{self, OptionKind, OptionSpec, OptionValue, Study, StudyArgs};
 use apusim_experiments::StudyOutput;
 use apusim_sweep::plot::{self, study};
@@ -57,7 +57,7 @@ fn option_arg(o: &OptionSpec) -> Arg {
         OptionKind::Int { min, max } => a
             .value_name(o.value_name)
             .action(ArgAction::Set)
-            .value_parser(clap::value_parser!(u64).range(min..=max)),
+            .value_parser(crate::whole_number(min..=max)),
         OptionKind::List => a
             .value_name(o.value_name)
             .action(ArgAction::Append)
@@ -194,14 +194,22 @@ pub fn run(c: StudyCommand) -> Result<()> {
     write(&out, &c.common)
 }
 
+/// The study's CSV, JSON and figure, committed together. A figure that cannot be drawn is
+/// reported after the CSV and JSON are committed, so that it loses no results (`apusim plot`
+/// draws it again from the CSV).
 fn write(out: &StudyOutput, c: &CommonArgs) -> Result<()> {
-    crate::write_outputs(&c.output, || out.to_json(), || out.to_csv())?;
+    let mut staged = crate::stage_outputs(&c.output, || out.to_json(), || out.to_csv())?;
+    let mut drawing = Ok(());
     if let Some(path) = &c.plot.plot {
-        // After the CSV and JSON, so that a figure that cannot be drawn loses no results.
-        study::figure(out, c.plot.plot_metric.as_deref())
-            .and_then(|fig| plot::write_figure(path, &fig))
-            .with_context(|| format!("--plot {}", path.display()))?;
-        eprintln!("wrote {}", path.display());
+        let figure = study::figure(out, c.plot.plot_metric.as_deref()).and_then(|fig| {
+            let format = plot::Format::of(path).map_err(anyhow::Error::msg)?;
+            plot::render(&fig, format)
+        });
+        match figure {
+            Ok(bytes) => staged.stage(path, &bytes)?,
+            Err(e) => drawing = Err(e.context(format!("--plot {}", path.display()))),
+        }
     }
-    Ok(())
+    crate::commit_outputs(staged)?;
+    drawing
 }

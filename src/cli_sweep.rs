@@ -351,6 +351,8 @@ pub fn results(a: ResultsArgs) -> Result<()> {
         let rows = results::rows(&store, &runs, &mf)?;
         let p = results::pivot(&runs, &rows, &a.rows, &a.cols, a.baseline.as_deref())?;
         print!("{}", p.render());
+        // The plot, CSV and JSON are committed together.
+        let mut staged = apusim_trace::output::Outputs::new();
         if let Some(path) = &a.plot {
             let kind = if a.lines {
                 PlotKind::Lines
@@ -363,18 +365,15 @@ pub fn results(a: ResultsArgs) -> Result<()> {
                 .fold(a.metric.clone().unwrap_or_default(), |acc, x| {
                     format!("{acc} {x}")
                 });
-            plot::write(path, &p, kind, &what)?;
-            eprintln!("wrote {}", path.display());
+            staged.stage(path, &plot::render_pivot(path, &p, kind, &what)?)?;
         }
         if let Some(path) = &a.csv {
-            write_atomic(path, p.to_csv().as_bytes())?;
-            eprintln!("wrote {}", path.display());
+            staged.stage(path, p.to_csv().as_bytes())?;
         }
         if let Some(path) = &a.json {
-            write_atomic(path, results::to_json(&runs, &rows)?.as_bytes())?;
-            eprintln!("wrote {}", path.display());
+            staged.stage(path, results::to_json(&runs, &rows)?.as_bytes())?;
         }
-        return Ok(());
+        return crate::commit_outputs(staged);
     }
     let rows = if metric_query || a.csv.is_some() || a.json.is_some() {
         results::rows(&store, &runs, &mf)?
@@ -400,16 +399,15 @@ pub fn results(a: ResultsArgs) -> Result<()> {
         print!("{}", results::runs_table(&runs));
     }
     println!("{} runs in {}", runs.len(), db.display());
+    // Committed together.
+    let mut staged = apusim_trace::output::Outputs::new();
     if let Some(path) = &a.csv {
-        write_atomic(path, results::to_csv(&runs, &rows).as_bytes())
-            .with_context(|| format!("writing {}", path.display()))?;
-        eprintln!("wrote {}", path.display());
+        staged.stage(path, results::to_csv(&runs, &rows).as_bytes())?;
     }
     if let Some(path) = &a.json {
-        write_atomic(path, results::to_json(&runs, &rows)?.as_bytes())?;
-        eprintln!("wrote {}", path.display());
+        staged.stage(path, results::to_json(&runs, &rows)?.as_bytes())?;
     }
-    Ok(())
+    crate::commit_outputs(staged)
 }
 
 /// `--db FILE` of `apusim run` and `apusim sim`.

@@ -17,7 +17,8 @@ mod inputs;
 use anyhow::{bail, Context, Result};
 use apusim_sim::report::{self, CachegrindCounters};
 use apusim_sim::{run_policies, RunOptions, RunResult, SystemConfig};
-use clap::{Args, Parser, Subcommand};
+use apusim_trace::output::Outputs;
+use clap::{Args, CommandFactory, FromArgMatches, Parser, Subcommand};
 use std::path::PathBuf;
 
 #[derive(Parser)]
@@ -198,7 +199,7 @@ pub(crate) struct WorkloadArgs {
     /// Size multiplier of a --mix, --scene or --kernel, 1 to 1000: CPU jobs retire `scale ×`
     /// 5 M instructions, GPGPU jobs process `scale ×` their default elements, rendering jobs
     /// render `scale` frames.
-    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..=crate::MAX_SCALE))]
+    #[arg(long, default_value_t = 1, value_parser = crate::whole_number(1..=crate::MAX_SCALE))]
     pub(crate) scale: u64,
 }
 
@@ -347,7 +348,7 @@ struct DemoArgs {
     #[arg(long, value_delimiter = ',')]
     policy: Option<Vec<String>>,
     /// Workload size multiplier, 1 to 1000 (1 is about ten million accesses).
-    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..=crate::MAX_SCALE))]
+    #[arg(long, default_value_t = 1, value_parser = crate::whole_number(1..=crate::MAX_SCALE))]
     scale: u64,
     #[command(flatten)]
     system: SystemArgs,
@@ -371,7 +372,7 @@ struct RunArgs {
     #[arg(long, value_delimiter = ',')]
     policy: Option<Vec<String>>,
     /// Stop after this many accesses.
-    #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
+    #[arg(long, value_parser = crate::whole_number(1..=u64::MAX))]
     limit: Option<u64>,
     /// Print cachegrind's nine counters (use with --preset cachegrind).
     #[arg(long)]
@@ -425,11 +426,28 @@ enum TraceCommand {
 }
 
 fn main() {
-    let cli = Cli::parse();
+    let mut cmd = negative_values(Cli::command());
+    let mut matches = cmd.clone().get_matches();
+    let cli = Cli::from_arg_matches_mut(&mut matches).unwrap_or_else(|e| e.format(&mut cmd).exit());
     if let Err(e) = dispatch(cli) {
         eprintln!("error: {e:#}");
         std::process::exit(1);
     }
+}
+
+/// `cmd` with every option that takes a value accepting one that starts with `-` and reads
+/// as a number: `--scale -1` then reaches the option's own check, whose error names the
+/// option and its range, instead of clap's "unexpected argument '-1'", which names neither.
+/// Positional arguments keep clap's default (a lone `-1` is not taken for a file).
+fn negative_values(cmd: clap::Command) -> clap::Command {
+    cmd.mut_args(|a| {
+        if !a.is_positional() && a.get_action().takes_values() {
+            a.allow_negative_numbers(true)
+        } else {
+            a
+        }
+    })
+    .mut_subcommands(negative_values)
 }
 
 fn dispatch(cli: Cli) -> Result<()> {
@@ -599,18 +617,36 @@ fn in_pool<T: Send>(threads: Option<usize>, f: impl FnOnce() -> Result<T> + Send
     }
 }
 
-/// Write `--json` and `--csv` files (atomically) when asked for.
+/// Write `--json` and `--csv` files when asked for, committed together.
 fn write_outputs(
     out: &OutputArgs,
     json: impl FnOnce() -> Result<String>,
     csv: impl FnOnce() -> String,
 ) -> Result<()> {
+    commit_outputs(stage_outputs(out, json, csv)?)
+}
+
+/// `--json` and `--csv` written to their temporary files, for [`commit_outputs`] (other
+/// outputs of the run may be staged beside them first).
+fn stage_outputs(
+    out: &OutputArgs,
+    json: impl FnOnce() -> Result<String>,
+    csv: impl FnOnce() -> String,
+) -> Result<Outputs> {
+    let mut staged = Outputs::new();
     if let Some(p) = &out.json {
-        report::write_atomic(p, json()?.as_bytes())?;
-        eprintln!("wrote {}", p.display());
+        staged.stage(p, json()?.as_bytes())?;
     }
     if let Some(p) = &out.csv {
-        report::write_atomic(p, csv().as_bytes())?;
+        staged.stage(p, csv().as_bytes())?;
+    }
+    Ok(staged)
+}
+
+/// Rename a run's staged outputs into place together, once all were written (a run that
+/// fails or is killed before leaves none of them new), and say which were written.
+fn commit_outputs(staged: Outputs) -> Result<()> {
+    for p in staged.commit()? {
         eprintln!("wrote {}", p.display());
     }
     Ok(())
@@ -658,11 +694,22 @@ const MAX_THREADS: usize = 1024;
 
 /// Parse a thread count, 1 to [`MAX_THREADS`], refusing anything else instead of replacing it.
 fn thread_count(s: &str) -> Result<usize, String> {
-    match at_least_one(s)? {
-        n if n > MAX_THREADS => Err(format!(
-            "{n} is more than the {MAX_THREADS} threads allowed"
+    whole_number(1..=MAX_THREADS as u64)(s).map(|n| n as usize)
+}
+
+/// A parser of whole numbers in `range`. Every value it refuses, negative and unparsable
+/// ones included, gets the range in its message (clap's ranged parser says only "invalid
+/// digit found in string" for `-1`).
+fn whole_number(
+    range: std::ops::RangeInclusive<u64>,
+) -> impl Fn(&str) -> Result<u64, String> + Clone + Send + Sync + 'static {
+    move |s| match s.parse::<u64>() {
+        Ok(v) if range.contains(&v) => Ok(v),
+        _ => Err(format!(
+            "`{s}` is not a whole number from {} to {}",
+            range.start(),
+            range.end()
         )),
-        n => Ok(n),
     }
 }
 

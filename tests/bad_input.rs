@@ -54,8 +54,66 @@ const OPTIONS: &[Row] = &[
         &["--threads"],
     ),
     row("run {d}/ok.apt --threads=-1", &["--threads"]),
-    // Without `=`, a negative value reads as an unknown option; the message names it.
-    row("run {d}/ok.apt --threads -1", &["'-1'"]),
+    // Without `=`, a negative value reaches the option's own check, which gives the range.
+    row("run {d}/ok.apt --threads -1", &["--threads", "1 to 1024"]),
+    row("run --mix S1 --scale -1", &["--scale", "1 to 1000"]),
+    row("demo --scale -3", &["--scale", "1 to 1000"]),
+    row(
+        "sim {d}/ok.apt --instructions -5",
+        &["--instructions", "1 to 4611686018427387904"],
+    ),
+    row("sim {d}/ok.apt --warmup -1", &["--warmup", "0 to"]),
+    row("run {d}/ok.apt --limit -1", &["--limit", "1 to"]),
+    row("study drp-fig13 --limit -2", &["--limit", "1 to"]),
+    row(
+        "sim {d}/ok.apt --sample --sample-period -1",
+        &["--sample-period", "1 to"],
+    ),
+    row("sim {d}/ok.apt --interval -3", &["--interval"]),
+    // Cycle and instruction counts of the timed engine: at most MAX_CYCLE (2^62).
+    row(
+        "sim {d}/ok.apt --warmup 18446744073709551615 --instructions 5",
+        &["--warmup", "4611686018427387904"],
+    ),
+    row(
+        "sim {d}/ok.apt --instructions 4611686018427387905",
+        &["--instructions", "4611686018427387904"],
+    ),
+    row(
+        "sim {d}/ok.apt --interval 5000000000000000000cycles",
+        &["--interval", "4611686018427387904"],
+    ),
+    row(
+        "sim {d}/ok.apt --sample --sample-period 18446744073709551615",
+        &["--sample-period", "4611686018427387904"],
+    ),
+    row(
+        "sim {d}/ok.apt --set timing.watchdog_cycles=4611686018427387905",
+        &["timing.watchdog_cycles", "4611686018427387904"],
+    ),
+    // A trace of 4 instructions behind a huge target is refused at the end of its first
+    // pass (it used to be reopened without end), naming the core, the file and the numbers.
+    row(
+        "sim {d}/ok.apt --instructions 100000000000",
+        &[
+            "cpu0 (",
+            "ok.apt",
+            "holds 4 instructions",
+            "100000000000",
+            "10000",
+        ],
+    ),
+    // The no-progress watchdog reports the stuck state: the core, its input and the cycle.
+    row(
+        "sim {d}/ok.apt --set timing.watchdog_cycles=1",
+        &[
+            "no progress",
+            "timing.watchdog_cycles",
+            "cpu0 (",
+            "ok.apt",
+            "at cycle",
+        ],
+    ),
     row("run --mix S1 --scale 1001", &["--scale", "1000"]),
     row("sim --mix S1 --scale 1000000000", &["--scale", "1000"]),
     row("demo --scale 100000000", &["--scale", "1000"]),
@@ -230,6 +288,11 @@ const FILES: &[Row] = &[
     row("dram --set nope=1 {d}/ok.trace", &["nope"]),
     row("dram --set tCL=abc {d}/ok.trace", &["tCL"]),
     row("dram --set queue=0 {d}/ok.trace", &["queue"]),
+    // A refresh interval too short to serve a row miss between refreshes never finished.
+    row(
+        "dram --set tREFI=60 --set tRFC=20 {d}/ok.trace",
+        &["tREFI", "tRFC"],
+    ),
     // 65536 x 65536 banks per rank overflowed a 32-bit product and panicked.
     row(
         "dram --set bank_groups=65536 --set banks_per_group=65536 {d}/ok.trace",

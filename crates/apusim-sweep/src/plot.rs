@@ -569,8 +569,14 @@ pub fn svg(p: &Pivot, kind: PlotKind, what: &str) -> Result<String> {
 
 /// Write the pivot's plot to `path` (atomically), as SVG or PNG by the file's extension.
 pub fn write(path: &Path, p: &Pivot, kind: PlotKind, what: &str) -> Result<()> {
-    Format::of(path).map_err(|e| anyhow!("--plot {e}"))?;
-    write_figure(path, &pivot_figure(p, kind, what))
+    let bytes = render_pivot(path, p, kind, what)?;
+    apusim_sim::report::write_atomic(path, &bytes)
+}
+
+/// The pivot's plot as the bytes of an SVG or PNG file, by the extension of `path`.
+pub fn render_pivot(path: &Path, p: &Pivot, kind: PlotKind, what: &str) -> Result<Vec<u8>> {
+    let format = Format::of(path).map_err(|e| anyhow!("--plot {e}"))?;
+    render(&pivot_figure(p, kind, what), format)
 }
 
 #[cfg(test)]

@@ -6,6 +6,12 @@
 //! first pass and a function that opens the program afresh; the caches stay warm from the
 //! earlier passes, as they would for a program run twice. The passes are counted so that a
 //! report can say when a core's figures include a replay.
+//!
+//! Replays are bounded: a program is restarted at most [`MAX_RESTARTS`] times. A run whose
+//! target would need more (a trace of a few instructions behind a large target, each pass
+//! costing a reopen) fails at the end of its first pass, when the pass length is known, and
+//! one replayed that often while other programs reach their targets fails at the restart past
+//! the maximum; the error gives the pass length, the target and the maximum.
 
 use crate::instr::{Instr, InstrSource};
 use apusim_trace::TraceError;
@@ -15,6 +21,11 @@ use std::sync::Arc;
 /// Opens the program again from its start.
 pub type Reopen = Box<dyn FnMut() -> Result<Box<dyn InstrSource>, TraceError> + Send>;
 
+/// Most times a program is restarted. Past it a run measures mostly its replays (every pass
+/// after the first sees caches warm with the same addresses), and each restart reopens the
+/// trace: ten thousand restarts of a few-instruction trace take seconds, a million minutes.
+pub const MAX_RESTARTS: u64 = 10_000;
+
 /// A program replayed from its start each time it ends.
 pub struct Replay {
     current: Box<dyn InstrSource>,
@@ -22,6 +33,9 @@ pub struct Replay {
     /// Instructions of the current pass handed out so far.
     in_pass: u64,
     restarts: Arc<AtomicU64>,
+    /// Instructions the program must hand out in all (for the early refusal of a target
+    /// that needs more than [`MAX_RESTARTS`] restarts).
+    target: Option<u64>,
 }
 
 impl Replay {
@@ -35,9 +49,17 @@ impl Replay {
                 reopen,
                 in_pass: 0,
                 restarts: restarts.clone(),
+                target: None,
             },
             restarts,
         )
+    }
+
+    /// The same replay, told that its consumer needs `target` instructions in all: a first
+    /// pass too short to reach them within [`MAX_RESTARTS`] restarts is an error at its end.
+    pub fn with_target(mut self, target: u64) -> Replay {
+        self.target = Some(target);
+        self
     }
 }
 
@@ -47,6 +69,27 @@ impl Replay {
     fn restart(&mut self) -> Result<bool, TraceError> {
         if self.in_pass == 0 {
             return Ok(false);
+        }
+        let restarts = self.restarts.load(Ordering::Relaxed);
+        if let Some(target) = self.target.filter(|_| restarts == 0) {
+            // Passes beyond the first that reaching `target` takes.
+            let more = target.div_ceil(self.in_pass).saturating_sub(1);
+            if more > MAX_RESTARTS {
+                return Err(TraceError::Other(format!(
+                    "one pass of the trace holds {} instructions, so reaching the target of {} \
+                     instructions would restart it {} times, more than the maximum of \
+                     {MAX_RESTARTS} (give a longer trace or a smaller target)",
+                    self.in_pass, target, more
+                )));
+            }
+        }
+        if restarts >= MAX_RESTARTS {
+            return Err(TraceError::Other(format!(
+                "the trace ({} instructions a pass) has been restarted {restarts} times, the \
+                 maximum, and the run still needs instructions from it; give a longer trace or \
+                 a smaller target",
+                self.in_pass
+            )));
         }
         self.current = (self.reopen)()?;
         self.in_pass = 0;
@@ -137,6 +180,44 @@ mod tests {
         );
         assert!(r.next_instr().unwrap().is_some());
         assert!(r.next_instr().unwrap().is_none());
+    }
+
+    #[test]
+    fn a_target_out_of_reach_fails_at_the_end_of_the_first_pass() {
+        let reopen = || Box::new(|| Ok(Box::new(Count(0, 4)) as Box<dyn InstrSource>)) as Reopen;
+        // 4 instructions a pass: 4 × (MAX_RESTARTS + 1) are reachable, one more is not.
+        let reachable = 4 * (MAX_RESTARTS + 1);
+        let (r, _) = Replay::new(Box::new(Count(0, 4)), reopen());
+        let mut r = r.with_target(reachable);
+        for _ in 0..reachable {
+            assert!(r.next_instr().unwrap().is_some());
+        }
+        let (r, restarts) = Replay::new(Box::new(Count(0, 4)), reopen());
+        let mut r = r.with_target(reachable + 1);
+        for _ in 0..4 {
+            assert!(r.next_instr().unwrap().is_some());
+        }
+        let e = r.next_instr().unwrap_err().to_string();
+        assert!(
+            e.contains("holds 4 instructions") && e.contains(&(reachable + 1).to_string()),
+            "{e}"
+        );
+        assert!(e.contains(&MAX_RESTARTS.to_string()), "{e}");
+        assert_eq!(restarts.load(Ordering::Relaxed), 0);
+    }
+
+    #[test]
+    fn restarts_stop_at_the_maximum() {
+        let (mut r, restarts) = Replay::new(
+            Box::new(Count(0, 1)),
+            Box::new(|| Ok(Box::new(Count(0, 1)) as Box<dyn InstrSource>)),
+        );
+        for _ in 0..=MAX_RESTARTS {
+            assert!(r.next_instr().unwrap().is_some());
+        }
+        let e = r.next_instr().unwrap_err().to_string();
+        assert!(e.contains("restarted 10000 times"), "{e}");
+        assert_eq!(restarts.load(Ordering::Relaxed), MAX_RESTARTS);
     }
 
     #[test]

@@ -101,9 +101,109 @@ pub fn sweep_stale_once(dir: &Path) {
     }
 }
 
+/// The outputs of one run, committed together. [`Outputs::stage`] writes each in full to a
+/// temporary file beside its target ([`temp_beside`]); [`Outputs::commit`] renames them all
+/// into place only once every one was written. A run that fails or is killed before the
+/// commit leaves none of its outputs new: dropped temporary files are removed, and those of
+/// a killed process are swept as stale ([`sweep_stale`]). Only the renames, which write
+/// nothing, come after the last output is complete.
+#[derive(Default)]
+pub struct Outputs {
+    staged: Vec<(PathBuf, tempfile::NamedTempFile)>,
+}
+
+impl Outputs {
+    pub fn new() -> Outputs {
+        Outputs::default()
+    }
+
+    /// Write `bytes` to a temporary file for `path` (synced to disk, with a normal file's
+    /// mode); errors name `path`.
+    pub fn stage(&mut self, path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+        use std::io::Write;
+        let named = |e: std::io::Error, what: &str| {
+            std::io::Error::new(e.kind(), format!("{what} {}: {e}", path.display()))
+        };
+        let mut tmp = temp_beside(path).map_err(|e| {
+            named(
+                e,
+                &format!(
+                    "creating a temporary file in {} for",
+                    dir_of(path).display()
+                ),
+            )
+        })?;
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            // Temporary files are private (0600); an output gets a normal file's mode.
+            tmp.as_file()
+                .set_permissions(std::fs::Permissions::from_mode(0o644))
+                .map_err(|e| named(e, "writing"))?;
+        }
+        tmp.write_all(bytes)
+            .and_then(|_| tmp.as_file().sync_all())
+            .map_err(|e| named(e, "writing"))?;
+        self.staged.push((path.to_path_buf(), tmp));
+        Ok(())
+    }
+
+    /// Rename every staged output into place, in the order staged; returns their paths.
+    pub fn commit(self) -> std::io::Result<Vec<PathBuf>> {
+        let mut done = Vec::with_capacity(self.staged.len());
+        for (path, tmp) in self.staged {
+            tmp.persist(&path).map_err(|e| {
+                std::io::Error::new(
+                    e.error.kind(),
+                    format!("renaming into {}: {}", path.display(), e.error),
+                )
+            })?;
+            done.push(path);
+        }
+        Ok(done)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn outputs_appear_together_or_not_at_all() {
+        let dir = tempfile::tempdir().unwrap();
+        let (a, b) = (dir.path().join("a.json"), dir.path().join("b.csv"));
+        let names = || {
+            let mut v: Vec<String> = std::fs::read_dir(dir.path())
+                .unwrap()
+                .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+                .collect();
+            v.sort();
+            v
+        };
+        // Staged but never committed (a failed run): nothing new, no temporary file left.
+        let mut o = Outputs::new();
+        o.stage(&a, b"{}").unwrap();
+        assert!(!a.exists());
+        drop(o);
+        assert!(names().is_empty(), "{:?}", names());
+        // A second output that cannot be written stops the commit of the first.
+        let mut o = Outputs::new();
+        o.stage(&a, b"{}").unwrap();
+        let e = o
+            .stage(&dir.path().join("no/such/dir/b.csv"), b"x")
+            .unwrap_err();
+        assert!(e.to_string().contains("b.csv"), "{e}");
+        drop(o);
+        assert!(names().is_empty(), "{:?}", names());
+        // Both staged: both appear at the commit.
+        let mut o = Outputs::new();
+        o.stage(&a, b"{}").unwrap();
+        o.stage(&b, b"x,y\n").unwrap();
+        assert_eq!(names().len(), 2, "only temporary files: {:?}", names());
+        assert_eq!(o.commit().unwrap(), vec![a.clone(), b.clone()]);
+        assert_eq!(names(), ["a.json", "b.csv"]);
+        assert_eq!(std::fs::read(&b).unwrap(), b"x,y\n");
+    }
 
     #[test]
     fn temporary_names_carry_the_writer_s_pid() {

@@ -61,8 +61,12 @@ pub struct TimingConfig {
     /// first touch, seeded by the configuration's seed, as ChampSim's virtual memory does).
     #[serde(default = "default_pages")]
     pub pages: String,
-    /// Deadlock watchdog: a run stops with an error naming the oldest outstanding request
-    /// when no request completes for this many CPU cycles while some are outstanding.
+    /// No-progress watchdog, 1 to [`MAX_CYCLE`] CPU cycles: a run stops with an error naming
+    /// the oldest outstanding request when no request completes for this many cycles while
+    /// some are outstanding, and with each core's state (its input, instructions, what it
+    /// waits for) and the cycle when no instruction retires and no data is delivered for this
+    /// many cycles (a GPU program on the timed GPU counts as progress while it runs; the GPU
+    /// models report their own deadlocks).
     #[serde(default = "default_watchdog")]
     pub watchdog_cycles: u64,
     /// Most requests an open-loop GPU trace has at the LLC at once (those that expect data
@@ -119,6 +123,13 @@ impl Default for TimingConfig {
         }
     }
 }
+
+/// Largest cycle or instruction count a timed run accepts: `--warmup`, `--instructions`,
+/// `--interval`, `--sample-period`, `--sample-warmup`, `--sample-unit` and
+/// `timing.watchdog_cycles` (2^62, as `apusim dram`'s arrival cycles). The sums the engine
+/// forms of two such counts stay below 2^63, and a run whose clock passes this many CPU
+/// cycles stops with an error.
+pub const MAX_CYCLE: u64 = apusim_dram::MAX_CYCLE;
 
 /// Largest latency accepted, in cycles (a latency beyond it is a typo, and would overflow
 /// the tick arithmetic of long runs).
@@ -240,8 +251,11 @@ impl TimingConfig {
                 apusim_timing::pages::PLACEMENTS.join(", ")
             );
         }
-        if self.watchdog_cycles == 0 {
-            bail!("timing.watchdog_cycles must be at least 1");
+        if self.watchdog_cycles == 0 || self.watchdog_cycles > MAX_CYCLE {
+            bail!(
+                "timing.watchdog_cycles = {}: expected 1..={MAX_CYCLE}",
+                self.watchdog_cycles
+            );
         }
         if self.gpu_outstanding == 0 || self.gpu_outstanding > MAX_MSHRS {
             bail!(

@@ -73,9 +73,15 @@ impl FromStr for IntervalSpec {
         };
         let every = num
             .checked_mul(mult)
-            .ok_or_else(|| format!("`{s}`: too large"))?;
+            .ok_or_else(|| format!("`{s}`: too large (at most {})", super::config::MAX_CYCLE))?;
         if every == 0 {
             return Err(format!("`{s}`: an interval must be at least 1"));
+        }
+        if every > super::config::MAX_CYCLE {
+            return Err(format!(
+                "`{s}`: an interval is at most {} (2^62)",
+                super::config::MAX_CYCLE
+            ));
         }
         Ok(IntervalSpec { every, unit })
     }
@@ -154,7 +160,7 @@ impl Recorder {
         while self.next <= now {
             let at = self.next;
             self.record(at, mem, cores, ctx);
-            self.next += ctx.cpu.cycles(self.spec.every);
+            self.next = self.next.saturating_add(ctx.cpu.cycles(self.spec.every));
         }
     }
 
@@ -258,14 +264,16 @@ pub fn check(
 ) -> Result<()> {
     if spec.unit == IntervalUnit::Instructions {
         if let Some(target) = instructions {
-            let total = (warmup + target).saturating_mul(cores.max(1) as u64);
+            let total = warmup
+                .saturating_add(target)
+                .saturating_mul(cores.max(1) as u64);
             if spec.every > total {
                 bail!(
                     "--interval {} instructions is longer than the whole run ({} cores × {} \
                      instructions)",
                     spec.every,
                     cores.max(1),
-                    warmup + target
+                    warmup.saturating_add(target)
                 );
             }
         }
@@ -300,5 +308,10 @@ mod tests {
         assert!(p("10 parsecs").unwrap_err().contains("unknown unit"));
         assert!(p("cycles").unwrap_err().contains("expected a count"));
         assert!(p("99999999999G").unwrap_err().contains("too large"));
+        // At most MAX_CYCLE (2^62), so that boundaries never overflow the tick arithmetic.
+        assert_eq!(p("4611686018427387904c").unwrap().every, 1 << 62);
+        assert!(p("4611686018427387905c")
+            .unwrap_err()
+            .contains("at most 4611686018427387904"));
     }
 }

@@ -26,7 +26,7 @@ pub mod speedup;
 pub mod streams;
 pub mod target_error;
 
-pub use config::{LevelTiming, ModelConfig, TimingConfig};
+pub use config::{LevelTiming, ModelConfig, TimingConfig, MAX_CYCLE};
 pub use gpu::{GpuResult, RenderResult, ShaderCriticalityResult};
 pub use intervals::{Interval, IntervalSpec, IntervalUnit};
 pub use occupancy::AgentOccupancy;

@@ -68,6 +68,18 @@ impl SampleSpec {
         if self.period == 0 {
             return Err("--sample-period must be at least 1 cycle".into());
         }
+        for (key, v) in [
+            ("--sample-period", self.period),
+            ("--sample-warmup", self.warmup),
+            ("--sample-unit", self.unit),
+        ] {
+            if v > super::config::MAX_CYCLE {
+                return Err(format!(
+                    "{key} {v} is above the maximum of {} (2^62)",
+                    super::config::MAX_CYCLE
+                ));
+            }
+        }
         if self.warmup + self.unit > self.period {
             return Err(format!(
                 "--sample-warmup {} + --sample-unit {} exceed --sample-period {}: the \
@@ -170,10 +182,10 @@ impl Sampler {
             cores.iter().map(|c| c.stats().instructions).collect()
         };
         match &self.mark {
-            None if now >= self.seg_tick + cpu.cycles(self.spec.warmup) => {
+            None if now >= self.seg_tick.saturating_add(cpu.cycles(self.spec.warmup)) => {
                 self.mark = Some((now, retired(cores)));
             }
-            Some((t0, r0)) if now >= t0 + cpu.cycles(self.spec.unit) => {
+            Some((t0, r0)) if now >= t0.saturating_add(cpu.cycles(self.spec.unit)) => {
                 let cycles = ((now - t0) / cpu.period) as f64;
                 for (i, r) in retired(cores).into_iter().enumerate() {
                     if counts[i] {

@@ -12,6 +12,7 @@
 //! core it is for), then every core whose wake-up is now does one cycle. A core that waits
 //! for memory asks for no wake-up, so idle time is skipped, never ticked through.
 
+use super::config::MAX_CYCLE;
 use super::gpu::{GpuResult, TimedGpu};
 use super::hints::{HintCounters, HintsControl};
 use super::intervals::{self, Interval, IntervalSpec, Recorder};
@@ -27,6 +28,7 @@ use crate::study::StudyOptions;
 use anyhow::{bail, Context, Result};
 use apusim_cache::policies::{self, PolicyVisitor};
 use apusim_cache::{Feedback, Policy};
+use apusim_timing::replay::MAX_RESTARTS;
 use apusim_timing::{
     AccessInstrs, ChampSimInstrs, Clock, CoreModel, CoreStats, DepModel, Domain, InstrSource,
     Replay, Tick, Timebase, Wake,
@@ -54,6 +56,32 @@ pub struct SimOptions {
     /// idealized miss costs the LLC's hit latency and sends nothing to DRAM, a bypassed GPU
     /// read goes to DRAM without allocating. Alone runs are made without them.
     pub study: StudyOptions,
+}
+
+impl SimOptions {
+    /// Refuse counts beyond [`MAX_CYCLE`], naming the option: past it the sums and tick
+    /// conversions of the engine could overflow, and no run could reach such a count anyway.
+    pub fn check(&self) -> Result<()> {
+        let over = |key: &str, v: u64| -> Result<()> {
+            if v > MAX_CYCLE {
+                bail!("{key} {v} is above the maximum of {MAX_CYCLE} (2^62)");
+            }
+            Ok(())
+        };
+        over("--warmup", self.warmup)?;
+        if let Some(n) = self.instructions {
+            over("--instructions", n)?;
+        }
+        if let Some(i) = &self.interval {
+            over("--interval", i.every)?;
+        }
+        if let Some(s) = &self.sample {
+            over("--sample-period", s.period)?;
+            over("--sample-warmup", s.warmup)?;
+            over("--sample-unit", s.unit)?;
+        }
+        Ok(())
+    }
 }
 
 /// One level's demand traffic of one core in the measured window.
@@ -321,6 +349,7 @@ fn simulate<P: Policy>(
     all_inputs: &dyn Inputs,
     opts: &SimOptions,
 ) -> Result<SimResult> {
+    opts.check()?;
     let inputs = all_inputs.open()?;
     let t = &cfg.timing;
     let dram_cfg = t.dram_config()?;
@@ -343,6 +372,8 @@ fn simulate<P: Policy>(
     let deps = DepModel::parse(&t.deps).context("timing.deps")?;
     let mut cores: Vec<Box<dyn CoreModel>> = Vec::new();
     let mut agents: Vec<Agent> = Vec::new();
+    // Each core's input, for errors.
+    let mut names: Vec<String> = Vec::new();
     let mut open_loop: Vec<OpenLoop> = Vec::new();
     let mut gpu: Option<TimedGpu> = None;
     let mut restarts: Vec<Option<Arc<AtomicU64>>> = Vec::new();
@@ -394,11 +425,12 @@ fn simulate<P: Policy>(
         if agents.contains(&agent) {
             bail!("{}: two inputs drive {agent}", input.name);
         }
+        names.push(input.name.clone());
         let mut program = program_of(input, agent, deps)?;
         // With a target every core runs until the last has reached its own, so a shorter
-        // trace is replayed; without one every trace runs once.
+        // trace is replayed (at most `MAX_RESTARTS` times); without one every trace runs once.
         let mut passes = None;
-        if opts.instructions.is_some() {
+        if let Some(target) = opts.instructions {
             if let Some(reopen) = all_inputs.reopen(index) {
                 let (r, count) = Replay::new(
                     program,
@@ -408,7 +440,7 @@ fn simulate<P: Policy>(
                             .map_err(|e| TraceError::Other(format!("replaying: {e:#}")))
                     }),
                 );
-                program = Box::new(r);
+                program = Box::new(r.with_target(opts.warmup.saturating_add(target)));
                 passes = Some(count);
             }
         }
@@ -452,6 +484,13 @@ fn simulate<P: Policy>(
     let mut wake: Vec<Option<Tick>> = vec![Some(0); n];
     let mut finished = vec![false; n];
     let watchdog = cpu.cycles(t.watchdog_cycles);
+    // The clock may not pass MAX_CYCLE CPU cycles, nor half the tick range (so that no tick
+    // arithmetic of the engine can overflow).
+    let end_of_time = cpu.cycles(MAX_CYCLE).min(Tick::MAX / 2);
+    // Tick of the last instruction retired or taken by warming on any core, and each core's
+    // count then (for the no-progress watchdog).
+    let mut last_retire: Tick = 0;
+    let mut advanced = vec![0u64; n];
     let feedback_every = cpu.cycles(256);
     let mut next_feedback = feedback_every;
     let mut last_retired = vec![0u64; n];
@@ -516,7 +555,7 @@ fn simulate<P: Policy>(
                             .with_context(|| format!("{} warming", agents[i]))?;
                     }
                 }
-                let resume = cpu.edge_at_or_after(last_now + cpu.cycles(jump));
+                let resume = cpu.edge_at_or_after(last_now.saturating_add(cpu.cycles(jump)));
                 for o in &mut open_loop {
                     o.warm_until(resume, cfg.cpus as u32, &mut mem)?;
                 }
@@ -530,6 +569,7 @@ fn simulate<P: Policy>(
                     }
                 }
                 mem.last_progress = resume;
+                last_retire = resume;
             }
         }
         let holding = sampler.as_ref().is_some_and(|s| s.draining());
@@ -555,6 +595,14 @@ fn simulate<P: Policy>(
                 mem.oldest_outstanding()
             ),
         };
+        if now > end_of_time {
+            bail!(
+                "the run reached cycle {}, beyond the maximum of {MAX_CYCLE} (2^62) CPU cycles \
+                 or half the 64-bit tick range; {}",
+                cpu.cycle(now),
+                core_states(&agents, &names, &cores, &wake, &finished, cpu)
+            );
+        }
         last_now = now;
         if let Some(r) = &mut recorder {
             r.before_step(now, &mem, &cores, &ctx);
@@ -563,6 +611,18 @@ fn simulate<P: Policy>(
             bail!(
                 "deadlock: no data delivered for {} cycles; oldest request: {}",
                 t.watchdog_cycles,
+                mem.oldest_outstanding()
+            );
+        }
+        // The timed GPU models report their own deadlocks; a GPU cycle counts as progress.
+        let gpu_active = gpu.as_ref().is_some_and(|g| g.wake.is_some());
+        if !gpu_active && now > mem.last_progress.max(last_retire).saturating_add(watchdog) {
+            bail!(
+                "no progress: no instruction retired and no data delivered for {} cycles \
+                 (timing.watchdog_cycles), at cycle {}; {}; oldest request: {}",
+                t.watchdog_cycles,
+                cpu.cycle(now),
+                core_states(&agents, &names, &cores, &wake, &finished, cpu),
                 mem.oldest_outstanding()
             );
         }
@@ -618,7 +678,9 @@ fn simulate<P: Policy>(
                 mem: &mut mem,
                 agent: slot(i),
             };
-            let w = cores[i].cycle(now, &mut port)?;
+            let w = cores[i].cycle(now, &mut port).with_context(|| {
+                format!("{} ({}) at cycle {}", agents[i], names[i], cpu.cycle(now))
+            })?;
             mem.take_error()
                 .with_context(|| format!("{} at cycle {}", agents[i], cpu.cycle(now)))?;
             wake[i] = match w {
@@ -632,6 +694,10 @@ fn simulate<P: Policy>(
             let s = cores[i].stats();
             // Instructions the program has advanced: retired, and taken by warming.
             let progress = s.instructions + s.warmed;
+            if progress != advanced[i] {
+                advanced[i] = progress;
+                last_retire = now;
+            }
             let p = std::mem::replace(&mut phase[i], Phase::Warming);
             phase[i] = match p {
                 Phase::Warming if progress >= opts.warmup || finished[i] => {
@@ -644,13 +710,13 @@ fn simulate<P: Policy>(
                 }
                 Phase::Measuring(start)
                     if finished[i]
-                        || opts
-                            .instructions
-                            .is_some_and(|target| progress >= opts.warmup + target) =>
+                        || opts.instructions.is_some_and(|target| {
+                            progress >= opts.warmup.saturating_add(target)
+                        }) =>
                 {
                     let reached = opts
                         .instructions
-                        .is_some_and(|target| progress >= opts.warmup + target)
+                        .is_some_and(|target| progress >= opts.warmup.saturating_add(target))
                         || opts.instructions.is_none();
                     Phase::Done(
                         start,
@@ -754,6 +820,39 @@ fn simulate<P: Policy>(
         functional: mem.h.stats(),
         seconds: 0.0,
     })
+}
+
+/// Each core's state, for a report of a run that stopped: its input, the instructions it
+/// has advanced, and what it waits for.
+fn core_states(
+    agents: &[Agent],
+    names: &[String],
+    cores: &[Box<dyn CoreModel>],
+    wake: &[Option<Tick>],
+    finished: &[bool],
+    cpu: Domain,
+) -> String {
+    let states: Vec<String> = (0..agents.len())
+        .map(|i| {
+            let s = cores[i].stats();
+            let state = match wake[i] {
+                _ if finished[i] => "finished".to_string(),
+                Some(t) => format!("next step at cycle {}", cpu.cycle(t)),
+                None => "waiting for a completion".to_string(),
+            };
+            format!(
+                "{} ({}): {} instructions, {state}",
+                agents[i],
+                names[i],
+                s.instructions + s.warmed
+            )
+        })
+        .collect();
+    if states.is_empty() {
+        "no CPU cores".to_string()
+    } else {
+        format!("cores: {}", states.join("; "))
+    }
 }
 
 /// One core's figures between snapshots `start` and `end` (`reached_target` and `restarts`
@@ -928,6 +1027,16 @@ impl OpenLoop {
             // The trace has ended: replay it if it can be reopened and was not empty.
             match &self.reopen {
                 Some(reopen) if self.in_pass > 0 => {
+                    if self.restarts >= MAX_RESTARTS {
+                        bail!(
+                            "{}: the GPU trace ({} accesses a pass) has been replayed {} times, \
+                             the maximum, while the cores have not reached their targets; give \
+                             a longer trace or a smaller --instructions",
+                            self.input.name,
+                            self.in_pass,
+                            self.restarts
+                        );
+                    }
                     self.input =
                         reopen().with_context(|| format!("replaying {}", self.input.name))?;
                     self.in_pass = 0;
