@@ -261,6 +261,10 @@ const FILES: &[Row] = &[
     row("run {d}/bad.lackey", &["bad.lackey:2"]),
     row("run {d}/op.lackey", &["op.lackey:2"]),
     row("run {d}/empty.csv", &["empty.csv", "no accesses"]),
+    row(
+        "sim {d}/empty.champsimtrace",
+        &["empty.champsimtrace", "no instructions"],
+    ),
     row("trace convert {d}/short.csv -o {d}/y.apt", &["short.csv:2"]),
     row("run /no/such/trace.apt", &["/no/such/trace.apt"]),
     // DRAM request traces in the three formats.

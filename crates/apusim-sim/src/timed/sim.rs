@@ -773,6 +773,18 @@ fn simulate<P: Policy>(
         r.finish(last_now, &mem, &cores, &ctx);
     }
 
+    // A core whose program held no instruction at all: an empty input, refused as
+    // `apusim run` refuses one (a program with instructions retires at least one, since every
+    // core ends at its target or its program's end).
+    for i in 0..n {
+        let s = cores[i].stats();
+        if s.instructions + s.warmed == 0 {
+            bail!(
+                "{}: the input holds no instructions, so there is nothing to simulate",
+                names[i]
+            );
+        }
+    }
     let mut results = Vec::new();
     let mut end_cycles = 0;
     for i in 0..n {
