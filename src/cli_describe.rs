@@ -1,5 +1,6 @@
 //! `apusim describe NAME`: one registered implementation of any extension point (an LLC
-//! policy, a core model, an on-chip network, a GPU model, a DRAM scheduler), with its
+//! policy, a GPU L1 bypass predictor, a core model, an on-chip network, a GPU model, a DRAM
+//! scheduler or address mapping, a GPGPU or CPU workload, a render scene), with its
 //! description, paper and every parameter's default, range, unit and meaning.
 
 use anyhow::{bail, Result};
@@ -39,7 +40,16 @@ fn all() -> Vec<Described> {
     add(&mut out, "core model", apusim_timing::core::REGISTRY);
     add(&mut out, "network", apusim_timing::network::REGISTRY);
     add(&mut out, "GPU model", apusim_timing::gpu::REGISTRY);
+    add(
+        &mut out,
+        "L1 bypass predictor",
+        apusim_cache::policies::l1_bypass::PREDICTORS,
+    );
     add(&mut out, "DRAM scheduler", apusim_dram::scheduler::REGISTRY);
+    add(&mut out, "DRAM address mapping", apusim_dram::mapping::REGISTRY);
+    add(&mut out, "GPGPU workload", &apusim_workloads::gpgpu::REGISTRY);
+    add(&mut out, "CPU workload", &apusim_workloads::cpu::REGISTRY);
+    add(&mut out, "render scene", &apusim_render::builtin::REGISTRY);
     out
 }
 
@@ -61,8 +71,9 @@ pub fn describe(name: &str) -> Result<String> {
             },
         };
         bail!(
-            "unknown name `{name}`{hint}: not an LLC policy (`apusim policies`), core model, \
-             network, GPU model or DRAM scheduler"
+            "unknown name `{name}`{hint}: not an LLC policy (`apusim policies`), L1 bypass \
+             predictor, core model, network, GPU model, DRAM scheduler or address mapping, \
+             workload (`apusim workloads`) or scene (`apusim gen render --list`)"
         );
     }
     Ok(found.join("\n"))
