@@ -44,7 +44,10 @@ pub enum DramError {
     },
     /// An address-mapping name that is neither registered nor a field order (the message
     /// names the nearest registered one).
-    #[error("unknown address mapping `{name}`{} (known: {known})", suggest(nearest))]
+    #[error(
+        "unknown address mapping `{name}`{} (known: {known})",
+        suggest(nearest)
+    )]
     UnknownMapping {
         name: String,
         nearest: Option<String>,

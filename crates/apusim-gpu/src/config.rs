@@ -139,7 +139,10 @@ impl L1Config {
             PredictorKind::Pc => {
                 t.insert("entries".into(), int(self.pc.entries));
                 t.insert("threshold".into(), int(self.pc.threshold.into()));
-                t.insert("bypass_bit".into(), toml::Value::Boolean(self.pc.bypass_bit));
+                t.insert(
+                    "bypass_bit".into(),
+                    toml::Value::Boolean(self.pc.bypass_bit),
+                );
             }
             PredictorKind::Counter => {
                 t.insert("pc_entries".into(), int(self.counter.pc_entries));

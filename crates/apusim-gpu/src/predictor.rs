@@ -5,6 +5,5 @@
 //! where the paper is silent.
 
 pub use apusim_cache::policies::l1_bypass::{
-    build_predictor, hash_bits, CounterPredictor, PcPredictor, Storage, PC_COUNTER_BITS,
-    PREDICTORS,
+    build_predictor, hash_bits, CounterPredictor, PcPredictor, Storage, PC_COUNTER_BITS, PREDICTORS,
 };

@@ -61,11 +61,13 @@ mod tests {
         assert_eq!(names(), ["courtyard", "deferred", "lake"]);
         for e in REGISTRY.iter() {
             assert!(!e.description.is_empty(), "{}", e.name);
-            assert!(e.build.contains(&format!("name = \"{}\"", e.name)), "{}", e.name);
+            assert!(
+                e.build.contains(&format!("name = \"{}\"", e.name)),
+                "{}",
+                e.name
+            );
         }
-        let Err(e) = find("lak") else {
-            panic!("found")
-        };
+        let Err(e) = find("lak") else { panic!("found") };
         assert!(e.to_string().contains("did you mean `lake`"), "{e}");
     }
 }

@@ -58,8 +58,7 @@ pub fn load(name_or_path: &str) -> Result<(Source, SceneDesc), SceneError> {
                 line: 0,
                 msg: match builtin::find(name_or_path) {
                     Err(apusim_registry::RegistryError::UnknownName {
-                        nearest: Some(n),
-                        ..
+                        nearest: Some(n), ..
                     }) => format!(
                         "cannot read scene ({e}); did you mean the built-in scene `{n}`? \
                          built-in scenes: {}",

@@ -1,6 +1,9 @@
 //! The functional (untimed) cache hierarchy: private CPU levels per core, GPU render/compute
 //! caches per stream and unit, one shared LLC generic over its policy, then memory.
 //!
+//! One file, one idea: the functional hierarchy's access walk, whose levels, forwarding,
+//! write-backs and back-invalidations act on the same level array.
+//!
 //! An access enters at the first level that serves its stream (CPU instruction → L1I, CPU
 //! data → L1D, a GPU stream → the GPU cache that lists it, else the LLC). At each level it is
 //! split into the lines it touches; it counts once and misses if any line misses. Misses fetch

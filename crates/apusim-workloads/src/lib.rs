@@ -41,6 +41,11 @@ pub use synthetic::{demo_mix, CpuKind, CpuSynth, RenderSynth};
 /// pipeline's code do.)
 pub const GENERATOR_VERSION: u32 = 3;
 
+/// The largest workload scale (`apusim run --mix --scale`, the studies' `scale` option): a
+/// thousand times a workload's default size already runs for hours; a larger one would only
+/// look like a hang.
+pub const MAX_SCALE: u64 = 1000;
+
 /// Errors of the workload registries.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum WorkloadError {

@@ -96,7 +96,8 @@ pub fn mapper_names() -> Vec<&'static str> {
 
 /// Plain bit slicing in the field order `name` spells.
 fn field_order_mapper(name: &str, org: &Organization) -> Result<Box<dyn AddressMapper>, DramError> {
-    let order = field_order::parse_order(&name.to_ascii_lowercase()).ok_or_else(|| unknown(name))?;
+    let order =
+        field_order::parse_order(&name.to_ascii_lowercase()).ok_or_else(|| unknown(name))?;
     Ok(Box::new(field_order::FieldOrder::new(name, &order, org)))
 }
 
