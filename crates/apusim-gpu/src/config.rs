@@ -18,9 +18,11 @@ pub const PRESETS: &[(&str, &str)] = &[
     ("table1-32k", include_str!("../presets/table1-32k.toml")),
 ];
 
-/// Which bypass predictor sits beside each L1 data cache.
+/// Which bypass predictor sits beside each L1 data cache. Read from a name of the predictor
+/// registry (or `none`) through [`std::str::FromStr`], so a misspelt name in a preset or a
+/// `--set` gets the nearest registered one.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, PartialOrd, Ord)]
-#[serde(rename_all = "kebab-case")]
+#[serde(rename_all = "kebab-case", try_from = "String")]
 pub enum PredictorKind {
     /// No predictor: every read miss fills (the paper's Baseline).
     None,
@@ -37,6 +39,13 @@ impl PredictorKind {
             PredictorKind::Pc => "pc",
             PredictorKind::Counter => "counter",
         }
+    }
+}
+
+impl TryFrom<String> for PredictorKind {
+    type Error = anyhow::Error;
+    fn try_from(s: String) -> Result<Self> {
+        s.parse()
     }
 }
 
@@ -416,5 +425,7 @@ mod tests {
             let e = GpuConfig::load_preset("table1", &[bad.into()]);
             assert!(e.is_err(), "{bad} accepted");
         }
+        let e = GpuConfig::load_preset("table1", &["predictor=pcc".into()]).unwrap_err();
+        assert!(format!("{e:#}").contains("did you mean `pc`"), "{e:#}");
     }
 }

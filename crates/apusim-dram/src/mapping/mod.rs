@@ -83,7 +83,7 @@ pub const REGISTRY: &[Entry<BuildMapper>] = &[
     Entry {
         name: "RoBaRaCoCh-xor",
         description: "RoBaRaCoCh with the bank index XOR-ed with the low row bits: strided rows spread over banks",
-        paper: "permutation-interleaving §3",
+        paper: "permutation-interleaving (the XOR bank permutation)",
         params: &[],
         build: xor_mapper,
     },
