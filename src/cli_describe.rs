@@ -1,5 +1,6 @@
 //! `apusim describe NAME`: one registered implementation of any extension point (an LLC
-//! policy, a core model, an on-chip network, a GPU model, a DRAM scheduler), with its
+//! policy, a GPU L1 bypass predictor, a core model, an on-chip network, a GPU model, a DRAM
+//! scheduler or address mapping, a GPGPU or CPU workload, a render scene), with its
 //! description, paper and every parameter's default, range, unit and meaning.
 
 use anyhow::{bail, Result};
@@ -10,6 +11,9 @@ use apusim_registry::{describe_param, edit_distance, nearest, Entry};
 struct Described {
     kind: &'static str,
     name: &'static str,
+    /// The `paper` field: a `docs/papers.md` key, then a section (checked by the tests).
+    #[cfg(test)]
+    paper: &'static str,
     text: String,
 }
 
@@ -17,6 +21,8 @@ fn add<C>(out: &mut Vec<Described>, kind: &'static str, entries: &[Entry<C>]) {
     out.extend(entries.iter().map(|e| Described {
         kind,
         name: e.name,
+        #[cfg(test)]
+        paper: e.paper,
         text: apusim_registry::describe(e),
     }));
 }
@@ -39,7 +45,24 @@ fn all() -> Vec<Described> {
     add(&mut out, "core model", apusim_timing::core::REGISTRY);
     add(&mut out, "network", apusim_timing::network::REGISTRY);
     add(&mut out, "GPU model", apusim_timing::gpu::REGISTRY);
+    add(
+        &mut out,
+        "L1 bypass predictor",
+        apusim_cache::policies::l1_bypass::PREDICTORS,
+    );
     add(&mut out, "DRAM scheduler", apusim_dram::scheduler::REGISTRY);
+    add(
+        &mut out,
+        "DRAM address mapping",
+        apusim_dram::mapping::REGISTRY,
+    );
+    add(
+        &mut out,
+        "GPGPU workload",
+        &apusim_workloads::gpgpu::REGISTRY,
+    );
+    add(&mut out, "CPU workload", &apusim_workloads::cpu::REGISTRY);
+    add(&mut out, "render scene", &apusim_render::builtin::REGISTRY);
     out
 }
 
@@ -61,9 +84,86 @@ pub fn describe(name: &str) -> Result<String> {
             },
         };
         bail!(
-            "unknown name `{name}`{hint}: not an LLC policy (`apusim policies`), core model, \
-             network, GPU model or DRAM scheduler"
+            "unknown name `{name}`{hint}: not an LLC policy (`apusim policies`), L1 bypass \
+             predictor, core model, network, GPU model, DRAM scheduler or address mapping, \
+             workload (`apusim workloads`) or scene (`apusim gen render --list`)"
         );
     }
     Ok(found.join("\n"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The keys `docs/papers.md` defines: the first column of its tables.
+    fn paper_keys() -> Vec<String> {
+        let text = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/docs/papers.md"))
+            .expect("docs/papers.md");
+        text.lines()
+            .filter_map(|l| l.strip_prefix("| `"))
+            .filter_map(|l| l.split('`').next())
+            .map(String::from)
+            .collect()
+    }
+
+    /// A paper string's key: its first word, without a trailing `,` or `;`.
+    fn key_of(paper: &str) -> &str {
+        paper
+            .split_whitespace()
+            .next()
+            .unwrap_or("")
+            .trim_end_matches([',', ';'])
+    }
+
+    #[test]
+    fn every_registry_entry_cites_a_papers_md_key() {
+        let keys = paper_keys();
+        assert!(keys.iter().any(|k| k == "drp") && keys.iter().any(|k| k == "ramulator2"));
+        let all = all();
+        for kind in [
+            "LLC policy",
+            "L1 bypass predictor",
+            "core model",
+            "network",
+            "GPU model",
+            "DRAM scheduler",
+            "DRAM address mapping",
+            "GPGPU workload",
+            "CPU workload",
+            "render scene",
+        ] {
+            assert!(all.iter().any(|d| d.kind == kind), "no {kind} registered");
+        }
+        let bad: Vec<String> = all
+            .iter()
+            .filter(|d| !keys.iter().any(|k| k == key_of(d.paper)))
+            .map(|d| format!("{} `{}`: paper `{}`", d.kind, d.name, d.paper))
+            .collect();
+        assert!(
+            bad.is_empty(),
+            "paper strings not starting with a docs/papers.md key:\n{}",
+            bad.join("\n")
+        );
+    }
+
+    #[test]
+    fn key_of_takes_the_first_word() {
+        assert_eq!(key_of("drp §3"), "drp");
+        assert_eq!(
+            key_of("dynprio, as in gpu-access-criticality §2"),
+            "dynprio"
+        );
+        assert_eq!(key_of("Rixner et al., ISCA 2000"), "Rixner");
+        assert_eq!(key_of(""), "");
+    }
+
+    #[test]
+    fn describe_finds_every_new_registry() {
+        for name in ["pc", "RoBaRaCoCh-xor", "bfs", "mcf", "lake"] {
+            assert!(describe(name).is_ok(), "{name}");
+        }
+        let e = describe("RoBaRaCoCj").unwrap_err().to_string();
+        assert!(e.contains("did you mean `RoBaRaCoCh`"), "{e}");
+    }
 }

@@ -36,8 +36,8 @@ pub struct RenderArgs {
 pub fn run(a: RenderArgs) -> Result<()> {
     if a.list {
         let mut t = TextTable::new(["scene", "description"]);
-        for (name, text) in builtin::SCENES {
-            t.row(vec![name.to_string(), builtin::description(text)]);
+        for e in builtin::REGISTRY.iter() {
+            t.row(vec![e.name.to_string(), e.description.to_string()]);
         }
         print!("{}", t.render());
         return Ok(());

@@ -1,4 +1,7 @@
 //! `apusim sim`: the timed run (cores, caches, network, LLC and DRAM on one clock).
+//!
+//! One file, one command: `apusim sim`'s arguments, its run, and its two printed forms (the
+//! text report and the CSV rows), which show the same fields and change together.
 
 use super::{
     in_pool, policy_list_or_configured, run_inputs, write_outputs, CacheArgs, OutputArgs,

@@ -152,21 +152,21 @@ fn gen_champsim(
 
 pub fn list_workloads() -> String {
     let mut g = TextTable::new(["gpgpu kernel", "type", "description", "source"]);
-    for k in gpgpu::KERNELS {
+    for e in gpgpu::REGISTRY.iter() {
         g.row(vec![
-            k.name.into(),
-            format!("{:?}", k.behaviour),
-            k.description.into(),
-            k.paper_source.into(),
+            e.name.into(),
+            format!("{:?}", e.build.behaviour),
+            e.description.into(),
+            e.paper.into(),
         ]);
     }
     let mut c = TextTable::new(["cpu kernel", "group", "description", "stands in for"]);
-    for k in cpu::KERNELS {
+    for e in cpu::REGISTRY.iter() {
         c.row(vec![
-            k.name.into(),
-            k.mpki_group.to_string(),
-            k.description.into(),
-            k.stands_in_for.into(),
+            e.name.into(),
+            e.build.mpki_group.to_string(),
+            e.description.into(),
+            e.build.stands_in_for.into(),
         ]);
     }
     format!("{}\n{}", g.render(), c.render())

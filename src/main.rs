@@ -18,6 +18,8 @@ use anyhow::{bail, Context, Result};
 use apusim_sim::report::{self, CachegrindCounters};
 use apusim_sim::{run_policies, RunOptions, RunResult, SystemConfig};
 use apusim_trace::output::Outputs;
+// The largest `--scale`, shared with the studies' `scale` option.
+use apusim_workloads::MAX_SCALE;
 use clap::{Args, CommandFactory, FromArgMatches, Parser, Subcommand};
 use std::path::PathBuf;
 
@@ -683,10 +685,6 @@ fn print_results(
     }
     Ok(())
 }
-
-/// Largest `--scale`: a thousand times a workload's default size already runs for hours; a
-/// larger one would only look like a hang.
-const MAX_SCALE: u64 = 1000;
 
 /// Most worker threads `--threads` and `--jobs` accept: far more than any machine's cores,
 /// few enough that spawning them cannot stall the run before it starts.

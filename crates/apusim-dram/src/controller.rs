@@ -1,6 +1,9 @@
 //! One channel's memory controller: read and write queues, write-drain mode, refresh, row
 //! policy, and the event-driven decision step that asks the scheduler what to issue.
 //!
+//! One file, one idea: the channel controller's event-driven decision step and the queue and
+//! bank state it keeps up to date, which only make sense together.
+//!
 //! The controller is never ticked cycle by cycle. It keeps one [`BankView`] per bank for the
 //! queue it serves (open row, earliest ACT/PRE/column cycle, pending hits, oldest hit and
 //! oldest non-hit, the non-hits' ready cycle, and the scheduler's [`HeadKeys`]) and updates

@@ -42,9 +42,17 @@ pub enum DramError {
         scheduler: String,
         err: Box<apusim_registry::RegistryError>,
     },
-    /// An address-mapping name that is not registered.
-    #[error("unknown address mapping `{name}` (known: {known})")]
-    UnknownMapping { name: String, known: String },
+    /// An address-mapping name that is neither registered nor a field order (the message
+    /// names the nearest registered one).
+    #[error(
+        "unknown address mapping `{name}`{} (known: {known})",
+        suggest(nearest)
+    )]
+    UnknownMapping {
+        name: String,
+        nearest: Option<String>,
+        known: String,
+    },
     /// A `key=value` override that names no setting or carries a bad value.
     #[error("bad override `{key}={value}`: {msg}")]
     BadOverride {
@@ -66,5 +74,13 @@ impl DramError {
             path: path.into(),
             err: source,
         }
+    }
+}
+
+/// ` (did you mean `NAME`?)` for a nearest name, nothing otherwise.
+fn suggest(nearest: &Option<String>) -> String {
+    match nearest {
+        Some(n) => format!(" (did you mean `{n}`?)"),
+        None => String::new(),
     }
 }

@@ -147,9 +147,9 @@ pub struct Options {
 impl Default for Options {
     fn default() -> Self {
         Options {
-            scenes: apusim_render::builtin::SCENES
-                .iter()
-                .map(|s| s.0.to_string())
+            scenes: apusim_render::builtin::names()
+                .into_iter()
+                .map(String::from)
                 .collect(),
             width: 1280,
             height: 1024,

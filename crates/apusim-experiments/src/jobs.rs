@@ -133,15 +133,9 @@ pub fn parse_resolution(s: &str) -> std::result::Result<(u32, u32), String> {
 /// The rendering job of built-in scene `scene`: `frames` frames at `width`×`height`, its
 /// procedural content seeded by `seed`. An unknown scene is refused, naming the built-in ones.
 pub fn scene_job(scene: &str, width: u32, height: u32, frames: u32, seed: u64) -> Result<Job> {
-    let Some(&(name, _)) = apusim_render::builtin::SCENES.iter().find(|s| s.0 == scene) else {
-        anyhow::bail!(
-            "unknown scene `{scene}` (built-in scenes: {})",
-            apusim_render::builtin::SCENES
-                .iter()
-                .map(|s| s.0)
-                .collect::<Vec<_>>()
-                .join(", ")
-        );
+    let name = match apusim_render::builtin::find(scene) {
+        Ok(e) => e.name,
+        Err(e) => anyhow::bail!("{e}"),
     };
     Ok(Job {
         label: format!("gpu {name}"),
@@ -163,7 +157,7 @@ pub fn kernel_job(kernel: &str, scale: u64, seed: u64) -> Result<Job> {
     let Some(k) = gpgpu::info(kernel) else {
         anyhow::bail!(
             "unknown GPGPU kernel `{kernel}`{} (see `apusim workloads`)",
-            apusim_registry::nearest(kernel, gpgpu::KERNELS.iter().map(|k| k.name))
+            apusim_registry::nearest(kernel, gpgpu::REGISTRY.iter().map(|e| e.name))
                 .map_or_else(String::new, |n| format!(" (did you mean `{n}`?)"))
         );
     };

@@ -1,6 +1,9 @@
 //! The registry of studies: every `apusim study NAME`, Python's `apusim.study(NAME)` and the
 //! figure `apusim plot` draws for it come from the one table [`STUDIES`].
 //!
+//! One file, one table: the study registry and the option families its entries take, kept
+//! beside each other so an entry and its options read together; a sixth of it is tests.
+//!
 //! A [`Study`] is one entry: its name, a one-line description (the command's help), the
 //! paper it reproduces (a `docs/papers.md` key followed by the figure, as
 //! `apusim_registry::Entry::paper`), the [`Family`] of options it takes, the [`FigureSpec`]
@@ -109,7 +112,7 @@ pub const QUICK_INSTRUCTIONS: u64 = 20_000;
 pub const DEFAULT_SEED: u64 = 1;
 
 /// The largest workload scale (as `apusim run --mix --scale`).
-pub const MAX_SCALE: u64 = 1000;
+pub use apusim_workloads::MAX_SCALE;
 
 const U32: u64 = u32::MAX as u64;
 

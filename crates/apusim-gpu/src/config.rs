@@ -7,6 +7,7 @@
 //! the counter-based one (128×128 table of 5-bit entries), Table 3 for the energies.
 
 use anyhow::{anyhow, bail, Context, Result};
+use apusim_cache::policies::l1_bypass::PREDICTORS;
 use apusim_cache::Geometry;
 use serde::{Deserialize, Serialize};
 use std::path::Path;
@@ -17,9 +18,11 @@ pub const PRESETS: &[(&str, &str)] = &[
     ("table1-32k", include_str!("../presets/table1-32k.toml")),
 ];
 
-/// Which bypass predictor sits beside each L1 data cache.
+/// Which bypass predictor sits beside each L1 data cache. Read from a name of the predictor
+/// registry (or `none`) through [`std::str::FromStr`], so a misspelt name in a preset or a
+/// `--set` gets the nearest registered one.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, PartialOrd, Ord)]
-#[serde(rename_all = "kebab-case")]
+#[serde(rename_all = "kebab-case", try_from = "String")]
 pub enum PredictorKind {
     /// No predictor: every read miss fills (the paper's Baseline).
     None,
@@ -39,14 +42,27 @@ impl PredictorKind {
     }
 }
 
+impl TryFrom<String> for PredictorKind {
+    type Error = anyhow::Error;
+    fn try_from(s: String) -> Result<Self> {
+        s.parse()
+    }
+}
+
 impl std::str::FromStr for PredictorKind {
     type Err = anyhow::Error;
+    /// `none` (or `baseline`), or a name of the predictor registry
+    /// (`apusim_cache::policies::l1_bypass::PREDICTORS`).
     fn from_str(s: &str) -> Result<Self> {
-        match s {
-            "none" | "baseline" => Ok(PredictorKind::None),
+        if matches!(s, "none" | "baseline") {
+            return Ok(PredictorKind::None);
+        }
+        let e = apusim_registry::find(PREDICTORS, "predictor", s)
+            .map_err(|e| anyhow!("{e}; or none for no predictor"))?;
+        match e.name {
             "pc" => Ok(PredictorKind::Pc),
             "counter" => Ok(PredictorKind::Counter),
-            _ => bail!("unknown predictor `{s}`; predictors: none, pc, counter"),
+            other => bail!("predictor `{other}` has no configuration section in apusim-gpu"),
         }
     }
 }
@@ -120,6 +136,30 @@ pub struct L1Config {
     pub pc: PcConfig,
     #[serde(default)]
     pub counter: CounterConfig,
+}
+
+impl L1Config {
+    /// The parameters of the selected predictor, as its registry entry takes them.
+    pub fn predictor_params(&self) -> toml::Table {
+        let mut t = toml::Table::new();
+        let int = |v: usize| toml::Value::Integer(v as i64);
+        match self.predictor {
+            PredictorKind::None => {}
+            PredictorKind::Pc => {
+                t.insert("entries".into(), int(self.pc.entries));
+                t.insert("threshold".into(), int(self.pc.threshold.into()));
+                t.insert(
+                    "bypass_bit".into(),
+                    toml::Value::Boolean(self.pc.bypass_bit),
+                );
+            }
+            PredictorKind::Counter => {
+                t.insert("pc_entries".into(), int(self.counter.pc_entries));
+                t.insert("addr_entries".into(), int(self.counter.addr_entries));
+            }
+        }
+        t
+    }
 }
 
 fn default_predictor() -> PredictorKind {
@@ -385,5 +425,7 @@ mod tests {
             let e = GpuConfig::load_preset("table1", &[bad.into()]);
             assert!(e.is_err(), "{bad} accepted");
         }
+        let e = GpuConfig::load_preset("table1", &["predictor=pcc".into()]).unwrap_err();
+        assert!(format!("{e:#}").contains("did you mean `pc`"), "{e:#}");
     }
 }

@@ -18,7 +18,7 @@
 use crate::config::{GpuConfig, PredictorKind};
 use crate::levels::{L1Policy, L2Policy, L2Request, Predictor};
 use crate::metrics::{Derived, Metrics};
-use crate::predictor::{CounterPredictor, PcPredictor, Storage};
+use crate::predictor::{build_predictor, CounterPredictor, PcPredictor, Storage};
 use anyhow::{bail, Result};
 use apusim_cache::policies::plru::Plru;
 use apusim_cache::{Cache, Geometry, Outcome, Policy, PolicyContext, WritePolicy};
@@ -117,16 +117,7 @@ impl GpuHierarchy {
         for _ in 0..cfg.sms {
             let pred = match cfg.l1.predictor {
                 PredictorKind::None => Predictor::None,
-                PredictorKind::Pc => Predictor::Pc(PcPredictor::new(
-                    cfg.l1.pc.entries,
-                    cfg.l1.pc.threshold,
-                    lines1,
-                )),
-                PredictorKind::Counter => Predictor::Counter(CounterPredictor::new(
-                    cfg.l1.counter.pc_entries,
-                    cfg.l1.counter.addr_entries,
-                    lines1,
-                )),
+                kind => build_predictor(kind.name(), &cfg.l1.predictor_params(), lines1)?,
             };
             l1.push(Cache::new(
                 g1,

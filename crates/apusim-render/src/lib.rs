@@ -5,7 +5,7 @@
 //! The central types:
 //! - [`scene::SceneDesc`] is a parsed scene file (TOML): cameras, procedural or imported
 //!   textures and meshes, render targets, and passes of draws and blits.
-//!   [`builtin::SCENES`] embeds the built-in scenes; [`load`] parses a file or a built-in
+//!   [`builtin::REGISTRY`] registers the built-in scenes; [`load`] parses a file or a built-in
 //!   name, reporting errors with file and line.
 //! - [`Renderer`] resolves a scene into GPU memory ([`surface::GpuMemory`]: every buffer and
 //!   tiled surface at a physical address, in one of the texel formats of
@@ -56,14 +56,19 @@ pub fn load(name_or_path: &str) -> Result<(Source, SceneDesc), SceneError> {
             let text = std::fs::read_to_string(p).map_err(|e| SceneError {
                 file: name_or_path.to_string(),
                 line: 0,
-                msg: format!(
-                    "cannot read scene ({e}); built-in scenes: {}",
-                    builtin::SCENES
-                        .iter()
-                        .map(|s| s.0)
-                        .collect::<Vec<_>>()
-                        .join(", ")
-                ),
+                msg: match builtin::find(name_or_path) {
+                    Err(apusim_registry::RegistryError::UnknownName {
+                        nearest: Some(n), ..
+                    }) => format!(
+                        "cannot read scene ({e}); did you mean the built-in scene `{n}`? \
+                         built-in scenes: {}",
+                        builtin::names().join(", ")
+                    ),
+                    _ => format!(
+                        "cannot read scene ({e}); built-in scenes: {}",
+                        builtin::names().join(", ")
+                    ),
+                },
             })?;
             Source {
                 file: name_or_path.to_string(),

@@ -2,6 +2,9 @@
 //! through the pipeline of gspc-graphics-stream-llc.txt §2.1 (Figures 2 and 3), emitting every
 //! memory access the render caches see:
 //!
+//! One file, one idea: the renderer, one pass of the §2.1 pipeline over shared per-frame state;
+//! splitting the stages apart would thread that state through every call.
+//!
 //! input assembly (index fetch, vertex fetch through a 32-entry post-transform FIFO) →
 //! vertex shading (transform, near-plane clipping) → triangle setup and rasterization into
 //! 8x8 tiles of 2x2 quads → HiZ test per 8x4 block → stencil and early depth test per quad →

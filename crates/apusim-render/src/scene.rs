@@ -2,6 +2,9 @@
 //! passes of draws and blits, plus the procedural meshes and textures that let the built-in
 //! scenes need no files (the item 5). See docs/workloads.md "Rendered scenes".
 //!
+//! One file, one idea: the scene format, whose declarations (one serde struct or enum per TOML
+//! table, with its defaults) are most of its length, resolved and checked in one pass.
+//!
 //! Names are resolved when the scene is loaded; a reference to an unknown mesh, texture,
 //! target or camera, an unknown shader, stream or key, or a bad value is reported with the
 //! file name and line (toml's spans).

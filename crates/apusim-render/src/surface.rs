@@ -1,6 +1,9 @@
 //! GPU memory: one physical address space in which every surface and buffer is allocated, the
 //! tiled layouts of textures, render targets, depth, stencil and HiZ, and the texel data.
 //!
+//! One file, one idea: where every texel of every surface lives (the address space, the tiled
+//! layouts and the texel store share the layout arithmetic); about a fifth of it is unit tests.
+//!
 //! Layout (the issue's item 2; the papers are silent on the exact tiling, so this follows what
 //! Intel Gen7 "Y-tiling" and the ATTILA simulator do at cache-line granularity). A Y-tile is
 //! 128 B x 32 rows, an 8x8 Y-major grid of cache lines, and "each 64B cache line within the

@@ -256,11 +256,9 @@ impl SystemConfig {
                 bail!("gpu cache `{}`: units must be at least 1", c.name);
             }
             if let Some(p) = &c.bypass_predictor {
-                if !matches!(p.as_str(), "pc" | "counter") {
-                    bail!(
-                        "gpu cache `{}`: bypass_predictor = `{p}`; expected pc or counter",
-                        c.name
-                    );
+                use apusim_cache::policies::l1_bypass::PREDICTORS;
+                if let Err(e) = apusim_registry::find(PREDICTORS, "L1 bypass predictor", p) {
+                    bail!("gpu cache `{}`: bypass_predictor: {e}", c.name);
                 }
             }
             c.check_replacement()?;

@@ -1,6 +1,9 @@
 //! The functional (untimed) cache hierarchy: private CPU levels per core, GPU render/compute
 //! caches per stream and unit, one shared LLC generic over its policy, then memory.
 //!
+//! One file, one idea: the functional hierarchy's access walk, whose levels, forwarding,
+//! write-backs and back-invalidations act on the same level array.
+//!
 //! An access enters at the first level that serves its stream (CPU instruction → L1I, CPU
 //! data → L1D, a GPU stream → the GPU cache that lists it, else the LLC). At each level it is
 //! split into the lines it touches; it counts once and misses if any line misses. Misses fetch
@@ -17,7 +20,7 @@ use crate::config::{LevelConfig, SystemConfig};
 use crate::stats::{LevelStats, RunStats, Table};
 use crate::study::{LlcStudy, StudyOptions};
 use anyhow::{bail, Context, Result};
-use apusim_cache::policies::l1_bypass::{CounterPredictor, L1Bypass, PcPredictor, Predictor};
+use apusim_cache::policies::l1_bypass::{build_predictor, L1Bypass};
 use apusim_cache::policies::lru::Lru;
 use apusim_cache::policies::plru::Plru;
 use apusim_cache::{
@@ -935,8 +938,8 @@ fn build_level(
     })
 }
 
-/// Give every instance of a GPU level an L1 bypass predictor of kind `kind` (`pc` or
-/// `counter`, with the paper's default sizes) on tree pseudo-LRU, and the level its
+/// Give every instance of a GPU level an L1 bypass predictor of kind `kind` (a name of
+/// `l1_bypass::PREDICTORS`, with the paper's default sizes) on tree pseudo-LRU, and the level its
 /// bypassBits, remembered for the last `cap` bypasses.
 fn add_bypass_predictor(
     level: &mut Level,
@@ -949,11 +952,8 @@ fn add_bypass_predictor(
     let ctx = PolicyContext::for_geometry(&g);
     let mut stores = Vec::with_capacity(level.instances.len());
     for _ in 0..level.instances.len() {
-        let predictor = match kind {
-            "pc" => Predictor::Pc(PcPredictor::new(128, 8, lines)),
-            "counter" => Predictor::Counter(CounterPredictor::new(128, 128, lines)),
-            other => bail!("bypass_predictor = `{other}`; expected pc or counter"),
-        };
+        let predictor = build_predictor(kind, &toml::Table::new(), lines)
+            .map_err(|e| anyhow::anyhow!("bypass_predictor: {e}"))?;
         let policy = L1Bypass::new(&ctx, predictor)?;
         stores.push(Store::Bypass(Cache::new(
             g,

@@ -1,5 +1,8 @@
 //! The native `.apt` trace container: streaming writer, streaming reader and summary.
 //!
+//! One file, one format: the `.apt` writer, reader and summary share the block layout and its
+//! delta/varint coding, so they change together.
+//!
 //! Byte-level layout (all integers little-endian; the authoritative description with every
 //! field is `docs/trace-format.md`):
 //!

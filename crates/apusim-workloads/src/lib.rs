@@ -41,13 +41,19 @@ pub use synthetic::{demo_mix, CpuKind, CpuSynth, RenderSynth};
 /// pipeline's code do.)
 pub const GENERATOR_VERSION: u32 = 3;
 
+/// The largest workload scale (`apusim run --mix --scale`, the studies' `scale` option): a
+/// thousand times a workload's default size already runs for hours; a larger one would only
+/// look like a hang.
+pub const MAX_SCALE: u64 = 1000;
+
 /// Errors of the workload registries.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum WorkloadError {
-    /// No workload of this kind has that name.
+    /// No workload of this kind has that name (`nearest`: the closest one, if any is close).
     Unknown {
         kind: &'static str,
         name: String,
+        nearest: Option<String>,
         known: String,
     },
     /// A parameter is out of range.
@@ -59,8 +65,17 @@ pub enum WorkloadError {
 impl std::fmt::Display for WorkloadError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            WorkloadError::Unknown { kind, name, known } => {
-                write!(f, "unknown {kind} `{name}` (known: {known})")
+            WorkloadError::Unknown {
+                kind,
+                name,
+                nearest,
+                known,
+            } => {
+                write!(f, "unknown {kind} `{name}`")?;
+                if let Some(n) = nearest {
+                    write!(f, " (did you mean `{n}`?)")?;
+                }
+                write!(f, " (known: {known})")
             }
             WorkloadError::InvalidParam(m) => write!(f, "invalid workload parameter: {m}"),
             WorkloadError::Render(m) => write!(f, "rendering job: {m}"),
@@ -69,3 +84,28 @@ impl std::fmt::Display for WorkloadError {
 }
 
 impl std::error::Error for WorkloadError {}
+
+impl WorkloadError {
+    /// `name` is not one of `entries` (a workload registry called `kind` in messages): the
+    /// error names the nearest entry ([`apusim_registry::find`]) and lists them all.
+    pub fn unknown<C>(
+        kind: &'static str,
+        name: &str,
+        entries: &[apusim_registry::Entry<C>],
+    ) -> WorkloadError {
+        let nearest = match apusim_registry::find(entries, kind, name) {
+            Err(apusim_registry::RegistryError::UnknownName { nearest, .. }) => nearest,
+            _ => None,
+        };
+        WorkloadError::Unknown {
+            kind,
+            name: name.to_string(),
+            nearest,
+            known: entries
+                .iter()
+                .map(|e| e.name)
+                .collect::<Vec<_>>()
+                .join(", "),
+        }
+    }
+}

@@ -430,6 +430,8 @@ pub fn jobs(name: &str, scale: u64, seed: u64) -> Result<Vec<Job>, WorkloadError
     let m = mix(name).ok_or_else(|| WorkloadError::Unknown {
         kind: "mix",
         name: name.to_string(),
+        nearest: apusim_registry::nearest(name, MIXES.iter().map(|m| m.name.as_str()))
+            .map(String::from),
         known:
             "S1-S18, D1-D18, Q1-Q18, TAP-{1,2,4}C-{A..E}, TAP-S-{A..E}, H1-H20, L1-L20, HL1-HL20"
                 .to_string(),
@@ -464,11 +466,8 @@ pub fn jobs(name: &str, scale: u64, seed: u64) -> Result<Vec<Job>, WorkloadError
             seed: seed.wrapping_add(title_index(&m.gpu)),
         },
         GpuJob::Gpgpu(k) => {
-            let info = gpgpu::info(k).ok_or_else(|| WorkloadError::Unknown {
-                kind: "gpgpu kernel",
-                name: k.to_string(),
-                known: String::new(),
-            })?;
+            let info = gpgpu::info(k)
+                .ok_or_else(|| WorkloadError::unknown("gpgpu kernel", k, &gpgpu::REGISTRY))?;
             JobSpec::Gpgpu {
                 kernel: info.name,
                 params: GpgpuParams {

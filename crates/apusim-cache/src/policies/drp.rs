@@ -4,6 +4,9 @@
 //! heterogeneous baseline), `drp-rm-rh` ([`READ_HIT`]: plus the read-hit sub-policy) and `drp`
 //! ([`ALL`]: plus the write-miss and write-hit sub-policies).
 //!
+//! One file, one policy: DRP's WSS cache, its four sub-policies and pinning share one
+//! per-line state; a third of it is unit tests.
+//!
 //! # Working set sample (WSS) cache (§5.1)
 //!
 //! 2K entries, 128 sets × 16 ways, one entry per sampled 4 KB page (set = page mod 128, tag =

@@ -1,7 +1,9 @@
 //! GPU L1 data-cache bypassing (adaptive-gpu-l1-bypassing.txt): the two bypass predictors,
 //! their storage, and [`L1Bypass`], tree pseudo-LRU plus one predictor as a cache policy.
 //! Used by `apusim-gpu` (Table 1 hierarchy, studies) and by `apusim-sim` GPU caches that set
-//! `bypass_predictor`. Not an LLC policy, so not in the registry.
+//! `bypass_predictor`. Not an LLC policy: the predictors have their own registry,
+//! [`PREDICTORS`] (name, description, paper key, typed parameters, constructor), which both
+//! hierarchies look names up in and build from.
 //!
 //! [`PcPredictor`] is §3.1-3.2 and Listing 1: a table of 4-bit saturating counters indexed by
 //! a hashed PC, and per L1 line the hashed PC of the last instruction that touched it. A hit
@@ -37,6 +39,7 @@
 
 use super::plru::Plru;
 use crate::{CacheError, Evicted, MissAction, Policy, PolicyContext, SetView};
+use apusim_registry::{Entry, ParamKind, ParamSpec, Params};
 use apusim_trace::Access;
 use serde::Serialize;
 
@@ -277,6 +280,110 @@ pub enum Predictor {
     Counter(CounterPredictor),
 }
 
+/// The constructor of a registered predictor: its validated parameters and the lines of the
+/// L1 it sits beside.
+pub type BuildPredictor = fn(&Params, usize) -> Result<Predictor, CacheError>;
+
+/// Parameters of the PC-based predictor (§3.1, §4.1).
+pub const PC_PARAMS: &[ParamSpec] = &[
+    ParamSpec {
+        name: "entries",
+        kind: ParamKind::Int { min: 2, max: 1 << 16 },
+        default: "128",
+        unit: "entries",
+        doc: "prediction-table counters, a power of two (the hashed PC stored per line has log2(entries) bits)",
+    },
+    ParamSpec {
+        name: "threshold",
+        kind: ParamKind::Int { min: 1, max: 15 },
+        default: "8",
+        unit: "",
+        doc: "bypass a read miss when its 4-bit counter is at least this (the paper gives no value; 8 is the middle)",
+    },
+    ParamSpec {
+        name: "bypass_bit",
+        kind: ParamKind::Bool,
+        default: "true",
+        unit: "",
+        doc: "correct mispredictions with the next level's bypassBit (§3.1; off only for ablations)",
+    },
+];
+
+/// Parameters of the counter-based predictor (§3.3, §4.1).
+pub const COUNTER_PARAMS: &[ParamSpec] = &[
+    ParamSpec {
+        name: "pc_entries",
+        kind: ParamKind::Int { min: 2, max: 4096 },
+        default: "128",
+        unit: "entries",
+        doc: "rows of the prediction table (hashed PC of the filling miss), a power of two",
+    },
+    ParamSpec {
+        name: "addr_entries",
+        kind: ParamKind::Int { min: 2, max: 4096 },
+        default: "128",
+        unit: "entries",
+        doc: "columns of the prediction table (hashed block address), a power of two",
+    },
+];
+
+/// `name` = `v` as a table size: a power of two (the ranges are checked by the registry).
+fn power_of_two(name: &str, v: u64) -> Result<usize, CacheError> {
+    if v.is_power_of_two() {
+        Ok(v as usize)
+    } else {
+        Err(CacheError::Config(format!(
+            "bypass predictor parameter `{name}` = {v} must be a power of two"
+        )))
+    }
+}
+
+/// Every L1 bypass predictor, by the name `bypass_predictor` (apusim-sim) and
+/// `l1.predictor` (apusim-gpu) take; no predictor at all is the paper's Baseline.
+pub const PREDICTORS: &[Entry<BuildPredictor>] = &[
+    Entry {
+        name: "pc",
+        description: "PC-based: 4-bit counters indexed by the hashed PC learn which instructions fill zero-reuse lines (Listing 1)",
+        paper: "adaptive-gpu-l1-bypassing §3.1-3.2, Listing 1",
+        params: PC_PARAMS,
+        build: |p, lines| {
+            let entries = power_of_two("entries", p.int("entries"))?;
+            Ok(Predictor::Pc(PcPredictor::new(
+                entries,
+                p.int("threshold") as u8,
+                lines,
+            )))
+        },
+    },
+    Entry {
+        name: "counter",
+        description: "counter-based: Kharbutli and Solihin's live-time predictor, a (PC, block) table of confident hit counts",
+        paper: "adaptive-gpu-l1-bypassing §3.3, §4.1",
+        params: COUNTER_PARAMS,
+        build: |p, lines| {
+            let rows = power_of_two("pc_entries", p.int("pc_entries"))?;
+            let cols = power_of_two("addr_entries", p.int("addr_entries"))?;
+            Ok(Predictor::Counter(CounterPredictor::new(rows, cols, lines)))
+        },
+    },
+];
+
+/// Build the predictor `name` with parameters `given` (unknown names and keys, wrong types
+/// and out-of-range values are refused, naming the nearest valid name) for an L1 of `lines`
+/// lines.
+pub fn build_predictor(
+    name: &str,
+    given: &toml::Table,
+    lines: usize,
+) -> Result<Predictor, CacheError> {
+    let e = apusim_registry::find(PREDICTORS, "L1 bypass predictor", name)
+        .map_err(|e| CacheError::Config(e.to_string()))?;
+    let p = e
+        .params(given)
+        .map_err(|err| CacheError::Config(format!("bypass predictor `{name}`: {err}")))?;
+    (e.build)(&p, lines)
+}
+
 /// Pseudo-LRU plus the bypass predictor of one L1 data cache.
 pub struct L1Bypass {
     plru: Plru,
@@ -386,6 +493,31 @@ impl Policy for L1Bypass {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn predictors_build_from_the_registry_and_refuse_bad_input() {
+        for e in PREDICTORS {
+            let p = e.params(&toml::Table::new()).unwrap();
+            assert!((e.build)(&p, 64).is_ok(), "{}", e.name);
+        }
+        let t = |s: &str| -> toml::Table { toml::from_str(s).unwrap() };
+        assert!(matches!(
+            build_predictor("pc", &t("threshold = 4"), 64),
+            Ok(Predictor::Pc(_))
+        ));
+        let msg = |r: Result<Predictor, CacheError>| match r {
+            Err(e) => e.to_string(),
+            Ok(_) => panic!("accepted"),
+        };
+        let e = msg(build_predictor("pcc", &toml::Table::new(), 64));
+        assert!(e.contains("did you mean `pc`"), "{e}");
+        let e = msg(build_predictor("pc", &t("treshold = 4"), 64));
+        assert!(e.contains("did you mean `threshold`"), "{e}");
+        let e = msg(build_predictor("pc", &t("threshold = 16"), 64));
+        assert!(e.contains("out of range"), "{e}");
+        let e = msg(build_predictor("counter", &t("pc_entries = 100"), 64));
+        assert!(e.contains("power of two"), "{e}");
+    }
 
     #[test]
     fn pc_storage_matches_the_paper() {

@@ -3,6 +3,8 @@
 //! [`HeteroWrites`], the heterogeneous baseline's GPU write rules of
 //! drp-reuse-probability-shared-llc.txt §4.1 applied on top of any policy.
 //!
+//! Above 800 lines because a third of it is the unit tests of these blocks.
+//!
 //! # Set sampling ("complement-select")
 //!
 //! [`SetSampler`] picks the leader sets of a duel by a Boolean function of the set-index bits,

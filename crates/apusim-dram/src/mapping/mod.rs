@@ -1,7 +1,8 @@
 //! Address mappers: physical address → (channel, rank, bank group, bank, row, column).
 //!
-//! The [`AddressMapper`] trait is the interface; implementations live one per file and are
-//! registered by name in [`make_mapper`] (the only place that knows them all):
+//! The [`AddressMapper`] trait is the interface; implementations live one per file and the
+//! named mappings are registered in [`REGISTRY`] (name, description, paper key, constructor),
+//! which [`make_mapper`] builds from:
 //!
 //! * [`field_order::FieldOrder`] — plain bit slicing in any field order, named MSB→LSB the way
 //!   Ramulator does: `RoBaRaCoCh` (row-bank-rank-column-channel, Ramulator 2's default),
@@ -20,6 +21,7 @@ pub mod permutation;
 
 use crate::error::DramError;
 use crate::spec::Organization;
+use apusim_registry::Entry;
 
 /// Where one transaction lives. `bank` is the bank within its bank group; `column` is the
 /// burst index within the row (0 .. columns / burst_length).
@@ -43,39 +45,104 @@ pub trait AddressMapper: Send + Sync + std::fmt::Debug {
     fn unmap(&self, d: &DecodedAddr) -> u64;
 }
 
-/// Named mappers, for help texts.
-pub fn mapper_names() -> &'static [&'static str] {
-    &[
-        "RoBaRaCoCh",
-        "RoChRaBaCo",
-        "ChRaBaRoCo",
-        "RoRaBaChCo",
-        "RoBaRaCoCh-xor",
-    ]
+/// The constructor of a registered mapping: the name as the user wrote it (it names the
+/// field order) and the organization.
+pub type BuildMapper = fn(&str, &Organization) -> Result<Box<dyn AddressMapper>, DramError>;
+
+/// Every named mapping; any other field order of `Ro Ch Ra Bg Ba Co` (with an optional `-xor`
+/// suffix) is accepted too and built the same way.
+pub const REGISTRY: &[Entry<BuildMapper>] = &[
+    Entry {
+        name: "RoBaRaCoCh",
+        description: "row-bank-rank-column-channel: consecutive lines alternate channels, a row's columns stay together",
+        paper: "ramulator2 (default address mapping)",
+        params: &[],
+        build: field_order_mapper,
+    },
+    Entry {
+        name: "RoChRaBaCo",
+        description: "row-channel-rank-bank-column: a whole row's columns are consecutive, then banks, ranks, channels",
+        paper: "dramsim3 (rochrababgco with one bank group)",
+        params: &[],
+        build: field_order_mapper,
+    },
+    Entry {
+        name: "ChRaBaRoCo",
+        description: "channel-rank-bank-row-column: each channel, rank and bank holds one contiguous range",
+        paper: "ramulator2 (field-order address mapping)",
+        params: &[],
+        build: field_order_mapper,
+    },
+    Entry {
+        name: "RoRaBaChCo",
+        description: "row-rank-bank-channel-column: a row's columns are consecutive, then channels, banks, ranks",
+        paper: "ramulator2 (field-order address mapping)",
+        params: &[],
+        build: field_order_mapper,
+    },
+    Entry {
+        name: "RoBaRaCoCh-xor",
+        description: "RoBaRaCoCh with the bank index XOR-ed with the low row bits: strided rows spread over banks",
+        paper: "permutation-interleaving (the XOR bank permutation)",
+        params: &[],
+        build: xor_mapper,
+    },
+];
+
+/// Named mappers, for help texts: the names of [`REGISTRY`].
+pub fn mapper_names() -> Vec<&'static str> {
+    REGISTRY.iter().map(|e| e.name).collect()
+}
+
+/// Plain bit slicing in the field order `name` spells.
+fn field_order_mapper(name: &str, org: &Organization) -> Result<Box<dyn AddressMapper>, DramError> {
+    let order =
+        field_order::parse_order(&name.to_ascii_lowercase()).ok_or_else(|| unknown(name))?;
+    Ok(Box::new(field_order::FieldOrder::new(name, &order, org)))
+}
+
+/// The permutation-based variant of the field order `name` spells before its `-xor` suffix.
+fn xor_mapper(name: &str, org: &Organization) -> Result<Box<dyn AddressMapper>, DramError> {
+    let lower = name.to_ascii_lowercase();
+    let base = lower
+        .strip_suffix("-xor")
+        .or_else(|| lower.strip_suffix("_xor"))
+        .or_else(|| lower.strip_suffix("-permutation"))
+        .ok_or_else(|| unknown(name))?;
+    let order = field_order::parse_order(base).ok_or_else(|| unknown(name))?;
+    Ok(Box::new(permutation::Permutation::new(name, &order, org)))
+}
+
+/// `name` is neither registered nor a field order: the error names the nearest registered
+/// mapping.
+fn unknown(name: &str) -> DramError {
+    let nearest = match apusim_registry::find(REGISTRY, "address mapping", name) {
+        Err(apusim_registry::RegistryError::UnknownName { nearest, .. }) => nearest,
+        _ => None,
+    };
+    DramError::UnknownMapping {
+        name: name.to_string(),
+        nearest,
+        known: format!(
+            "{} or any order of Ro/Ch/Ra/Bg/Ba/Co",
+            mapper_names().join(", ")
+        ),
+    }
 }
 
 /// Build the mapper called `name` for `org` (names are case-insensitive; any field order of
 /// `Ro Ch Ra Bg Ba Co` works, with an optional `-xor` suffix for the permutation variant of
 /// `RoBaRaCoCh`).
 pub fn make_mapper(name: &str, org: &Organization) -> Result<Box<dyn AddressMapper>, DramError> {
-    let lower = name.to_ascii_lowercase();
-    let unknown = || DramError::UnknownMapping {
-        name: name.to_string(),
-        known: format!(
-            "{} or any order of Ro/Ch/Ra/Bg/Ba/Co",
-            mapper_names().join(", ")
-        ),
-    };
-    if let Some(base) = lower
-        .strip_suffix("-xor")
-        .or_else(|| lower.strip_suffix("_xor"))
-        .or_else(|| lower.strip_suffix("-permutation"))
-    {
-        let order = field_order::parse_order(base).ok_or_else(unknown)?;
-        return Ok(Box::new(permutation::Permutation::new(name, &order, org)));
+    if let Some(e) = REGISTRY.iter().find(|e| e.name.eq_ignore_ascii_case(name)) {
+        return (e.build)(name, org);
     }
-    let order = field_order::parse_order(&lower).ok_or_else(unknown)?;
-    Ok(Box::new(field_order::FieldOrder::new(name, &order, org)))
+    let lower = name.to_ascii_lowercase();
+    if lower.ends_with("-xor") || lower.ends_with("_xor") || lower.ends_with("-permutation") {
+        xor_mapper(name, org)
+    } else {
+        field_order_mapper(name, org)
+    }
 }
 
 #[cfg(test)]
@@ -129,8 +196,7 @@ mod tests {
         org.banks_per_group = 4;
         org.channels = 2;
         for name in mapper_names()
-            .iter()
-            .copied()
+            .into_iter()
             .chain(["RoBgBaRaCoCh", "RoRaBgChBaCo"])
         {
             check_bijective(name, &org);
@@ -171,5 +237,9 @@ mod tests {
         for bad in ["", "RoBa", "RoBaRaCoChCh", "RoBaRaCoXx", "foo-xor"] {
             assert!(make_mapper(bad, &org).is_err(), "{bad}");
         }
+        let e = make_mapper("RoBaRaCoCj", &org).unwrap_err().to_string();
+        assert!(e.contains("did you mean `RoBaRaCoCh`"), "{e}");
+        let e = make_mapper("RoBaRaCoCh-xr", &org).unwrap_err().to_string();
+        assert!(e.contains("did you mean `RoBaRaCoCh-xor`"), "{e}");
     }
 }

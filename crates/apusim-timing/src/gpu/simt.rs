@@ -1,5 +1,8 @@
 //! SIMT shader cores executing per-warp programs (the `simt` GPU model).
 //!
+//! One file, one model: dispatch, issue, the memory pipeline and the scoreboard of the SIMT
+//! cores advance in one cycle step over the same warp state; a third of it is tests.
+//!
 //! The model follows the shader cores of the papers' CUDA GPU (drp §3, borrowed from
 //! MacSim; tap Table 4) as GPGPU-Sim/Accel-Sim users know them:
 //!

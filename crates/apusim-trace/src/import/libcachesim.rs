@@ -1,6 +1,9 @@
 //! libCacheSim traces: the `oracleGeneral` binary format (raw or zstd-compressed) and the
 //! `csv` and `txt` text forms, read as object requests and mapped onto cache blocks.
 //!
+//! One file, one format family: libCacheSim's binary and text traces share the object-to-block
+//! mapping ([`LcsOptions`]); a fifth of it is tests.
+//!
 //! Three types do the work. [`OracleGeneralSource`] streams 24-byte [`OracleGeneralRecord`]s;
 //! [`LcsTextSource`] streams lines of a libCacheSim `csv` trace (columns chosen by the user) or
 //! `txt` trace (one object id per line). Both turn each object request into cache-block

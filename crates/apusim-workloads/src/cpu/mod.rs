@@ -13,8 +13,10 @@
 use crate::rng::SplitMix64;
 use crate::simt::Buf;
 use crate::WorkloadError;
+use apusim_registry::{Entry, ParamKind, ParamSpec};
 use apusim_trace::{Access, AccessSource, Agent, Op, Result, Stream, TraceHeader, BATCH};
 use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
+use std::sync::LazyLock;
 
 pub mod bzip2;
 pub mod gcc;
@@ -134,6 +136,63 @@ pub const KERNELS: &[KernelInfo] = &[
         "compiler front end: identifier hash table, balanced binary trees of declarations and IR walks"),
 ];
 
+/// Every CPU kernel as an [`Entry`] of the one registry shape: name, description, paper key
+/// (gpu-access-criticality §5's MPKI group, and the SPEC program it stands in for), the
+/// parameters `apusim gen cpu` takes, and the kernel's record as the constructor slot
+/// ([`spawn`] builds it). Listings and `apusim describe` read it.
+pub static REGISTRY: LazyLock<Vec<Entry<&'static KernelInfo>>> =
+    LazyLock::new(|| KERNELS.iter().map(KernelInfo::entry).collect());
+
+impl KernelInfo {
+    fn entry(&'static self) -> Entry<&'static KernelInfo> {
+        // Built once per process, for its life (an `Entry` holds static text).
+        let leak = |s: String| -> &'static str { Box::leak(s.into_boxed_str()) };
+        let params = vec![
+            ParamSpec {
+                name: "instructions",
+                kind: ParamKind::Int {
+                    min: 1,
+                    max: 1_000_000_000_000,
+                },
+                default: "10000000",
+                unit: "instructions",
+                doc: "instructions to retire",
+            },
+            ParamSpec {
+                name: "size",
+                kind: ParamKind::Int {
+                    min: 0,
+                    max: u32::MAX as u64,
+                },
+                default: leak(self.default_size.to_string()),
+                unit: self.size_unit,
+                doc: "data-set size (0: the default)",
+            },
+            ParamSpec {
+                name: "core",
+                kind: ParamKind::Int {
+                    min: 0,
+                    max: Agent::MAX_CPUS as u64 - 1,
+                },
+                default: "0",
+                unit: "",
+                doc: "the core it runs on (its own address range)",
+            },
+            crate::gpgpu::SEED,
+        ];
+        Entry {
+            name: self.name,
+            description: self.description,
+            paper: leak(format!(
+                "gpu-access-criticality §5 ({} MPKI group; stands in for SPEC CPU 2006 {})",
+                self.mpki_group, self.stands_in_for
+            )),
+            params: Box::leak(params.into_boxed_slice()),
+            build: self,
+        }
+    }
+}
+
 /// The kernel named `name` (case-insensitive; accepts `leslie3D`, `soplex.pds-50`,
 /// `gcc.166.i`, `bzip2.source` and `lmb` as in the papers).
 pub fn info(name: &str) -> Option<&'static KernelInfo> {
@@ -154,15 +213,7 @@ pub fn generate(
 /// [`generate`] as the concrete source, whose [`CpuSource::footprint`] is the data the
 /// kernel allocated.
 pub fn spawn(name: &str, p: &CpuParams) -> std::result::Result<CpuSource, WorkloadError> {
-    let k = info(name).ok_or_else(|| WorkloadError::Unknown {
-        kind: "cpu kernel",
-        name: name.to_string(),
-        known: KERNELS
-            .iter()
-            .map(|k| k.name)
-            .collect::<Vec<_>>()
-            .join(", "),
-    })?;
+    let k = info(name).ok_or_else(|| WorkloadError::unknown("cpu kernel", name, &REGISTRY))?;
     if p.core as usize >= Agent::MAX_CPUS {
         return Err(WorkloadError::InvalidParam(format!(
             "core {} out of range",

@@ -12,7 +12,9 @@
 use crate::rng::SplitMix64;
 use crate::simt::{Kernel, SimtBlocks, SimtConfig, SimtSource};
 use crate::WorkloadError;
+use apusim_registry::{Entry, ParamKind, ParamSpec};
 use apusim_trace::{AccessSource, BlockSource};
+use std::sync::LazyLock;
 
 pub mod backprop;
 pub mod bfs;
@@ -207,13 +209,13 @@ pub const BYPASS_TABLE2: &[&str] = &[
 pub const KERNELS: &[KernelInfo] = &[
     info!(matrixmul::new, "matrixmul", B, 512, 2, "matrix side n (multiple of 16)",
         "dense C = A·B with 16×16 scratchpad tiles (CUDA SDK matrixMul)",
-        "adaptive-gpu-l1-bypassing Table 2 matrixmul 512×512; TAP Table 6 type B mm"),
+        "adaptive-gpu-l1-bypassing Table 2 matrixmul 512×512; tap Table 6 type B mm"),
     info!(spmv::new, "spmv", E, 4096, 1, "matrix rows (CSR, ~12 non-zeros per row)",
         "CSR sparse matrix-vector product, one thread per row (scalar kernel)",
         "adaptive-gpu-l1-bypassing Table 2 spmv"),
     info!(bfs::new, "bfs", E, 65536, 1, "graph nodes (power-law, ~8 edges per node)",
         "level-synchronous breadth-first search (Rodinia bfs: two kernels per level)",
-        "adaptive-gpu-l1-bypassing Table 2 bfs; TAP Table 6 type E; criticality Table 3 BFS"),
+        "adaptive-gpu-l1-bypassing Table 2 bfs; tap Table 6 type E; gpu-access-criticality Table 3 BFS"),
     info!(nn::new, "nn", D, 342_080, 1, "records (latitude, longitude)",
         "nearest neighbours: one thread per record computes its distance to a target (Rodinia nn)",
         "adaptive-gpu-l1-bypassing Table 2 nn 342080"),
@@ -222,10 +224,10 @@ pub const KERNELS: &[KernelInfo] = &[
         "adaptive-gpu-l1-bypassing Table 2 kmeans (Rodinia)"),
     info!(backprop::new, "backprop", E, 8192, 1, "input-layer units (16 hidden units)",
         "one training step of a two-layer perceptron: forward layer and weight adjustment",
-        "adaptive-gpu-l1-bypassing Table 2 backprop 8192×16; TAP Table 6 type E"),
+        "adaptive-gpu-l1-bypassing Table 2 backprop 8192×16; tap Table 6 type E"),
     info!(hotspot::new, "hotspot", B, 512, 2, "grid side (multiple of 16)",
         "thermal simulation: 5-point stencil over temperature and power grids, 4 iterations",
-        "TAP Table 6 type B hotspot (Rodinia)"),
+        "tap Table 6 type B hotspot (Rodinia)"),
     info!(srad::new, "srad", B, 512, 2, "image side (multiple of 16)",
         "speckle-reducing anisotropic diffusion: derivative/coefficient and update kernels, 2 iterations (Rodinia srad v2)",
         "adaptive-gpu-l1-bypassing Table 2 srad (Rodinia)"),
@@ -234,31 +236,31 @@ pub const KERNELS: &[KernelInfo] = &[
         "adaptive-gpu-l1-bypassing Table 2 lud (Rodinia)"),
     info!(nw::new, "nw", B, 512, 2, "sequence length (multiple of 16)",
         "Needleman-Wunsch alignment, anti-diagonal 16×16 tiles in scratchpad (Rodinia nw)",
-        "adaptive-gpu-l1-bypassing Table 2 nw 512×512 and §5.3.1; TAP Table 6 type B needle"),
+        "adaptive-gpu-l1-bypassing Table 2 nw 512×512 and §5.3.1; tap Table 6 type B needle"),
     info!(nw::new_nospm, "nw-nospm", B, 512, 2, "sequence length (multiple of 16)",
         "Needleman-Wunsch rewritten without scratchpad: every cell reads its neighbours from global memory",
         "adaptive-gpu-l1-bypassing §5.3.1 nw-noSPM"),
     info!(lbm::new, "lbm", E, 64, 3, "lattice side (D3Q19 lattice side³ cells)",
         "lattice-Boltzmann D3Q19 stream-and-collide (BGK), two time steps",
-        "criticality Table 3 LBM; TAP Table 6 type E lbm (Parboil)"),
+        "gpu-access-criticality Table 3 LBM; tap Table 6 type E lbm (Parboil)"),
     info!(cfd::new, "cfd", E, 97152, 1, "unstructured-mesh cells (4 neighbours each)",
         "Euler-equation flux computation over an unstructured mesh (Rodinia euler3d compute_flux + time_step)",
-        "drp Table 2 cfd (759 blocks × 128); criticality Table 3 CFD; TAP Table 6 type E"),
+        "drp Table 2 cfd (759 blocks × 128); gpu-access-criticality Table 3 CFD; tap Table 6 type E"),
     info!(reduction::new, "reduction", D, 1 << 20, 1, "elements",
         "parallel sum reduction with scratchpad tree (CUDA SDK reduction kernel 6)",
-        "drp Table 2 reduction (64 × 256); criticality Table 3; TAP Table 6 type D"),
+        "drp Table 2 reduction (64 × 256); gpu-access-criticality Table 3; tap Table 6 type D"),
     info!(blackscholes::new, "blackscholes", D, 1 << 20, 1, "options",
         "Black-Scholes European call/put pricing (CUDA SDK BlackScholes, grid-stride loop)",
-        "drp Table 2 blackscholes (480 × 128); criticality Table 3; TAP Table 6 type D"),
+        "drp Table 2 blackscholes (480 × 128); gpu-access-criticality Table 3; tap Table 6 type D"),
     info!(dct::new, "dct", A, 2048, 2, "image side (multiple of 8)",
         "8×8 block DCT-II as D·X·Dᵀ, one 64-thread group per block (AMD APP SDK DCT)",
         "adaptive-gpu-l1-bypassing Table 2 dct 2048×2048"),
     info!(fastwalsh::new, "fastwalsh", A, 1 << 20, 1, "elements (power of two)",
         "fast Walsh-Hadamard transform, radix-4 global stages (CUDA SDK fastWalshTransform)",
-        "drp Table 2 fastwalsh; criticality Table 3; TAP Table 6 type A"),
+        "drp Table 2 fastwalsh; gpu-access-criticality Table 3; tap Table 6 type A"),
     info!(histogram::new, "histogram", D, 1 << 22, 1, "input bytes",
         "256-bin byte histogram: per-block scratchpad sub-histograms merged with global atomics",
-        "adaptive-gpu-l1-bypassing Table 2 histogram; TAP Table 6 type D"),
+        "adaptive-gpu-l1-bypassing Table 2 histogram; tap Table 6 type D"),
     info!(sort::new, "sort", C, 65536, 1, "keys (32-bit)",
         "LSD radix sort, 4 bits per pass: block histograms, host scan, stable scatter",
         "adaptive-gpu-l1-bypassing Table 2 sort 65536 (radix sort with high reuse)"),
@@ -267,8 +269,53 @@ pub const KERNELS: &[KernelInfo] = &[
         "adaptive-gpu-l1-bypassing Table 2 bitonic 131072"),
     info!(sobol::new, "sobolqrng", C, 1 << 20, 1, "points per dimension (100 dimensions)",
         "Sobol quasi-random sequence from direction numbers (CUDA SDK SobolQRNG)",
-        "TAP Table 6 type C sobolqrng"),
+        "tap Table 6 type C sobolqrng"),
 ];
+
+/// Every GPGPU kernel as an [`Entry`] of the one registry shape: name, description, paper
+/// key (its [`KernelInfo::paper_source`]), the parameters `apusim gen gpgpu` takes, and the
+/// kernel's record as the constructor slot (its `generate`/`program` build it). Listings and
+/// `apusim describe` read it.
+pub static REGISTRY: LazyLock<Vec<Entry<&'static KernelInfo>>> =
+    LazyLock::new(|| KERNELS.iter().map(KernelInfo::entry).collect());
+
+impl KernelInfo {
+    fn entry(&'static self) -> Entry<&'static KernelInfo> {
+        let params = vec![
+            ParamSpec {
+                name: "size",
+                kind: ParamKind::Int {
+                    min: 0,
+                    max: u32::MAX as u64,
+                },
+                // Built once per process, for its life (an `Entry` holds static text).
+                default: Box::leak(self.default_size.to_string().into_boxed_str()),
+                unit: self.size_unit,
+                doc: "problem size (0: the default)",
+            },
+            SEED,
+        ];
+        Entry {
+            name: self.name,
+            description: self.description,
+            paper: self.paper_source,
+            params: Box::leak(params.into_boxed_slice()),
+            build: self,
+        }
+    }
+}
+
+/// The seed parameter of every workload.
+pub(crate) const SEED: ParamSpec = ParamSpec {
+    name: "seed",
+    kind: ParamKind::Int {
+        min: 0,
+        max: u64::MAX,
+    },
+    default: "1",
+    unit: "",
+    doc: "seed of the generated input",
+};
 
 /// The kernel named `name` (case-insensitive).
 pub fn info(name: &str) -> Option<&'static KernelInfo> {
@@ -288,15 +335,7 @@ pub fn program(name: &str, p: &GpgpuParams) -> Result<Box<dyn BlockSource>, Work
 }
 
 fn find(name: &str) -> Result<&'static KernelInfo, WorkloadError> {
-    info(name).ok_or_else(|| WorkloadError::Unknown {
-        kind: "gpgpu kernel",
-        name: name.to_string(),
-        known: KERNELS
-            .iter()
-            .map(|k| k.name)
-            .collect::<Vec<_>>()
-            .join(", "),
-    })
+    info(name).ok_or_else(|| WorkloadError::unknown("gpgpu kernel", name, &REGISTRY))
 }
 
 /// [`generate`], also returning the kernel's allocated global memory.

@@ -2,6 +2,9 @@
 //! executed grid → thread blocks → warps of 32 threads in lock step, streamed out as the
 //! coalesced global-memory transactions a GPU's shader cores would issue.
 //!
+//! One file, one idea: the SIMT execution layer (grid, blocks, warps, coalescing) that every
+//! GPGPU kernel is written against; a sixth of it is tests.
+//!
 //! The model follows the CUDA/OpenCL GPUs of the papers' GPGPU studies (MacSim's shader cores in
 //! drp-reuse-probability-shared-llc.txt §3 and tap-tlp-aware-llc.txt §4; the OpenCL GPU of
 //! adaptive-gpu-l1-bypassing.txt §4).

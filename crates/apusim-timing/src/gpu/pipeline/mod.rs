@@ -3,6 +3,9 @@
 //! writers (CW) and blitter (BT), with drp §3's unit rates, processing a scene's render work
 //! ([`apusim_trace::FrameSource`]).
 //!
+//! One file, one model: the queueing network's units hand the same jobs, tiles and queues to
+//! each other, so they stay in one place.
+//!
 //! - **Front end.** Items enter a window of `fe_window` in submission order; the front end
 //!   sends the index and vertex reads of the triangles and draw commands in it ahead (one item
 //!   per cycle). At the window's head, one action per cycle: a triangle whose reads are back
