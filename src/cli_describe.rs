@@ -4,7 +4,7 @@
 //! description, paper and every parameter's default, range, unit and meaning.
 
 use anyhow::{bail, Result};
-use apusim_cache::policies::util::WRITE_RULE_PARAMS;
+use apusim_cache::policies::hetero_writes::WRITE_RULE_PARAMS;
 use apusim_registry::{describe_param, edit_distance, nearest, Entry};
 
 /// One registered entry: its extension point, name and description as text.

@@ -106,7 +106,7 @@
 //! # Ablation
 //!
 //! Below [`ALL`], write misses allocate by the baseline rule and insert like read misses (as
-//! [`super::util::HeteroWrites`] does) and write hits change nothing; below [`READ_HIT`],
+//! [`super::hetero_writes::HeteroWrites`] does) and write hits change nothing; below [`READ_HIT`],
 //! every read hit sets RRPV 0. All levels implement the write rules themselves
 //! (`OWN_WRITE_RULES`).
 //!

@@ -1,6 +1,6 @@
 //! The heterogeneous baseline of drp-reuse-probability-shared-llc.txt §4.1 ("Baseline"):
 //! SRRIP ([`super::srrip`]) for read misses, read hits and replacements, plus the baseline's
-//! write rules ([`super::util::HeteroWrites`]): color, blitter and shader-data GPU write
+//! write rules ([`super::hetero_writes::HeteroWrites`]): color, blitter and shader-data GPU write
 //! misses allocate like read misses (RRPV 2), depth write misses follow the depth-write
 //! bypass duel, all other GPU write misses bypass, CPU write misses allocate, and write hits
 //! do not change the RRPV. The default LLC policy of the 4C1G preset.
@@ -8,8 +8,8 @@
 //! The write rules are built in (`OWN_WRITE_RULES`), so this policy behaves the same whether
 //! `gpu_write_rules` is set or not, and the registry never wraps it twice.
 
+use super::hetero_writes::{HeteroWrites, DEPTH_PSEL_BITS};
 use super::srrip::Srrip;
-use super::util::{HeteroWrites, DEPTH_PSEL_BITS};
 use crate::params::ParamList;
 use crate::{
     CacheError, Evicted, Feedback, MissAction, Policy, PolicyContext, PolicyStat, SetView,

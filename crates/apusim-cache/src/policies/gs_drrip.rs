@@ -21,7 +21,7 @@
 //!
 //! Like `drrip` and `ta-drrip`, these policies do not implement the heterogeneous write rules
 //! themselves, so with `gpu_write_rules` the registry wraps them in
-//! [`super::util::HeteroWrites`]. Uncached displayable color is the separate wrapper
+//! [`super::hetero_writes::HeteroWrites`]. Uncached displayable color is the separate wrapper
 //! [`super::ucd::Ucd`] (`gs-drrip-ucd`).
 
 use super::gspc::GraphicsClass;

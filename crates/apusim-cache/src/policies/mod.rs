@@ -15,6 +15,7 @@ pub mod drrip;
 pub mod gs_drrip;
 pub mod gspc;
 pub mod helm;
+pub mod hetero_writes;
 pub mod l1_bypass;
 #[cfg(test)]
 mod layout_tests;
@@ -55,7 +56,7 @@ pub type PolicyEntry = Entry<PolicyBuild>;
 #[derive(Clone, Copy, Debug)]
 pub struct PolicyBuild {
     /// The policy implements the heterogeneous baseline's write rules itself
-    /// ([`Policy::OWN_WRITE_RULES`]): `llc.gpu_write_rules` adds no [`util::HeteroWrites`]
+    /// ([`Policy::OWN_WRITE_RULES`]): `llc.gpu_write_rules` adds no [`hetero_writes::HeteroWrites`]
     /// wrapper, so none of the wrapper's parameters.
     pub own_write_rules: bool,
 }
@@ -95,7 +96,7 @@ macro_rules! registry {
 
         /// Build the policy called `name` for `ctx` and run `visitor` with it. When
         /// `ctx.gpu_write_rules` is set, policies that do not implement the heterogeneous
-        /// baseline's write rules themselves are wrapped in [`util::HeteroWrites`]. A
+        /// baseline's write rules themselves are wrapped in [`hetero_writes::HeteroWrites`]. A
         /// parameter in `ctx.params` that the policy (with its wrapper) does not declare is
         /// refused ([`check_params`]).
         pub fn build<V: PolicyVisitor>(
@@ -121,7 +122,7 @@ fn visit_with<P: Policy, V: PolicyVisitor>(
 ) -> Result<V::Output, CacheError> {
     let policy = P::build(ctx)?;
     if ctx.gpu_write_rules && !P::OWN_WRITE_RULES {
-        Ok(visitor.visit(util::HeteroWrites::wrap(policy, ctx)?))
+        Ok(visitor.visit(hetero_writes::HeteroWrites::wrap(policy, ctx)?))
     } else {
         Ok(visitor.visit(policy))
     }

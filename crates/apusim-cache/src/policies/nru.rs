@@ -8,7 +8,7 @@
 //! Writes: the paper's NRU uses the heterogeneous baseline's write rules ("the write misses
 //! implement the same bypass policy as the baseline; the write misses that are allocated are
 //! treated similarly as read misses; the write hits do not update replacement state"). Those
-//! rules are exactly [`super::util::HeteroWrites`], which the registry wraps around this
+//! rules are exactly [`super::hetero_writes::HeteroWrites`], which the registry wraps around this
 //! policy when `gpu_write_rules` is on, so the paper's NRU is `nru` with `gpu_write_rules`.
 //! With the rules off, NRU is the classic single-bit NRU: every hit, read or write, counts
 //! as an access (nothing in the paper defines NRU for a cache without them, and the classic
@@ -129,8 +129,8 @@ impl Policy for Nru {
 
 #[cfg(test)]
 mod tests {
+    use super::super::hetero_writes::HeteroWrites;
     use super::super::util::test_support::*;
-    use super::super::util::HeteroWrites;
     use super::*;
     use apusim_trace::{Agent, Op, Stream};
 

@@ -6,7 +6,7 @@
 //! until one reaches 3 ([`super::util::rrip_victim`] does the aging in one step).
 //!
 //! Without the heterogeneous write rules every hit, read or write, promotes; with
-//! `gpu_write_rules` the registry wraps SRRIP in [`super::util::HeteroWrites`], which is the
+//! `gpu_write_rules` the registry wraps SRRIP in [`super::hetero_writes::HeteroWrites`], which is the
 //! heterogeneous baseline ([`super::drp_baseline`]).
 
 use super::util::{RrpvTable, RRPV_LONG};

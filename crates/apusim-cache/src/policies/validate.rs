@@ -6,9 +6,9 @@
 //! they do not declare, [`params_for`]), and its value must lie in the range of every named
 //! policy that declares it. With `llc.gpu_write_rules`, a policy that does not implement the
 //! heterogeneous baseline's write rules itself also takes the parameters of the
-//! [`super::util::HeteroWrites`] wrapper it runs in.
+//! [`super::hetero_writes::HeteroWrites`] wrapper it runs in.
 
-use super::util::WRITE_RULE_PARAMS;
+use super::hetero_writes::WRITE_RULE_PARAMS;
 use super::{PolicyEntry, REGISTRY};
 use crate::params::{checked, ParamList, ParamSpec};
 use crate::CacheError;
