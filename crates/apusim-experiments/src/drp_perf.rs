@@ -284,15 +284,20 @@ mod tests {
 
     /// The same run made directly, on the preset the study picks for the mix.
     fn direct(mix: &str, policy: &str, study: StudyOptions) -> SimResult {
-        let inputs = JobInputs::mix(mix, 1, 1, None).unwrap();
-        let mut cfg = SystemConfig::load_preset(preset(gpu_job(mix).unwrap()), &[]).unwrap();
-        cfg.cpus = inputs.cpu_jobs();
         let opts = SimOptions {
             instructions: Some(20_000),
             study,
             ..SimOptions::default()
         };
-        sim_policy(&cfg, policy, &inputs, &opts).unwrap()
+        direct_with(mix, policy, &opts)
+    }
+
+    /// Mix `mix` under `policy` on its figure's system, as the study runs it.
+    fn direct_with(mix: &str, policy: &str, opts: &SimOptions) -> SimResult {
+        let inputs = JobInputs::mix(mix, 1, 1, None).unwrap();
+        let mut cfg = SystemConfig::load_preset(preset(gpu_job(mix).unwrap()), &[]).unwrap();
+        cfg.cpus = inputs.cpu_jobs();
+        sim_policy(&cfg, policy, &inputs, opts).unwrap()
     }
 
     #[test]
@@ -305,17 +310,12 @@ mod tests {
         };
         let out = run(Figure::Fig12, &o).unwrap();
         assert!(out.title.contains("sampled"), "{}", out.title);
-        let sampled = |policy: &str| {
-            let inputs = JobInputs::mix("S16", 1, 1, None).unwrap();
-            let mut cfg = SystemConfig::load_preset(preset(gpu_job("S16").unwrap()), &[]).unwrap();
-            cfg.cpus = inputs.cpu_jobs();
-            let opts = SimOptions {
-                instructions: Some(1_000_000),
-                sample: Some(apusim_sim::timed::SampleSpec::default()),
-                ..SimOptions::default()
-            };
-            sim_policy(&cfg, policy, &inputs, &opts).unwrap()
+        let opts = SimOptions {
+            instructions: Some(1_000_000),
+            sample: Some(apusim_sim::timed::SampleSpec::default()),
+            ..SimOptions::default()
         };
+        let sampled = |policy: &str| direct_with("S16", policy, &opts);
         let (base, drp) = (sampled(BASELINE), sampled("drp"));
         assert!(base.sampling.is_some());
         let ipc = |r: &SimResult| r.cores.iter().map(|c| c.ipc).sum::<f64>();

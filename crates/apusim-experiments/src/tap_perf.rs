@@ -259,12 +259,8 @@ fn tap_speedup(r: &SimResult, base: &SimResult, cpu: bool, gpu: bool) -> f64 {
 /// each the sum of its two IPCs' (linear propagation). `None` for detailed runs.
 fn cpu_speedup_rel_error(r: &SimResult, base: &SimResult) -> Option<f64> {
     let rels = |x: &SimResult| -> Option<Vec<f64>> {
-        x.sampling
-            .as_ref()?
-            .cores
-            .iter()
-            .map(|c| c.ipc.map(|e| e.half_width / e.value))
-            .collect()
+        let e = crate::timed::ipc_estimates(x)?;
+        Some(e.iter().map(|e| e.half_width / e.value).collect())
     };
     let (a, b) = (rels(r)?, rels(base)?);
     if a.is_empty() || a.len() != b.len() {

@@ -326,14 +326,15 @@ pub(crate) fn speedup_of(a: Option<f64>, b: Option<f64>) -> f64 {
 /// value): each core's interval added linearly, no independence assumed, as the weighted
 /// speedup's interval is; `None` for a detailed run or a core without an interval.
 pub(crate) fn ipc_sum_rel_error(r: &SimResult) -> Option<f64> {
-    let s = r.sampling.as_ref()?;
-    let (mut sum, mut half) = (0.0, 0.0);
-    for c in &s.cores {
-        let e = c.ipc?;
-        sum += e.value;
-        half += e.half_width;
-    }
-    (sum > 0.0).then(|| half / sum)
+    let e = ipc_estimates(r)?;
+    let sum: f64 = e.iter().map(|e| e.value).sum();
+    (sum > 0.0).then(|| e.iter().map(|e| e.half_width).sum::<f64>() / sum)
+}
+
+/// A sampled run's per-core IPC estimates, in core order; `None` for a detailed run or a core
+/// without an interval.
+pub(crate) fn ipc_estimates(r: &SimResult) -> Option<Vec<apusim_sim::timed::estimate::Estimate>> {
+    r.sampling.as_ref()?.cores.iter().map(|c| c.ipc).collect()
 }
 
 /// The relative error of `a / b` from those of `a` and `b` (linear, no independence assumed).

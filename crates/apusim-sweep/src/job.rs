@@ -165,15 +165,8 @@ pub fn resolve(point: &Point, file: &std::path::Path, opts: &ResolveOptions) -> 
         .policy
         .clone()
         .unwrap_or_else(|| cfg.llc.policy.clone());
-    let registry = &*apusim_cache::policies::REGISTRY;
-    if !registry.iter().any(|p| p.name == policy) {
-        let near = apusim_registry::nearest(&policy, registry.iter().map(|p| p.name))
-            .map(|n| format!("; did you mean `{n}`?"))
-            .unwrap_or_default();
-        return Err(err(
-            "policy",
-            format!("unknown LLC policy `{policy}` (see `apusim policies`){near}"),
-        ));
+    if let Some(e) = unknown_policy(&policy, "") {
+        return Err(err("policy", e));
     }
     cfg.llc.policy = policy.clone();
     // A point runs one policy: every `llc.params` key must be one it declares, in range.
@@ -265,16 +258,8 @@ pub fn resolve(point: &Point, file: &std::path::Path, opts: &ResolveOptions) -> 
     let alone = (timed && point.alone && several)
         .then(|| point.alone_policy.clone().unwrap_or_else(|| "lru".into()));
     if let Some(p) = &alone {
-        if !registry.iter().any(|e| e.name == p) {
-            let near = apusim_registry::nearest(p, registry.iter().map(|e| e.name))
-                .map(|n| format!("; did you mean `{n}`?"))
-                .unwrap_or_default();
-            return Err(err(
-                "alone_policy",
-                format!(
-                    "unknown LLC policy `{p}` for the alone runs (see `apusim policies`){near}"
-                ),
-            ));
+        if let Some(e) = unknown_policy(p, " for the alone runs") {
+            return Err(err("alone_policy", e));
         }
         options["alone_policy"] = json!(p);
         params.insert("alone_policy".into(), json!(p));
@@ -303,6 +288,21 @@ pub fn with_study(options: &mut Value, study: &StudyOptions) {
         options["ideal"] = json!(ideal.join(","));
         options["gpu_read_bypass"] = json!(study.gpu_read_bypass);
     }
+}
+
+/// The error for `name` when it is no registered LLC policy (`what` says what it is for),
+/// with the nearest registered name.
+fn unknown_policy(name: &str, what: &str) -> Option<String> {
+    let registry = &*apusim_cache::policies::REGISTRY;
+    if registry.iter().any(|p| p.name == name) {
+        return None;
+    }
+    let near = apusim_registry::nearest(name, registry.iter().map(|p| p.name))
+        .map(|n| format!("; did you mean `{n}`?"))
+        .unwrap_or_default();
+    Some(format!(
+        "unknown LLC policy `{name}`{what} (see `apusim policies`){near}"
+    ))
 }
 
 /// A TOML value as a user would type it after `--set KEY=` (strings unquoted).

@@ -229,8 +229,7 @@ fn prepare_alone_runs(pending: &[&Job], pool: &rayon::ThreadPool) {
         .filter(|j| j.alone.is_some() && j.alone_cache.is_some())
     {
         let alone = j.alone.as_deref().unwrap_or_default();
-        let mut simulated = j.cfg.for_policy(alone);
-        simulated.llc.policy = alone.to_string();
+        let simulated = apusim_sim::timed::alone_config(&j.cfg, alone);
         let group = serde_json::json!({
             "config": serde_json::to_value(&simulated).unwrap_or_default(),
             "options": j.options,

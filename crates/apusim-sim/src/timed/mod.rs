@@ -33,4 +33,4 @@ pub use occupancy::AgentOccupancy;
 pub use policies::sim_policies;
 pub use sampling::{SampleSpec, Sampled, SampledCore};
 pub use sim::{sim_policy, CoreResult, SimOptions, SimResult, SystemWindow};
-pub use speedup::{alone_runs, speedup, AloneOptions, AloneRun, GpuSpeedup, Speedup};
+pub use speedup::{alone_config, alone_runs, speedup, AloneOptions, AloneRun, GpuSpeedup, Speedup};

@@ -371,6 +371,15 @@ pub fn alone_runs(
         .collect()
 }
 
+/// The configuration an alone run under `policy` simulates, whatever the shared run's LLC
+/// policy: every policy compared (and a sweep's every point) shares the alone runs of one
+/// system.
+pub fn alone_config(cfg: &SystemConfig, policy: &str) -> SystemConfig {
+    let mut c = cfg.for_policy(policy);
+    c.llc.policy = policy.to_string();
+    c
+}
+
 fn cache_key(
     cfg: &SystemConfig,
     opts: &SimOptions,
@@ -378,10 +387,7 @@ fn cache_key(
     input: &str,
     agent: apusim_trace::Agent,
 ) -> String {
-    // The configuration the alone run simulates: the shared run's LLC policy is not part of
-    // it, so every policy compared (and a sweep's every point) shares the alone runs.
-    let mut simulated = cfg.for_policy(&alone.policy);
-    simulated.llc.policy = alone.policy.clone();
+    let simulated = alone_config(cfg, &alone.policy);
     format!(
         "apusim alone run 3\nbuild {}\nconfig {}\npolicy {}\nwarmup {}\ninstructions {:?}\n\
          sample {:?}\ninput {input}\ncore {agent}\n",
