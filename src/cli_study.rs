@@ -2,12 +2,15 @@
 //! Prints one table per metric, writes the long-format CSV/JSON and the figure when asked;
 //! `apusim plot` redraws a figure from such a CSV.
 
-use anyhow::Result;
+use anyhow::{anyhow, bail, Result};
+use apusim_experiments::runs::{Planned, Runs};
 use apusim_experiments::studies::{self, OptionKind, OptionSpec, OptionValue, Study, StudyArgs};
 use apusim_experiments::StudyOutput;
 use apusim_sweep::plot::{self, study};
+use apusim_sweep::study_runs;
 use clap::{Arg, ArgAction, ArgMatches, Args, FromArgMatches};
 use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
 
 /// One `apusim study NAME` command line: the registered study, the options of its family it
 /// was given, and the options every study takes. Its subcommands are built from
@@ -125,6 +128,15 @@ pub struct CommonArgs {
     /// Keep generated traces only for the duration of the study.
     #[arg(long, conflicts_with = "cache_dir")]
     no_cache: bool,
+    /// Keep every timed run in this results database and read back the runs it already
+    /// holds: a study stopped halfway resumes where it stopped, and a study whose runs a
+    /// sweep of its `--print-spec` made simulates nothing.
+    #[arg(long, value_name = "FILE")]
+    db: Option<PathBuf>,
+    /// Print the study's timed runs as a sweep spec (TOML) and run nothing: `apusim sweep`
+    /// of it (on every core, or `--slurm`) then `apusim study ... --db` gives the study.
+    #[arg(long, conflicts_with = "db")]
+    print_spec: bool,
     /// `--csv` (long format: study,config,workload,policy,metric,value) and `--json`.
     #[command(flatten)]
     output: crate::OutputArgs,
@@ -182,16 +194,51 @@ impl CommonArgs {
 
 /// Run the study the command line names; print its tables and write the outputs asked for.
 pub fn run(c: StudyCommand) -> Result<()> {
-    let args = StudyArgs {
+    let mut args = StudyArgs {
         seed: c.common.seed,
         overrides: c.common.set.clone(),
         cache: c.common.cache(),
         given: c.given,
+        runs: Runs::default(),
     };
     let study = c.study;
-    let out = crate::in_pool(c.common.threads, || study.run(&args))?;
+    if c.common.print_spec {
+        return print_spec(study, args, c.common.threads);
+    }
+    let stored = match &c.common.db {
+        Some(path) => Some((study_runs::attach(study, &mut args, path)?, path)),
+        None => None,
+    };
+    let out = crate::in_pool(c.common.threads, || study.run(&args));
+    if let Some((s, path)) = &stored {
+        eprintln!(
+            "{} of the study's runs read from {}, {} simulated and recorded there",
+            s.read(),
+            path.display(),
+            s.recorded()
+        );
+    }
+    let out = out?;
     print!("{}", out.tables());
     write(&out, &c.common)
+}
+
+/// `--print-spec`: the study in planning mode; its runs as a sweep spec on stdout.
+fn print_spec(study: &Study, mut args: StudyArgs, threads: Option<usize>) -> Result<()> {
+    study_runs::timed_only(study, "--print-spec")?;
+    let list = Arc::new(Mutex::new(Vec::new()));
+    args.runs = Runs::planner(list.clone());
+    match crate::in_pool(threads, || study.run(&args)) {
+        Err(e) if e.downcast_ref::<Planned>().is_some() => {}
+        Err(e) => return Err(e.context(format!("{}: --print-spec", study.name))),
+        Ok(_) => bail!(
+            "{}: --print-spec: the study ran without planning its runs",
+            study.name
+        ),
+    }
+    let runs = list.lock().map_err(|_| anyhow!("the plan's lock"))?;
+    print!("{}", study_runs::spec_of(study.name, &runs)?);
+    Ok(())
 }
 
 /// The study's CSV, JSON and figure, committed together. A figure that cannot be drawn is

@@ -224,7 +224,27 @@ fn bad_specs_are_refused_before_anything_runs() {
         (
             "alonefn.toml",
             "alone_policy = \"srrip\"\n",
-            ":2: `alone_policy` is for timed points (weighted speedup); this point is functional",
+            ":2: `alone_policy` is for timed points; this point is functional",
+        ),
+        (
+            "samplefn.toml",
+            "sample = true\n",
+            ":2: `sample` is for timed points; this point is functional",
+        ),
+        (
+            "twoinputs.toml",
+            "kernel = \"bfs\"\n",
+            "a point has one of `mix`, `traces`, `kernel` and `scene`, not traces and kernel",
+        ),
+        (
+            "resmix.toml",
+            "resolution = \"640x512\"\n",
+            ":2: `resolution` is for `scene` points",
+        ),
+        (
+            "idealgpu.toml",
+            "ideal_gpu = \"critcal\"\n",
+            ":2: `ideal_gpu` is `critical` or `non-critical`, not `critcal`",
         ),
         (
             "alonetype.toml",
@@ -644,4 +664,140 @@ fn mix_points_run_on_the_system_run_and_sim_give_the_mix() {
     for r in s.runs().unwrap() {
         assert_eq!(r.run.config["cpus"], 2, "{}", r.run.command);
     }
+}
+
+/// stdout and stderr of a command that must succeed.
+fn ok_both(args: &[&str]) -> (String, String) {
+    let o = apusim(args);
+    let err = String::from_utf8(o.stderr).unwrap();
+    assert!(o.status.success(), "apusim {args:?}: {err}");
+    (String::from_utf8(o.stdout).unwrap(), err)
+}
+
+#[test]
+fn a_study_is_a_sweep_of_its_printed_spec_and_resumes_from_the_database() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let cache = path(d, "cache");
+    let study = |extra: &[&str]| -> (String, String) {
+        let mut args = vec![
+            "study",
+            "tap-fig6",
+            "--quick",
+            "--instructions",
+            "2000",
+            "--cache-dir",
+            &cache,
+            "--threads",
+            "2",
+        ];
+        args.extend_from_slice(extra);
+        ok_both(&args)
+    };
+    let (plain, _) = study(&[]);
+    // The spec lists every timed run of the study: LRU, UCP and TAP-UCP on the quick mix.
+    let (spec, _) = study(&["--print-spec"]);
+    assert_eq!(spec.matches("[[point]]").count(), 3, "{spec}");
+    assert!(spec.contains("alone = false"), "{spec}");
+    // A sweep of the first point stands for a study stopped after one run.
+    let cut = spec.match_indices("[[point]]").nth(1).unwrap().0;
+    let part = write(d, "part.toml", &spec[..cut]);
+    let db = path(d, "study.sqlite");
+    ok(&["sweep", &part, "--db", &db, "--cache-dir", &cache]);
+    let (resumed, err) = study(&["--db", &db]);
+    assert!(err.contains("1 of the study's runs read"), "{err}");
+    assert!(err.contains("2 simulated"), "{err}");
+    assert_eq!(
+        resumed, plain,
+        "runs read back give the study's own numbers"
+    );
+    // Everything is now recorded: nothing is simulated, and the sweep of the whole spec finds
+    // every point done, so the study's keys are the sweep's.
+    let (again, err) = study(&["--db", &db]);
+    assert!(err.contains("3 of the study's runs read"), "{err}");
+    assert!(err.contains("0 simulated"), "{err}");
+    assert_eq!(again, plain);
+    let whole = write(d, "whole.toml", &spec);
+    let out = ok(&["sweep", &whole, "--db", &db, "--cache-dir", &cache]);
+    assert!(out.contains("3 already in"), "{out}");
+    let s = Store::open_existing(Path::new(&db)).unwrap();
+    let runs = s.runs().unwrap();
+    assert_eq!(runs.len(), 3);
+    assert_eq!(
+        runs.iter().filter(|r| r.run.command == "study").count(),
+        2,
+        "the runs the study made are recorded as its own"
+    );
+    // Studies whose runs are not timed runs on mixes say so instead of planning.
+    let e = fails(&["study", "drp-fig13", "--print-spec"]);
+    assert!(e.contains("a functional study"), "{e}");
+    let e = fails(&["study", "tap-fig2", "--quick", "--print-spec"]);
+    assert!(e.contains("a sweep spec cannot state"), "{e}");
+}
+
+#[test]
+fn a_study_of_kernels_alone_is_a_sweep_of_kernel_points() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let cache = path(d, "cache");
+    let study = |extra: &[&str]| -> (String, String) {
+        let mut args = vec!["study", "bypass-fig12", "--quick", "--cache-dir", &cache];
+        args.extend_from_slice(extra);
+        ok_both(&args)
+    };
+    let (plain, _) = study(&[]);
+    let (spec, _) = study(&["--print-spec"]);
+    assert!(spec.contains("kernel = \"nw-nospm\""), "{spec}");
+    let spec = write(d, "b12.toml", &spec);
+    let db = path(d, "b12.sqlite");
+    let out = ok(&["sweep", &spec, "--db", &db, "--cache-dir", &cache]);
+    assert!(out.contains("8 points, 0 already in"), "{out}");
+    let (read, err) = study(&["--db", &db]);
+    assert!(err.contains("8 of the study's runs read"), "{err}");
+    assert!(err.contains("0 simulated"), "{err}");
+    assert_eq!(read, plain);
+}
+
+/// Every stored whole result by key.
+fn stored_results(db: &str) -> BTreeMap<String, (String, Vec<u8>)> {
+    let s = Store::open_existing(Path::new(db)).unwrap();
+    s.runs()
+        .unwrap()
+        .into_iter()
+        .filter_map(|r| s.result(&r.run.key).unwrap().map(|x| (r.run.key, x)))
+        .collect()
+}
+
+#[test]
+fn timed_runs_keep_their_whole_result_through_shards_and_merges() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    small_traces(d, 20_000);
+    let spec = write(
+        d,
+        "t.toml",
+        "mode = \"timed\"\ntraces = [\"agent0.apt\", \"agent1.apt\"]\ninstructions = 2000\n\
+         alone = false\n[grid]\npolicy = [\"lru\", \"srrip\", \"nru\"]\n",
+    );
+    let local = path(d, "local.sqlite");
+    ok(&["sweep", &spec, "--db", &local, "-j", "2"]);
+    let whole = stored_results(&local);
+    assert_eq!(whole.len(), 3, "every timed run keeps its result");
+    for (format, bytes) in whole.values() {
+        let r = apusim_sim::timed::stored::decode(format, bytes).unwrap();
+        assert!(r.cores.iter().all(|c| c.instructions >= 2000));
+    }
+    let shards = d.join("shards");
+    std::fs::create_dir(&shards).unwrap();
+    for i in 0..2 {
+        let db = path(&shards, &format!("s{i}.sqlite"));
+        ok(&["sweep", &spec, "--db", &db, "--shard", &format!("{i}/2")]);
+    }
+    let merged = path(d, "merged.sqlite");
+    ok(&["results", "merge", &merged, shards.to_str().unwrap()]);
+    assert_eq!(
+        stored_results(&merged),
+        whole,
+        "results travel with their runs"
+    );
 }

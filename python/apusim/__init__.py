@@ -287,7 +287,8 @@ def study(name: str, **options: Any) -> pd.DataFrame:
     values are in ``df.attrs["title"]`` and ``df.attrs["paper"]``.
 
     Options are the command's (``apusim study NAME --help``), by keyword: ``seed``, ``set``,
-    ``threads``, ``cache_dir``, ``no_cache``; gspc's ``scenes``, ``width``, ``height``,
+    ``threads``, ``cache_dir``, ``no_cache``, ``db`` (a results database that keeps a timed
+    study's runs: a study run again reads back those it holds, as ``--db``); gspc's ``scenes``, ``width``, ``height``,
     ``frames``, ``llc``; the drp functional figures' ``mixes``, ``scale``, ``limit``; the
     timed figures' ``mixes``, ``scale``, ``warmup``, ``instructions``, ``quick``. Each study
     takes the options its registry entry declares, with the command's defaults; an option it
@@ -299,8 +300,9 @@ def study(name: str, **options: Any) -> pd.DataFrame:
             kw[key] = _list(kw[key])
     if "set" in kw:
         kw["set"] = _set(kw["set"])
-    if "cache_dir" in kw:
-        kw["cache_dir"] = _path(kw["cache_dir"])
+    for key in ("cache_dir", "db"):
+        if key in kw:
+            kw[key] = _path(kw[key])
     try:
         cols, title, paper = _native.study(name, **kw)
     except TypeError as e:

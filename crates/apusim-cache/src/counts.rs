@@ -2,11 +2,11 @@
 //! hierarchy's levels, the offline oracles and the studies built on them.
 
 use apusim_trace::Op;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// What one level saw from one (agent, stream). An access that touches two lines counts once
 /// and misses at most once (cachegrind's rule).
-#[derive(Clone, Copy, Default, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Default, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Counts {
     /// Demand reads (a read-modify-write counts as one read, as in cachegrind).
     pub reads: u64,

@@ -25,10 +25,11 @@
 //! hit rates (the paper's "on average" figures do not say which mean).
 
 use crate::jobs::{alone_inputs, kernel_job, TraceDir};
+use crate::runs::{PlannedInput, PlannedRun};
 use crate::timed::Options;
 use crate::{with_means, Mean, Record, StudyOutput};
 use anyhow::{bail, Context, Result};
-use apusim_sim::timed::{sim_policy, SimOptions, SimResult};
+use apusim_sim::timed::{SimOptions, SimResult};
 use apusim_sim::SystemConfig;
 
 /// The system of every figure.
@@ -276,19 +277,39 @@ pub fn run(fig: Figure, o: &Options) -> Result<StudyOutput> {
             Ok(cfg)
         })
         .collect::<Result<_>>()?;
-    let traces = TraceDir::new(o.cache.as_deref())?;
-    let inputs = alone_inputs(traces.path(), &jobs)?;
-    let cases: Vec<(usize, usize)> = (0..inputs.len())
+    let cases: Vec<(usize, usize)> = (0..jobs.len())
         .flat_map(|k| (0..bars.len()).map(move |b| (k, b)))
         .collect();
+    o.runs.plan(|| {
+        let plan = |&(k, b): &(usize, usize)| {
+            let set = o
+                .overrides
+                .iter()
+                .cloned()
+                .chain(bars[b].set.iter().map(|s| s.to_string()));
+            PlannedRun::gpu_alone(
+                PRESET,
+                set.collect(),
+                &configs[b],
+                &configs[b].llc.policy,
+                PlannedInput::Kernel(kernels[k].clone()),
+                (o.scale, o.seed),
+            )
+        };
+        Ok(cases.iter().map(plan).collect())
+    })?;
+    let traces = TraceDir::new(o.cache.as_deref())?;
+    let inputs = alone_inputs(traces.path(), &jobs)?;
     let points: Vec<Point> = crate::timed::par_runs(&cases, |&(k, b)| {
-        let r = sim_policy(
-            &configs[b],
-            &configs[b].llc.policy,
-            &inputs[k],
-            &SimOptions::default(),
-        )
-        .with_context(|| format!("{name}: {} ({})", kernels[k], bars[b].label))?;
+        let r = o
+            .runs
+            .sim(
+                &configs[b],
+                &configs[b].llc.policy,
+                &inputs[k],
+                &SimOptions::default(),
+            )
+            .with_context(|| format!("{name}: {} ({})", kernels[k], bars[b].label))?;
         point(&r)
     })?;
     let at = |k: usize, b: usize| points[k * bars.len() + b];
@@ -379,6 +400,7 @@ pub fn run(fig: Figure, o: &Options) -> Result<StudyOutput> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use apusim_sim::timed::sim_policy;
 
     fn options(kernels: &[&str]) -> Options {
         Options {

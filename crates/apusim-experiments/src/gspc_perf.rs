@@ -15,10 +15,11 @@
 //! twelve; apusim's samplers come two per shader core, so its lower panel has 64 cores' 128.
 
 use crate::jobs::{alone_inputs, TraceDir};
+use crate::runs::{PlannedInput, PlannedRun};
 use crate::timed::geomean;
 use crate::{Record, StudyOutput};
 use anyhow::{bail, Context, Result};
-use apusim_sim::timed::{sim_policy, SimOptions};
+use apusim_sim::timed::SimOptions;
 use apusim_sim::SystemConfig;
 use apusim_workloads::mixes::Job;
 
@@ -48,6 +49,8 @@ pub struct Options {
     pub overrides: Vec<String>,
     /// Trace cache (`None`: a temporary directory for the study).
     pub cache: Option<std::path::PathBuf>,
+    /// Where the runs are kept between invocations ([`crate::runs`]).
+    pub runs: crate::runs::Runs,
 }
 
 /// gspc's baseline: two-bit DRRIP.
@@ -133,9 +136,6 @@ pub fn run(fig: Figure, o: &Options) -> Result<StudyOutput> {
         .iter()
         .map(|s| crate::jobs::scene_job(s, o.width, o.height, o.frames, o.seed))
         .collect::<Result<_>>()?;
-    let traces = TraceDir::new(o.cache.as_deref())?;
-    let dir = traces.path().to_path_buf();
-    let inputs = alone_inputs(&dir, &jobs)?;
     let systems = fig.systems();
     let bars: Vec<(&str, &str)> = std::iter::once(("DRRIP", BASELINE))
         .chain(fig.policies().iter().copied())
@@ -155,12 +155,34 @@ pub fn run(fig: Figure, o: &Options) -> Result<StudyOutput> {
         })
         .collect::<Result<_>>()?;
     let (n_sys, n_bars) = (systems.len(), bars.len());
-    let cases: Vec<(usize, usize, usize)> = (0..inputs.len())
+    let cases: Vec<(usize, usize, usize)> = (0..jobs.len())
         .flat_map(|j| (0..n_sys).flat_map(move |s| (0..n_bars).map(move |b| (j, s, b))))
         .collect();
+    o.runs.plan(|| {
+        let plan = |&(j, s, b): &(usize, usize, usize)| {
+            let set = o
+                .overrides
+                .iter()
+                .cloned()
+                .chain(systems[s].set.iter().map(|x| x.to_string()));
+            let scene = PlannedInput::Scene {
+                name: o.scenes[j].clone(),
+                width: o.width,
+                height: o.height,
+            };
+            let scale = (u64::from(o.frames), o.seed);
+            PlannedRun::gpu_alone("gspc", set.collect(), &configs[s], bars[b].1, scene, scale)
+        };
+        Ok(cases.iter().map(plan).collect())
+    })?;
+    let traces = TraceDir::new(o.cache.as_deref())?;
+    let dir = traces.path().to_path_buf();
+    let inputs = alone_inputs(&dir, &jobs)?;
     // Each run's frame rate and the GPU's LLC demand misses.
     let runs: Vec<(f64, f64)> = crate::timed::par_runs(&cases, |&(j, s, b)| {
-        let r = sim_policy(&configs[s], bars[b].1, &inputs[j], &SimOptions::default())
+        let r = o
+            .runs
+            .sim(&configs[s], bars[b].1, &inputs[j], &SimOptions::default())
             .with_context(|| format!("{} ({}, {})", o.scenes[j], systems[s].label, bars[b].0))?;
         let fps = r
             .gpu
@@ -241,6 +263,7 @@ mod tests {
             seed: 1,
             overrides: Vec::new(),
             cache: None,
+            runs: crate::runs::Runs::default(),
         }
     }
 

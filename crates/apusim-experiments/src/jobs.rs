@@ -93,25 +93,41 @@ pub fn run_inputs(
         }
         return Ok(Box::new(JobInputs::mix(m, scale, seed, cache)?));
     }
-    match gpu_alone {
-        Some(GpuAlone::Scene(scene)) => {
+    if let Some(which) = gpu_alone {
+        return Ok(Box::new(gpu_alone_inputs(
+            which, resolution, scale, seed, cache,
+        )?));
+    }
+    Ok(Box::new(
+        apusim_sim::inputs::TraceInputs::parse(traces)?.native_champsim(timed),
+    ))
+}
+
+/// A GPU workload alone as run inputs: `scale` frames of a built-in scene at `resolution`,
+/// or a GPGPU kernel at `scale` times its default elements (`apusim run/sim --scene` and
+/// `--kernel`, and sweep points of `scene` or `kernel`).
+pub fn gpu_alone_inputs(
+    which: GpuAlone<'_>,
+    resolution: (u32, u32),
+    scale: u64,
+    seed: u64,
+    cache: Option<PathBuf>,
+) -> Result<JobInputs> {
+    Ok(match which {
+        GpuAlone::Scene(scene) => {
             let frames = u32::try_from(scale).unwrap_or(u32::MAX);
             let (width, height) = resolution;
             let job = scene_job(scene, width, height, frames, seed)?;
             let description =
                 format!("scene {scene} ({width}x{height}, {frames} frame(s), seed {seed})");
-            return Ok(Box::new(JobInputs::new(vec![job], cache, description)));
+            JobInputs::new(vec![job], cache, description)
         }
-        Some(GpuAlone::Kernel(kernel)) => {
+        GpuAlone::Kernel(kernel) => {
             let job = kernel_job(kernel, scale, seed)?;
             let description = format!("kernel {kernel} (scale {scale}, seed {seed})");
-            return Ok(Box::new(JobInputs::new(vec![job], cache, description)));
+            JobInputs::new(vec![job], cache, description)
         }
-        None => {}
-    }
-    Ok(Box::new(
-        apusim_sim::inputs::TraceInputs::parse(traces)?.native_champsim(timed),
-    ))
+    })
 }
 
 /// A resolution as `WIDTHxHEIGHT` (`--resolution`), from 1x1 to the renderer's largest

@@ -52,6 +52,7 @@ pub mod drp_perf;
 pub mod gspc;
 pub mod gspc_perf;
 pub mod jobs;
+pub mod runs;
 pub mod studies;
 pub mod tap_char;
 pub mod tap_perf;

@@ -20,6 +20,7 @@
 //!
 //! Adding a study is its module (a `run` returning a [`StudyOutput`]) plus one entry here.
 
+use crate::runs::Runs;
 use crate::{
     bypass_perf, crit_ident, crit_perf, crit_sched, drp, drp_perf, gspc, gspc_perf, jobs, tap_char,
     tap_perf, StudyOutput,
@@ -271,6 +272,12 @@ const TIMED_OPTIONS: &[OptionSpec] = &[
 
 impl Family {
     /// The options the family takes, in the help's order.
+    /// Whether the family's studies are made of timed runs (which `--db` keeps and
+    /// `--print-spec` lists); the functional ones replay traces.
+    pub fn is_timed(self) -> bool {
+        !matches!(self, Family::Gspc | Family::Drp)
+    }
+
     pub fn options(self) -> &'static [OptionSpec] {
         match self {
             Family::Gspc => GSPC_OPTIONS,
@@ -295,6 +302,9 @@ pub struct StudyArgs {
     pub cache: Option<PathBuf>,
     /// The family's options given, by name.
     pub given: Vec<(String, OptionValue)>,
+    /// Where the timed runs are kept between invocations (`--db`), or planning mode
+    /// (`--print-spec`); see [`crate::runs`].
+    pub runs: Runs,
 }
 
 impl Default for StudyArgs {
@@ -304,6 +314,7 @@ impl Default for StudyArgs {
             overrides: Vec::new(),
             cache: None,
             given: Vec::new(),
+            runs: Runs::default(),
         }
     }
 }
@@ -323,6 +334,7 @@ pub struct Options {
     pub seed: u64,
     pub overrides: Vec<String>,
     pub cache: Option<PathBuf>,
+    pub runs: Runs,
     values: BTreeMap<&'static str, OptionValue>,
 }
 
@@ -388,6 +400,7 @@ impl Options {
             seed: self.seed,
             overrides: self.overrides.clone(),
             cache: self.cache.clone(),
+            runs: self.runs.clone(),
         }
     }
 
@@ -414,6 +427,7 @@ impl Options {
             overrides: self.overrides.clone(),
             sample: self.flag("sample"),
             cache: self.cache.clone(),
+            runs: self.runs.clone(),
         }
     }
 
@@ -519,6 +533,7 @@ impl Study {
             seed: args.seed,
             overrides: args.overrides.clone(),
             cache: args.cache.clone(),
+            runs: args.runs.clone(),
             values,
         })
     }

@@ -34,7 +34,7 @@ use crate::jobs::{alone_inputs, TraceDir};
 use crate::timed::Options;
 use crate::{Record, StudyOutput};
 use anyhow::{bail, Context, Result};
-use apusim_sim::timed::{sim_policy, SimOptions, SimResult};
+use apusim_sim::timed::{SimOptions, SimResult};
 use apusim_sim::SystemConfig;
 use apusim_workloads::cpu::{self, CpuParams};
 use apusim_workloads::gpgpu::{self, Behaviour};
@@ -193,7 +193,9 @@ pub fn run(o: &Options) -> Result<StudyOutput> {
             instructions: Some(target),
             ..SimOptions::default()
         };
-        let r = sim_policy(&cfg, "lru", &inputs[a], &opts)
+        let r = o
+            .runs
+            .sim(&cfg, "lru", &inputs[a], &opts)
             .with_context(|| format!("{} with a {kb} KB LLC", names[a]))?;
         point(&r)
     })?;

@@ -10,9 +10,10 @@
 //! number of threads.
 
 use crate::jobs::{prepare_all, JobInputs, TraceDir};
+use crate::runs::{PlannedInput, PlannedRun, Runs};
 use crate::{with_means, Mean, Record, StudyOutput};
 use anyhow::{bail, Context, Result};
-use apusim_sim::timed::{sim_policy, SampleSpec, SimOptions, SimResult};
+use apusim_sim::timed::{SampleSpec, SimOptions, SimResult};
 use apusim_sim::{StudyOptions, SystemConfig};
 use apusim_workloads::mixes::{self, GpuJob};
 use rayon::prelude::*;
@@ -72,6 +73,8 @@ pub struct Options {
     /// Trace cache (alone runs are cached beside the traces); `None` keeps the generated
     /// traces in a temporary directory for the run and simulates every alone run.
     pub cache: Option<PathBuf>,
+    /// Where the runs are kept between invocations ([`crate::runs`]).
+    pub runs: Runs,
 }
 
 impl Default for Options {
@@ -85,6 +88,7 @@ impl Default for Options {
             overrides: Vec::new(),
             sample: false,
             cache: None,
+            runs: Runs::default(),
         }
     }
 }
@@ -122,6 +126,10 @@ pub(crate) struct TimedMixes {
     /// The figure's `--set` overrides.
     overrides: Vec<String>,
     pub opts: SimOptions,
+    /// The mixes' workload scale and seed.
+    scale: u64,
+    seed: u64,
+    runs: Runs,
     _traces: TraceDir,
 }
 
@@ -153,7 +161,10 @@ impl TimedMixes {
             .iter()
             .map(|m| JobInputs::mix(m, o.scale, o.seed, Some(dir.clone())))
             .collect::<Result<_>>()?;
-        prepare_all(&dir, &inputs)?;
+        // Planning lists runs without making them, so it generates no trace either.
+        if !o.runs.is_planning() {
+            prepare_all(&dir, &inputs)?;
+        }
         let configs = inputs
             .iter()
             .zip(&presets)
@@ -171,6 +182,9 @@ impl TimedMixes {
                 sample: o.sample.then(SampleSpec::default),
                 ..SimOptions::default()
             },
+            scale: o.scale,
+            seed: o.seed,
+            runs: o.runs.clone(),
             _traces: traces,
         })
     }
@@ -188,25 +202,65 @@ impl TimedMixes {
         Ok(cfg)
     }
 
-    /// Every (mix, bar) run, in parallel; mix by mix, bar by bar.
+    /// Mix `m`'s system under bar `b`.
+    fn config_of(&self, m: usize, bar: &Bar) -> Result<SystemConfig> {
+        let mut cfg = if bar.set.is_empty() {
+            self.configs[m].clone()
+        } else {
+            let all: Vec<String> = self.overrides.iter().chain(&bar.set).cloned().collect();
+            Self::config(self.presets[m], &all, &self.inputs[m], self.configs[m].seed)?
+        };
+        cfg.timing.dram_set.extend(bar.dram.iter().cloned());
+        Ok(cfg)
+    }
+
+    /// Every (mix, bar) run, in parallel; mix by mix, bar by bar. In planning mode they are
+    /// listed instead ([`Runs::planner`]).
     pub fn run(&self, bars: &[Bar]) -> Result<Vec<SimResult>> {
         let cases: Vec<(usize, usize)> = (0..self.inputs.len())
             .flat_map(|m| (0..bars.len()).map(move |b| (m, b)))
             .collect();
+        self.runs.plan(|| {
+            cases
+                .iter()
+                .map(|&(m, b)| self.planned(m, &bars[b]))
+                .collect()
+        })?;
         par_runs(&cases, |&(m, b)| {
             let opts = SimOptions {
                 study: bars[b].study.clone(),
                 ..self.opts.clone()
             };
-            let mut cfg = if bars[b].set.is_empty() {
-                self.configs[m].clone()
-            } else {
-                let all: Vec<String> = self.overrides.iter().chain(&bars[b].set).cloned().collect();
-                Self::config(self.presets[m], &all, &self.inputs[m], self.configs[m].seed)?
-            };
-            cfg.timing.dram_set.extend(bars[b].dram.iter().cloned());
-            sim_policy(&cfg, bars[b].policy, &self.inputs[m], &opts)
+            let cfg = self.config_of(m, &bars[b])?;
+            self.runs
+                .sim(&cfg, bars[b].policy, &self.inputs[m], &opts)
                 .with_context(|| format!("mix {} ({})", self.names[m], bars[b].label))
+        })
+    }
+
+    /// Mix `m` under `bar`, as a sweep point.
+    fn planned(&self, m: usize, bar: &Bar) -> Result<PlannedRun> {
+        let cfg = self.config_of(m, bar)?;
+        Ok(PlannedRun {
+            preset: self.presets[m].to_string(),
+            set: self.overrides.iter().chain(&bar.set).cloned().collect(),
+            dram_set: cfg.timing.dram_set,
+            policy: bar.policy.to_string(),
+            input: PlannedInput::Mix(self.names[m].clone()),
+            scale: self.scale,
+            seed: self.seed,
+            warmup: self.opts.warmup,
+            instructions: self.opts.instructions,
+            sample: self.opts.sample.is_some(),
+            ideal: bar
+                .study
+                .ideal
+                .iter()
+                .map(|s| s.to_string())
+                .collect::<Vec<_>>()
+                .join(","),
+            gpu_read_bypass: bar.study.gpu_read_bypass,
+            ideal_critical: bar.study.ideal_critical,
         })
     }
 }

@@ -45,7 +45,8 @@ fn given(study: &Study, kwargs: Option<&Bound<'_, PyDict>>) -> Result<Vec<(Strin
 
 /// Run the study `name` (`apusim study NAME`, e.g. `gspc-fig12`, `drp-fig13`, `drp-fig1`)
 /// with the command's options: the common `seed`, `set`, `threads`, `cache_dir`,
-/// `no_cache`, and by keyword the options of the study's family (gspc's `scenes`, `width`,
+/// `no_cache`, `db` (a results database keeping the timed runs, as `--db`: a study run again
+/// reads back what it holds), and by keyword the options of the study's family (gspc's `scenes`, `width`,
 /// `height`, `frames`, `llc`; drp's functional `mixes`, `scale`, `limit`; the timed figures'
 /// `mixes`, `scale`, `warmup`, `instructions`, `quick`). Returns `(columns, title, paper)`
 /// where the columns are the long format `study, config, workload, policy, metric, value` of
@@ -53,7 +54,7 @@ fn given(study: &Study, kwargs: Option<&Bound<'_, PyDict>>) -> Result<Vec<(Strin
 #[pyfunction]
 #[pyo3(signature = (
     name, *, seed = None, set = Vec::new(), threads = None, cache_dir = None, no_cache = false,
-    **options
+    db = None, **options
 ))]
 #[allow(clippy::too_many_arguments)]
 pub fn study<'py>(
@@ -64,6 +65,7 @@ pub fn study<'py>(
     threads: Option<usize>,
     cache_dir: Option<PathBuf>,
     no_cache: bool,
+    db: Option<PathBuf>,
     options: Option<&Bound<'py, PyDict>>,
 ) -> PyResult<(Bound<'py, PyDict>, String, String)> {
     let study = registry::find(&name).map_err(|e| py_err(e.into()))?;
@@ -72,12 +74,16 @@ pub fn study<'py>(
             "no_cache and cache_dir cannot be given together"
         )));
     }
-    let args = StudyArgs {
+    let mut args = StudyArgs {
         seed: seed.unwrap_or(registry::DEFAULT_SEED),
         overrides: set,
         cache: registry::cache_dir(cache_dir, no_cache),
         given: given(study, options).map_err(py_err)?,
+        runs: Default::default(),
     };
+    if let Some(path) = &db {
+        apusim_sweep::study_runs::attach(study, &mut args, path).map_err(py_err)?;
+    }
     let out = py
         .detach(|| in_pool(threads, || study.run(&args)))
         .map_err(py_err)?;

@@ -1,15 +1,42 @@
 //! Counters of a functional run: per cache level, per agent, per stream.
 
 use apusim_trace::{Access, Agent, Stream};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 pub use apusim_cache::Counts;
 
 /// A table of [`Counts`] indexed by (agent, stream), for a system of `cpus` cores and a GPU.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(try_from = "RawTable")]
 pub struct Table {
     cpus: usize,
     cells: Vec<Counts>,
+}
+
+/// A [`Table`] as stored, checked on reading so that a stored result with the wrong number of
+/// cells is an error instead of an out-of-range index later.
+#[derive(Deserialize)]
+struct RawTable {
+    cpus: usize,
+    cells: Vec<Counts>,
+}
+
+impl TryFrom<RawTable> for Table {
+    type Error = String;
+    fn try_from(t: RawTable) -> Result<Table, String> {
+        let want = t.cpus.saturating_add(1).saturating_mul(Stream::COUNT);
+        if t.cells.len() != want || t.cpus > Agent::MAX_CPUS {
+            return Err(format!(
+                "a counter table of {} cores has {} cells, not {want}",
+                t.cpus,
+                t.cells.len()
+            ));
+        }
+        Ok(Table {
+            cpus: t.cpus,
+            cells: t.cells,
+        })
+    }
 }
 
 impl Table {
@@ -76,7 +103,7 @@ impl Table {
 }
 
 /// Counters of one cache level (all instances of it summed).
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct LevelStats {
     pub name: String,
     pub geometry: String,
@@ -85,7 +112,7 @@ pub struct LevelStats {
 }
 
 /// Everything a functional run measured.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct RunStats {
     /// Private levels in configuration order (CPU levels first), then the LLC last.
     pub levels: Vec<LevelStats>,
@@ -105,5 +132,23 @@ impl RunStats {
     }
     pub fn level(&self, name: &str) -> Option<&LevelStats> {
         self.levels.iter().find(|l| l.name == name)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_stored_table_reads_back_and_a_misshapen_one_is_refused() {
+        let mut t = Table::new(2);
+        t.at(Agent::cpu(1), Stream::CpuData).read_misses = 7;
+        let text = serde_json::to_string(&t).unwrap();
+        assert_eq!(serde_json::from_str::<Table>(&text).unwrap(), t);
+        let short = r#"{"cpus":2,"cells":[]}"#;
+        let e = serde_json::from_str::<Table>(short)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("has 0 cells"), "{e}");
     }
 }

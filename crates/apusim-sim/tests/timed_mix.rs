@@ -3,7 +3,7 @@
 
 use anyhow::Result;
 use apusim_sim::run::{Input, Inputs, Reopen};
-use apusim_sim::timed::{alone_runs, sim_policy, speedup, AloneOptions, SimOptions};
+use apusim_sim::timed::{alone_runs, sim_policy, speedup, stored, AloneOptions, SimOptions};
 use apusim_sim::SystemConfig;
 use apusim_trace::{Access, Agent, Op, Stream, VecSource};
 
@@ -231,6 +231,17 @@ fn weighted_speedup_of_two_jobs_sharing_the_llc_and_dram() {
     );
     let max = s.jobs.iter().map(|j| j.slowdown).fold(0.0, f64::max);
     assert_eq!(s.max_slowdown, max);
+    // A result with its speedups reads back whole, and bytes that are not one are refused.
+    let mut shared = shared;
+    shared.speedup = Some(s);
+    let bytes = stored::encode(&shared).unwrap();
+    let back = stored::decode(stored::FORMAT, &bytes).unwrap();
+    assert_eq!(
+        serde_json::to_string(&back).unwrap(),
+        serde_json::to_string(&shared).unwrap()
+    );
+    assert!(stored::decode(stored::FORMAT, &bytes[..bytes.len() / 2]).is_err());
+    assert!(stored::decode("json", &bytes).is_err());
 }
 
 /// A GPU trace far faster than DRAM: 8 new lines per GPU cycle.

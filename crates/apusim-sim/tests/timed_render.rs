@@ -8,7 +8,7 @@
 use anyhow::Result;
 use apusim_render::{Options, WorkSource};
 use apusim_sim::run::{GpuProgram, Input, Inputs, Reopen};
-use apusim_sim::timed::{sim_policy, SimOptions, SimResult};
+use apusim_sim::timed::{sim_policy, stored, SimOptions, SimResult};
 use apusim_sim::{StudyOptions, SystemConfig};
 use apusim_trace::{
     Access, Agent, FrameSource, Op, RenderBatch, Stream, VecSource, WorkItem, WorkKind,
@@ -184,6 +184,12 @@ fn a_frame_runs_through_every_unit_and_makes_exactly_the_traces_accesses() {
     let r = run(&preset(&[]), &scene, None);
     let g = r.gpu.as_ref().expect("the render pipeline ran");
     assert_eq!(g.model, "pipeline");
+    // The whole result, render figures and all, reads back as it was written.
+    let back = stored::decode(stored::FORMAT, &stored::encode(&r).unwrap()).unwrap();
+    assert_eq!(
+        serde_json::to_string(&back).unwrap(),
+        serde_json::to_string(&r).unwrap()
+    );
     let rr = g.render.as_ref().expect("render figures");
     assert_eq!(rr.frames.len(), 1);
     assert!(rr.fps > 0.0);

@@ -3,11 +3,14 @@
 //! `apusim sim`.
 
 use crate::metrics::{self, Metric};
+use crate::spec::DEFAULT_RESOLUTION;
 use crate::spec::{InputSpec, Mode, Point, SpecError};
 use anyhow::{Context, Result};
-use apusim_experiments::jobs::JobInputs;
+use apusim_experiments::jobs::{gpu_alone_inputs, GpuAlone, JobInputs};
 use apusim_sim::inputs::TraceInputs;
-use apusim_sim::timed::{alone_runs, sim_policy, speedup, AloneOptions, SimOptions};
+use apusim_sim::timed::{
+    alone_runs, sim_policy, speedup, stored, AloneOptions, SampleSpec, SimOptions,
+};
 use apusim_sim::{run_policy, Inputs, RunOptions, StudyOptions, SystemConfig};
 use serde_json::{json, Value};
 use std::path::PathBuf;
@@ -67,6 +70,7 @@ impl Job {
             warmup: self.point.warmup,
             instructions: self.point.instructions,
             study: self.study.clone(),
+            sample: self.point.sample.then(SampleSpec::default),
             ..SimOptions::default()
         }
     }
@@ -145,9 +149,11 @@ pub fn resolve(point: &Point, file: &std::path::Path, opts: &ResolveOptions) -> 
     }
     // As `apusim run|sim --mix` loads it: as many CPU cores as the mix has CPU jobs unless
     // `set.cpus` says otherwise, so a point and that command are the same run (same key).
-    let mix = match &point.inputs {
-        InputSpec::Mix { name, .. } => Some(name.as_str()),
-        InputSpec::Traces(_) => None,
+    // A GPU workload alone runs without CPU cores, as `apusim sim --kernel|--scene` loads it.
+    let (mix, gpu_alone) = match &point.inputs {
+        InputSpec::Mix { name, .. } => (Some(name.as_str()), false),
+        InputSpec::Traces(_) => (None, false),
+        InputSpec::Kernel { .. } | InputSpec::Scene { .. } => (None, true),
     };
     let loaded = apusim_experiments::jobs::load_system(
         &point.preset,
@@ -155,7 +161,7 @@ pub fn resolve(point: &Point, file: &std::path::Path, opts: &ResolveOptions) -> 
         &overrides,
         None,
         mix,
-        false,
+        gpu_alone,
     );
     let mut cfg = match loaded {
         Ok(c) => c,
@@ -192,6 +198,7 @@ pub fn resolve(point: &Point, file: &std::path::Path, opts: &ResolveOptions) -> 
         None => params.insert("preset".into(), json!(point.preset)),
     };
     params.insert("policy".into(), json!(policy));
+    let cache = || opts.cache_dir.clone();
     let source = match &point.inputs {
         InputSpec::Mix { name, scale } => {
             let Some(mix) = apusim_workloads::mixes::mix(name) else {
@@ -211,6 +218,30 @@ pub fn resolve(point: &Point, file: &std::path::Path, opts: &ResolveOptions) -> 
             JobSource::Mix(
                 JobInputs::mix(&mix.name, *scale, cfg.seed, opts.cache_dir.clone())
                     .map_err(|e| err("mix", format!("{e:#}")))?,
+            )
+        }
+        InputSpec::Kernel { name, scale } => {
+            params.insert("kernel".into(), json!(name));
+            params.insert("scale".into(), json!(scale));
+            let which = GpuAlone::Kernel(name);
+            JobSource::Mix(
+                gpu_alone_inputs(which, DEFAULT_RESOLUTION, *scale, cfg.seed, cache())
+                    .map_err(|e| err("kernel", format!("{e:#}")))?,
+            )
+        }
+        InputSpec::Scene {
+            name,
+            frames,
+            width,
+            height,
+        } => {
+            params.insert("scene".into(), json!(name));
+            params.insert("resolution".into(), json!(format!("{width}x{height}")));
+            params.insert("scale".into(), json!(frames));
+            let which = GpuAlone::Scene(name);
+            JobSource::Mix(
+                gpu_alone_inputs(which, (*width, *height), *frames, cfg.seed, cache())
+                    .map_err(|e| err("scene", format!("{e:#}")))?,
             )
         }
         InputSpec::Traces(t) => {
@@ -234,9 +265,26 @@ pub fn resolve(point: &Point, file: &std::path::Path, opts: &ResolveOptions) -> 
             None => Vec::new(),
         },
         gpu_read_bypass: point.gpu_read_bypass.unwrap_or(0.0),
+        ideal_critical: match point.ideal_gpu.as_deref() {
+            None => None,
+            Some(w) => Some(
+                [true, false]
+                    .into_iter()
+                    .find(|&c| ideal_gpu_name(c) == w)
+                    .ok_or_else(|| {
+                        err(
+                            "ideal_gpu",
+                            format!("`ideal_gpu` is `critical` or `non-critical`, not `{w}`"),
+                        )
+                    })?,
+            ),
+        },
         ..StudyOptions::default()
     };
     with_study(&mut options, &study);
+    if point.sample {
+        options["sample"] = sample_option(&SampleSpec::default());
+    }
     if let Value::Object(o) = &options {
         for (k, v) in o {
             if !v.is_null() {
@@ -280,6 +328,21 @@ pub fn resolve(point: &Point, file: &std::path::Path, opts: &ResolveOptions) -> 
     })
 }
 
+/// `--ideal-gpu`'s name for idealizing the critical (`true`) or the other GPU accesses.
+pub fn ideal_gpu_name(critical: bool) -> &'static str {
+    if critical {
+        "critical"
+    } else {
+        "non-critical"
+    }
+}
+
+/// A sampled run's windows as its options record them (`[period, warm-up, unit]`), as
+/// `apusim sim --sample --db` keys them.
+pub fn sample_option(s: &SampleSpec) -> Value {
+    json!([s.period, s.warmup, s.unit])
+}
+
 /// Add the LLC study switches that are on to a run's options (they are part of its key, as
 /// `apusim run|sim --db` records them).
 pub fn with_study(options: &mut Value, study: &StudyOptions) {
@@ -287,6 +350,11 @@ pub fn with_study(options: &mut Value, study: &StudyOptions) {
         let ideal: Vec<String> = study.ideal.iter().map(|s| s.to_string()).collect();
         options["ideal"] = json!(ideal.join(","));
         options["gpu_read_bypass"] = json!(study.gpu_read_bypass);
+    }
+    // gpu-access-criticality Fig. 8's switch, keyed only when on so that the keys of runs
+    // without it stay as they were.
+    if let Some(critical) = study.ideal_critical {
+        options["ideal_gpu"] = json!(ideal_gpu_name(critical));
     }
 }
 
@@ -408,8 +476,12 @@ pub fn config_keys(cfg: &SystemConfig) -> Vec<String> {
     out
 }
 
-/// Run a job and return its metric rows.
-pub fn execute(job: &Job) -> Result<Vec<Metric>> {
+/// What a finished job leaves: its metric rows and, for a timed run, its whole result as
+/// `(format, bytes)` ([`stored`]).
+pub type Outcome = (Vec<Metric>, Option<(&'static str, Vec<u8>)>);
+
+/// Run a job and return its metric rows and stored result.
+pub fn execute(job: &Job) -> Result<Outcome> {
     let inputs = job.source.inputs();
     match job.point.mode {
         Mode::Functional => {
@@ -419,14 +491,17 @@ pub fn execute(job: &Job) -> Result<Vec<Metric>> {
                 study: job.study.clone(),
             };
             let r = run_policy(&job.cfg, &job.policy, inputs, &opts)?;
-            Ok(metrics::functional(&r))
+            Ok((metrics::functional(&r), None))
         }
         Mode::Timed => {
             let mut r = sim_policy(&job.cfg, &job.policy, inputs, &job.sim_options())?;
             if let Some((policy, runs)) = job.alone_runs()? {
                 r.speedup = Some(speedup(&r, &runs, policy)?);
             }
-            Ok(metrics::timed(&r))
+            Ok((
+                metrics::timed(&r),
+                Some((stored::FORMAT, stored::encode(&r)?)),
+            ))
         }
     }
 }
@@ -434,6 +509,31 @@ pub fn execute(job: &Job) -> Result<Vec<Metric>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn every_study_switch_is_part_of_the_key() {
+        let key = |study: &StudyOptions| {
+            let mut o = timed_options(0, Some(1000));
+            with_study(&mut o, study);
+            o
+        };
+        let plain = key(&StudyOptions::default());
+        let critical = key(&StudyOptions {
+            ideal_critical: Some(true),
+            ..StudyOptions::default()
+        });
+        let other = key(&StudyOptions {
+            ideal_critical: Some(false),
+            ..StudyOptions::default()
+        });
+        assert_ne!(plain, critical);
+        assert_ne!(critical, other);
+        assert_eq!(
+            plain,
+            timed_options(0, Some(1000)),
+            "keys without switches stay as they were"
+        );
+    }
 
     #[test]
     fn fnv128_matches_the_published_vectors() {

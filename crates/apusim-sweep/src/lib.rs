@@ -46,6 +46,7 @@ pub mod runner;
 pub mod slurm;
 pub mod spec;
 pub mod store;
+pub mod study_runs;
 
 pub use job::Job;
 pub use metrics::Metric;
@@ -84,22 +85,39 @@ fn command_params(
     Value::Object(p)
 }
 
-fn record_one(
+/// What one recorded run is: the command that made it (`run`, `sim`, `study`), the study it
+/// belongs to, its mode and LLC policy.
+pub(crate) struct Made<'a> {
+    pub command: &'a str,
+    pub study: Option<&'a str>,
+    pub mode: Mode,
+    pub policy: &'a str,
+}
+
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn record_one(
     store: &mut Store,
-    (command, mode, policy): (&str, Mode, &str),
+    made: Made<'_>,
     cfg: &SystemConfig,
     inputs: &dyn Inputs,
     options: &Value,
     times: (SystemTime, SystemTime),
     metrics: &[Metric],
+    result: Option<&SimResult>,
 ) -> Result<()> {
+    let Made {
+        command,
+        study,
+        mode,
+        policy,
+    } = made;
     let ids = job::input_ids(inputs);
     let key = job::run_key(mode, cfg, policy, options, &ids)?;
     let mut cfg = cfg.clone();
     cfg.llc.policy = policy.to_string();
     let record = RunRecord::new(
         key,
-        None,
+        study.map(|s| format!("study {s}")),
         command,
         mode.name(),
         command_params(mode, &cfg, policy, inputs, options),
@@ -108,7 +126,11 @@ fn record_one(
         times,
         Ok(()),
     );
-    store.record(&record, metrics)
+    let bytes = result.map(apusim_sim::timed::stored::encode).transpose()?;
+    let result = bytes
+        .as_deref()
+        .map(|b| (apusim_sim::timed::stored::FORMAT, b));
+    store.record_with(&record, metrics, result)
 }
 
 /// Record the functional runs of `apusim run` (one per policy): the key is a sweep's for the
@@ -127,8 +149,22 @@ pub fn record_functional(
     for r in results {
         let m = metrics::functional(r);
         let started = finished - std::time::Duration::from_secs_f64(r.seconds.max(0.0));
-        let run = ("run", Mode::Functional, r.policy.as_str());
-        record_one(store, run, cfg, inputs, &options, (started, finished), &m)?;
+        let run = Made {
+            command: "run",
+            study: None,
+            mode: Mode::Functional,
+            policy: &r.policy,
+        };
+        record_one(
+            store,
+            run,
+            cfg,
+            inputs,
+            &options,
+            (started, finished),
+            &m,
+            None,
+        )?;
     }
     Ok(())
 }
@@ -157,8 +193,14 @@ pub fn record_timed(
     for r in results {
         let m = metrics::timed(r);
         let started = finished - std::time::Duration::from_secs_f64(r.seconds.max(0.0));
-        let run = ("sim", Mode::Timed, r.policy.as_str());
-        record_one(store, run, cfg, inputs, &options, (started, finished), &m)?;
+        let run = Made {
+            command: "sim",
+            study: None,
+            mode: Mode::Timed,
+            policy: &r.policy,
+        };
+        let times = (started, finished);
+        record_one(store, run, cfg, inputs, &options, times, &m, Some(r))?;
     }
     Ok(())
 }

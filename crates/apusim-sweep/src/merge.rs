@@ -148,6 +148,11 @@ fn merge_one(conn: &mut Connection, shard: &Path, target: Option<&Path>) -> Resu
          (SELECT replaces FROM temp.merge_new WHERE replaces IS NOT NULL)",
         [],
     )?;
+    tx.execute(
+        "DELETE FROM main.results WHERE run IN \
+         (SELECT replaces FROM temp.merge_new WHERE replaces IS NOT NULL)",
+        [],
+    )?;
     let replaced = tx.execute(
         "DELETE FROM main.runs WHERE id IN \
          (SELECT replaces FROM temp.merge_new WHERE replaces IS NOT NULL)",
@@ -168,6 +173,16 @@ fn merge_one(conn: &mut Connection, shard: &Path, target: Option<&Path>) -> Resu
          JOIN main.runs r ON r.key = n.key ORDER BY n.sid, m.rowid",
         [],
     )?;
+    // Whole results travel with their runs (a shard of schema 2 has none).
+    if shard_has_results(&tx)? {
+        tx.execute(
+            "INSERT INTO main.results (run, format, data) \
+             SELECT r.id, x.format, x.data \
+             FROM temp.merge_new n JOIN shard.results x ON x.run = n.sid \
+             JOIN main.runs r ON r.key = n.key ORDER BY n.sid",
+            [],
+        )?;
+    }
     tx.commit().context("committing the merge")?;
     Ok(ShardMerge {
         path: shard.to_path_buf(),
@@ -176,6 +191,16 @@ fn merge_one(conn: &mut Connection, shard: &Path, target: Option<&Path>) -> Resu
         present: total - added,
         metric_rows,
     })
+}
+
+/// Whether the attached shard has the `results` table (schema 3 and later).
+fn shard_has_results(conn: &Connection) -> Result<bool> {
+    let n: i64 = conn.query_row(
+        "SELECT count(*) FROM shard.sqlite_master WHERE type = 'table' AND name = 'results'",
+        [],
+        |r| r.get(0),
+    )?;
+    Ok(n > 0)
 }
 
 /// A shard must be a non-empty file that starts as every SQLite database does (attaching a
@@ -247,6 +272,29 @@ fn check_shard(conn: &Connection) -> Result<()> {
                 "not an apusim results database (`{table}` lacks {})",
                 missing.join(", ")
             );
+        }
+    }
+    if shard_has_results(conn)? {
+        let have: Vec<String> =
+            conn.prepare("PRAGMA shard.table_info(results)")
+                .and_then(|mut s| {
+                    s.query_map([], |r| r.get::<_, String>(1))?
+                        .collect::<rusqlite::Result<Vec<_>>>()
+                })?;
+        if have != ["run", "format", "data"] {
+            bail!(
+                "not an apusim results database (`results` has columns {})",
+                have.join(", ")
+            );
+        }
+        let orphans: i64 = conn.query_row(
+            "SELECT count(*) FROM shard.results x LEFT JOIN shard.runs r ON r.id = x.run \
+             WHERE r.id IS NULL OR r.status <> 'ok' OR typeof(x.data) <> 'blob'",
+            [],
+            |r| r.get(0),
+        )?;
+        if orphans > 0 {
+            bail!("inconsistent: {orphans} stored results of no `ok` run, or not bytes");
         }
     }
     let checks: &[(&str, &str)] = &[

@@ -159,7 +159,7 @@ fn run_claimed(
             failed.load(Ordering::Relaxed)
         ));
     };
-    let (tx, rx) = std::sync::mpsc::channel::<(RunRecord, Vec<crate::Metric>)>();
+    let (tx, rx) = std::sync::mpsc::channel::<(RunRecord, job::Outcome)>();
     let sweep_name = name.to_string();
     let mut write_error: Option<anyhow::Error> = None;
     std::thread::scope(|s| {
@@ -172,11 +172,11 @@ fn run_claimed(
                     let result = job::execute(j);
                     let t1 = SystemTime::now();
                     running.fetch_sub(1, Ordering::Relaxed);
-                    let (status, metrics) = match result {
-                        Ok(m) => (Ok(()), m),
+                    let (status, outcome) = match result {
+                        Ok(o) => (Ok(()), o),
                         Err(e) => {
                             failed.fetch_add(1, Ordering::Relaxed);
-                            (Err(format!("{e:#}")), Vec::new())
+                            (Err(format!("{e:#}")), (Vec::new(), None))
                         }
                     };
                     let record = RunRecord::new(
@@ -191,11 +191,11 @@ fn run_claimed(
                         status,
                     );
                     // The receiver stops only on a database error; the sweep then ends with it.
-                    let _ = tx.send((record, metrics));
+                    let _ = tx.send((record, outcome));
                 })
             })
         });
-        for (record, metrics) in rx {
+        for (record, (metrics, result)) in rx {
             if write_error.is_some() {
                 continue;
             }
@@ -204,7 +204,8 @@ fn run_claimed(
                 summary.failed.push((record.key.clone(), e.clone()));
                 bar.suspend(|| eprintln!("run failed ({}): {e}", record.key));
             }
-            if let Err(e) = store.record(&record, &metrics) {
+            let result = result.as_ref().map(|(f, b)| (*f, b.as_slice()));
+            if let Err(e) = store.record_with(&record, &metrics, result) {
                 write_error = Some(e);
             }
             bar.inc(1);

@@ -4,7 +4,9 @@
 //! ```toml
 //! mode = "functional"            # or "timed"
 //! preset = "4c1g"
-//! mix = "S1"                     # or traces = ["a.apt", "b.apt@gpu"]
+//! mix = "S1"                     # or traces = ["a.apt", "b.apt@gpu"], or a GPU workload
+//!                                # alone: kernel = "bfs", scene = "lake" (resolution, frames
+//!                                # as scale)
 //! limit = 200000                 # functional runs: stop after this many accesses
 //! [set]                          # --set overrides of every point
 //! "llc.banks" = 4
@@ -27,16 +29,21 @@
 //! Timed points (`mode = "timed"`, with `warmup` and `instructions`) of more than one input
 //! report weighted speedup, harmonic speedup and maximum slowdown as `apusim sim` does: each
 //! job is also run alone under `alone_policy` (default `lru`), once per sweep and cached
-//! beside the traces. `alone = false` skips the alone runs.
+//! beside the traces. `alone = false` skips the alone runs. `sample = true` samples a timed
+//! point (and its alone runs) with `apusim sim --sample`'s default windows.
 //!
-//! `ideal = "color,texture"` and `gpu_read_bypass = 0.5` are drp §4's LLC study switches, as
-//! `apusim run|sim --ideal` and `--gpu-read-bypass` set them (a point's key is the key those
-//! commands record under).
+//! `ideal = "color,texture"` and `gpu_read_bypass = 0.5` are drp §4's LLC study switches, and
+//! `ideal_gpu = "critical"` (or `"non-critical"`) gpu-access-criticality Fig. 8's, as
+//! `apusim run|sim --ideal`, `--gpu-read-bypass` and `--ideal-gpu` set them (a point's key is
+//! the key those commands record under).
 
 use std::collections::BTreeMap;
 use std::fmt;
 use std::path::{Path, PathBuf};
 use toml_edit::{ImDocument, Item, Table};
+
+/// A `scene` point's frame size when it gives no `resolution` (as `apusim sim --scene`).
+pub const DEFAULT_RESOLUTION: (u32, u32) = (1280, 1024);
 
 /// The settings a point has, besides `set` (the configuration overrides).
 pub const SETTINGS: &[&str] = &[
@@ -46,6 +53,9 @@ pub const SETTINGS: &[&str] = &[
     "policy",
     "mix",
     "traces",
+    "kernel",
+    "scene",
+    "resolution",
     "scale",
     "limit",
     "warmup",
@@ -53,7 +63,9 @@ pub const SETTINGS: &[&str] = &[
     "seed",
     "alone_policy",
     "alone",
+    "sample",
     "ideal",
+    "ideal_gpu",
     "gpu_read_bypass",
 ];
 
@@ -102,6 +114,16 @@ pub enum InputSpec {
     Mix { name: String, scale: u64 },
     /// Trace files (`FILE@agent` as on the command line), relative to the spec's directory.
     Traces(Vec<String>),
+    /// A GPGPU kernel alone on the GPU at a size multiplier (`apusim sim --kernel`).
+    Kernel { name: String, scale: u64 },
+    /// `frames` frames of a built-in scene alone on the GPU at `width`x`height`
+    /// (`apusim sim --scene --scale FRAMES --resolution WxH`).
+    Scene {
+        name: String,
+        frames: u64,
+        width: u32,
+        height: u32,
+    },
 }
 
 /// One point of a sweep: everything one run needs, before the configuration is loaded.
@@ -126,11 +148,15 @@ pub struct Point {
     /// Timed points with more than one input: make the alone runs and report speedups (false:
     /// as `apusim sim --no-alone`).
     pub alone: bool,
+    /// Timed points: sample with `apusim sim --sample`'s default windows.
+    pub sample: bool,
     /// drp §4's LLC study switches, as `apusim run|sim --ideal` and `--gpu-read-bypass`: the
     /// streams whose non-compulsory LLC misses count as hits (a list as `--ideal` takes it)
     /// and the fraction of GPU read misses forced to bypass the LLC.
     pub ideal: Option<String>,
     pub gpu_read_bypass: Option<f64>,
+    /// gpu-access-criticality Fig. 8: idealize the `critical` or `non-critical` GPU accesses.
+    pub ideal_gpu: Option<String>,
     /// Configuration overrides, key → TOML value, in key order.
     pub set: Vec<(String, toml::Value)>,
     /// The line of every setting, for errors found later (`set.KEY` for overrides).
@@ -354,23 +380,58 @@ impl Spec {
                 Some(list)
             }
         };
-        let mix = text("mix")?;
         let scale = count("scale", 1)?.unwrap_or(1);
-        let inputs =
-            match (mix, traces) {
-                (Some(_), Some(_)) => {
-                    return Err(self.err(
-                        lines["traces"].max(lines["mix"]),
-                        "a point has either `mix` or `traces`, not both",
-                    ))
-                }
-                (Some(name), None) => InputSpec::Mix { name, scale },
-                (None, Some(t)) => InputSpec::Traces(t),
-                (None, None) => return Err(self.err(
-                    line,
-                    "this point has no inputs: give `mix = \"NAME\"` or `traces = [\"FILE\", ...]`",
-                )),
-            };
+        let resolution = match s.get("resolution") {
+            None => None,
+            Some(Setting { value, line }) => {
+                let r = value
+                    .as_str()
+                    .ok_or_else(|| format!("a resolution WIDTHxHEIGHT, not {}", kind(value)))
+                    .and_then(apusim_experiments::jobs::parse_resolution)
+                    .map_err(|e| self.err(*line, format!("`resolution`: {e}")))?;
+                Some(r)
+            }
+        };
+        let given: Vec<&str> = ["mix", "traces", "kernel", "scene"]
+            .into_iter()
+            .filter(|k| s.contains_key(*k))
+            .collect();
+        if given.len() > 1 {
+            return Err(self.err(
+                given.iter().map(|k| lines[*k]).max().unwrap_or(line),
+                format!(
+                    "a point has one of `mix`, `traces`, `kernel` and `scene`, not {}",
+                    given.join(" and ")
+                ),
+            ));
+        }
+        if resolution.is_some() && given != ["scene"] {
+            return Err(self.err(
+                lines["resolution"],
+                "`resolution` is for `scene` points (a frame's size)",
+            ));
+        }
+        let inputs = if let Some(t) = traces {
+            InputSpec::Traces(t)
+        } else if let Some(name) = text("mix")? {
+            InputSpec::Mix { name, scale }
+        } else if let Some(name) = text("kernel")? {
+            InputSpec::Kernel { name, scale }
+        } else if let Some(name) = text("scene")? {
+            let (width, height) = resolution.unwrap_or(DEFAULT_RESOLUTION);
+            InputSpec::Scene {
+                name,
+                frames: scale,
+                width,
+                height,
+            }
+        } else {
+            return Err(self.err(
+                line,
+                "this point has no inputs: give `mix = \"NAME\"`, `traces = [\"FILE\", ...]`, \
+                 `kernel = \"NAME\"` or `scene = \"NAME\"`",
+            ));
+        };
         let preset = text("preset")?;
         let config = text("config")?.map(|c| dir.join(c));
         if preset.is_some() && config.is_some() {
@@ -379,19 +440,19 @@ impl Spec {
                 "a point has either `preset` or `config`, not both",
             ));
         }
-        let alone = match s.get("alone") {
-            None => true,
+        let switch = |name: &str, default: bool| match s.get(name) {
+            None => Ok(default),
             Some(Setting {
                 value: toml::Value::Boolean(b),
                 ..
-            }) => *b,
-            Some(Setting { value, line }) => {
-                return Err(self.err(
-                    *line,
-                    format!("`alone` must be true or false, not {}", kind(value)),
-                ))
-            }
+            }) => Ok(*b),
+            Some(Setting { value, line }) => Err(self.err(
+                *line,
+                format!("`{name}` must be true or false, not {}", kind(value)),
+            )),
         };
+        let alone = switch("alone", true)?;
+        let sample = switch("sample", false)?;
         let alone_policy = text("alone_policy")?;
         let gpu_read_bypass = match s.get("gpu_read_bypass") {
             None => None,
@@ -416,14 +477,14 @@ impl Spec {
             }
         };
         if mode == Mode::Functional {
-            if let Some(name) = ["alone", "alone_policy"]
+            if let Some(name) = ["alone", "alone_policy", "sample"]
                 .into_iter()
                 .find(|k| s.contains_key(*k))
             {
                 return Err(self.err(
                     lines[name],
                     format!(
-                        "`{name}` is for timed points (weighted speedup); this point is functional \
+                        "`{name}` is for timed points; this point is functional \
                          (set `mode = \"timed\"`)"
                     ),
                 ));
@@ -449,7 +510,9 @@ impl Spec {
             seed: count("seed", 0)?,
             alone_policy,
             alone,
+            sample,
             ideal: text("ideal")?,
+            ideal_gpu: text("ideal_gpu")?,
             gpu_read_bypass,
             set,
             lines,

@@ -3,7 +3,9 @@
 //! `runs` holds one row per run key (the latest attempt): what ran (parameters, resolved
 //! configuration as JSON, input identities), which apusim (version, git commit), where
 //! (host) and when (start, end, seconds), and how it ended (`ok` or `failed` with the error).
-//! `metrics` holds the long-format values of the `ok` runs. A run and its metrics are written
+//! `metrics` holds the long-format values of the `ok` runs; `results` holds a timed run's
+//! whole result ([`apusim_sim::timed::stored`]), from which a study computes its table again
+//! without simulating (`apusim study --db`). A run, its metrics and its result are written
 //! in one transaction, so a run is in the database whole or not at all; the database is in
 //! WAL mode, so a process killed at any moment leaves every committed run readable and loses
 //! only the runs it had in flight. The schema's version is `PRAGMA user_version`; a database
@@ -20,8 +22,8 @@ use rusqlite::{params, Connection, OpenFlags, OptionalExtension};
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
-/// The schema this build writes and reads (2: `claims`).
-pub const SCHEMA_VERSION: i64 = 2;
+/// The schema this build writes and reads (2: `claims`; 3: `results`).
+pub const SCHEMA_VERSION: i64 = 3;
 
 const SCHEMA: &str = "
 CREATE TABLE IF NOT EXISTS runs (
@@ -56,6 +58,11 @@ CREATE TABLE IF NOT EXISTS claims (
     key TEXT PRIMARY KEY,
     host TEXT NOT NULL,
     pid INTEGER NOT NULL
+);
+CREATE TABLE IF NOT EXISTS results (
+    run INTEGER PRIMARY KEY REFERENCES runs(id) ON DELETE CASCADE,
+    format TEXT NOT NULL,
+    data BLOB NOT NULL
 );
 ";
 
@@ -314,6 +321,16 @@ impl Store {
     /// Record a run and its metrics in one transaction, replacing an earlier attempt with the
     /// same key, and drop the run's claim.
     pub fn record(&mut self, run: &RunRecord, metrics: &[Metric]) -> Result<()> {
+        self.record_with(run, metrics, None)
+    }
+
+    /// [`Store::record`], with the run's whole result as `(format, bytes)` when there is one.
+    pub fn record_with(
+        &mut self,
+        run: &RunRecord,
+        metrics: &[Metric],
+        result: Option<(&str, &[u8])>,
+    ) -> Result<()> {
         let tx = self
             .conn
             .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
@@ -327,6 +344,7 @@ impl Store {
             .optional()?;
         if let Some(id) = old {
             tx.execute("DELETE FROM metrics WHERE run = ?1", params![id])?;
+            tx.execute("DELETE FROM results WHERE run = ?1", params![id])?;
             tx.execute("DELETE FROM runs WHERE id = ?1", params![id])?;
         }
         tx.execute("DELETE FROM claims WHERE key = ?1", params![run.key])?;
@@ -362,9 +380,28 @@ impl Store {
                 ins.execute(params![id, m.agent, m.level, m.stream, m.metric, m.value])?;
             }
         }
+        if let Some((format, data)) = result {
+            tx.execute(
+                "INSERT INTO results (run, format, data) VALUES (?1, ?2, ?3)",
+                params![id, format, data],
+            )?;
+        }
         tx.commit()
             .with_context(|| format!("committing to {}", self.path.display()))?;
         Ok(())
+    }
+
+    /// The whole result stored with the `ok` run of `key`, as `(format, bytes)`.
+    pub fn result(&self, key: &str) -> Result<Option<(String, Vec<u8>)>> {
+        self.conn
+            .query_row(
+                "SELECT x.format, x.data FROM runs r JOIN results x ON x.run = r.id \
+                 WHERE r.key = ?1 AND r.status = 'ok'",
+                params![key],
+                |r| Ok((r.get(0)?, r.get(1)?)),
+            )
+            .optional()
+            .with_context(|| format!("reading {}", self.path.display()))
     }
 
     /// Every run, ordered by sweep then key (stable whatever order they were recorded in).
@@ -579,6 +616,39 @@ mod tests {
             .unwrap();
         assert_eq!(v, SCHEMA_VERSION);
         assert_eq!(s.claim(["k"]).unwrap().mine.len(), 1);
+    }
+
+    #[test]
+    fn a_schema_2_database_gains_the_results_table_and_results_follow_their_run() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("v2.sqlite");
+        {
+            let c = Connection::open(&path).unwrap();
+            let v2 = SCHEMA
+                .split("CREATE TABLE IF NOT EXISTS results")
+                .next()
+                .unwrap();
+            c.execute_batch(&format!("{v2} PRAGMA user_version = 2;"))
+                .unwrap();
+        }
+        let mut s = Store::open_existing(&path).unwrap();
+        s.record_with(&record("k", Ok(())), &[], Some(("f", b"first")))
+            .unwrap();
+        assert_eq!(
+            s.result("k").unwrap(),
+            Some(("f".into(), b"first".to_vec()))
+        );
+        // A new attempt replaces the result with the run; a failed one leaves none to read.
+        s.record_with(&record("k", Ok(())), &[], Some(("f", b"second")))
+            .unwrap();
+        assert_eq!(s.result("k").unwrap().unwrap().1, b"second");
+        s.record(&record("k", Err("boom".into())), &[]).unwrap();
+        assert_eq!(s.result("k").unwrap(), None);
+        let rows: i64 = s
+            .conn
+            .query_row("SELECT count(*) FROM results", [], |r| r.get(0))
+            .unwrap();
+        assert_eq!(rows, 0, "no result outlives its run");
     }
 
     #[test]

@@ -11,13 +11,13 @@
 //! number of windows a target error needs follows from the coefficient of variation
 //! `V = s / x̄`: `n ≥ (z · V / ε)²` (SMARTS eq. 1).
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// SMARTS's confidence: 99.7%.
 pub const Z_997: f64 = 3.0;
 
 /// An estimate and its confidence interval.
-#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Estimate {
     pub value: f64,
     /// Half the interval's width: the quantity lies in `value ± half_width`.

@@ -17,13 +17,13 @@ use apusim_timing::gpu::pipeline::{CriticalityReport, FrameSpan, RenderStats};
 use apusim_timing::gpu::shader_criticality::CriticalityStats;
 use apusim_timing::gpu::{GpuModel, GpuProgram, GpuStats, KernelSpan, StallCycles};
 use apusim_timing::{Domain, Tick, Token, Wake};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// How many load PCs the result lists with their stall cycles.
 pub const TOP_PCS: usize = 16;
 
 /// The timed GPU's figures for one run of its program.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct GpuResult {
     /// The input's name.
     pub agent: String,
@@ -55,7 +55,7 @@ pub struct GpuResult {
 
 /// The criticality hardware's counters at the end of the program's first run, and what the
 /// LLC did with the marks.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct ShaderCriticalityResult {
     #[serde(flatten)]
     pub marks: CriticalityStats,
@@ -79,7 +79,7 @@ impl ShaderCriticalityResult {
 }
 
 /// What a timed render pipeline did in its first run of the scene.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct RenderResult {
     /// Each frame's span in GPU cycles.
     pub frames: Vec<FrameSpan>,

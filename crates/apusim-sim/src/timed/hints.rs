@@ -132,7 +132,7 @@ impl HintsControl {
 }
 
 /// What the detectors did in a run.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct HintCounters {
     pub interference_intervals: u64,
     /// Application-intervals spent in IM-LLC emergency mode.

@@ -22,7 +22,7 @@ use anyhow::{bail, Result};
 use apusim_cache::Policy;
 use apusim_timing::{CoreModel, Domain, Tick};
 use apusim_trace::Agent;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::str::FromStr;
 
 /// What an interval's length counts.
@@ -88,7 +88,7 @@ impl FromStr for IntervalSpec {
 }
 
 /// One interval's figures.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct Interval {
     /// 0, 1, … in order.
     pub index: u64,

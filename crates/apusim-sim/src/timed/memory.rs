@@ -41,7 +41,7 @@ use apusim_timing::pages::PageMap;
 use apusim_timing::{Domain, EventQueue, Issue, MemPort, Mshrs, Network, Tick, Token, WarmPort};
 use apusim_trace::{Access, Op, Stream};
 use rustc_hash::FxHashMap;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::collections::VecDeque;
 
 /// A message in flight or a component's scheduled work.
@@ -77,7 +77,7 @@ pub struct AgentLatency {
 }
 
 /// Counters of the LLC's timing.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct LlcTiming {
     /// Misses sent to memory, and their total time from bank arrival to fill (ticks).
     pub misses: u64,

@@ -23,6 +23,7 @@ pub mod policies;
 pub mod sampling;
 pub mod sim;
 pub mod speedup;
+pub mod stored;
 pub mod streams;
 pub mod target_error;
 

@@ -12,14 +12,14 @@ use crate::Hierarchy;
 use apusim_cache::Policy;
 use apusim_timing::{Domain, Tick};
 use apusim_trace::Agent;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// CPU cycles between two readings (tap's partitioning period is 5 M cycles, so each
 /// period is read about 76 times).
 pub const EVERY_CYCLES: u64 = 1 << 16;
 
 /// One agent's part of the LLC, averaged over the readings.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct AgentOccupancy {
     pub agent: String,
     /// Mean number of LLC lines the agent filled and that were still resident.

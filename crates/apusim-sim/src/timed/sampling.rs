@@ -28,10 +28,10 @@
 
 use super::estimate::{self, Estimate};
 use apusim_timing::{CoreModel, Domain, Tick};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// Window sizes of a sampled run, in CPU cycles.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct SampleSpec {
     /// Cycles one segment stands for (its detailed part and the jump after it).
     pub period: u64,
@@ -92,7 +92,7 @@ impl SampleSpec {
 }
 
 /// One core's sampled estimate.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct SampledCore {
     pub agent: String,
     /// IPC with its 99.7% interval (`None` with fewer than two windows).
@@ -107,7 +107,7 @@ pub struct SampledCore {
 }
 
 /// A sampled run's estimates.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct Sampled {
     pub spec: SampleSpec,
     pub cores: Vec<SampledCore>,

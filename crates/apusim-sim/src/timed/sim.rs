@@ -34,7 +34,7 @@ use apusim_timing::{
     Replay, Tick, Timebase, Wake,
 };
 use apusim_trace::{Agent, TraceError};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Instant;
@@ -85,7 +85,7 @@ impl SimOptions {
 }
 
 /// One level's demand traffic of one core in the measured window.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct LevelWindow {
     pub level: String,
     pub accesses: u64,
@@ -95,7 +95,7 @@ pub struct LevelWindow {
 }
 
 /// One core's measured window.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct CoreResult {
     pub agent: String,
     pub instructions: u64,
@@ -115,7 +115,7 @@ pub struct CoreResult {
 }
 
 /// One source's DRAM traffic in the measured window.
-#[derive(Clone, Debug, Serialize, PartialEq)]
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
 pub struct DramSource {
     pub agent: String,
     pub reads: u64,
@@ -158,7 +158,7 @@ pub(crate) fn ratio(a: u64, b: u64) -> f64 {
 /// The result of one policy's timed run. System-wide figures cover the measured window:
 /// from the moment the last core finished its warm-up to the moment the last core reached its
 /// target.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct SimResult {
     pub policy: String,
     pub cores: Vec<CoreResult>,
@@ -179,7 +179,7 @@ pub struct SimResult {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub sampling: Option<Sampled>,
     /// Every counter per interval, with `--interval` (empty otherwise).
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub intervals: Vec<Interval>,
     /// Weighted and harmonic speedup and maximum slowdown against the jobs' alone runs
     /// (filled by the caller that made them; see [`mod@super::speedup`]).
@@ -209,7 +209,7 @@ impl SimResult {
 }
 
 /// The system-wide figures between two readings (the measured window, or one interval).
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct SystemWindow {
     /// CPU cycles of the window.
     pub window_cycles: u64,

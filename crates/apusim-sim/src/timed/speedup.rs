@@ -108,7 +108,7 @@ pub struct AloneRun {
 }
 
 /// The multiprogram metrics of one policy's run.
-#[derive(Clone, Debug, Serialize, PartialEq)]
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
 pub struct Speedup {
     /// The LLC policy of the alone runs.
     pub alone_policy: String,
@@ -128,7 +128,7 @@ pub struct Speedup {
 }
 
 /// The timed GPU's program in the mix and alone.
-#[derive(Clone, Debug, Serialize, PartialEq)]
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
 pub struct GpuSpeedup {
     pub agent: String,
     /// GPU cycles to run the program once, in the mix and alone.
@@ -139,7 +139,7 @@ pub struct GpuSpeedup {
 }
 
 /// One CPU job's IPC in the mix and alone.
-#[derive(Clone, Debug, Serialize, PartialEq)]
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
 pub struct JobSpeedup {
     pub agent: String,
     pub ipc: f64,

@@ -6,7 +6,7 @@
 
 use super::sim::ratio;
 use apusim_trace::Stream;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// Monotonic counters of one stream (a window is the difference of two readings).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -42,7 +42,7 @@ impl StreamCounts {
 pub type StreamTable = [StreamCounts; Stream::COUNT];
 
 /// One stream's figures over a window.
-#[derive(Clone, Debug, Serialize, PartialEq)]
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
 pub struct StreamResult {
     pub stream: String,
     pub llc_requests: u64,

@@ -16,7 +16,7 @@ use crate::instr::InstrSource;
 use crate::{Domain, Tick, TimingError};
 use apusim_registry::{Entry, ParamKind, ParamSpec, Params};
 use apusim_trace::Access;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// Names one waiting access of one core.
 pub type Token = u64;
@@ -56,7 +56,7 @@ pub enum Wake {
 }
 
 /// Counters of one core (monotonic; a window is the difference of two snapshots).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct CoreStats {
     /// Retired instructions.
     pub instructions: u64,

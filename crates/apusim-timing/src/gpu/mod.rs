@@ -20,7 +20,7 @@ use crate::{Domain, MemPort, Tick, TimingError, Token, Wake, WarmPort};
 use apusim_registry::{Entry, ParamKind, ParamSpec, Params};
 use apusim_trace::{BlockSource, FrameSource};
 use pipeline::{CriticalityReport, FrameProgress, FrameSpan, RenderStats};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use shader_criticality::CriticalityStats;
 
 /// What a GPU runs.
@@ -42,7 +42,7 @@ impl GpuProgram {
 }
 
 /// Where a shader core's cycles went (issue slots × cycles per slot), summed over cores.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct StallCycles {
     /// At least one warp instruction issued.
     pub issued: u64,
@@ -79,7 +79,7 @@ impl StallCycles {
 }
 
 /// Counters of a GPU (monotonic; a window is the difference of two snapshots).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct GpuStats {
     /// GPU cycles simulated (the clock at the last cycle the GPU ran).
     pub cycles: u64,
@@ -110,7 +110,7 @@ pub struct GpuStats {
 }
 
 /// One kernel launch's span, in GPU cycles.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct KernelSpan {
     /// The launch's index in its program.
     pub launch: u32,

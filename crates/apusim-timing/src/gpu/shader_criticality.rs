@@ -19,7 +19,7 @@
 //! over the last period is at most `llc_miss_limit`; every other GPU transaction is
 //! non-critical, and a non-critical shader access that misses the LLC bypasses it.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// Fractions are compared exactly, in parts per million.
 const PPM: u64 = 1_000_000;
@@ -228,7 +228,7 @@ pub struct CritParams {
 }
 
 /// A critical PC at the last evaluation, over the cores whose critical set holds it.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct CriticalPc {
     pub pc: u64,
     /// Cores whose critical set holds it, and of those the bottlenecked ones.
@@ -240,7 +240,7 @@ pub struct CriticalPc {
 
 /// Counters of the criticality hardware (monotonic, but `llc_miss_rate` and `critical_pcs`,
 /// which are those of the last evaluation).
-#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct CriticalityStats {
     /// GPU cycles between evaluations, and evaluations run.
     pub period: u64,

@@ -194,7 +194,7 @@ struct Instance {
 }
 
 /// What the identification did, for reports (gpu-access-criticality Fig. 9).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct CritCounters {
     /// Evaluations of Algorithm 1.
     pub evaluations: u64,

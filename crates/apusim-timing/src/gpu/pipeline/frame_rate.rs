@@ -30,13 +30,13 @@
 //! below target, the titles the mechanism is for).
 
 use rustc_hash::FxHashMap;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// Entries of the RTP information table.
 pub const RTP_ENTRIES: usize = 64;
 
 /// One entry of the RTP information table (three 4-byte fields, §4.2.1).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct RtpEntry {
     pub updates: u32,
     pub cycles: u32,
@@ -44,7 +44,7 @@ pub struct RtpEntry {
 }
 
 /// What the learning frame measured.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Learned {
     /// RTTs of the render target.
     pub tiles: u32,
@@ -63,7 +63,7 @@ impl Learned {
 }
 
 /// One frame's projection against its measured time (gpu-access-criticality Fig. 10).
-#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 pub struct FrameEstimate {
     pub frame: u32,
     /// Its cycles.

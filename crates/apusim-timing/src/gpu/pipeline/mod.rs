@@ -52,12 +52,12 @@ use apusim_registry::Params;
 use apusim_trace::{FrameSource, RenderBatch, Stream, WorkItem, WorkKind};
 use criticality::Criticality;
 use job::{IssueCounts, Job, Part, Thread};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, VecDeque};
 
 /// One frame's span in GPU cycles.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct FrameSpan {
     pub frame: u32,
     pub start: u64,
@@ -65,7 +65,7 @@ pub struct FrameSpan {
 }
 
 /// Work a unit kind did, summed over its instances.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct UnitCounters {
     /// Items it finished (quads, threads, tiles, lines).
     pub completed: u64,
@@ -76,7 +76,7 @@ pub struct UnitCounters {
 }
 
 /// What the pipeline did, per unit kind (gpu-access-criticality Fig. 6), and its work.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct RenderStats {
     pub fe: UnitCounters,
     pub zs: UnitCounters,
@@ -332,7 +332,7 @@ pub struct FrameProgress {
 }
 
 /// What critical-access identification and frame-rate estimation found.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct CriticalityReport {
     pub counters: CritCounters,
     /// Each predicted frame's projection against its time (Fig. 10).
@@ -342,7 +342,7 @@ pub struct CriticalityReport {
     /// Times the estimator went back to learning.
     pub relearned: u64,
     /// The units found bottlenecked at the last evaluation.
-    pub bottlenecks: Vec<&'static str>,
+    pub bottlenecks: Vec<String>,
 }
 
 /// Index of a unit kind in `pending` and the counters.
@@ -1734,7 +1734,7 @@ impl GpuModel for Pipeline {
                 CritUnit::ALL
                     .into_iter()
                     .filter(|&u| c.bottlenecks()[u as usize])
-                    .map(CritUnit::name)
+                    .map(|u| u.name().to_string())
                     .collect()
             }),
         })

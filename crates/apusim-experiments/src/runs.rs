@@ -1,0 +1,216 @@
+//! Where a study's timed runs are kept between invocations, so that a study is resumable.
+//!
+//! Every timed run a study makes goes through [`Runs::sim`]. Without a store that is
+//! `apusim_sim::timed::sim_policy`. With one (`apusim study --db FILE`) the run is first
+//! looked up by what it simulates — configuration, policy, inputs and the options that shape
+//! its result, as a [`TimedRun`] — and read back when the store holds it; otherwise it is
+//! simulated and handed to the store as soon as it finishes. A study killed halfway keeps the
+//! runs it finished, and starting it again simulates only the rest; a study whose every run
+//! is stored (by an earlier study, by `apusim sim --no-alone --db`, or by a sweep of the spec
+//! `apusim study NAME --print-spec` writes) simulates nothing.
+//!
+//! The store is a trait so that this crate does not depend on the results database
+//! (`apusim_sweep::study_runs` implements it over one).
+//!
+//! In planning mode ([`Runs::planner`]) nothing runs and no trace is generated: a study lists
+//! the runs it would make as [`PlannedRun`]s — each what a sweep point says (a mix, a kernel
+//! or a scene alone, preset, overrides, policy, run lengths, switches), so the list is the
+//! study's sweep spec — and stops with [`Planned`]. A study's runs are all asked for in one
+//! parallel batch, so the list is complete; the alone runs behind a figure's slowdowns are
+//! not in it (the study makes them, cached beside its traces). tap's characterization
+//! (tap-fig2) runs each application on a one-core system of its own and has no spec.
+
+use anyhow::Result;
+use apusim_sim::run::Inputs;
+use apusim_sim::timed::{sim_policy, SimOptions, SimResult};
+use apusim_sim::SystemConfig;
+use std::fmt;
+use std::sync::{Arc, Mutex};
+
+/// One timed run as a study asks for it.
+pub struct TimedRun<'a> {
+    pub cfg: &'a SystemConfig,
+    pub policy: &'a str,
+    pub inputs: &'a dyn Inputs,
+    pub opts: &'a SimOptions,
+}
+
+/// Keeps timed runs: called from the study's worker threads, so it synchronizes itself.
+pub trait RunStore: Send + Sync {
+    /// The stored result of `run`, if the store holds one it can read.
+    fn load(&self, run: &TimedRun<'_>) -> Result<Option<SimResult>>;
+    /// Keep the result of `run`, just simulated.
+    fn save(&self, run: &TimedRun<'_>, result: &SimResult) -> Result<()>;
+}
+
+/// What a planned run runs on.
+#[derive(Clone, Debug, PartialEq)]
+pub enum PlannedInput {
+    /// A mix of built-in workloads (`apusim mixes`), at the run's scale.
+    Mix(String),
+    /// A GPGPU kernel alone on the GPU, at the run's scale (`apusim sim --kernel`).
+    Kernel(String),
+    /// Frames of a built-in scene alone on the GPU, as many as the run's scale
+    /// (`apusim sim --scene`).
+    Scene {
+        name: String,
+        width: u32,
+        height: u32,
+    },
+}
+
+/// One run of a study, as a sweep point states it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct PlannedRun {
+    pub preset: String,
+    /// `--set` overrides, in order (the study's, then the bar's).
+    pub set: Vec<String>,
+    /// The DRAM overrides the run ends up with (`timing.dram_set`).
+    pub dram_set: Vec<String>,
+    pub policy: String,
+    pub input: PlannedInput,
+    /// The workload scale (a mix's or kernel's size multiplier; a scene's frames).
+    pub scale: u64,
+    pub seed: u64,
+    pub warmup: u64,
+    pub instructions: Option<u64>,
+    pub sample: bool,
+    /// drp §4's switches: the idealized streams (`--ideal` list) and the forced GPU read
+    /// bypass fraction.
+    pub ideal: String,
+    pub gpu_read_bypass: f64,
+    /// gpu-access-criticality Fig. 8: idealize the critical (`Some(true)`) or the other GPU
+    /// accesses.
+    pub ideal_critical: Option<bool>,
+}
+
+impl PlannedRun {
+    /// A GPU workload alone, run to its end with the default options, on `cfg`: preset
+    /// `preset` with the overrides `set`.
+    pub(crate) fn gpu_alone(
+        preset: &str,
+        set: Vec<String>,
+        cfg: &SystemConfig,
+        policy: &str,
+        input: PlannedInput,
+        (scale, seed): (u64, u64),
+    ) -> PlannedRun {
+        let mut set = set;
+        // A sweep point of a GPU workload alone has no CPU cores unless it says so.
+        if cfg.cpus != 0 {
+            set.push(format!("cpus={}", cfg.cpus));
+        }
+        PlannedRun {
+            preset: preset.to_string(),
+            set,
+            dram_set: cfg.timing.dram_set.clone(),
+            policy: policy.to_string(),
+            input,
+            scale,
+            seed,
+            warmup: 0,
+            instructions: None,
+            sample: false,
+            ideal: String::new(),
+            gpu_read_bypass: 0.0,
+            ideal_critical: None,
+        }
+    }
+}
+
+/// The error a study in planning mode stops with once its runs are listed.
+#[derive(Debug)]
+pub struct Planned;
+
+impl fmt::Display for Planned {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("the study's runs are listed (planning mode)")
+    }
+}
+
+impl std::error::Error for Planned {}
+
+/// How a study's timed runs are made: simulated, through a [`RunStore`], or only listed.
+#[derive(Clone, Default)]
+pub struct Runs {
+    store: Option<Arc<dyn RunStore>>,
+    plan: Option<Arc<Mutex<Vec<PlannedRun>>>>,
+}
+
+impl fmt::Debug for Runs {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let mode = match (&self.store, &self.plan) {
+            (_, Some(_)) => "planning",
+            (Some(_), None) => "stored",
+            (None, None) => "simulated",
+        };
+        write!(f, "Runs({mode})")
+    }
+}
+
+impl Runs {
+    /// Runs through `store`.
+    pub fn new(store: Arc<dyn RunStore>) -> Runs {
+        Runs {
+            store: Some(store),
+            plan: None,
+        }
+    }
+
+    /// Planning mode: the runs a study asks for are added to `list`, none is made.
+    pub fn planner(list: Arc<Mutex<Vec<PlannedRun>>>) -> Runs {
+        Runs {
+            store: None,
+            plan: Some(list),
+        }
+    }
+
+    /// Whether runs are only listed ([`Runs::planner`]).
+    pub fn is_planning(&self) -> bool {
+        self.plan.is_some()
+    }
+
+    /// In planning mode, list `runs` and return the [`Planned`] error to stop the study.
+    pub(crate) fn plan(&self, runs: impl FnOnce() -> Result<Vec<PlannedRun>>) -> Result<()> {
+        match &self.plan {
+            None => Ok(()),
+            Some(list) => {
+                let planned = runs()?;
+                list.lock().expect("the plan's lock").extend(planned);
+                Err(Planned.into())
+            }
+        }
+    }
+
+    /// The result of running `inputs` on `cfg` under `policy`: the stored one when there is
+    /// one, else simulated and stored.
+    pub fn sim(
+        &self,
+        cfg: &SystemConfig,
+        policy: &str,
+        inputs: &dyn Inputs,
+        opts: &SimOptions,
+    ) -> Result<SimResult> {
+        if self.plan.is_some() {
+            anyhow::bail!(
+                "this study runs built-in workloads alone on a system of its own making, which \
+                 a sweep spec cannot state yet"
+            );
+        }
+        let Some(store) = &self.store else {
+            return sim_policy(cfg, policy, inputs, opts);
+        };
+        let run = TimedRun {
+            cfg,
+            policy,
+            inputs,
+            opts,
+        };
+        if let Some(r) = store.load(&run)? {
+            return Ok(r);
+        }
+        let r = sim_policy(cfg, policy, inputs, opts)?;
+        store.save(&run, &r)?;
+        Ok(r)
+    }
+}
