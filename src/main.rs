@@ -559,7 +559,7 @@ fn demo(a: DemoArgs) -> Result<()> {
         study: Default::default(),
     };
     let results = run_policies(&cfg, &names, &inputs, &opts)?;
-    print_results(&cfg, &inputs, &results, &a.output, false)
+    print_results(&cfg, &inputs, &results, &a.output, false, Outputs::new())
 }
 
 /// A `--policy` list with `all` and `baselines` expanded, or the configured policy.
@@ -578,10 +578,17 @@ fn run(a: RunArgs) -> Result<()> {
     }
     let inputs = run_inputs(&a.traces, &a.import, &a.workload, &a.cache, cfg.seed, false)?;
     let inputs = &*inputs;
+    let mut study = a.study.options()?;
+    // The LLC dump streams into a reserved temporary file while the run proceeds and is
+    // renamed into place together with --json and --csv, or not at all.
+    let mut staged = Outputs::new();
+    if let Some(p) = study.dump_llc_trace.take() {
+        study.dump_llc_trace = Some(staged.reserve(&p)?);
+    }
     let opts = RunOptions {
         progress: true,
         limit: a.limit,
-        study: a.study.options()?,
+        study,
     };
     let mut db =
         a.db.open(names.iter().any(|n| cli_oracle::is_oracle_name(n)))?;
@@ -590,7 +597,7 @@ fn run(a: RunArgs) -> Result<()> {
         return print_oracle(&results, &a.output);
     }
     let results = in_pool(a.threads, || run_policies(&cfg, &names, inputs, &opts))?;
-    print_results(&cfg, inputs, &results, &a.output, a.cachegrind)?;
+    print_results(&cfg, inputs, &results, &a.output, a.cachegrind, staged)?;
     cli_sweep::record_run(db.as_mut(), &cfg, inputs, &opts, &results)
 }
 
@@ -641,7 +648,16 @@ fn stage_outputs(
     json: impl FnOnce() -> Result<String>,
     csv: impl FnOnce() -> String,
 ) -> Result<Outputs> {
-    let mut staged = Outputs::new();
+    stage_outputs_into(Outputs::new(), out, json, csv)
+}
+
+/// [`stage_outputs`] beside the outputs already in `staged` (a run's reserved LLC dump).
+fn stage_outputs_into(
+    mut staged: Outputs,
+    out: &OutputArgs,
+    json: impl FnOnce() -> Result<String>,
+    csv: impl FnOnce() -> String,
+) -> Result<Outputs> {
     if let Some(p) = &out.json {
         staged.stage(p, json()?.as_bytes())?;
     }
@@ -666,6 +682,7 @@ fn print_results(
     results: &[RunResult],
     out: &OutputArgs,
     cachegrind: bool,
+    staged: Outputs,
 ) -> Result<()> {
     if cachegrind {
         for r in results {
@@ -676,11 +693,13 @@ fn print_results(
     } else {
         print!("{}", report::comparison_table(results));
     }
-    write_outputs(
+    // With the run's other outputs in `staged` (its LLC dump), committed together.
+    commit_outputs(stage_outputs_into(
+        staged,
         out,
         || report::to_json(cfg, &inputs.describe(), results),
         || report::to_csv(results),
-    )?;
+    )?)?;
     let secs: f64 = results.iter().map(|r| r.seconds).sum();
     let accesses: u64 = results.iter().map(|r| r.stats.trace_accesses).sum();
     if secs > 0.0 {
