@@ -751,53 +751,63 @@ impl OracleGeneralSource {
         TraceError::format(&self.path, offset, msg)
     }
 
-    /// The next record's byte offset, object id, size and op code (1, a read, for
-    /// `oracleGeneral`); `None` at the end of the input.
-    fn next_record(&mut self) -> Result<Option<(u64, u64, u32, u8)>> {
-        let len = self.layout.record_bytes();
-        let mut b = [0u8; OPNS_RECORD_BYTES];
-        let n =
-            read_full(&mut self.input, &mut b[..len]).map_err(|e| TraceError::io(&self.path, e))?;
+    /// The next `N`-byte record and its byte offset; `None` at the end of the input. `N` is a
+    /// constant, so that the copy out of the reader's buffer is a fixed-size one.
+    #[inline(always)]
+    fn next_record<const N: usize>(&mut self) -> Result<Option<(u64, [u8; N])>> {
+        let mut b = [0u8; N];
+        let n = read_full(&mut self.input, &mut b).map_err(|e| TraceError::io(&self.path, e))?;
         let at = self.offset;
         if n == 0 {
             return Ok(None);
         }
-        if n < len {
+        if n < N {
             return Err(self.err(
                 at,
                 format!(
-                    "truncated {} record: the input ends {n} bytes into a {len}-byte record",
+                    "truncated {} record: the input ends {n} bytes into a {N}-byte record",
                     self.layout.name()
                 ),
             ));
         }
-        self.offset += len as u64;
-        Ok(Some(match self.layout {
-            OracleLayout::General => {
-                let mut r = [0u8; RECORD_BYTES];
-                r.copy_from_slice(&b[..RECORD_BYTES]);
-                let r = OracleGeneralRecord::decode(&r);
-                (at, r.obj_id, r.obj_size, 1)
-            }
-            OracleLayout::OpNS => {
-                let r = OracleGeneralOpNSRecord::decode(&b);
-                (at, r.obj_id, r.obj_size, r.op)
-            }
-        }))
+        self.offset += N as u64;
+        Ok(Some((at, b)))
     }
 
     fn fill(&mut self, out: &mut Vec<Access>) -> Result<bool> {
+        // One loop per layout, each with its record size and decoder inlined.
+        match self.layout {
+            OracleLayout::General => self.fill_with(out, |b: &[u8; RECORD_BYTES]| {
+                let r = OracleGeneralRecord::decode(b);
+                (r.obj_id, r.obj_size, Ok(Op::Read))
+            }),
+            OracleLayout::OpNS => self.fill_with(out, |b: &[u8; OPNS_RECORD_BYTES]| {
+                let r = OracleGeneralOpNSRecord::decode(b);
+                (r.obj_id, r.obj_size, lcs_op(r.op))
+            }),
+        }
+    }
+
+    /// Fill `out` from records of `N` bytes, `decode` giving each one's object id, size and
+    /// operation (or why it has none).
+    #[inline(always)]
+    fn fill_with<const N: usize>(
+        &mut self,
+        out: &mut Vec<Access>,
+        decode: impl Fn(&[u8; N]) -> (u64, u32, std::result::Result<Op, String>),
+    ) -> Result<bool> {
         let mut produced = self.emit.drain(out, 0);
         while produced < BATCH {
-            let Some((at, obj_id, obj_size, op)) = self.next_record()? else {
+            let Some((at, rec)) = self.next_record::<N>()? else {
                 self.done = true;
                 break;
             };
+            let (obj_id, obj_size, op) = decode(&rec);
             // libCacheSim skips requests of size 0 before looking at their op.
             if obj_size == 0 {
                 continue;
             }
-            let op = lcs_op(op).map_err(|m| self.err(at, m))?;
+            let op = op.map_err(|m| self.err(at, m))?;
             let mut b = self
                 .map
                 .map(obj_id, false, obj_size as u64)
