@@ -398,7 +398,7 @@ fn fixtures(d: &Path) {
     let mut bad_op = opns.clone();
     bad_op[16] = 99;
     w("op.oracleGeneralOpNS", &bad_op);
-    opns.extend_from_slice(&opns[..10].to_vec());
+    opns.extend_from_within(..10);
     w("cut.oracleGeneralOpNS", &opns);
     w("short.csv", b"r,0x100\nr\n");
     w("ok.trace", b"0x40 R 0\n0x80 R 10\n");
