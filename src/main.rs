@@ -372,7 +372,8 @@ struct DemoArgs {
 
 #[derive(Args)]
 struct RunArgs {
-    /// Trace files (.apt, lackey, ChampSim, CSV, libCacheSim `*.oracleGeneral[.zst]`).
+    /// Trace files (.apt, lackey, ChampSim, CSV, libCacheSim `*.oracleGeneral[.zst]`,
+    /// `*.oracleGeneralOpNS[.zst]`, and its csv and txt forms with `--from`).
     /// `FILE@cpu2` or `FILE@gpu` assigns a single-agent trace to an agent; single-agent CPU
     /// traces that would collide are given the next free core.
     #[arg(required_unless_present_any = ["mix", "scene", "kernel"])]

@@ -517,6 +517,17 @@ fn oracle_general_opns_gives_the_counts_of_oracle_general() {
     assert_eq!(n("read_misses") + n("write_misses"), opt, "{t}");
     assert_eq!(n("reads") + n("writes"), ids.len() as u64, "{t}");
     assert!(n("writes") > n("reads") && n("reads") > 0, "{t}");
+    // LRU too once write hits update recency as libCacheSim's do: the preset's heterogeneous
+    // write rules (on by default) leave a line's place unchanged on a write hit.
+    with_llc(
+        &["oracle", s(&mixed), "--policy", "lru", "--json", s(&json)],
+        &["--set", "llc.gpu_write_rules=false"],
+    );
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let t = &v[0]["total"];
+    let n = |k: &str| t[k].as_u64().unwrap();
+    assert_eq!(n("read_misses") + n("write_misses"), lru, "{t}");
     // A delete, and a file cut inside a record, are refused with the record's offset.
     let mut del = oracle_general_opns(&reqs[..5], &[1]);
     del[27 * 3 + 16] = 9;
