@@ -1,5 +1,5 @@
 //! Trace I/O throughput: `.apt` decode and encode of a realistic mixed CPU+GPU stream, and the
-//! lackey and ChampSim importers. Throughput is reported in accesses per second.
+//! lackey, ChampSim and libCacheSim (`oracleGeneral`, `oracleGeneralOpNS`) importers. Throughput is reported in accesses per second.
 //!
 //! Run with `cargo bench --bench trace`. The acceptance target for `.apt` decoding is
 //! ≥ 50 M records/s; `decode_mixed_parallel/2` measures it with the read-ahead reader that the
@@ -11,7 +11,10 @@
 
 use apusim_trace::apt::{AptReader, AptWriter, ParallelAptReader};
 use apusim_trace::import::champsim::{encode_record, ChampSimSource};
-use apusim_trace::import::{record_with_lackey, ImportOptions, LackeySource};
+use apusim_trace::import::{
+    record_with_lackey, ImportOptions, LackeySource, OracleGeneralOpNSRecord, OracleGeneralRecord,
+    OracleGeneralSource, OracleLayout,
+};
 use apusim_trace::{Access, AccessSource, Op, Stream, TraceHeader, BATCH};
 use criterion::measurement::{Measurement, ValueFormatter, WallTime};
 use criterion::{black_box, criterion_group, criterion_main, Criterion, Throughput};
@@ -173,8 +176,65 @@ fn importers<M: Measurement>(c: &mut Criterion<M>, group: &str) {
         drain(&mut s)
     };
 
+    // libCacheSim's binary forms: the same requests (ids spread over 40 bits, sizes 1-4096,
+    // gets and sets) as 24-byte oracleGeneral and 27-byte oracleGeneralOpNS records.
+    let reqs: Vec<(u64, u32, u8)> = (0..N as u64)
+        .map(|k| {
+            let x = k.wrapping_mul(0x9e37_79b9_7f4a_7c15);
+            (
+                (x >> 24) % 300_000 * 3_600_000,
+                (x % 4096) as u32 + 1,
+                [1, 3][k as usize % 2],
+            )
+        })
+        .collect();
+    let og: Vec<u8> = reqs
+        .iter()
+        .flat_map(|&(obj_id, obj_size, _)| {
+            OracleGeneralRecord {
+                clock_time: 0,
+                obj_id,
+                obj_size,
+                next_access_vtime: -1,
+            }
+            .encode()
+        })
+        .collect();
+    let opns: Vec<u8> = reqs
+        .iter()
+        .flat_map(|&(obj_id, obj_size, op)| {
+            OracleGeneralOpNSRecord {
+                clock_time: 0,
+                obj_id,
+                obj_size,
+                op,
+                ns: 0,
+                next_access_vtime: -1,
+            }
+            .encode()
+        })
+        .collect();
+
     let mut g = c.benchmark_group(group);
     g.sample_size(10);
+    g.throughput(Throughput::Elements(N as u64));
+    for (name, layout, bytes) in [
+        ("oracle_general", OracleLayout::General, &og),
+        ("oracle_general_opns", OracleLayout::OpNS, &opns),
+    ] {
+        g.bench_function(name, |b| {
+            b.iter(|| {
+                let mut s = OracleGeneralSource::with_layout(
+                    std::io::Cursor::new(bytes.clone()),
+                    "b",
+                    layout,
+                    &ImportOptions::default(),
+                )
+                .unwrap();
+                assert_eq!(drain(&mut s), N as u64);
+            })
+        });
+    }
     g.throughput(Throughput::Elements(lines));
     g.bench_function("lackey", |b| {
         b.iter(|| {

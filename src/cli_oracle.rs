@@ -3,6 +3,7 @@
 //! the same stream (drp-reuse-probability-shared-llc.txt §4.1, Fig. 2), and reuse
 //! characterization (`apusim reuse`, gspc-graphics-stream-llc.txt §2).
 
+use crate::inputs::ImportArgs;
 use anyhow::{bail, Context, Result};
 use apusim_experiments::oracle_setup;
 use apusim_oracle::{OraclePolicy, OracleResult};
@@ -15,15 +16,17 @@ pub fn is_oracle_name(name: &str) -> bool {
     name == "opt" || name.ends_with("-bypass")
 }
 
-/// Run `names` (oracles and registered policies) offline over the LLC stream in `llc_trace`.
+/// Run `names` (oracles and registered policies) offline over the LLC stream in `llc_trace`,
+/// read as `import` says.
 pub fn offline(
     cfg: &SystemConfig,
     llc_trace: &Path,
+    import: &ImportArgs,
     names: &[String],
 ) -> Result<Vec<OracleResult>> {
     let policies = OraclePolicy::parse_list(&names.join(","))?;
     let (ocfg, ctx) = oracle_setup(cfg)?;
-    let mut open = || apusim_oracle::open_any(llc_trace);
+    let mut open = || import.open(llc_trace);
     apusim_oracle::run_many(&mut open, &policies, &ocfg, &ctx)
         .with_context(|| format!("offline replay of {}", llc_trace.display()))
 }
@@ -109,18 +112,19 @@ pub fn run_with_oracles(
         recorded.stats.trace_accesses,
         names.len()
     );
-    offline(cfg, &llc, names)
+    offline(cfg, &llc, &ImportArgs::default(), names)
 }
 
-/// `apusim reuse`: characterize an LLC stream under one policy.
+/// `apusim reuse`: characterize an LLC stream (read as `import` says) under one policy.
 pub fn reuse(
     cfg: &SystemConfig,
     llc_trace: &Path,
+    import: &ImportArgs,
     policy: &str,
 ) -> Result<apusim_oracle::ReuseReport> {
     let (ocfg, ctx) = oracle_setup(cfg)?;
     let p: OraclePolicy = policy.parse()?;
-    let mut open = || apusim_oracle::open_any(llc_trace);
+    let mut open = || import.open(llc_trace);
     apusim_oracle::characterize(&mut open, &p, &ocfg, &ctx)
         .with_context(|| format!("characterizing {}", llc_trace.display()))
 }

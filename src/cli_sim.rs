@@ -23,6 +23,8 @@ pub struct SimArgs {
     #[arg(required_unless_present_any = ["mix", "scene", "kernel"])]
     traces: Vec<String>,
     #[command(flatten)]
+    import: crate::inputs::ImportArgs,
+    #[command(flatten)]
     workload: crate::WorkloadArgs,
     #[command(flatten)]
     cache: CacheArgs,
@@ -92,7 +94,7 @@ fn parse_interval(s: &str) -> Result<IntervalSpec, String> {
 pub fn run(a: SimArgs) -> Result<()> {
     let cfg = a.system.load_for(&a.workload)?;
     let names = policy_list_or_configured(a.policy.as_deref(), &cfg);
-    let inputs = run_inputs(&a.traces, &a.workload, &a.cache, cfg.seed, true)?;
+    let inputs = run_inputs(&a.traces, &a.import, &a.workload, &a.cache, cfg.seed, true)?;
     let inputs = &*inputs;
     let sample = a
         .sample

@@ -3,8 +3,76 @@
 use crate::TraceCommand;
 use anyhow::{anyhow, bail, Context, Result};
 use apusim_sim::run::{Input, Inputs, Reopen};
-use apusim_trace::import::{self, Format, ImportOptions};
-use apusim_trace::Agent;
+use apusim_trace::import::{self, Format, ImportOptions, LcsOptions};
+use apusim_trace::{AccessSource, Agent};
+use clap::Args;
+use std::path::Path;
+
+/// How trace files are read: their format and libCacheSim's trace parameters. One struct,
+/// flattened into every command that reads a trace file (`run`, `sim`, `oracle`, `reuse`,
+/// `trace convert`), so that each option has the same name, meaning and errors everywhere.
+#[derive(Args, Clone, Debug, Default)]
+pub struct ImportArgs {
+    /// Format of the trace files: apt, lackey, champsim, csv, or libCacheSim's oracleGeneral,
+    /// oracleGeneralOpNS, lcs-csv, lcs-txt (default: detected from each file's first bytes
+    /// and name; libCacheSim's binary formats by a name containing `oracleGeneral` or
+    /// `oracleGeneralOpNS`). Applies to every trace file of the command.
+    #[arg(long, value_name = "FORMAT", value_parser = parse_format)]
+    pub from: Option<Format>,
+    /// libCacheSim trace parameters (oracleGeneral, oracleGeneralOpNS, lcs-csv, lcs-txt), as
+    /// libCacheSim's `-t`: e.g. `time-col=1,obj-id-col=2,obj-size-col=3,delimiter=,`; also
+    /// block-size, ignore-obj-size, max-obj-size, dense-ids, op-col, has-header,
+    /// obj-id-is-num (docs/trace-format.md).
+    #[arg(long, value_name = "KEY=VALUE,...", value_parser = parse_lcs_params)]
+    pub lcs_params: Option<LcsOptions>,
+}
+
+/// `--from`: a format name (`Format::from_str`).
+fn parse_format(s: &str) -> Result<Format, String> {
+    s.parse()
+}
+
+/// `--lcs-params`: libCacheSim's parameter string (`LcsOptions::from_str`), refused when the
+/// command line is read, naming the key.
+fn parse_lcs_params(s: &str) -> Result<LcsOptions, String> {
+    s.parse()
+}
+
+impl ImportArgs {
+    /// The import options of a trace attributed to `agent`.
+    pub fn options_for(&self, agent: Agent) -> ImportOptions {
+        ImportOptions {
+            agent,
+            libcachesim: self.lcs_params.clone().unwrap_or_default(),
+            ..ImportOptions::default()
+        }
+    }
+
+    /// The import options (accesses attributed to `cpu0`, as the importers' default).
+    pub fn options(&self) -> ImportOptions {
+        self.options_for(ImportOptions::default().agent)
+    }
+
+    /// True when neither option was given.
+    pub fn is_default(&self) -> bool {
+        self.from.is_none() && self.lcs_params.is_none()
+    }
+
+    /// Open `path` as these options say.
+    pub fn open(&self, path: &Path) -> apusim_oracle::Result<Box<dyn AccessSource>> {
+        apusim_oracle::open_any(path, self.from, &self.options())
+    }
+
+    /// The trace files `traces` (`FILE@cpu2`, as `apusim run` takes them) read as these options
+    /// say; `timed` runs read ChampSim traces natively.
+    pub fn trace_inputs(&self, traces: &[String], timed: bool) -> Result<Box<dyn Inputs>> {
+        Ok(Box::new(
+            apusim_sim::inputs::TraceInputs::parse(traces)?
+                .native_champsim(timed)
+                .import(self.from, self.options()),
+        ))
+    }
+}
 
 /// The built-in demo mix (see `apusim_workloads::demo_mix`).
 pub struct DemoInputs {
@@ -73,27 +141,13 @@ pub fn trace_command(t: TraceCommand) -> Result<()> {
             Ok(())
         }
         TraceCommand::Convert {
-            from,
+            import: how,
             input,
             output,
             agent,
-            lcs_params,
         } => {
-            let format = from
-                .map(|f| f.parse::<Format>().map_err(|e| anyhow!("--from: {e}")))
-                .transpose()?;
-            let libcachesim = match lcs_params {
-                Some(p) => p
-                    .parse::<import::LcsOptions>()
-                    .map_err(|e| anyhow!("--lcs-params: {e}"))?,
-                None => import::LcsOptions::default(),
-            };
-            let opts = ImportOptions {
-                agent: parse_agent(&agent)?,
-                libcachesim,
-                ..ImportOptions::default()
-            };
-            let mut src = import::open(&input, format, &opts)?;
+            let opts = how.options_for(parse_agent(&agent)?);
+            let mut src = apusim_oracle::open_any(&input, how.from, &opts)?;
             let n = import::convert(&mut *src, &output)?;
             eprintln!("wrote {n} accesses to {}", output.display());
             Ok(())

@@ -98,6 +98,8 @@ struct OracleArgs {
     /// An LLC access stream: `.apt` (e.g. from `apusim run --dump-llc-trace`) or any trace
     /// the importers read, such as libCacheSim's `*.oracleGeneral[.zst]`.
     llc_trace: PathBuf,
+    #[command(flatten)]
+    import: inputs::ImportArgs,
     /// Policies, comma-separated: `opt`, `opt-bypass`, `POLICY-bypass`, or any LLC policy.
     #[arg(
         long,
@@ -116,6 +118,8 @@ struct ReuseArgs {
     /// An LLC access stream: `.apt` (e.g. from `apusim run --dump-llc-trace`) or any trace
     /// the importers read, such as libCacheSim's `*.oracleGeneral[.zst]`.
     llc_trace: PathBuf,
+    #[command(flatten)]
+    import: inputs::ImportArgs,
     /// The replacement policy: `opt` or any LLC policy.
     #[arg(long, default_value = "opt")]
     policy: String,
@@ -230,16 +234,24 @@ impl CacheArgs {
     }
 }
 
-/// The inputs of `run` and `sim` (`apusim_experiments::jobs::run_inputs`): trace files, the
-/// jobs of a named mix, a scene's frames or a GPGPU kernel.
+/// The inputs of `run` and `sim` (`apusim_experiments::jobs::run_inputs`): trace files (read
+/// as `import` says), the jobs of a named mix, a scene's frames or a GPGPU kernel.
 fn run_inputs(
     traces: &[String],
+    import: &inputs::ImportArgs,
     w: &WorkloadArgs,
     cache: &CacheArgs,
     seed: u64,
     timed: bool,
 ) -> Result<Box<dyn apusim_sim::Inputs>> {
     use apusim_experiments::jobs::GpuAlone;
+    let builtin = w.mix.is_some() || w.scene.is_some() || w.kernel.is_some();
+    if builtin && !import.is_default() {
+        bail!("--from and --lcs-params say how trace files are read; --mix, --scene and --kernel read none");
+    }
+    if !builtin {
+        return import.trace_inputs(traces, timed);
+    }
     let alone = match (&w.scene, &w.kernel) {
         (Some(s), _) => Some(GpuAlone::Scene(s)),
         (None, Some(k)) => Some(GpuAlone::Kernel(k)),
@@ -360,11 +372,14 @@ struct DemoArgs {
 
 #[derive(Args)]
 struct RunArgs {
-    /// Trace files (.apt, lackey, ChampSim, CSV, libCacheSim `*.oracleGeneral[.zst]`).
+    /// Trace files (.apt, lackey, ChampSim, CSV, libCacheSim `*.oracleGeneral[.zst]`,
+    /// `*.oracleGeneralOpNS[.zst]`, and its csv and txt forms with `--from`).
     /// `FILE@cpu2` or `FILE@gpu` assigns a single-agent trace to an agent; single-agent CPU
     /// traces that would collide are given the next free core.
     #[arg(required_unless_present_any = ["mix", "scene", "kernel"])]
     traces: Vec<String>,
+    #[command(flatten)]
+    import: inputs::ImportArgs,
     #[command(flatten)]
     workload: WorkloadArgs,
     #[command(flatten)]
@@ -398,22 +413,14 @@ enum TraceCommand {
     Info { file: PathBuf },
     /// Convert another tool's trace into .apt.
     Convert {
-        /// Input format: lackey, champsim, csv, apt, or libCacheSim's oracleGeneral, lcs-csv,
-        /// lcs-txt (default: detected; oracleGeneral by a name containing `oracleGeneral`).
-        #[arg(long)]
-        from: Option<String>,
+        #[command(flatten)]
+        import: inputs::ImportArgs,
         input: PathBuf,
         #[arg(short, long, value_parser = writable_output)]
         output: PathBuf,
         /// Agent of the converted accesses (cpuN or gpu).
         #[arg(long, default_value = "cpu0")]
         agent: String,
-        /// libCacheSim trace parameters (oracleGeneral, lcs-csv, lcs-txt), as libCacheSim's
-        /// `-t`: e.g. `time-col=1,obj-id-col=2,obj-size-col=3,delimiter=,`; also block-size,
-        /// ignore-obj-size, max-obj-size, dense-ids, op-col, has-header, obj-id-is-num
-        /// (docs/trace-format.md).
-        #[arg(long, value_name = "KEY=VALUE,...")]
-        lcs_params: Option<String>,
     },
     /// Run a program under valgrind lackey and convert its accesses on the fly.
     Record {
@@ -484,12 +491,12 @@ fn dispatch(cli: Cli) -> Result<()> {
         }
         Command::Oracle(a) => {
             let cfg = a.system.load()?;
-            let results = cli_oracle::offline(&cfg, &a.llc_trace, &a.policy)?;
+            let results = cli_oracle::offline(&cfg, &a.llc_trace, &a.import, &a.policy)?;
             print_oracle(&results, &a.output)
         }
         Command::Reuse(a) => {
             let cfg = a.system.load()?;
-            let r = cli_oracle::reuse(&cfg, &a.llc_trace, &a.policy)?;
+            let r = cli_oracle::reuse(&cfg, &a.llc_trace, &a.import, &a.policy)?;
             print!("{}", r.to_table());
             write_outputs(&a.output, || Ok(r.to_json()), || r.to_csv())
         }
@@ -553,7 +560,7 @@ fn demo(a: DemoArgs) -> Result<()> {
         study: Default::default(),
     };
     let results = run_policies(&cfg, &names, &inputs, &opts)?;
-    print_results(&cfg, &inputs, &results, &a.output, false)
+    print_results(&cfg, &inputs, &results, &a.output, false, Outputs::new())
 }
 
 /// A `--policy` list with `all` and `baselines` expanded, or the configured policy.
@@ -570,12 +577,19 @@ fn run(a: RunArgs) -> Result<()> {
     if a.cachegrind && !cfg.cachegrind {
         bail!("--cachegrind output needs the cachegrind model: use --preset cachegrind");
     }
-    let inputs = run_inputs(&a.traces, &a.workload, &a.cache, cfg.seed, false)?;
+    let inputs = run_inputs(&a.traces, &a.import, &a.workload, &a.cache, cfg.seed, false)?;
     let inputs = &*inputs;
+    let mut study = a.study.options()?;
+    // The LLC dump streams into a reserved temporary file while the run proceeds and is
+    // renamed into place together with --json and --csv, or not at all.
+    let mut staged = Outputs::new();
+    if let Some(p) = study.dump_llc_trace.take() {
+        study.dump_llc_trace = Some(staged.reserve(&p)?);
+    }
     let opts = RunOptions {
         progress: true,
         limit: a.limit,
-        study: a.study.options()?,
+        study,
     };
     let mut db =
         a.db.open(names.iter().any(|n| cli_oracle::is_oracle_name(n)))?;
@@ -584,7 +598,7 @@ fn run(a: RunArgs) -> Result<()> {
         return print_oracle(&results, &a.output);
     }
     let results = in_pool(a.threads, || run_policies(&cfg, &names, inputs, &opts))?;
-    print_results(&cfg, inputs, &results, &a.output, a.cachegrind)?;
+    print_results(&cfg, inputs, &results, &a.output, a.cachegrind, staged)?;
     cli_sweep::record_run(db.as_mut(), &cfg, inputs, &opts, &results)
 }
 
@@ -635,7 +649,16 @@ fn stage_outputs(
     json: impl FnOnce() -> Result<String>,
     csv: impl FnOnce() -> String,
 ) -> Result<Outputs> {
-    let mut staged = Outputs::new();
+    stage_outputs_into(Outputs::new(), out, json, csv)
+}
+
+/// [`stage_outputs`] beside the outputs already in `staged` (a run's reserved LLC dump).
+fn stage_outputs_into(
+    mut staged: Outputs,
+    out: &OutputArgs,
+    json: impl FnOnce() -> Result<String>,
+    csv: impl FnOnce() -> String,
+) -> Result<Outputs> {
     if let Some(p) = &out.json {
         staged.stage(p, json()?.as_bytes())?;
     }
@@ -660,6 +683,7 @@ fn print_results(
     results: &[RunResult],
     out: &OutputArgs,
     cachegrind: bool,
+    staged: Outputs,
 ) -> Result<()> {
     if cachegrind {
         for r in results {
@@ -670,11 +694,13 @@ fn print_results(
     } else {
         print!("{}", report::comparison_table(results));
     }
-    write_outputs(
+    // With the run's other outputs in `staged` (its LLC dump), committed together.
+    commit_outputs(stage_outputs_into(
+        staged,
         out,
         || report::to_json(cfg, &inputs.describe(), results),
         || report::to_csv(results),
-    )?;
+    )?)?;
     let secs: f64 = results.iter().map(|r| r.seconds).sum();
     let accesses: u64 = results.iter().map(|r| r.stats.trace_accesses).sum();
     if secs > 0.0 {

@@ -267,6 +267,40 @@ const FILES: &[Row] = &[
     ),
     row("trace convert {d}/short.csv -o {d}/y.apt", &["short.csv:2"]),
     row("run /no/such/trace.apt", &["/no/such/trace.apt"]),
+    // libCacheSim's binary forms cut inside a record, and its parameters, in every command
+    // that reads a trace.
+    row(
+        "oracle {d}/cut.oracleGeneralOpNS",
+        &["cut.oracleGeneralOpNS", "byte offset 27"],
+    ),
+    row(
+        "reuse {d}/cut.oracleGeneralOpNS",
+        &["cut.oracleGeneralOpNS", "byte offset 27"],
+    ),
+    row(
+        "run {d}/cut.oracleGeneralOpNS",
+        &["cut.oracleGeneralOpNS", "byte offset 27"],
+    ),
+    row(
+        "run {d}/op.oracleGeneralOpNS",
+        &["op.oracleGeneralOpNS", "byte offset 0", "op 99"],
+    ),
+    row(
+        "oracle {d}/ok.csv --from lcs-csv --lcs-params obj-id=2",
+        &["--lcs-params", "obj-id", "obj-id-col"],
+    ),
+    row(
+        "reuse {d}/ok.csv --from lcs-csv --lcs-params obj-id-col=2,time-col=2",
+        &["--lcs-params", "time-col", "obj-id-col"],
+    ),
+    row(
+        "sim {d}/ok.csv --lcs-params block-size=3",
+        &["--lcs-params", "block-size"],
+    ),
+    row(
+        "oracle {d}/ok.csv --from libcachesim",
+        &["--from", "oracleGeneralOpNS"],
+    ),
     // DRAM request traces in the three formats.
     row("dram {d}/empty.trace", &["empty.trace", "no requests"]),
     row(
@@ -353,6 +387,19 @@ fn fixtures(d: &Path) {
     w("bad.lackey", b"I  0402d3f0,3\n L 1ffefff8,zz\n");
     w("op.lackey", b"I  0402d3f0,3\n Q 1ffefff8,8\n");
     w("empty.csv", b"");
+    // One whole 27-byte oracleGeneralOpNS record (a get of object 5), then 10 bytes of the next.
+    let mut opns = Vec::new();
+    opns.extend_from_slice(&0u32.to_le_bytes());
+    opns.extend_from_slice(&5u64.to_le_bytes());
+    opns.extend_from_slice(&64u32.to_le_bytes());
+    opns.push(1);
+    opns.extend_from_slice(&0u16.to_le_bytes());
+    opns.extend_from_slice(&(-1i64).to_le_bytes());
+    let mut bad_op = opns.clone();
+    bad_op[16] = 99;
+    w("op.oracleGeneralOpNS", &bad_op);
+    opns.extend_from_within(..10);
+    w("cut.oracleGeneralOpNS", &opns);
     w("short.csv", b"r,0x100\nr\n");
     w("ok.trace", b"0x40 R 0\n0x80 R 10\n");
     w("empty.trace", b"");
@@ -537,4 +584,89 @@ fn levels_that_shrink_run_with_a_warning() {
     }
     let o = run(&["run".into(), t], &[]);
     assert!(!o.stderr.contains("warning"), "{}", o.stderr);
+}
+
+/// A run whose `--json` cannot be written after its LLC dump was complete leaves neither:
+/// the dump is streamed to a reserved temporary file and committed with the other outputs.
+/// The trace is a named pipe, so the test knows the run has started (and reserved its dump)
+/// when the pipe opens, and removes the JSON's directory before sending the accesses.
+#[cfg(unix)]
+#[test]
+fn a_run_whose_outputs_fail_leaves_no_llc_dump() {
+    use std::io::Write;
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let (dumps, jsons) = (d.join("dumps"), d.join("jsons"));
+    std::fs::create_dir(&dumps).unwrap();
+    std::fs::create_dir(&jsons).unwrap();
+    let fifo = d.join("t.oracleGeneral");
+    assert!(Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .unwrap()
+        .success());
+    let records: Vec<u8> = (0..20_000u64)
+        .flat_map(|i| {
+            import::OracleGeneralRecord {
+                clock_time: 0,
+                obj_id: i % 3_000,
+                obj_size: 1,
+                next_access_vtime: -1,
+            }
+            .encode()
+        })
+        .collect();
+    let dump = dumps.join("llc.apt");
+    let json = jsons.join("r.json");
+    let child = Command::new(env!("CARGO_BIN_EXE_apusim"))
+        // `--from`: no sniffing, which would read the pipe's first bytes.
+        .args(["run", fifo.to_str().unwrap(), "--from", "oracleGeneral"])
+        .args(["--policy", "lru"])
+        .args(["--dump-llc-trace", dump.to_str().unwrap()])
+        .args(["--json", json.to_str().unwrap()])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Opening the pipe waits for the run to open it, after it set up its LLC dump.
+    let mut pipe = std::fs::OpenOptions::new().write(true).open(&fifo).unwrap();
+    std::fs::remove_dir(&jsons).unwrap();
+    pipe.write_all(&records).unwrap();
+    drop(pipe);
+    let o = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(!o.status.success(), "{err}");
+    assert!(err.contains("r.json") && !err.contains("panicked"), "{err}");
+    let left: Vec<_> = std::fs::read_dir(&dumps)
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert!(left.is_empty(), "the failed run left {left:?}: {err}");
+
+    // The same run with every output writable commits the dump and the JSON together.
+    std::fs::create_dir(&jsons).unwrap();
+    let mut apt = Vec::new();
+    let plain = d.join("t2.oracleGeneral");
+    std::fs::write(&plain, &records).unwrap();
+    let o = Command::new(env!("CARGO_BIN_EXE_apusim"))
+        .args(["run", plain.to_str().unwrap(), "--policy", "lru"])
+        .args(["--dump-llc-trace", dump.to_str().unwrap()])
+        .args(["--json", json.to_str().unwrap()])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "{err}");
+    assert!(
+        err.contains(&format!("wrote {}", dump.display()))
+            && err.contains(&format!("wrote {}", json.display())),
+        "{err}"
+    );
+    std::fs::File::open(&dump)
+        .unwrap()
+        .read_to_end(&mut apt)
+        .unwrap();
+    let mut src = import::open(&dump, None, &ImportOptions::default()).unwrap();
+    let n = apusim_trace::collect(&mut *src).unwrap().len();
+    assert!(n > 0 && !apt.is_empty());
+    assert_eq!(std::fs::read_dir(&dumps).unwrap().count(), 1);
 }

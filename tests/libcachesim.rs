@@ -301,3 +301,278 @@ fn bad_libcachesim_input_is_refused_with_its_place() {
     ]);
     assert!(err.contains("bad.csv:2") && err.contains("eleven"), "{err}");
 }
+
+/// The libCacheSim csv form of `reqs` with columns in another order than libCacheSim's usual
+/// (size, time, id, op), a header and tab delimiters, and the `--lcs-params` that read it.
+fn custom_csv(reqs: &[(u64, u32)]) -> (String, &'static str) {
+    let mut csv = String::from("size\ttimestamp\tkey\top\n");
+    for (i, r) in reqs.iter().enumerate() {
+        csv.push_str(&format!("{}\t{}\t{}\tget\n", r.1, i, r.0));
+    }
+    (csv, "time-col=2,obj-id-col=3,obj-size-col=1,op-col=4")
+}
+
+/// stdout of `apusim ARGS` with `--set LLC` and `extra` appended.
+fn with_llc(args: &[&str], extra: &[&str]) -> String {
+    let mut a = args.to_vec();
+    a.extend(["--set", LLC]);
+    a.extend(extra);
+    ok(&a)
+}
+
+#[test]
+fn every_command_reads_a_custom_csv_with_lcs_params_as_oracle_general() {
+    let reqs = requests();
+    let ids = counted(&reqs);
+    let dir = tempfile::tempdir().unwrap();
+    let og = dir.path().join("t.oracleGeneral");
+    std::fs::write(&og, oracle_general(&reqs)).unwrap();
+    let (text, params) = custom_csv(&reqs);
+    let csv = dir.path().join("t.csv");
+    std::fs::write(&csv, text).unwrap();
+    let lcs = ["--from", "lcs-csv", "--lcs-params", params];
+
+    // `apusim oracle`: the same table, with the reference counts.
+    let policies = ["--policy", "lru,opt"];
+    let want = with_llc(&["oracle", s(&og)], &policies);
+    assert_eq!(misses(&want, "lru"), reference_lru(&ids, WAYS));
+    assert_eq!(misses(&want, "opt"), reference_belady(&ids, WAYS));
+    let mut args = vec!["oracle", s(&csv)];
+    args.extend(lcs);
+    assert_eq!(with_llc(&args, &policies), want);
+
+    // `apusim reuse`, under OPT and LRU.
+    for policy in ["opt", "lru"] {
+        let want = with_llc(&["reuse", s(&og)], &["--policy", policy]);
+        assert!(want.contains(&format!("{} accesses", ids.len())), "{want}");
+        let mut args = vec!["reuse", s(&csv)];
+        args.extend(lcs);
+        assert_eq!(with_llc(&args, &["--policy", policy]), want, "{policy}");
+    }
+
+    // `apusim run`: the same counters (the JSON's input names differ, its stats do not).
+    let run_json = |input: &Path, extra: &[&str], name: &str| {
+        let json = dir.path().join(name);
+        let mut args = vec!["run", s(input), "--policy", "lru", "--json", s(&json)];
+        args.extend(extra);
+        ok(&args);
+        let v: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+        v["results"][0]["stats"].clone()
+    };
+    let a = run_json(&og, &[], "og.json");
+    let b = run_json(&csv, &lcs, "csv.json");
+    assert_eq!(a["trace_accesses"], serde_json::json!(ids.len()), "{a}");
+    assert_eq!(a, b);
+
+    // Without the parameters the csv is not read as libCacheSim's: the options are used.
+    let err = fails(&["oracle", s(&csv), "--from", "lcs-csv", "--set", LLC]);
+    assert!(err.contains("obj-id-col"), "{err}");
+    // And `--lcs-params` changes what is read: with object sizes kept, each request covers
+    // its size in 64-byte blocks, in `oracle` and `reuse` alike.
+    let blocks: u64 = reqs.iter().map(|r| (r.1 as u64).div_ceil(64)).sum::<u64>();
+    let sized = [
+        "--lcs-params",
+        "ignore-obj-size=false,max-obj-size=8192,dense-ids=true",
+    ];
+    for c in ["oracle", "reuse"] {
+        let out = with_llc(&[c, s(&og)], &sized);
+        assert!(out.contains(&format!("{blocks} accesses")), "{c}: {out}");
+    }
+}
+
+#[test]
+fn a_bad_lcs_params_string_is_refused_the_same_by_every_command() {
+    let dir = tempfile::tempdir().unwrap();
+    let og = dir.path().join("t.oracleGeneral");
+    std::fs::write(&og, oracle_general(&[(1, 1), (2, 1)])).unwrap();
+    let out = dir.path().join("o.apt");
+    let bad = ["--lcs-params", "obj-id-colx=2"];
+    let commands: [Vec<&str>; 6] = [
+        vec!["run", s(&og)],
+        vec!["sim", s(&og)],
+        vec!["oracle", s(&og)],
+        vec!["reuse", s(&og)],
+        vec!["trace", "convert", s(&og), "-o", s(&out)],
+        vec!["run", s(&og), "--from", "oracleGeneral"],
+    ];
+    let mut messages = Vec::new();
+    for c in commands {
+        let mut args = c.clone();
+        args.extend(bad);
+        let err = fails(&args);
+        assert!(
+            err.contains("--lcs-params")
+                && err.contains("`obj-id-colx`")
+                && err.contains("did you mean `obj-id-col`?"),
+            "{c:?}: {err}"
+        );
+        messages.push(err.lines().next().unwrap_or_default().to_string());
+    }
+    assert!(messages.windows(2).all(|w| w[0] == w[1]), "{messages:#?}");
+    assert!(!out.exists());
+    // A bad value names its key, and an unknown format the known ones, in every command.
+    for c in ["run", "oracle", "reuse"] {
+        let err = fails(&[c, s(&og), "--lcs-params", "block-size=48"]);
+        assert!(
+            err.contains("block-size must be a power of two"),
+            "{c}: {err}"
+        );
+        let err = fails(&[c, s(&og), "--from", "oracleGeneralOpN"]);
+        assert!(err.contains("oracleGeneralOpNS"), "{c}: {err}");
+    }
+    // The parameters say how trace files are read; a built-in workload reads none.
+    let err = fails(&["run", "--mix", "S1", "--lcs-params", "block-size=128"]);
+    assert!(
+        err.contains("--lcs-params") && err.contains("--mix"),
+        "{err}"
+    );
+}
+
+/// The `oracleGeneralOpNS` form of `reqs` written field by field from libCacheSim's C layout
+/// (`oracleGeneralBin.h`: u32 time, u64 id, u32 size, u8 op, u16 ns, i64 next access, packed
+/// little-endian, 27 bytes), with the op codes `ops` in turn and namespaces 0..3. The next
+/// access of a request is the next one of its object that libCacheSim reads (size above 0),
+/// so that libCacheSim's Belady, which trusts the field, is exact.
+fn oracle_general_opns(reqs: &[(u64, u32)], ops: &[u8]) -> Vec<u8> {
+    let mut next = vec![-1i64; reqs.len()];
+    let mut last: HashMap<u64, usize> = HashMap::new();
+    for (i, r) in reqs.iter().enumerate().rev() {
+        if let Some(&j) = last.get(&r.0) {
+            next[i] = j as i64;
+        }
+        if r.1 > 0 {
+            last.insert(r.0, i);
+        }
+    }
+    let mut out = Vec::with_capacity(reqs.len() * 27);
+    for (i, r) in reqs.iter().enumerate() {
+        out.extend_from_slice(&(i as u32 / 10).to_le_bytes());
+        out.extend_from_slice(&r.0.to_le_bytes());
+        out.extend_from_slice(&r.1.to_le_bytes());
+        out.push(ops[i % ops.len()]);
+        out.extend_from_slice(&(i as u16 % 3).to_le_bytes());
+        out.extend_from_slice(&next[i].to_le_bytes());
+    }
+    out
+}
+
+/// libCacheSim's `cachesim`, when built beside its source (`/work/libCacheSim-src/_build`, or
+/// `$APUSIM_LIBCACHESIM_CACHESIM`).
+fn cachesim() -> Option<std::path::PathBuf> {
+    let p = std::env::var_os("APUSIM_LIBCACHESIM_CACHESIM")
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(|| "/work/libCacheSim-src/_build/bin/cachesim".into());
+    p.is_file().then_some(p)
+}
+
+/// Misses of `algo` in `cachesim`'s output for `n` requests (its miss ratio has 4 decimals,
+/// exact for fewer than 5,000 requests).
+fn cachesim_misses(out: &str, algo: &str, n: usize) -> u64 {
+    let line = out
+        .lines()
+        .find(|l| l.split_whitespace().nth(1) == Some(algo))
+        .unwrap_or_else(|| panic!("no {algo} line in {out}"));
+    let ratio: f64 = line
+        .split("miss ratio ")
+        .nth(1)
+        .and_then(|r| r.split(',').next())
+        .and_then(|r| r.trim().parse().ok())
+        .unwrap_or_else(|| panic!("no miss ratio in {line}"));
+    (ratio * n as f64).round() as u64
+}
+
+#[test]
+fn oracle_general_opns_gives_the_counts_of_oracle_general() {
+    let reqs = requests();
+    let ids = counted(&reqs);
+    let (lru, opt) = (reference_lru(&ids, WAYS), reference_belady(&ids, WAYS));
+    let dir = tempfile::tempdir().unwrap();
+    // Reads only (nop, get, gets, read): LRU and Belady as the references.
+    let reads = oracle_general_opns(&reqs, &[0, 1, 2, 12]);
+    assert_eq!(reads.len(), reqs.len() * 27);
+    let raw = dir.path().join("t.oracleGeneralOpNS");
+    std::fs::write(&raw, &reads).unwrap();
+    let zst = dir.path().join("t.oracleGeneralOpNS.zst");
+    std::fs::write(&zst, zstd::encode_all(&reads[..], 3).unwrap()).unwrap();
+    for input in [&raw, &zst] {
+        assert_eq!(oracle_misses(input), (lru, opt), "{}", input.display());
+    }
+    let apt = dir.path().join("t.apt");
+    ok(&["trace", "convert", s(&zst), "-o", s(&apt)]);
+    assert_eq!(oracle_misses(&apt), (lru, opt));
+    // Reads and writes (get, set, read, write, update): Belady's misses, reads and writes
+    // together, are those of the read-only stream; a quarter of the requests are reads.
+    let mixed = dir.path().join("m.oracleGeneralOpNS");
+    std::fs::write(&mixed, oracle_general_opns(&reqs, &[1, 3, 12, 13, 14])).unwrap();
+    let json = dir.path().join("m.json");
+    with_llc(
+        &["oracle", s(&mixed), "--policy", "opt", "--json", s(&json)],
+        &[],
+    );
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let t = &v[0]["total"];
+    let n = |k: &str| t[k].as_u64().unwrap();
+    assert_eq!(n("read_misses") + n("write_misses"), opt, "{t}");
+    assert_eq!(n("reads") + n("writes"), ids.len() as u64, "{t}");
+    assert!(n("writes") > n("reads") && n("reads") > 0, "{t}");
+    // LRU too once write hits update recency as libCacheSim's do: the preset's heterogeneous
+    // write rules (on by default) leave a line's place unchanged on a write hit.
+    with_llc(
+        &["oracle", s(&mixed), "--policy", "lru", "--json", s(&json)],
+        &["--set", "llc.gpu_write_rules=false"],
+    );
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let t = &v[0]["total"];
+    let n = |k: &str| t[k].as_u64().unwrap();
+    assert_eq!(n("read_misses") + n("write_misses"), lru, "{t}");
+    // A delete, and a file cut inside a record, are refused with the record's offset.
+    let mut del = oracle_general_opns(&reqs[..5], &[1]);
+    del[27 * 3 + 16] = 9;
+    let p = dir.path().join("del.oracleGeneralOpNS");
+    std::fs::write(&p, &del).unwrap();
+    let err = fails(&["oracle", s(&p)]);
+    assert!(
+        err.contains("del.oracleGeneralOpNS") && err.contains("byte offset 81"),
+        "{err}"
+    );
+    assert!(err.contains("delete"), "{err}");
+    let p = dir.path().join("cut.oracleGeneralOpNS");
+    std::fs::write(&p, &reads[..27 * 7 + 26]).unwrap();
+    let err = fails(&["trace", "convert", s(&p), "-o", s(&apt)]);
+    assert!(
+        err.contains("cut.oracleGeneralOpNS")
+            && err.contains("byte offset 189")
+            && err.contains("26 bytes into a 27-byte"),
+        "{err}"
+    );
+    // libCacheSim itself, when built here: the same LRU and Belady counts on the same files.
+    let Some(cachesim) = cachesim() else {
+        eprintln!("libCacheSim's cachesim not built; its count check skipped");
+        return;
+    };
+    for input in [&raw, &zst] {
+        let o = std::process::Command::new(&cachesim)
+            .current_dir(dir.path())
+            .args([
+                s(input),
+                "oracleGeneralOpNS",
+                "lru,belady",
+                &WAYS.to_string(),
+                "--ignore-obj-size",
+                "1",
+            ])
+            .output()
+            .unwrap();
+        let out = String::from_utf8_lossy(&o.stdout);
+        assert!(
+            o.status.success(),
+            "{out}{}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        assert_eq!(cachesim_misses(&out, "LRU", ids.len()), lru, "{out}");
+        assert_eq!(cachesim_misses(&out, "Belady", ids.len()), opt, "{out}");
+    }
+}

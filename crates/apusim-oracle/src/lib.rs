@@ -284,15 +284,16 @@ pub fn open_apt(path: &std::path::Path) -> Result<Box<dyn AccessSource>> {
     Ok(apusim_trace::apt::ParallelAptReader::open_default(path)?)
 }
 
-/// Open an access stream in any format the importers read, sniffed from its first bytes and
-/// name (`.apt`, libCacheSim `oracleGeneral`, lackey, ChampSim, CSV), with the default import
-/// options (each libCacheSim object one 64-byte block).
-pub fn open_any(path: &std::path::Path) -> Result<Box<dyn AccessSource>> {
-    Ok(apusim_trace::import::open(
-        path,
-        None,
-        &apusim_trace::import::ImportOptions::default(),
-    )?)
+/// Open an access stream in any format the importers read: `format`, or when `None` the one
+/// sniffed from its first bytes and name (`.apt`, libCacheSim `oracleGeneral` and
+/// `oracleGeneralOpNS`, lackey, ChampSim, CSV), read with `opts` (libCacheSim's trace
+/// parameters among them). The error names the file.
+pub fn open_any(
+    path: &std::path::Path,
+    format: Option<apusim_trace::import::Format>,
+    opts: &apusim_trace::import::ImportOptions,
+) -> Result<Box<dyn AccessSource>> {
+    Ok(apusim_trace::import::open(path, format, opts)?)
 }
 
 #[cfg(test)]

@@ -14,6 +14,11 @@ pub struct TraceInputs {
     specs: Vec<(PathBuf, Option<Agent>)>,
     /// Timed runs read ChampSim traces natively (with registers and branches).
     native_champsim: bool,
+    /// Format of every file (`None`: detected per file).
+    format: Option<Format>,
+    /// How the importers read them (libCacheSim's trace parameters); the agent is each
+    /// file's own or its `@` pin.
+    opts: ImportOptions,
 }
 
 impl TraceInputs {
@@ -36,7 +41,27 @@ impl TraceInputs {
         Ok(TraceInputs {
             specs,
             native_champsim: false,
+            format: None,
+            opts: ImportOptions::default(),
         })
+    }
+
+    /// Read every file as `format` (`None`: detected per file) with `opts` (`apusim run
+    /// --from`, `--lcs-params`).
+    pub fn import(mut self, format: Option<Format>, opts: ImportOptions) -> TraceInputs {
+        self.format = format;
+        self.opts = opts;
+        self
+    }
+
+    /// The import settings in an input's key, empty when they are the defaults (so the keys
+    /// of inputs read the default way are those they always were).
+    fn import_key(&self) -> String {
+        if self.format.is_none() && self.opts == ImportOptions::default() {
+            return String::new();
+        }
+        let from = self.format.map(|f| f.name()).unwrap_or("detected");
+        format!("#from={from};{}", self.opts.libcachesim)
     }
 
     /// Mark ChampSim traces (recognised as `apusim trace convert` does: a name containing
@@ -52,7 +77,7 @@ impl Inputs for TraceInputs {
         let mut used: Vec<Agent> = Vec::new();
         let mut out = Vec::new();
         for (path, pinned) in &self.specs {
-            let source = import::open(path, None, &ImportOptions::default())
+            let source = import::open(path, self.format, &self.opts)
                 .with_context(|| format!("opening {}", path.display()))?;
             let agents: Vec<Agent> = source.header().agents.iter().map(|a| a.agent).collect();
             let remap = match (pinned, agents.as_slice()) {
@@ -76,8 +101,12 @@ impl Inputs for TraceInputs {
                 Some(a) => used.push(a),
                 None => used.extend(agents.iter().copied()),
             }
-            let champsim = (self.native_champsim && Format::detect(path)? == Format::ChampSim)
-                .then(|| path.clone());
+            let format = match self.format {
+                Some(f) => f,
+                None => Format::detect(path)?,
+            };
+            let champsim =
+                (self.native_champsim && format == Format::ChampSim).then(|| path.clone());
             out.push(Input {
                 name: path.display().to_string(),
                 source,
@@ -114,8 +143,10 @@ impl Inputs for TraceInputs {
     }
 
     /// A file is named by its full path, length and modification time, so an edited or
-    /// replaced trace is a different input.
+    /// replaced trace is a different input, and by the import settings when they are not the
+    /// defaults (other libCacheSim parameters make another access stream of the same file).
     fn keys(&self) -> Option<Vec<String>> {
+        let import = self.import_key();
         self.specs
             .iter()
             .map(|(p, a)| {
@@ -129,7 +160,7 @@ impl Inputs for TraceInputs {
                     .as_nanos();
                 let pin = a.map(|a| a.to_string()).unwrap_or_default();
                 Some(format!(
-                    "file:{}:{}:{mtime}@{pin}",
+                    "file:{}:{}:{mtime}@{pin}{import}",
                     full.display(),
                     meta.len()
                 ))

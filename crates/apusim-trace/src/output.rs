@@ -102,14 +102,16 @@ pub fn sweep_stale_once(dir: &Path) {
 }
 
 /// The outputs of one run, committed together. [`Outputs::stage`] writes each in full to a
-/// temporary file beside its target ([`temp_beside`]); [`Outputs::commit`] renames them all
-/// into place only once every one was written. A run that fails or is killed before the
-/// commit leaves none of its outputs new: dropped temporary files are removed, and those of
-/// a killed process are swept as stale ([`sweep_stale`]). Only the renames, which write
-/// nothing, come after the last output is complete.
+/// temporary file beside its target ([`temp_beside`]); [`Outputs::reserve`] gives an output
+/// streamed while the run proceeds (an LLC trace dump) its temporary file up front;
+/// [`Outputs::commit`] renames them all into place only once every one was written. A run
+/// that fails or is killed before the commit leaves none of its outputs new: dropped
+/// temporary files are removed, and those of a killed process are swept as stale
+/// ([`sweep_stale`]). Only the renames, which write nothing, come after the last output is
+/// complete.
 #[derive(Default)]
 pub struct Outputs {
-    staged: Vec<(PathBuf, tempfile::NamedTempFile)>,
+    staged: Vec<(PathBuf, tempfile::TempPath)>,
 }
 
 impl Outputs {
@@ -144,8 +146,31 @@ impl Outputs {
         tmp.write_all(bytes)
             .and_then(|_| tmp.as_file().sync_all())
             .map_err(|e| named(e, "writing"))?;
-        self.staged.push((path.to_path_buf(), tmp));
+        self.staged.push((path.to_path_buf(), tmp.into_temp_path()));
         Ok(())
+    }
+
+    /// Reserve the temporary file of an output that a writer streams while the run proceeds,
+    /// and return its path: the writer fills that path (writing it in place, or renaming a
+    /// complete file of its own onto it, as [`AptWriter::create`](crate::apt::AptWriter::create)
+    /// does when it finishes) and [`Outputs::commit`] renames it into place at `path` with the
+    /// others. Staged outputs are renamed in the order staged or reserved. Uncommitted, the
+    /// reserved file is removed, whatever the writer left in it. Errors name `path`.
+    pub fn reserve(&mut self, path: &Path) -> std::io::Result<PathBuf> {
+        let tmp = temp_beside(path).map_err(|e| {
+            std::io::Error::new(
+                e.kind(),
+                format!(
+                    "creating a temporary file in {} for {}: {e}",
+                    dir_of(path).display(),
+                    path.display()
+                ),
+            )
+        })?;
+        let temp = tmp.into_temp_path();
+        let at = temp.to_path_buf();
+        self.staged.push((path.to_path_buf(), temp));
+        Ok(at)
     }
 
     /// Rename every staged output into place, in the order staged; returns their paths.
@@ -203,6 +228,68 @@ mod tests {
         assert_eq!(o.commit().unwrap(), vec![a.clone(), b.clone()]);
         assert_eq!(names(), ["a.json", "b.csv"]);
         assert_eq!(std::fs::read(&b).unwrap(), b"x,y\n");
+    }
+
+    #[test]
+    fn a_reserved_stream_is_committed_with_the_others_or_removed() {
+        use crate::apt::{AptReader, AptWriter};
+        use crate::{Access, Agent, Op, Stream, TraceHeader};
+        let dir = tempfile::tempdir().unwrap();
+        let (dump, json) = (dir.path().join("llc.apt"), dir.path().join("r.json"));
+        let names = || {
+            let mut v: Vec<String> = std::fs::read_dir(dir.path())
+                .unwrap()
+                .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+                .collect();
+            v.sort();
+            v
+        };
+        let header = TraceHeader::single(Agent::cpu(0), "t", 0, &[Stream::CpuData], "test");
+        let a = Access::new(Agent::cpu(0), Stream::CpuData, Op::Read, 64, 8);
+        // The dump streamed to its reserved file and finished (as a run's end does), then a
+        // later output that cannot be written: nothing appears, nothing is left behind.
+        let mut o = Outputs::new();
+        let at = o.reserve(&dump).unwrap();
+        assert_ne!(at, dump);
+        assert_eq!(at.parent(), Some(dir.path()));
+        let mut w = AptWriter::create(&at, &header).unwrap();
+        w.write(&a).unwrap();
+        w.finish().unwrap();
+        assert!(!dump.exists());
+        assert!(o
+            .stage(&dir.path().join("gone/r.json"), b"{}")
+            .unwrap_err()
+            .to_string()
+            .contains("r.json"));
+        drop(o);
+        assert!(names().is_empty(), "{:?}", names());
+        // A writer that fails mid-stream (dropped unfinished) with the outputs dropped too.
+        let mut o = Outputs::new();
+        let at = o.reserve(&dump).unwrap();
+        let mut w = AptWriter::create(&at, &header).unwrap();
+        w.write(&a).unwrap();
+        drop(w);
+        drop(o);
+        assert!(names().is_empty(), "{:?}", names());
+        // Everything written: the dump and the JSON appear together, the dump complete.
+        let mut o = Outputs::new();
+        let at = o.reserve(&dump).unwrap();
+        let mut w = AptWriter::create(&at, &header).unwrap();
+        for _ in 0..3 {
+            w.write(&a).unwrap();
+        }
+        w.finish().unwrap();
+        o.stage(&json, b"{}").unwrap();
+        assert_eq!(names().len(), 2, "only temporary files: {:?}", names());
+        assert_eq!(o.commit().unwrap(), vec![dump.clone(), json.clone()]);
+        assert_eq!(names(), ["llc.apt", "r.json"]);
+        let mut r = AptReader::open(&dump).unwrap();
+        assert_eq!(crate::collect(&mut r).unwrap().len(), 3);
+        // A reservation in a directory that does not exist names the output.
+        let e = Outputs::new()
+            .reserve(&dir.path().join("no/llc.apt"))
+            .unwrap_err();
+        assert!(e.to_string().contains("no/llc.apt"), "{e}");
     }
 
     #[test]

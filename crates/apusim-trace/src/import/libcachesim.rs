@@ -27,6 +27,39 @@
 //! file that ends inside a record is an error naming the byte offset of that record (in the
 //! decompressed stream for zstd input), where libCacheSim only warns.
 //!
+//! # `oracleGeneralOpNS`
+//!
+//! The same with an operation and a namespace (`oracleGeneralOpNS_read_one_req` in the same
+//! `oracleGeneralBin.h`): packed little-endian 27-byte records, no header, read by the same
+//! [`OracleGeneralSource`] (zstd, truncation and the object mapping as above):
+//!
+//! | bytes | field | use here |
+//! |---|---|---|
+//! | 0..4 | `uint32 clock_time` (seconds) | ignored |
+//! | 4..12 | `uint64 obj_id` | the object |
+//! | 12..16 | `uint32 obj_size` (bytes) | as in `oracleGeneral` (size 0 skipped) |
+//! | 16 | `uint8 op` | read or write, by libCacheSim's `req_op_e` (below) |
+//! | 17..19 | `uint16 ns` (namespace) | ignored |
+//! | 19..27 | `int64 next_access_vtime` (-1: never) | ignored |
+//!
+//! The op codes are libCacheSim's `req_op_e` (`include/libCacheSim/enum.h`): `get` (1),
+//! `gets` (2) and `read` (12) are reads; `set` (3), `add` (4), `cas` (5), `replace` (6),
+//! `append` (7), `prepend` (8), `incr` (10), `decr` (11), `write` (13) and `update` (14) are
+//! writes; `nop` (0), which libCacheSim's converters write for an operation they do not
+//! classify, is a read, as libCacheSim's simulator serves every request as a lookup whatever
+//! its op. A `delete` (9) is refused as in the `csv` form (a request cannot drop a cache line),
+//! and so is any code from 15 (`invalid`) up, each with the record's byte offset.
+//!
+//! The namespace is ignored: libCacheSim's caches key objects by `obj_id` alone (`ns` is
+//! carried in `request_t` and used by no cache), so the same id in two namespaces is one
+//! object there, and apusim maps it onto the same block to keep miss counts equal. Traces
+//! whose ids repeat across namespaces with different meanings should be renumbered first.
+//!
+//! libCacheSim detects the format by a name containing `oracleGeneralOpNS` (`detect_trace_type`
+//! in `bin/cli_reader_utils.c`), e.g. `msr_hm_0.oracleGeneralOpNS` or
+//! `msr_hm_0.oracleGeneralOpNS.zst`; apusim detects it the same way (see
+//! [`Format::detect`](super::Format::detect)).
+//!
 //! # `csv` and `txt`
 //!
 //! As libCacheSim's `csv` reader (`traceReader/generalReader/csv.c`), the columns are named by
@@ -79,6 +112,9 @@ use std::str::FromStr;
 /// Bytes of one `oracleGeneral` record.
 pub const RECORD_BYTES: usize = 24;
 
+/// Bytes of one `oracleGeneralOpNS` record.
+pub const OPNS_RECORD_BYTES: usize = 27;
+
 /// Default bytes per cache block of an object.
 pub const DEFAULT_BLOCK_SIZE: u32 = 64;
 
@@ -129,6 +165,106 @@ impl OracleGeneralRecord {
         b[12..16].copy_from_slice(&self.obj_size.to_le_bytes());
         b[16..24].copy_from_slice(&self.next_access_vtime.to_le_bytes());
         b
+    }
+}
+
+/// One `oracleGeneralOpNS` record as stored: 27 packed little-endian bytes (libCacheSim's
+/// `oracleGeneralOpNS_read_one_req`, `traceReader/customizedReader/oracle/oracleGeneralBin.h`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct OracleGeneralOpNSRecord {
+    /// Wall-clock time of the request, in seconds.
+    pub clock_time: u32,
+    /// The object requested.
+    pub obj_id: u64,
+    /// The object's size in bytes.
+    pub obj_size: u32,
+    /// The operation, a libCacheSim `req_op_e` code (see [`lcs_op`]).
+    pub op: u8,
+    /// The namespace (ignored by the importer, as by libCacheSim's caches).
+    pub ns: u16,
+    /// Index of the next request of the same object; -1 for none.
+    pub next_access_vtime: i64,
+}
+
+impl OracleGeneralOpNSRecord {
+    /// Decode one record.
+    pub fn decode(b: &[u8; OPNS_RECORD_BYTES]) -> Self {
+        let mut w4 = [0u8; 4];
+        let mut w8 = [0u8; 8];
+        w4.copy_from_slice(&b[0..4]);
+        let clock_time = u32::from_le_bytes(w4);
+        w8.copy_from_slice(&b[4..12]);
+        let obj_id = u64::from_le_bytes(w8);
+        w4.copy_from_slice(&b[12..16]);
+        let obj_size = u32::from_le_bytes(w4);
+        w8.copy_from_slice(&b[19..27]);
+        OracleGeneralOpNSRecord {
+            clock_time,
+            obj_id,
+            obj_size,
+            op: b[16],
+            ns: u16::from_le_bytes([b[17], b[18]]),
+            next_access_vtime: i64::from_le_bytes(w8),
+        }
+    }
+
+    /// Encode one record (for writing test traces).
+    pub fn encode(&self) -> [u8; OPNS_RECORD_BYTES] {
+        let mut b = [0u8; OPNS_RECORD_BYTES];
+        b[0..4].copy_from_slice(&self.clock_time.to_le_bytes());
+        b[4..12].copy_from_slice(&self.obj_id.to_le_bytes());
+        b[12..16].copy_from_slice(&self.obj_size.to_le_bytes());
+        b[16] = self.op;
+        b[17..19].copy_from_slice(&self.ns.to_le_bytes());
+        b[19..27].copy_from_slice(&self.next_access_vtime.to_le_bytes());
+        b
+    }
+}
+
+/// The apusim operation of libCacheSim's `req_op_e` code `code` (`include/libCacheSim/enum.h`;
+/// see the module documentation), or why it has none.
+pub fn lcs_op(code: u8) -> std::result::Result<Op, String> {
+    match code {
+        // nop, get, gets, read
+        0 | 1 | 2 | 12 => Ok(Op::Read),
+        // set, add, cas, replace, append, prepend, incr, decr, write, update
+        3..=8 | 10 | 11 | 13 | 14 => Ok(Op::Write),
+        9 => Err(
+            "op 9 (delete) has no apusim equivalent (a request cannot drop a cache line); \
+             remove deletes from the trace"
+                .into(),
+        ),
+        c => Err(format!(
+            "op {c} is not a libCacheSim request operation (req_op_e runs from 0, nop, to 14, \
+             update)"
+        )),
+    }
+}
+
+/// The record layouts [`OracleGeneralSource`] reads.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum OracleLayout {
+    /// `oracleGeneral`: 24 bytes, every request a read.
+    General,
+    /// `oracleGeneralOpNS`: 27 bytes with an op and a namespace.
+    OpNS,
+}
+
+impl OracleLayout {
+    /// Bytes of one record.
+    pub const fn record_bytes(self) -> usize {
+        match self {
+            OracleLayout::General => RECORD_BYTES,
+            OracleLayout::OpNS => OPNS_RECORD_BYTES,
+        }
+    }
+
+    /// libCacheSim's name of the format.
+    pub const fn name(self) -> &'static str {
+        match self {
+            OracleLayout::General => "oracleGeneral",
+            OracleLayout::OpNS => "oracleGeneralOpNS",
+        }
     }
 }
 
@@ -306,10 +442,12 @@ impl FromStr for LcsOptions {
                 "max-obj-size" => o.max_obj_size = bytes(&value)?,
                 "dense-ids" => o.dense_ids = flag(&value)?,
                 _ => {
+                    let near = apusim_registry::nearest(&key, LcsOptions::KEYS.split(", "))
+                        .map_or_else(String::new, |n| format!(" (did you mean `{n}`?)"));
                     return Err(format!(
-                        "unknown libCacheSim trace parameter `{key}`; known: {}",
+                        "unknown libCacheSim trace parameter `{key}`{near}; known: {}",
                         LcsOptions::KEYS
-                    ))
+                    ));
                 }
             }
         }
@@ -533,9 +671,11 @@ fn header(opts: &ImportOptions, path: &Path, what: &str) -> TraceHeader {
     )
 }
 
-/// Streaming reader of a libCacheSim `oracleGeneral` trace, raw or zstd-compressed.
+/// Streaming reader of a libCacheSim `oracleGeneral` or `oracleGeneralOpNS` trace, raw or
+/// zstd-compressed.
 pub struct OracleGeneralSource {
     input: Box<dyn BufRead + Send>,
+    layout: OracleLayout,
     path: PathBuf,
     header: TraceHeader,
     map: ObjectMap,
@@ -551,9 +691,18 @@ pub struct OracleGeneralSource {
 impl OracleGeneralSource {
     /// Open an `oracleGeneral` file (zstd-compressed or not).
     pub fn open(path: impl AsRef<Path>, opts: &ImportOptions) -> Result<Self> {
+        OracleGeneralSource::open_layout(path, OracleLayout::General, opts)
+    }
+
+    /// Open a file of `layout` records (zstd-compressed or not).
+    pub fn open_layout(
+        path: impl AsRef<Path>,
+        layout: OracleLayout,
+        opts: &ImportOptions,
+    ) -> Result<Self> {
         let path = path.as_ref();
         let f = File::open(path).map_err(|e| TraceError::io(path, e))?;
-        OracleGeneralSource::new(BufReader::with_capacity(1 << 18, f), path, opts)
+        OracleGeneralSource::with_layout(BufReader::with_capacity(1 << 18, f), path, layout, opts)
     }
 
     /// Read `oracleGeneral` records from `input`; `name` is used in errors and the header.
@@ -562,12 +711,23 @@ impl OracleGeneralSource {
         name: impl AsRef<Path>,
         opts: &ImportOptions,
     ) -> Result<Self> {
+        OracleGeneralSource::with_layout(input, name, OracleLayout::General, opts)
+    }
+
+    /// Read `layout` records from `input`; `name` is used in errors and the header.
+    pub fn with_layout<R: BufRead + Send + 'static>(
+        input: R,
+        name: impl AsRef<Path>,
+        layout: OracleLayout,
+        opts: &ImportOptions,
+    ) -> Result<Self> {
         let path = name.as_ref().to_path_buf();
         let map = ObjectMap::new(&opts.libcachesim).map_err(TraceError::Other)?;
         let (input, zstd) = maybe_zstd(input, &path)?;
         Ok(OracleGeneralSource {
             input,
-            header: header(opts, &path, "oracleGeneral"),
+            layout,
+            header: header(opts, &path, layout.name()),
             emit: Emitter {
                 agent: opts.agent,
                 unit: opts.unit(),
@@ -591,41 +751,68 @@ impl OracleGeneralSource {
         TraceError::format(&self.path, offset, msg)
     }
 
-    /// The next record with its byte offset; `None` at the end of the input.
-    fn next_record(&mut self) -> Result<Option<(u64, OracleGeneralRecord)>> {
-        let mut b = [0u8; RECORD_BYTES];
+    /// The next `N`-byte record and its byte offset; `None` at the end of the input. `N` is a
+    /// constant, so that the copy out of the reader's buffer is a fixed-size one.
+    #[inline(always)]
+    fn next_record<const N: usize>(&mut self) -> Result<Option<(u64, [u8; N])>> {
+        let mut b = [0u8; N];
         let n = read_full(&mut self.input, &mut b).map_err(|e| TraceError::io(&self.path, e))?;
         let at = self.offset;
         if n == 0 {
             return Ok(None);
         }
-        if n < RECORD_BYTES {
+        if n < N {
             return Err(self.err(
                 at,
                 format!(
-                    "truncated oracleGeneral record: the input ends {n} bytes into a \
-                     {RECORD_BYTES}-byte record"
+                    "truncated {} record: the input ends {n} bytes into a {N}-byte record",
+                    self.layout.name()
                 ),
             ));
         }
-        self.offset += RECORD_BYTES as u64;
-        Ok(Some((at, OracleGeneralRecord::decode(&b))))
+        self.offset += N as u64;
+        Ok(Some((at, b)))
     }
 
     fn fill(&mut self, out: &mut Vec<Access>) -> Result<bool> {
+        // One loop per layout, each with its record size and decoder inlined.
+        match self.layout {
+            OracleLayout::General => self.fill_with(out, |b: &[u8; RECORD_BYTES]| {
+                let r = OracleGeneralRecord::decode(b);
+                (r.obj_id, r.obj_size, Ok(Op::Read))
+            }),
+            OracleLayout::OpNS => self.fill_with(out, |b: &[u8; OPNS_RECORD_BYTES]| {
+                let r = OracleGeneralOpNSRecord::decode(b);
+                (r.obj_id, r.obj_size, lcs_op(r.op))
+            }),
+        }
+    }
+
+    /// Fill `out` from records of `N` bytes, `decode` giving each one's object id, size and
+    /// operation (or why it has none).
+    #[inline(always)]
+    fn fill_with<const N: usize>(
+        &mut self,
+        out: &mut Vec<Access>,
+        decode: impl Fn(&[u8; N]) -> (u64, u32, std::result::Result<Op, String>),
+    ) -> Result<bool> {
         let mut produced = self.emit.drain(out, 0);
         while produced < BATCH {
-            let Some((at, r)) = self.next_record()? else {
+            let Some((at, rec)) = self.next_record::<N>()? else {
                 self.done = true;
                 break;
             };
-            if r.obj_size == 0 {
+            let (obj_id, obj_size, op) = decode(&rec);
+            // libCacheSim skips requests of size 0 before looking at their op.
+            if obj_size == 0 {
                 continue;
             }
+            let op = op.map_err(|m| self.err(at, m))?;
             let mut b = self
                 .map
-                .map(r.obj_id, false, r.obj_size as u64)
+                .map(obj_id, false, obj_size as u64)
                 .map_err(|m| self.err(at, m))?;
+            b.op = op;
             b.time = self.index;
             self.index += 1;
             self.emit.pending = Some(b);
@@ -1027,6 +1214,167 @@ mod tests {
         assert_eq!(r.encode(), b);
     }
 
+    fn read_opns(data: Vec<u8>, params: &str) -> Result<Vec<Access>> {
+        let mut s = OracleGeneralSource::with_layout(
+            std::io::Cursor::new(data),
+            "t.oracleGeneralOpNS",
+            OracleLayout::OpNS,
+            &opts(params),
+        )?;
+        collect(&mut s)
+    }
+
+    /// Three records laid out by hand from libCacheSim's reader (`oracleGeneralBin.h`:
+    /// time at 0, id at 4, size at 12, op at 16, ns at 17, next access at 19), not by
+    /// [`OracleGeneralOpNSRecord::encode`].
+    fn hand_opns() -> Vec<u8> {
+        let mut data = Vec::new();
+        for (time, id, size, op, ns, next) in [
+            (10u32, 0x0102_0304_0506u64, 4096u32, 12u8, 7u16, 2i64), // read
+            (11, 5, 100, 13, 0xbeef, -1),                            // write
+            (12, 0x0102_0304_0506, 1, 1, 7, -1),                     // get
+            (13, 9, 0, 9, 0, -1),                                    // size 0: skipped, op unread
+            (14, 6, 8, 3, 1, -1),                                    // set
+        ] {
+            let mut r = Vec::with_capacity(27);
+            r.extend_from_slice(&time.to_le_bytes());
+            r.extend_from_slice(&id.to_le_bytes());
+            r.extend_from_slice(&size.to_le_bytes());
+            r.push(op);
+            r.extend_from_slice(&ns.to_le_bytes());
+            r.extend_from_slice(&next.to_le_bytes());
+            assert_eq!(r.len(), 27);
+            data.extend_from_slice(&r);
+        }
+        data
+    }
+
+    #[test]
+    fn opns_hand_built_records_decode_exactly() {
+        let data = hand_opns();
+        let mut first = [0u8; OPNS_RECORD_BYTES];
+        first.copy_from_slice(&data[..27]);
+        let r = OracleGeneralOpNSRecord::decode(&first);
+        assert_eq!(
+            r,
+            OracleGeneralOpNSRecord {
+                clock_time: 10,
+                obj_id: 0x0102_0304_0506,
+                obj_size: 4096,
+                op: 12,
+                ns: 7,
+                next_access_vtime: 2,
+            }
+        );
+        assert_eq!(r.encode(), first);
+        let mut second = [0u8; OPNS_RECORD_BYTES];
+        second.copy_from_slice(&data[27..54]);
+        let r = OracleGeneralOpNSRecord::decode(&second);
+        assert_eq!(
+            (r.obj_id, r.op, r.ns, r.next_access_vtime),
+            (5, 13, 0xbeef, -1)
+        );
+        let v = read_opns(data, "").unwrap();
+        assert_eq!(
+            addrs(&v),
+            vec![0x0102_0304_0506 * 64, 5 * 64, 0x0102_0304_0506 * 64, 6 * 64]
+        );
+        assert_eq!(
+            v.iter().map(|a| a.op).collect::<Vec<_>>(),
+            vec![Op::Read, Op::Write, Op::Read, Op::Write]
+        );
+        assert_eq!(
+            v.iter().map(|a| a.time).collect::<Vec<_>>(),
+            vec![0, 1, 2, 3]
+        );
+        assert!(v.iter().all(|a| a.size == 64));
+    }
+
+    #[test]
+    fn opns_sizes_map_as_oracle_general() {
+        let v = read_opns(hand_opns(), "ignore-obj-size=false,max-obj-size=4096").unwrap();
+        // 4096 bytes: 64 blocks of object 0x0102_0304_0506's 4 KiB slot; then 2, 1, 1 blocks.
+        assert_eq!(v.len(), 64 + 2 + 1 + 1);
+        assert_eq!(v[63].addr, (0x0102_0304_0506 << 12) + 63 * 64);
+        assert!(v[..64].iter().all(|a| a.op == Op::Read && a.time == 0));
+        assert!(v[64..66].iter().all(|a| a.op == Op::Write && a.time == 1));
+    }
+
+    #[test]
+    fn opns_truncated_record_names_its_offset() {
+        let mut data = hand_opns();
+        data.truncate(27 * 3 + 20);
+        let e = read_opns(data.clone(), "").unwrap_err();
+        match &e {
+            TraceError::Format { offset, msg, .. } => {
+                assert_eq!(*offset, 81);
+                assert!(
+                    msg.contains("oracleGeneralOpNS") && msg.contains("20 bytes into a 27-byte"),
+                    "{msg}"
+                );
+            }
+            other => panic!("expected a format error, got {other}"),
+        }
+        assert!(e.to_string().contains("t.oracleGeneralOpNS"), "{e}");
+        // Compressed: the offset is in the decompressed stream, and says so.
+        let z = zstd::encode_all(&data[..], 3).unwrap();
+        let e = read_opns(z, "").unwrap_err().to_string();
+        assert!(
+            e.contains("byte offset 81") && e.contains("decompressed"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn opns_is_detected_by_name_as_libcachesim_does() {
+        use crate::import::Format;
+        let detect = |name: &str| Format::detect_bytes(&[0, 1, 2], Path::new(name));
+        for n in [
+            "msr_hm_0.oracleGeneralOpNS",
+            "msr_hm_0.oracleGeneralOpNS.zst",
+            "a/b.oraclegeneralopns.bin",
+        ] {
+            assert_eq!(detect(n), Format::OracleGeneralOpNS, "{n}");
+        }
+        for n in [
+            "w.oracleGeneral",
+            "w.oracleGeneral.zst",
+            "w.oracleGeneralBin",
+        ] {
+            assert_eq!(detect(n), Format::OracleGeneral, "{n}");
+        }
+        assert_eq!("oracleGeneralOpNS".parse(), Ok(Format::OracleGeneralOpNS));
+        assert_eq!(Format::OracleGeneralOpNS.to_string(), "oracleGeneralOpNS");
+    }
+
+    #[test]
+    fn opns_ops_follow_libcachesim_enum() {
+        assert_eq!(lcs_op(0), Ok(Op::Read));
+        for c in [1, 2, 12] {
+            assert_eq!(lcs_op(c), Ok(Op::Read), "{c}");
+        }
+        for c in [3, 4, 5, 6, 7, 8, 10, 11, 13, 14] {
+            assert_eq!(lcs_op(c), Ok(Op::Write), "{c}");
+        }
+        assert!(lcs_op(9).unwrap_err().contains("delete"));
+        for c in [15, 16, 255] {
+            assert!(lcs_op(c).unwrap_err().contains(&format!("op {c}")), "{c}");
+        }
+        // A delete in the trace is refused at its record's offset.
+        let rec = OracleGeneralOpNSRecord {
+            clock_time: 0,
+            obj_id: 1,
+            obj_size: 1,
+            op: 1,
+            ns: 0,
+            next_access_vtime: -1,
+        };
+        let mut data = rec.encode().to_vec();
+        data.extend_from_slice(&OracleGeneralOpNSRecord { op: 9, ..rec }.encode());
+        let e = read_opns(data, "").unwrap_err().to_string();
+        assert!(e.contains("byte offset 27") && e.contains("delete"), "{e}");
+    }
+
     #[test]
     fn one_block_per_object_by_default() {
         let v = read_og(bytes(&[rec(3, 100), rec(0, 1), rec(3, 5000)]), "").unwrap();
@@ -1210,6 +1558,11 @@ mod tests {
         assert_eq!(o.delimiter, Some(b','));
         assert_eq!(o.has_header, Some(true));
         assert_eq!(o.to_string().parse::<LcsOptions>().unwrap(), o);
+        let e = "obj-id-colx=2".parse::<LcsOptions>().unwrap_err();
+        assert!(
+            e.contains("`obj-id-colx`") && e.contains("did you mean `obj-id-col`?"),
+            "{e}"
+        );
         for bad in [
             "colour=1",
             "obj-id-col=0",

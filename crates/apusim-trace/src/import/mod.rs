@@ -7,6 +7,7 @@
 //! | [`Format::ChampSim`] | [`champsim`] | ChampSim 64-byte `input_instr` records, raw, `.gz` or `.xz` |
 //! | [`Format::Csv`] | [`csv`] | one access per line: `op,address[,...]` |
 //! | [`Format::OracleGeneral`] | [`libcachesim`] | libCacheSim `oracleGeneral` 24-byte object requests, raw or `.zst` |
+//! | [`Format::OracleGeneralOpNS`] | [`libcachesim`] | libCacheSim `oracleGeneralOpNS` 27-byte object requests with op and namespace, raw or `.zst` |
 //! | [`Format::LcsCsv`] | [`libcachesim`] | libCacheSim `csv`: object requests, columns chosen by [`LcsOptions`] |
 //! | [`Format::LcsTxt`] | [`libcachesim`] | libCacheSim `txt`: one object id per line |
 //!
@@ -23,7 +24,10 @@ pub mod libcachesim;
 pub use champsim::{ChampSimReader, ChampSimRecord, ChampSimSource, ChampSimWriter};
 pub use csv::CsvSource;
 pub use lackey::{record_with_lackey, LackeySource};
-pub use libcachesim::{LcsOptions, LcsTextSource, OracleGeneralRecord, OracleGeneralSource};
+pub use libcachesim::{
+    LcsOptions, LcsTextSource, OracleGeneralOpNSRecord, OracleGeneralRecord, OracleGeneralSource,
+    OracleLayout,
+};
 
 use crate::apt::{AptWriter, ParallelAptReader};
 use crate::{AccessSource, Agent, Result, TraceError};
@@ -46,6 +50,9 @@ pub enum Format {
     Csv,
     /// libCacheSim `oracleGeneral` binary object requests (raw or zstd).
     OracleGeneral,
+    /// libCacheSim `oracleGeneralOpNS` binary object requests with an op and a namespace
+    /// (raw or zstd).
+    OracleGeneralOpNS,
     /// libCacheSim `csv` object requests.
     LcsCsv,
     /// libCacheSim `txt`: one object id per line.
@@ -60,6 +67,7 @@ impl Format {
         Format::ChampSim,
         Format::Csv,
         Format::OracleGeneral,
+        Format::OracleGeneralOpNS,
         Format::LcsCsv,
         Format::LcsTxt,
     ];
@@ -72,6 +80,7 @@ impl Format {
             Format::ChampSim => "champsim",
             Format::Csv => "csv",
             Format::OracleGeneral => "oracleGeneral",
+            Format::OracleGeneralOpNS => "oracleGeneralOpNS",
             Format::LcsCsv => "lcs-csv",
             Format::LcsTxt => "lcs-txt",
         }
@@ -82,7 +91,8 @@ impl Format {
     /// In order: the `.apt` magic or an `.apt` extension → [`Format::Apt`]; a name containing
     /// `oracleGeneral` (any case: `.oracleGeneral`, `.oracleGeneral.bin`, `.oracleGeneralBin`,
     /// `.oracleGeneral.zst`, as libCacheSim's own detection) but not `oracleGeneralOpNS` →
-    /// [`Format::OracleGeneral`]; gzip or xz magic, or
+    /// [`Format::OracleGeneral`]; a name containing `oracleGeneralOpNS` (`.oracleGeneralOpNS`,
+    /// `.oracleGeneralOpNS.zst`) → [`Format::OracleGeneralOpNS`]; gzip or xz magic, or
     /// a name containing `.champsim` → [`Format::ChampSim`]; text starting with valgrind's
     /// `==PID==`/`--PID--` lines or whose first line looks like a lackey record
     /// (`I  0402d3f0,3`, ` L 1ffefff8,8`) → [`Format::Lackey`]; other binary data (a NUL byte in
@@ -113,7 +123,10 @@ impl Format {
         if head.starts_with(&crate::apt::MAGIC) || name.ends_with(".apt") {
             return Format::Apt;
         }
-        if name.contains("oraclegeneral") && !name.contains("oraclegeneralopns") {
+        if name.contains("oraclegeneralopns") {
+            return Format::OracleGeneralOpNS;
+        }
+        if name.contains("oraclegeneral") {
             return Format::OracleGeneral;
         }
         if head.starts_with(&[0x1f, 0x8b]) || head.starts_with(&[0xfd, b'7', b'z', b'X', b'Z', 0]) {
@@ -147,11 +160,12 @@ impl FromStr for Format {
             "champsim" => Ok(Format::ChampSim),
             "csv" | "text" | "txt" => Ok(Format::Csv),
             "oraclegeneral" | "oraclegeneralbin" | "oracle-general" => Ok(Format::OracleGeneral),
+            "oraclegeneralopns" | "oracle-general-opns" => Ok(Format::OracleGeneralOpNS),
             "lcs-csv" | "libcachesim-csv" => Ok(Format::LcsCsv),
             "lcs-txt" | "libcachesim-txt" => Ok(Format::LcsTxt),
             _ => Err(format!(
-                "expected a trace format (apt, lackey, champsim, csv, oracleGeneral, lcs-csv, \
-                 lcs-txt), found `{s}`"
+                "expected a trace format (apt, lackey, champsim, csv, oracleGeneral, \
+                 oracleGeneralOpNS, lcs-csv, lcs-txt), found `{s}`"
             )),
         }
     }
@@ -167,7 +181,8 @@ pub struct ImportOptions {
     /// instructions.
     pub clock_mhz: u32,
     /// How libCacheSim object requests map onto cache blocks, and the columns of its `csv`
-    /// traces (used by [`Format::OracleGeneral`], [`Format::LcsCsv`], [`Format::LcsTxt`]).
+    /// traces (used by [`Format::OracleGeneral`], [`Format::OracleGeneralOpNS`],
+    /// [`Format::LcsCsv`], [`Format::LcsTxt`]).
     pub libcachesim: LcsOptions,
 }
 
@@ -205,6 +220,11 @@ pub fn open(
         Format::ChampSim => Box::new(ChampSimSource::open(path, opts)?),
         Format::Csv => Box::new(CsvSource::open(path, opts)?),
         Format::OracleGeneral => Box::new(OracleGeneralSource::open(path, opts)?),
+        Format::OracleGeneralOpNS => Box::new(OracleGeneralSource::open_layout(
+            path,
+            OracleLayout::OpNS,
+            opts,
+        )?),
         Format::LcsCsv => Box::new(LcsTextSource::open(path, libcachesim::TextKind::Csv, opts)?),
         Format::LcsTxt => Box::new(LcsTextSource::open(path, libcachesim::TextKind::Txt, opts)?),
     })
@@ -243,6 +263,12 @@ pub fn open_reader(
         Format::OracleGeneral => Box::new(OracleGeneralSource::new(
             BufReader::with_capacity(1 << 18, reader),
             name,
+            opts,
+        )?),
+        Format::OracleGeneralOpNS => Box::new(OracleGeneralSource::with_layout(
+            BufReader::with_capacity(1 << 18, reader),
+            name,
+            OracleLayout::OpNS,
             opts,
         )?),
         Format::LcsCsv | Format::LcsTxt => Box::new(LcsTextSource::new(
