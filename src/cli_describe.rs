@@ -158,6 +158,29 @@ mod tests {
         assert_eq!(key_of(""), "");
     }
 
+    /// `apusim describe` of a workload or scene shows every parameter its entry checks, with
+    /// the default and range that `Entry::check` enforces.
+    #[test]
+    fn workloads_and_scenes_are_described_with_their_checked_parameters() {
+        fn each<C>(entries: &[Entry<C>]) {
+            for e in entries {
+                let text = describe(e.name).unwrap();
+                for p in e.params {
+                    let line = describe_param(p);
+                    assert!(text.contains(&line), "{}: {line} not in\n{text}", e.name);
+                    assert!(line.contains(&format!("[{}]", p.range())), "{line}");
+                    // The shown default is the one a run without the parameter gets.
+                    let given = e.check(&[]).unwrap();
+                    let v = given.iter().find(|(k, _)| *k == p.name).unwrap().1;
+                    assert_eq!(v.to_string(), p.default, "{} {}", e.name, p.name);
+                }
+            }
+        }
+        each(&apusim_workloads::gpgpu::REGISTRY);
+        each(&apusim_workloads::cpu::REGISTRY);
+        each(&apusim_render::builtin::REGISTRY);
+    }
+
     #[test]
     fn describe_finds_every_new_registry() {
         for name in ["pc", "RoBaRaCoCh-xor", "bfs", "mcf", "lake"] {

@@ -80,12 +80,13 @@ pub struct GpuRunArgs {
         conflicts_with = "trace"
     )]
     kernel: Option<String>,
-    /// Problem size of the kernel (0: its default).
-    #[arg(long, default_value_t = 0)]
-    size: usize,
-    /// Seed of the kernel's input.
-    #[arg(long, default_value_t = 1)]
-    seed: u64,
+    /// Problem size of the kernel (0: its default; checked by its registry entry, `apusim
+    /// describe KERNEL`).
+    #[arg(long)]
+    size: Option<String>,
+    /// Seed of the kernel's input (default 1).
+    #[arg(long)]
+    seed: Option<String>,
     /// An .apt trace of GPU accesses instead of a generated kernel.
     #[arg(long)]
     trace: Option<PathBuf>,
@@ -102,11 +103,13 @@ pub struct GpuStudyArgs {
     /// Comma-separated kernels (default: the 13 of the paper's Table 2; nw: nw,nw-nospm).
     #[arg(long, value_delimiter = ',')]
     kernels: Vec<String>,
-    /// Problem size for every kernel (0: each kernel's default).
-    #[arg(long, default_value_t = 0)]
-    size: usize,
-    #[arg(long, default_value_t = 1)]
-    seed: u64,
+    /// Problem size for every kernel (0: each kernel's default; checked by each kernel's
+    /// registry entry).
+    #[arg(long)]
+    size: Option<String>,
+    /// Seed of the kernels' inputs (default 1).
+    #[arg(long)]
+    seed: Option<String>,
     #[command(flatten)]
     output: GpuOutputArgs,
 }
@@ -122,7 +125,10 @@ pub fn run(cmd: GpuCommand) -> Result<()> {
 fn run_one(a: GpuRunArgs) -> Result<()> {
     let cfg = a.config.load()?;
     let r = match (&a.kernel, &a.trace) {
-        (Some(k), _) => study::run_kernel(&cfg, k, a.size, a.seed, true)?,
+        (Some(k), _) => {
+            let (size, seed) = kernel_size_seed(k, a.size, a.seed)?;
+            study::run_kernel(&cfg, k, size, seed, true)?
+        }
         (None, Some(t)) => {
             let mut src = ParallelAptReader::open_default(t)?;
             apusim_gpu::run_source(&cfg, &t.display().to_string(), &mut src, true)?
@@ -141,19 +147,36 @@ fn run_one(a: GpuRunArgs) -> Result<()> {
 
 fn run_study(a: GpuStudyArgs) -> Result<()> {
     let study: Study = a.study.parse()?;
+    let kernels = if a.kernels.is_empty() {
+        study.default_kernels()
+    } else {
+        a.kernels.clone()
+    };
+    let (mut size, mut seed) = (0, 1);
+    for k in &kernels {
+        (size, seed) = kernel_size_seed(k, a.size.clone(), a.seed.clone())?;
+    }
     let opts = StudyOptions {
         base: a.config.load()?,
-        kernels: if a.kernels.is_empty() {
-            study.default_kernels()
-        } else {
-            a.kernels.clone()
-        },
-        size: a.size,
-        seed: a.seed,
+        kernels,
+        size,
+        seed,
     };
     let r = apusim_gpu::run_study(study, &opts)?;
     emit(&r.table())?;
     a.output.write(&a.study, &r.runs)
+}
+
+/// `--size` and `--seed` of kernel `k`, checked by its registry entry
+/// (`apusim_workloads::gpgpu::params`).
+fn kernel_size_seed(k: &str, size: Option<String>, seed: Option<String>) -> Result<(usize, u64)> {
+    use apusim_workloads::gpgpu;
+    let given = crate::cli_workloads::registry_values(
+        gpgpu::entry(k)?.params,
+        [("size", size), ("seed", seed)],
+    )?;
+    let (_, p) = gpgpu::params(k, &given)?;
+    Ok((p.size, p.seed))
 }
 
 fn presets(name: Option<String>, set: &[String]) -> Result<()> {

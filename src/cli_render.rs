@@ -3,7 +3,7 @@
 
 use anyhow::{bail, Context, Result};
 use apusim_render::source::STREAMS;
-use apusim_render::{builtin, emit::NullSink, Options};
+use apusim_render::{builtin, emit::NullSink};
 use apusim_sim::report::{write_atomic, TextTable};
 use apusim_trace::apt::AptWriter;
 use std::path::PathBuf;
@@ -15,19 +15,22 @@ pub struct RenderArgs {
     /// Output trace (.apt); without it only statistics are printed.
     #[arg(short, long, value_parser = crate::writable_output)]
     pub output: Option<PathBuf>,
-    /// Frames to render (default: the scene's).
+    /// Frames to render (default: the scene's). This and the width, height and seed are the
+    /// scenes' registry parameters (`apusim describe lake`: defaults and ranges).
     #[arg(long)]
-    pub frames: Option<u32>,
-    #[arg(long, default_value_t = 640)]
-    pub width: u32,
-    #[arg(long, default_value_t = 400)]
-    pub height: u32,
+    pub frames: Option<String>,
+    /// Frame width in pixels (default 640).
+    #[arg(long)]
+    pub width: Option<String>,
+    /// Frame height in pixels (default 400).
+    #[arg(long)]
+    pub height: Option<String>,
     /// Write each displayed frame as DIR/SCENE-FRAME.png.
     #[arg(long, value_name = "DIR")]
     pub png: Option<PathBuf>,
-    /// Seed of the procedural content.
-    #[arg(long, default_value_t = 1)]
-    pub seed: u64,
+    /// Seed of the procedural content (default 1).
+    #[arg(long)]
+    pub seed: Option<String>,
     /// List the built-in scenes.
     #[arg(long)]
     pub list: bool,
@@ -45,13 +48,19 @@ pub fn run(a: RenderArgs) -> Result<()> {
     let Some(scene) = a.scene else {
         bail!("name a scene (apusim gen render --list) or a scene file");
     };
+    let given = crate::cli_workloads::registry_values(
+        builtin::PARAMS,
+        [
+            ("width", a.width),
+            ("height", a.height),
+            ("frames", a.frames),
+            ("seed", a.seed),
+        ],
+    )?;
+    // A built-in scene by name, or a scene file (which takes the same parameters).
+    let builtin_name = builtin::get(&scene).map(|_| scene.as_str());
+    let opt = builtin::options(builtin_name, &given)?;
     let (src, desc) = apusim_render::load(&scene)?;
-    let opt = Options {
-        width: a.width,
-        height: a.height,
-        frames: a.frames,
-        seed: a.seed,
-    };
     if let Some(dir) = &a.png {
         std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
     }

@@ -8,6 +8,7 @@
 //! `~/.cache/apusim`), so later runs read them back; `--no-cache` generates on the fly.
 
 use anyhow::{anyhow, Result};
+use apusim_registry::{ParamSpec, Value};
 use apusim_sim::report::TextTable;
 use apusim_trace::apt::AptWriter;
 use apusim_trace::import::ChampSimWriter;
@@ -20,36 +21,40 @@ use std::path::PathBuf;
 pub enum GenCommand {
     /// A rendered 3D scene (software render pipeline; see `apusim gen render --list`).
     Render(crate::cli_render::RenderArgs),
-    /// A GPGPU kernel run on the SIMT layer (see `apusim workloads`).
+    /// A GPGPU kernel run on the SIMT layer (see `apusim workloads`). Its parameters, their
+    /// defaults and ranges are its registry entry's (`apusim describe KERNEL`).
     Gpgpu {
         kernel: String,
         #[arg(short, long, value_parser = crate::writable_output)]
         output: PathBuf,
         /// Problem size in the kernel's unit (0: its default).
-        #[arg(long, default_value_t = 0)]
-        size: usize,
-        /// Streaming multiprocessors.
-        #[arg(long, default_value_t = 6, value_parser = clap::value_parser!(u16).range(1..))]
-        sms: u16,
-        #[arg(long, default_value_t = 1)]
-        seed: u64,
+        #[arg(long)]
+        size: Option<String>,
+        /// Streaming multiprocessors (default 6).
+        #[arg(long)]
+        sms: Option<String>,
+        /// Seed of the generated input (default 1).
+        #[arg(long)]
+        seed: Option<String>,
     },
-    /// A CPU kernel (SPEC CPU 2006 stand-in, see `apusim workloads`).
+    /// A CPU kernel (SPEC CPU 2006 stand-in, see `apusim workloads`). Its parameters, their
+    /// defaults and ranges are its registry entry's (`apusim describe KERNEL`).
     Cpu {
         kernel: String,
         #[arg(short, long, value_parser = crate::writable_output)]
         output: PathBuf,
-        /// Instructions to retire, 1 to 10^12 (already a trace of terabytes).
-        #[arg(long, default_value_t = 10_000_000, value_parser = clap::value_parser!(u64).range(1..=1_000_000_000_000))]
-        instructions: u64,
+        /// Instructions to retire, 1 to 10^12 (already a trace of terabytes; default 10 M).
+        #[arg(long)]
+        instructions: Option<String>,
         /// Data-set size in the kernel's unit (0: its default).
-        #[arg(long, default_value_t = 0)]
-        size: usize,
-        /// The core it runs on.
-        #[arg(long, default_value_t = 0)]
-        core: u8,
-        #[arg(long, default_value_t = 1)]
-        seed: u64,
+        #[arg(long)]
+        size: Option<String>,
+        /// The core it runs on (default 0).
+        #[arg(long)]
+        core: Option<String>,
+        /// Seed of the generated input (default 1).
+        #[arg(long)]
+        seed: Option<String>,
     },
     /// A ChampSim-format instruction trace (stream, chase or loop) for running apusim and
     /// ChampSim side by side; compressed with xz or gzip if the name ends in .xz or .gz.
@@ -87,12 +92,10 @@ pub fn gen(c: GenCommand) -> Result<()> {
             sms,
             seed,
         } => {
-            let mut p = gpgpu::GpgpuParams {
-                size,
-                seed,
-                ..Default::default()
-            };
-            p.gpu.sms = sms;
+            let entry = gpgpu::entry(&kernel)?;
+            let given =
+                registry_values(entry.params, [("size", size), ("sms", sms), ("seed", seed)])?;
+            let (_, p) = gpgpu::params(&kernel, &given)?;
             (gpgpu::generate(&kernel, &p)?, output)
         }
         GenCommand::Cpu {
@@ -103,12 +106,17 @@ pub fn gen(c: GenCommand) -> Result<()> {
             core,
             seed,
         } => {
-            let p = cpu::CpuParams {
-                core,
-                instructions,
-                size,
-                seed,
-            };
+            let entry = cpu::entry(&kernel)?;
+            let given = registry_values(
+                entry.params,
+                [
+                    ("instructions", instructions),
+                    ("size", size),
+                    ("core", core),
+                    ("seed", seed),
+                ],
+            )?;
+            let (_, p) = cpu::params(&kernel, &given)?;
             (cpu::generate(&kernel, &p)?, output)
         }
     };
@@ -118,6 +126,25 @@ pub fn gen(c: GenCommand) -> Result<()> {
     w.finish()?;
     eprintln!("wrote {n} accesses to {}", output.display());
     Ok(())
+}
+
+/// The options given on the command line (`--KEY VALUE`), each parsed by the registry
+/// parameter `KEY` of `specs`, whose message (key, range) a bad value gets.
+pub(crate) fn registry_values<const N: usize>(
+    specs: &'static [ParamSpec],
+    options: [(&'static str, Option<String>); N],
+) -> Result<Vec<(&'static str, Value)>> {
+    let mut given = Vec::new();
+    for (key, text) in options {
+        if let Some(text) = text {
+            let spec = specs
+                .iter()
+                .find(|p| p.name == key)
+                .ok_or_else(|| anyhow!("--{key} is not a declared parameter"))?;
+            given.push((key, spec.parse(&text).map_err(|e| anyhow!("--{key}: {e}"))?));
+        }
+    }
+    Ok(given)
 }
 
 /// Write a generated ChampSim trace (atomically: `output` appears only when complete).

@@ -199,13 +199,14 @@ pub(crate) struct WorkloadArgs {
     /// `--set cpus=N`): e.g. `--kernel bfs --preset bypass`.
     #[arg(long, conflicts_with = "traces")]
     pub(crate) kernel: Option<String>,
-    /// Resolution of a --scene, `WIDTHxHEIGHT`.
-    #[arg(long, default_value = "1280x1024", value_parser = apusim_experiments::jobs::parse_resolution)]
+    /// Resolution of a --scene, `WIDTHxHEIGHT` (each side checked by the scenes' `width` and
+    /// `height` parameters: `apusim describe lake`).
+    #[arg(long, default_value = "1280x1024", value_parser = resolution)]
     pub(crate) resolution: (u32, u32),
     /// Size multiplier of a --mix, --scene or --kernel, 1 to 1000: CPU jobs retire `scale ×`
     /// 5 M instructions, GPGPU jobs process `scale ×` their default elements, rendering jobs
     /// render `scale` frames.
-    #[arg(long, default_value_t = 1, value_parser = crate::whole_number(1..=crate::MAX_SCALE))]
+    #[arg(long, default_value_t = 1, value_parser = registry_int(&apusim_workloads::SCALE))]
     pub(crate) scale: u64,
 }
 
@@ -245,6 +246,7 @@ fn run_inputs(
     timed: bool,
 ) -> Result<Box<dyn apusim_sim::Inputs>> {
     use apusim_experiments::jobs::GpuAlone;
+    use apusim_workloads::mixes::{check_alone, Alone};
     let builtin = w.mix.is_some() || w.scene.is_some() || w.kernel.is_some();
     if builtin && !import.is_default() {
         bail!("--from and --lcs-params say how trace files are read; --mix, --scene and --kernel read none");
@@ -257,6 +259,11 @@ fn run_inputs(
         (None, Some(k)) => Some(GpuAlone::Kernel(k)),
         (None, None) => None,
     };
+    match alone {
+        Some(GpuAlone::Scene(s)) => check_alone(Alone::Scene(s), w.resolution, w.scale, seed)?,
+        Some(GpuAlone::Kernel(k)) => check_alone(Alone::Kernel(k), w.resolution, w.scale, seed)?,
+        None => {}
+    }
     apusim_experiments::jobs::run_inputs(
         traces,
         w.mix.as_deref(),
@@ -735,6 +742,23 @@ fn whole_number(
             range.end()
         )),
     }
+}
+
+/// A clap value parser derived from an integer parameter of a registry: the parameter's own
+/// check and message (key, range), so the command line and the registry cannot drift apart.
+fn registry_int(
+    spec: &'static apusim_registry::ParamSpec,
+) -> impl Fn(&str) -> Result<u64, String> + Clone + Send + Sync + 'static {
+    move |s| match spec.parse(s) {
+        Ok(apusim_registry::Value::Int(v)) => Ok(v),
+        Ok(v) => Err(format!("parameter `{}` = {v} is not an integer", spec.name)),
+        Err(e) => Err(e.to_string()),
+    }
+}
+
+/// Parse `--resolution` (`WIDTHxHEIGHT`) through the scenes' `width` and `height` parameters.
+fn resolution(s: &str) -> Result<(u32, u32), String> {
+    apusim_render::builtin::parse_resolution(s).map_err(|e| e.to_string())
 }
 
 /// Parse the name of one registered LLC policy, so that an unknown name is refused when the

@@ -56,7 +56,10 @@ const OPTIONS: &[Row] = &[
     row("run {d}/ok.apt --threads=-1", &["--threads"]),
     // Without `=`, a negative value reaches the option's own check, which gives the range.
     row("run {d}/ok.apt --threads -1", &["--threads", "1 to 1024"]),
-    row("run --mix S1 --scale -1", &["--scale", "1 to 1000"]),
+    row(
+        "run --mix S1 --scale -1",
+        &["--scale", "`scale`", "1..=1000"],
+    ),
     row("demo --scale -3", &["--scale", "1 to 1000"]),
     row(
         "sim {d}/ok.apt --instructions -5",
@@ -114,8 +117,34 @@ const OPTIONS: &[Row] = &[
             "at cycle",
         ],
     ),
-    row("run --mix S1 --scale 1001", &["--scale", "1000"]),
-    row("sim --mix S1 --scale 1000000000", &["--scale", "1000"]),
+    // The registry's message: the key and its declared range (`apusim describe bfs`).
+    row(
+        "run --mix S1 --scale 1001",
+        &["--scale", "parameter `scale` = 1001: out of range 1..=1000"],
+    ),
+    row(
+        "sim --mix S1 --scale 1000000000",
+        &["--scale", "parameter `scale`", "1..=1000"],
+    ),
+    row(
+        "run --kernel bfs --scale 0",
+        &["--scale", "parameter `scale` = 0: out of range 1..=1000"],
+    ),
+    row(
+        "sim --scene lake --scale 1001",
+        &["--scale", "parameter `scale` = 1001: out of range 1..=1000"],
+    ),
+    row(
+        "gen gpgpu bfs -o {d}/x.apt --size 4294967296",
+        &[
+            "--size",
+            "parameter `size` = 4294967296: out of range 0..=4294967295",
+        ],
+    ),
+    row(
+        "gen render lake --width 2561",
+        &["--width", "parameter `width` = 2561: out of range 1..=2560"],
+    ),
     row("demo --scale 100000000", &["--scale", "1000"]),
     row(
         "study drp-fig13 --mixes S1 --scale 99999",
@@ -153,11 +182,21 @@ const OPTIONS: &[Row] = &[
     ),
     row(
         "run --scene lake --resolution 0x0",
-        &["--resolution", "2560x1600"],
+        &[
+            "--resolution",
+            "parameter `width` = 0: out of range 1..=2560",
+        ],
     ),
     row(
         "run --scene lake --resolution 99999999x99999999",
-        &["--resolution", "2560x1600"],
+        &["--resolution", "parameter `width`", "1..=2560"],
+    ),
+    row(
+        "run --scene lake --resolution 1280x1601",
+        &[
+            "--resolution",
+            "parameter `height` = 1601: out of range 1..=1600",
+        ],
     ),
     row("sim --scene lake --resolution 1280", &["--resolution"]),
     row("run {d}/ok.apt --gpu-read-bypass 2", &["--gpu-read-bypass"]),
@@ -533,6 +572,124 @@ fn every_bad_input_is_refused_naming_the_culprit() {
         "{} of {} bad inputs broke the contract:\n\n{}",
         failures.len(),
         rows.len(),
+        failures.join("\n")
+    );
+}
+
+/// Values of an integer registry parameter that its command-line option must refuse: one
+/// that is not a number, one below and one above its declared range.
+fn refused_texts(spec: &apusim_registry::ParamSpec) -> Vec<String> {
+    let apusim_registry::ParamKind::Int { min, max } = spec.kind else {
+        panic!("{}: workload and scene parameters are integers", spec.name)
+    };
+    let below = if min > 0 {
+        (min - 1).to_string()
+    } else {
+        "-1".to_string()
+    };
+    vec!["x".into(), below, (max as u128 + 1).to_string()]
+}
+
+/// Every declared parameter of every workload and scene registry entry, driven out of its
+/// range through the command line that takes it (`gen gpgpu|cpu|render`, `run --kernel
+/// --scale`, `run --scene --resolution`): each is refused with the registry's own message,
+/// naming the key, the value and the declared range. A range checked by clap alone, or a
+/// parameter declared that no command line takes, fails here.
+#[test]
+fn every_registered_workload_parameter_is_refused_with_the_registry_message() {
+    use apusim_registry::ParamSpec;
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("x.apt").to_str().unwrap().to_string();
+    let mut cases: Vec<(Vec<String>, Vec<String>)> = Vec::new();
+    let mut add = |args: Vec<String>, spec: &ParamSpec, text: &str, exact: bool| {
+        let mut needles = vec![format!("parameter `{}`", spec.name), spec.range()];
+        if exact {
+            needles.push(format!("parameter `{}` = {text}: ", spec.name));
+        }
+        cases.push((args, needles));
+    };
+    let words = |s: String| -> Vec<String> { s.split_whitespace().map(String::from).collect() };
+    for e in apusim_workloads::gpgpu::REGISTRY.iter() {
+        for spec in e.params {
+            for t in refused_texts(spec) {
+                let args = match spec.name {
+                    "scale" => words(format!("run --kernel {} --scale {t}", e.name)),
+                    "size" | "sms" | "seed" => {
+                        words(format!("gen gpgpu {} -o {out} --{} {t}", e.name, spec.name))
+                    }
+                    other => panic!("gpgpu {}: no command line takes `{other}`", e.name),
+                };
+                add(args, spec, &t, true);
+            }
+        }
+    }
+    for e in apusim_workloads::cpu::REGISTRY.iter() {
+        for spec in e.params {
+            for t in refused_texts(spec) {
+                let args = match spec.name {
+                    "instructions" | "size" | "core" | "seed" => {
+                        words(format!("gen cpu {} -o {out} --{} {t}", e.name, spec.name))
+                    }
+                    other => panic!("cpu {}: no command line takes `{other}`", e.name),
+                };
+                add(args, spec, &t, true);
+            }
+        }
+    }
+    for e in apusim_render::builtin::REGISTRY.iter() {
+        for spec in e.params {
+            for t in refused_texts(spec) {
+                let args = match spec.name {
+                    "width" | "height" | "frames" | "seed" => words(format!(
+                        "gen render {} -o {out} --{} {t}",
+                        e.name, spec.name
+                    )),
+                    other => panic!("scene {}: no command line takes `{other}`", e.name),
+                };
+                add(args, spec, &t, true);
+                let resolution = match spec.name {
+                    "width" => format!("{t}x400"),
+                    "height" => format!("640x{t}"),
+                    _ => continue,
+                };
+                if t != "x" {
+                    let args = words(format!("run --scene {} --resolution {resolution}", e.name));
+                    add(args, spec, &t, false);
+                }
+            }
+        }
+    }
+    let failures: Vec<String> = std::thread::scope(|scope| {
+        let chunks: Vec<_> = cases
+            .chunks(cases.len().div_ceil(4))
+            .map(|chunk| {
+                scope.spawn(move || {
+                    chunk
+                        .iter()
+                        .filter_map(|(args, needles)| {
+                            let o = run(args, &[]);
+                            let bad = match o.status {
+                                Some(s) if s.success() => Some("exit code 0".to_string()),
+                                None => Some("still running".to_string()),
+                                _ => needles
+                                    .iter()
+                                    .find(|n| !o.stderr.contains(n.as_str()))
+                                    .map(|n| format!("stderr does not say `{n}`")),
+                            };
+                            bad.map(|why| format!("apusim {}: {why}\n{}", args.join(" "), o.stderr))
+                        })
+                        .collect::<Vec<_>>()
+                })
+            })
+            .collect();
+        chunks.into_iter().flat_map(|h| h.join().unwrap()).collect()
+    });
+    assert!(
+        failures.is_empty(),
+        "{} of {} out-of-range registry parameters were not refused with the registry's \
+         message:\n\n{}",
+        failures.len(),
+        cases.len(),
         failures.join("\n")
     );
 }

@@ -223,8 +223,15 @@ def test_bad_records_and_options_raise(tmp_path):
             "agents": [{"agent": "cpu0"}], "streams": ["cpu-data"], "source": "test"})
     with pytest.raises(apusim.ApusimError, match="give trace files, a mix or a scene"):
         apusim.run()
-    with pytest.raises(apusim.ApusimError, match="at least 1"):
+    # The registries' messages: the key, the value and the declared range.
+    with pytest.raises(apusim.ApusimError, match=r"parameter `scale` = 0: out of range 1\.\.=1000"):
         apusim.run(scene="lake", scale=0)
+    with pytest.raises(apusim.ApusimError, match=r"parameter `scale` = 1001: out of range"):
+        apusim.run(mix="S1", scale=1001)
+    with pytest.raises(apusim.ApusimError, match=r"parameter `width` = 0: out of range 1\.\.=2560"):
+        apusim.run(scene="lake", resolution="0x16")
+    with pytest.raises(apusim.ApusimError, match=r"parameter `height` = 1601: out of range"):
+        apusim.run(scene="lake", resolution="16x1601")
     with pytest.raises(apusim.ApusimError, match="unknown study"):
         apusim.study("no-such-figure")
     with pytest.raises(apusim.ApusimError, match="does not take limit"):

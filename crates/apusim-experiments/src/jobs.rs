@@ -130,20 +130,10 @@ pub fn gpu_alone_inputs(
     })
 }
 
-/// A resolution as `WIDTHxHEIGHT` (`--resolution`), from 1x1 to the renderer's largest
-/// (2560x1600), refused when read rather than when the first frame is rendered.
+/// A resolution as `WIDTHxHEIGHT`, checked by the scene registry's `width` and `height`
+/// declarations (`apusim_render::builtin::parse_resolution`), as a message.
 pub fn parse_resolution(s: &str) -> std::result::Result<(u32, u32), String> {
-    use apusim_render::pipeline::{MAX_H, MAX_W};
-    let err = || {
-        format!("expected WIDTHxHEIGHT from 1x1 to {MAX_W}x{MAX_H} (e.g. 1280x1024), found `{s}`")
-    };
-    let (w, h) = s.split_once(['x', 'X']).ok_or_else(err)?;
-    let w: u32 = w.trim().parse().map_err(|_| err())?;
-    let h: u32 = h.trim().parse().map_err(|_| err())?;
-    if w == 0 || h == 0 || w > MAX_W || h > MAX_H {
-        return Err(err());
-    }
-    Ok((w, h))
+    apusim_render::builtin::parse_resolution(s).map_err(|e| e.to_string())
 }
 
 /// The rendering job of built-in scene `scene`: `frames` frames at `width`×`height`, its

@@ -69,9 +69,9 @@ impl Workload {
             }
             _ => {}
         }
-        if scale == 0 {
-            bail!("scale must be at least 1");
-        }
+        // The registries' declarations: the size multiplier's range here, a mix's and a
+        // scene's names and parameters when the inputs open.
+        apusim_workloads::SCALE.check_value(&apusim_registry::Value::Int(scale))?;
         if no_cache && cache_dir.is_some() {
             bail!("no_cache and cache_dir cannot be given together");
         }
@@ -84,8 +84,7 @@ impl Workload {
             traces,
             mix,
             scene,
-            resolution: apusim_experiments::jobs::parse_resolution(resolution)
-                .map_err(anyhow::Error::msg)?,
+            resolution: apusim_render::builtin::parse_resolution(resolution)?,
             scale,
             cache,
         })
@@ -93,6 +92,10 @@ impl Workload {
 
     /// The inputs of a run, as `apusim run` and `apusim sim` open them.
     fn inputs(&self, seed: u64, timed: bool) -> Result<Box<dyn Inputs>> {
+        if let Some(scene) = &self.scene {
+            use apusim_workloads::mixes::{check_alone, Alone};
+            check_alone(Alone::Scene(scene), self.resolution, self.scale, seed)?;
+        }
         apusim_experiments::jobs::run_inputs(
             &self.traces,
             self.mix.as_deref(),

@@ -122,6 +122,94 @@ impl ParamSpec {
         }
     }
 
+    /// Check a typed value against this parameter's kind and range (what callers holding
+    /// native values, such as the Python binding, validate with).
+    pub fn check_value(&self, v: &Value) -> Result<Value, RegistryError> {
+        let bad = |why: String| RegistryError::BadValue {
+            key: self.name.to_string(),
+            value: v.to_string(),
+            why,
+        };
+        match (self.kind, v) {
+            (ParamKind::Int { min, max }, Value::Int(n)) => {
+                if *n < min || *n > max {
+                    return Err(bad(format!("out of range {}", self.range())));
+                }
+                Ok(v.clone())
+            }
+            (ParamKind::Float { .. }, Value::Int(n)) => self.check(&toml::Value::Float(*n as f64)),
+            (ParamKind::Float { .. }, Value::Float(x)) => self.check(&toml::Value::Float(*x)),
+            (ParamKind::Bool, Value::Bool(_)) => Ok(v.clone()),
+            (ParamKind::Choice(_), Value::Choice(s)) => self.check(&toml::Value::String(s.clone())),
+            (ParamKind::Int { .. }, _) => {
+                Err(bad(format!("expected an integer in {}", self.range())))
+            }
+            (ParamKind::Float { .. }, _) => {
+                Err(bad(format!("expected a number in {}", self.range())))
+            }
+            (ParamKind::Bool, _) => Err(bad("expected true or false".into())),
+            (ParamKind::Choice(_), _) => Err(bad(format!("expected one of {}", self.range()))),
+        }
+    }
+
+    /// Parse and check a value as written on a command line (`--size 4096`): the text is read
+    /// by this parameter's kind, so that unparsable and negative values get the same message,
+    /// naming the key and range, as out-of-range ones.
+    pub fn parse(&self, text: &str) -> Result<Value, RegistryError> {
+        let t = text.trim();
+        let bad = |why: String| RegistryError::BadValue {
+            key: self.name.to_string(),
+            value: text.to_string(),
+            why,
+        };
+        let v = match self.kind {
+            ParamKind::Int { .. } => Value::Int(
+                t.parse()
+                    .map_err(|_| bad(format!("expected an integer in {}", self.range())))?,
+            ),
+            ParamKind::Float { .. } => Value::Float(
+                t.parse()
+                    .map_err(|_| bad(format!("expected a number in {}", self.range())))?,
+            ),
+            ParamKind::Bool => Value::Bool(
+                t.parse()
+                    .map_err(|_| bad("expected true or false".to_string()))?,
+            ),
+            ParamKind::Choice(_) => Value::Choice(t.to_string()),
+        };
+        self.check_value(&v)
+    }
+
+    /// Values this parameter refuses: one of the wrong kind and, where the kind allows one, a
+    /// value just below and just above its range (the registries' tests drive every declared
+    /// parameter's bounds through the real entry points with these).
+    pub fn refused_values(&self) -> Vec<Value> {
+        match self.kind {
+            ParamKind::Int { min, max } => {
+                let mut v = vec![Value::Choice("x".into())];
+                if min > 0 {
+                    v.push(Value::Int(min - 1));
+                }
+                if max < u64::MAX {
+                    v.push(Value::Int(max + 1));
+                }
+                v
+            }
+            ParamKind::Float { min, max } => {
+                let mut v = vec![Value::Bool(true)];
+                if min.is_finite() {
+                    v.push(Value::Float(min - 1.0 - min.abs()));
+                }
+                if max.is_finite() {
+                    v.push(Value::Float(max + 1.0 + max.abs()));
+                }
+                v
+            }
+            ParamKind::Bool => vec![Value::Int(1)],
+            ParamKind::Choice(_) => vec![Value::Choice("no-such-choice".into()), Value::Int(1)],
+        }
+    }
+
     /// The parsed default (declarations are checked by each registry's tests).
     pub fn default_value(&self) -> Result<Value, RegistryError> {
         let v: toml::Value = toml::from_str::<toml::Table>(&format!("v = {}", self.default))
@@ -152,19 +240,7 @@ impl<C> Entry<C> {
     /// Validate user-given parameters (unknown keys, types, ranges) and fill in defaults.
     pub fn params(&self, given: &toml::Table) -> Result<Params, RegistryError> {
         for key in given.keys() {
-            if !self.params.iter().any(|p| p.name == key) {
-                return Err(RegistryError::UnknownKey {
-                    key: key.clone(),
-                    owner: self.name.to_string(),
-                    nearest: nearest(key, self.params.iter().map(|p| p.name)).map(String::from),
-                    valid: self
-                        .params
-                        .iter()
-                        .map(|p| p.name)
-                        .collect::<Vec<_>>()
-                        .join(", "),
-                });
-            }
+            known_key(self.name, self.params, key)?;
         }
         let mut values = BTreeMap::new();
         for p in self.params {
@@ -176,6 +252,56 @@ impl<C> Entry<C> {
         }
         Ok(Params { values })
     }
+
+    /// [`Entry::params`] for typed values (a command line's parsed options, a Python call's
+    /// arguments): see [`check`].
+    pub fn check(&self, given: &[(&str, Value)]) -> Result<Params, RegistryError> {
+        check(self.name, self.params, given)
+    }
+
+    /// The declared parameter `name`.
+    pub fn param(&self, name: &str) -> Result<&'static ParamSpec, RegistryError> {
+        known_key(self.name, self.params, name)
+    }
+}
+
+/// The parameter `key` of `specs` (owned by `owner`), or the error naming the nearest one.
+fn known_key(
+    owner: &str,
+    specs: &'static [ParamSpec],
+    key: &str,
+) -> Result<&'static ParamSpec, RegistryError> {
+    specs
+        .iter()
+        .find(|p| p.name == key)
+        .ok_or_else(|| RegistryError::UnknownKey {
+            key: key.to_string(),
+            owner: owner.to_string(),
+            nearest: nearest(key, specs.iter().map(|p| p.name)).map(String::from),
+            valid: specs.iter().map(|p| p.name).collect::<Vec<_>>().join(", "),
+        })
+}
+
+/// Validate typed values against the parameters `specs` of `owner` (unknown keys, kinds,
+/// ranges) and fill in the defaults of those not given; a key given twice keeps its last
+/// value. For parameter sets that are not a registry entry of their own (a scene read from a
+/// file takes the built-in scenes' parameters).
+pub fn check(
+    owner: &str,
+    specs: &'static [ParamSpec],
+    given: &[(&str, Value)],
+) -> Result<Params, RegistryError> {
+    let mut values = BTreeMap::new();
+    for (key, v) in given {
+        let p = known_key(owner, specs, key)?;
+        values.insert(p.name, p.check_value(v)?);
+    }
+    for p in specs {
+        if !values.contains_key(p.name) {
+            values.insert(p.name, p.default_value()?);
+        }
+    }
+    Ok(Params { values })
 }
 
 /// Validated parameters of one entry: every declared parameter has a value of its kind.
@@ -221,7 +347,7 @@ impl Params {
 }
 
 /// Why a name or parameter was refused.
-#[derive(Debug, thiserror::Error, PartialEq)]
+#[derive(Clone, Debug, thiserror::Error, PartialEq, Eq)]
 pub enum RegistryError {
     #[error("unknown {kind} `{name}`{}; known: {valid}", suggest(nearest))]
     UnknownName {
@@ -411,6 +537,38 @@ mod tests {
             assert!(matches!(e, RegistryError::BadValue { .. }), "{bad}: {e}");
         }
         let e = ENTRIES[0].params(&table("deps = \"chian\"")).unwrap_err();
+        assert!(e.to_string().contains("did you mean `chain`"), "{e}");
+    }
+
+    #[test]
+    fn typed_and_text_values_are_checked_like_toml_ones() {
+        let p = ENTRIES[0]
+            .check(&[("rob", Value::Int(128)), ("ratio", Value::Int(1))])
+            .unwrap();
+        assert_eq!((p.int("rob"), p.float("ratio")), (128, 1.0));
+        assert_eq!(p.choice("deps"), "none");
+        for spec in SPECS {
+            for v in spec.refused_values() {
+                let e = ENTRIES[0].check(&[(spec.name, v.clone())]).unwrap_err();
+                assert!(
+                    matches!(&e, RegistryError::BadValue { key, .. } if key == spec.name),
+                    "{v}: {e}"
+                );
+            }
+        }
+        let e = ENTRIES[0].check(&[("rbo", Value::Int(1))]).unwrap_err();
+        assert!(e.to_string().contains("did you mean `rob`"), "{e}");
+        let rob = ENTRIES[0].param("rob").unwrap();
+        assert_eq!(rob.parse(" 64 ").unwrap(), Value::Int(64));
+        for bad in ["-1", "0", "4097", "two", ""] {
+            let e = rob.parse(bad).unwrap_err().to_string();
+            assert!(e.contains("`rob`") && e.contains("1..=4096"), "{bad}: {e}");
+        }
+        let e = ENTRIES[0]
+            .param("deps")
+            .unwrap()
+            .parse("chian")
+            .unwrap_err();
         assert!(e.to_string().contains("did you mean `chain`"), "{e}");
     }
 

@@ -12,6 +12,7 @@ use apusim_sim::timed::{
     alone_runs, sim_policy, speedup, stored, AloneOptions, SampleSpec, SimOptions,
 };
 use apusim_sim::{run_policy, Inputs, RunOptions, StudyOptions, SystemConfig};
+use apusim_workloads::mixes::{check_alone, Alone};
 use serde_json::{json, Value};
 use std::path::PathBuf;
 
@@ -224,6 +225,8 @@ pub fn resolve(point: &Point, file: &std::path::Path, opts: &ResolveOptions) -> 
             params.insert("kernel".into(), json!(name));
             params.insert("scale".into(), json!(scale));
             let which = GpuAlone::Kernel(name);
+            check_alone(Alone::Kernel(name), DEFAULT_RESOLUTION, *scale, cfg.seed)
+                .map_err(|e| err("kernel", e.to_string()))?;
             JobSource::Mix(
                 gpu_alone_inputs(which, DEFAULT_RESOLUTION, *scale, cfg.seed, cache())
                     .map_err(|e| err("kernel", format!("{e:#}")))?,
@@ -239,6 +242,8 @@ pub fn resolve(point: &Point, file: &std::path::Path, opts: &ResolveOptions) -> 
             params.insert("resolution".into(), json!(format!("{width}x{height}")));
             params.insert("scale".into(), json!(frames));
             let which = GpuAlone::Scene(name);
+            check_alone(Alone::Scene(name), (*width, *height), *frames, cfg.seed)
+                .map_err(|e| err("scene", e.to_string()))?;
             JobSource::Mix(
                 gpu_alone_inputs(which, (*width, *height), *frames, cfg.seed, cache())
                     .map_err(|e| err("scene", format!("{e:#}")))?,

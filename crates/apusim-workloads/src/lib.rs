@@ -34,6 +34,8 @@ pub mod synthetic;
 
 pub use synthetic::{demo_mix, CpuKind, CpuSynth, RenderSynth};
 
+use apusim_registry::{ParamKind, ParamSpec, RegistryError};
+
 /// Version of the generators' output. Bump it whenever a change alters the records any
 /// generator produces for the same parameters and seed: it is part of the key of cached
 /// traces ([`mixes::Job::key`]), so stale caches are never reused. (Edits of a built-in render
@@ -45,6 +47,32 @@ pub const GENERATOR_VERSION: u32 = 3;
 /// thousand times a workload's default size already runs for hours; a larger one would only
 /// look like a hang.
 pub const MAX_SCALE: u64 = 1000;
+
+/// The size multiplier of a built-in workload (`apusim run --mix|--kernel --scale`, the
+/// Python `run`'s `scale`): declared once here, in every GPGPU kernel's registry entry, and
+/// checked by [`mixes::jobs`] for a whole mix.
+pub const SCALE: ParamSpec = ParamSpec {
+    name: "scale",
+    kind: ParamKind::Int {
+        min: 1,
+        max: MAX_SCALE,
+    },
+    default: "1",
+    unit: "",
+    doc: "size multiplier: `scale ×` the default elements (CPU jobs of a mix: `scale ×` 5 M instructions)",
+};
+
+/// The seed parameter of every workload.
+pub const SEED: ParamSpec = ParamSpec {
+    name: "seed",
+    kind: ParamKind::Int {
+        min: 0,
+        max: u64::MAX,
+    },
+    default: "1",
+    unit: "",
+    doc: "seed of the generated input",
+};
 
 /// Errors of the workload registries.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -60,6 +88,15 @@ pub enum WorkloadError {
     InvalidParam(String),
     /// A rendering job's scene could not be loaded or rendered.
     Render(String),
+    /// A parameter refused by its registry declaration (unknown key, wrong kind, out of
+    /// range), with the registry's message.
+    Param(RegistryError),
+}
+
+impl From<RegistryError> for WorkloadError {
+    fn from(e: RegistryError) -> Self {
+        WorkloadError::Param(e)
+    }
 }
 
 impl std::fmt::Display for WorkloadError {
@@ -79,6 +116,7 @@ impl std::fmt::Display for WorkloadError {
             }
             WorkloadError::InvalidParam(m) => write!(f, "invalid workload parameter: {m}"),
             WorkloadError::Render(m) => write!(f, "rendering job: {m}"),
+            WorkloadError::Param(e) => write!(f, "{e}"),
         }
     }
 }
@@ -106,6 +144,56 @@ impl WorkloadError {
                 .map(|e| e.name)
                 .collect::<Vec<_>>()
                 .join(", "),
+        }
+    }
+}
+
+/// Drive every declared parameter of every entry of a workload registry through its real
+/// entry point `build` (the function every caller validates with): each of the parameter's
+/// [`ParamSpec::refused_values`] must be refused naming the key, and a valid value other than
+/// the default must change what `build` returns (a parameter only described, never used,
+/// fails). With no parameter given, `build` must return `defaults`.
+#[cfg(test)]
+pub(crate) fn drive_every_parameter<C, T: std::fmt::Debug>(
+    entries: &[apusim_registry::Entry<C>],
+    defaults: &T,
+    build: impl Fn(&str, &[(&str, apusim_registry::Value)]) -> Result<T, WorkloadError>,
+) {
+    use apusim_registry::Value;
+    for e in entries {
+        let base = format!("{:?}", build(e.name, &[]).unwrap());
+        assert_eq!(base, format!("{defaults:?}"), "{}: defaults", e.name);
+        match build(e.name, &[("sede", Value::Int(1))]) {
+            Err(WorkloadError::Param(RegistryError::UnknownKey { nearest, .. })) => {
+                assert_eq!(nearest.as_deref(), Some("seed"), "{}", e.name)
+            }
+            other => panic!("{}: unknown key accepted: {other:?}", e.name),
+        }
+        for spec in e.params {
+            for v in spec.refused_values() {
+                match build(e.name, &[(spec.name, v.clone())]) {
+                    Err(WorkloadError::Param(RegistryError::BadValue { key, .. }))
+                        if key == spec.name => {}
+                    other => panic!("{} {} = {v}: {other:?}", e.name, spec.name),
+                }
+            }
+            let ParamKind::Int { min, .. } = spec.kind else {
+                panic!("{} {}: workload parameters are integers", e.name, spec.name)
+            };
+            let v = if spec.default_value() == Ok(Value::Int(min + 1)) {
+                min + 2
+            } else {
+                min + 1
+            };
+            let other = format!(
+                "{:?}",
+                build(e.name, &[(spec.name, Value::Int(v))]).unwrap()
+            );
+            assert_ne!(
+                other, base,
+                "{} {} = {v} changes nothing",
+                e.name, spec.name
+            );
         }
     }
 }

@@ -23,6 +23,7 @@
 use crate::cpu::{self, CpuParams};
 use crate::gpgpu::{self, GpgpuParams};
 use crate::WorkloadError;
+use apusim_registry::Value;
 use apusim_trace::AccessSource;
 use std::sync::LazyLock;
 
@@ -425,7 +426,8 @@ impl Job {
 /// The jobs of mix `name`: CPU job `i` on core `i` retiring `scale ×` [`CPU_INSTRUCTIONS`]
 /// instructions (seed `seed + i`), then the GPU job: a GPGPU kernel at its default problem
 /// size scaled by `scale` ([`gpgpu::KernelInfo::scaled_size`]: `scale ×` the elements, so
-/// `√scale ×` the side of a 2-D problem), or a rendering job of `scale` frames.
+/// `√scale ×` the side of a 2-D problem), or a rendering job of `scale` frames. A `scale`
+/// outside [`crate::SCALE`]'s range is refused with the registry's message.
 pub fn jobs(name: &str, scale: u64, seed: u64) -> Result<Vec<Job>, WorkloadError> {
     let m = mix(name).ok_or_else(|| WorkloadError::Unknown {
         kind: "mix",
@@ -436,16 +438,18 @@ pub fn jobs(name: &str, scale: u64, seed: u64) -> Result<Vec<Job>, WorkloadError
             "S1-S18, D1-D18, Q1-Q18, TAP-{1,2,4}C-{A..E}, TAP-S-{A..E}, H1-H20, L1-L20, HL1-HL20"
                 .to_string(),
     })?;
-    let scale = scale.max(1);
+    crate::SCALE.check_value(&Value::Int(scale))?;
     let mut v = Vec::new();
     for (i, c) in m.cpus.iter().enumerate() {
-        let kernel = cpu::info(c).map_or(*c, |k| k.name);
-        let params = CpuParams {
-            core: i as u8,
-            instructions: CPU_INSTRUCTIONS * scale,
-            size: 0,
-            seed: seed.wrapping_add(i as u64),
-        };
+        let (k, params) = cpu::params(
+            c,
+            &[
+                ("core", Value::Int(i as u64)),
+                ("instructions", Value::Int(CPU_INSTRUCTIONS * scale)),
+                ("seed", Value::Int(seed.wrapping_add(i as u64))),
+            ],
+        )?;
+        let kernel = k.name;
         v.push(Job {
             label: format!("cpu{i} {c}"),
             spec: JobSpec::Cpu { kernel, params },
@@ -457,29 +461,35 @@ pub fn jobs(name: &str, scale: u64, seed: u64) -> Result<Vec<Job>, WorkloadError
             width,
             height,
             ..
-        } => JobSpec::Render {
-            scene,
-            width: *width,
-            height: *height,
-            frames: u32::try_from(scale).unwrap_or(u32::MAX),
+        } => {
             // Titles played by the same scene differ in their procedural content.
-            seed: seed.wrapping_add(title_index(&m.gpu)),
-        },
+            let seed = seed.wrapping_add(title_index(&m.gpu));
+            let o = apusim_render::builtin::options(
+                Some(scene),
+                &[
+                    ("width", Value::Int(*width as u64)),
+                    ("height", Value::Int(*height as u64)),
+                    ("frames", Value::Int(scale)),
+                    ("seed", Value::Int(seed)),
+                ],
+            )?;
+            JobSpec::Render {
+                scene,
+                width: o.width,
+                height: o.height,
+                // At most MAX_SCALE, checked above.
+                frames: scale as u32,
+                seed: o.seed,
+            }
+        }
         GpuJob::Gpgpu(k) => {
-            let info = gpgpu::info(k)
-                .ok_or_else(|| WorkloadError::unknown("gpgpu kernel", k, &gpgpu::REGISTRY))?;
+            let (info, params) = gpgpu::params(
+                k,
+                &[("scale", Value::Int(scale)), ("seed", Value::Int(seed))],
+            )?;
             JobSpec::Gpgpu {
                 kernel: info.name,
-                params: GpgpuParams {
-                    // 0 (the default) at scale 1, so the header reads as before.
-                    size: if scale > 1 {
-                        info.scaled_size(scale)
-                    } else {
-                        0
-                    },
-                    seed,
-                    ..GpgpuParams::default()
-                },
+                params,
             }
         }
     };
@@ -488,6 +498,49 @@ pub fn jobs(name: &str, scale: u64, seed: u64) -> Result<Vec<Job>, WorkloadError
         spec,
     });
     Ok(v)
+}
+
+/// What a run puts on the GPU alone, with no CPU job (`apusim run --scene|--kernel`, the
+/// Python `run`'s `scene`).
+#[derive(Clone, Copy, Debug)]
+pub enum Alone<'a> {
+    /// A built-in scene's frames at `resolution`, `scale` of them.
+    Scene(&'a str),
+    /// A GPGPU kernel at `scale ×` its default elements.
+    Kernel(&'a str),
+}
+
+/// Check the name and every parameter of a GPU-alone run against its registry entry before
+/// anything runs (the job itself is built by the front ends' shared code).
+pub fn check_alone(
+    alone: Alone<'_>,
+    resolution: (u32, u32),
+    scale: u64,
+    seed: u64,
+) -> Result<(), WorkloadError> {
+    match alone {
+        Alone::Scene(scene) => {
+            let (width, height) = resolution;
+            apusim_render::builtin::options(
+                Some(scene),
+                &[
+                    ("width", Value::Int(width as u64)),
+                    ("height", Value::Int(height as u64)),
+                    ("frames", Value::Int(scale)),
+                    ("seed", Value::Int(seed)),
+                ],
+            )?;
+            // `scale` frames: the size multiplier's own range too.
+            crate::SCALE.check_value(&Value::Int(scale))?;
+        }
+        Alone::Kernel(kernel) => {
+            gpgpu::params(
+                kernel,
+                &[("scale", Value::Int(scale)), ("seed", Value::Int(seed))],
+            )?;
+        }
+    }
+    Ok(())
 }
 
 /// FNV-1a of a built-in scene's text, so edited scenes get fresh cache keys.
@@ -547,6 +600,20 @@ mod tests {
         let s = sources("S16", 1, 1).unwrap();
         assert_eq!(s.len(), 2);
         assert!(sources("Z9", 1, 1).is_err());
+    }
+
+    #[test]
+    fn scales_outside_the_registry_range_are_refused() {
+        for m in ["S1", "TAP-1C-D", "H1"] {
+            for scale in [0, crate::MAX_SCALE + 1] {
+                let e = jobs(m, scale, 1).unwrap_err();
+                assert!(
+                    matches!(&e, WorkloadError::Param(apusim_registry::RegistryError::BadValue { key, .. }) if key == "scale"),
+                    "{m} {scale}: {e}"
+                );
+            }
+            assert!(jobs(m, crate::MAX_SCALE, 1).is_ok(), "{m}");
+        }
     }
 
     #[test]

@@ -5,16 +5,18 @@
 //! bypass duel, all other GPU write misses bypass, CPU write misses allocate, and write hits
 //! do not change the RRPV. The default LLC policy of the 4C1G preset.
 //!
-//! The write rules are built in (`OWN_WRITE_RULES`), so this policy behaves the same whether
-//! `gpu_write_rules` is set or not, and the registry never wraps it twice.
+//! The write rules are built in (`OWN_WRITE_RULES`, the wrapped rules'), so this policy
+//! behaves the same whether `gpu_write_rules` is set or not, and the registry never wraps it
+//! twice. Every hook, its parameters (`depth_psel_bits`) and statistics are the wrapped
+//! rules' ([`Wrapper`]).
 
-use super::hetero_writes::{HeteroWrites, DEPTH_PSEL_BITS};
+use super::hetero_writes::HeteroWrites;
 use super::srrip::Srrip;
-use crate::params::ParamList;
-use crate::{
-    CacheError, Evicted, Feedback, MissAction, Policy, PolicyContext, PolicyStat, SetView,
-};
-use apusim_trace::Access;
+use super::wrapper::Wrapper;
+use crate::{CacheError, PolicyContext};
+// The tests below reach these through `use super::*`.
+#[cfg(test)]
+use {crate::Policy, apusim_trace::Access};
 
 pub struct DrpBaseline(HeteroWrites<Srrip>);
 
@@ -29,43 +31,16 @@ impl DrpBaseline {
     }
 }
 
-impl Policy for DrpBaseline {
-    #[inline]
-    fn prefetch_set(&self, set: usize) {
-        self.0.prefetch_set(set);
+impl Wrapper for DrpBaseline {
+    type Inner = HeteroWrites<Srrip>;
+    fn inner(&self) -> &HeteroWrites<Srrip> {
+        &self.0
     }
-    fn params(list: &mut ParamList) {
-        list.add(&[DEPTH_PSEL_BITS]);
+    fn inner_mut(&mut self) -> &mut HeteroWrites<Srrip> {
+        &mut self.0
     }
-    fn build(ctx: &PolicyContext) -> Result<Self, CacheError> {
-        Ok(DrpBaseline(HeteroWrites::wrap(Srrip::build(ctx)?, ctx)?))
-    }
-    const OWN_WRITE_RULES: bool = true;
-    #[inline]
-    fn on_hit(&mut self, set: usize, way: usize, req: &Access) {
-        self.0.on_hit(set, way, req);
-    }
-    #[inline]
-    fn on_miss(&mut self, set: usize, req: &Access) -> MissAction {
-        self.0.on_miss(set, req)
-    }
-    #[inline]
-    fn victim(&mut self, set: usize, req: &Access, view: &SetView<'_>) -> usize {
-        self.0.victim(set, req, view)
-    }
-    #[inline]
-    fn on_evict(&mut self, set: usize, way: usize, victim: &Evicted) {
-        self.0.on_evict(set, way, victim);
-    }
-    #[inline]
-    fn on_fill(&mut self, set: usize, way: usize, req: &Access) {
-        self.0.on_fill(set, way, req);
-    }
-    fn on_feedback(&mut self, fb: &Feedback) {
-        self.0.on_feedback(fb);
-    }
-    fn stats(&self) -> Vec<PolicyStat> {
-        self.0.stats()
+    fn wrap(inner: HeteroWrites<Srrip>, _ctx: &PolicyContext) -> Result<Self, CacheError> {
+        Ok(DrpBaseline(inner))
     }
 }
 

@@ -4,10 +4,9 @@
 //! the RRIP duels' leaders.
 
 use super::util::{Psel, SetSampler};
-use crate::params::{ParamKind, ParamList, ParamSpec};
-use crate::{
-    CacheError, Evicted, Feedback, MissAction, Policy, PolicyContext, PolicyStat, SetView,
-};
+use super::wrapper::Wrapper;
+use crate::params::{ParamKind, ParamSpec};
+use crate::{CacheError, MissAction, Policy, PolicyContext, PolicyStat};
 use apusim_trace::{Access, Op, Stream};
 
 /// Width of [`HeteroWrites`]' depth-write duel selector: 10 bits
@@ -86,19 +85,18 @@ impl<P: Policy> HeteroWrites<P> {
     }
 }
 
-impl<P: Policy> Policy for HeteroWrites<P> {
-    #[inline]
-    fn prefetch_set(&self, set: usize) {
-        self.inner.prefetch_set(set);
+impl<P: Policy> Wrapper for HeteroWrites<P> {
+    type Inner = P;
+    fn inner(&self) -> &P {
+        &self.inner
     }
-    fn build(ctx: &PolicyContext) -> Result<Self, CacheError> {
-        HeteroWrites::wrap(P::build(ctx)?, ctx)
+    fn inner_mut(&mut self) -> &mut P {
+        &mut self.inner
     }
-    fn params(list: &mut ParamList) {
-        P::params(list);
-        list.add(WRITE_RULE_PARAMS);
+    fn wrap(inner: P, ctx: &PolicyContext) -> Result<Self, CacheError> {
+        HeteroWrites::wrap(inner, ctx)
     }
-
+    const PARAMS: &'static [ParamSpec] = WRITE_RULE_PARAMS;
     const OWN_WRITE_RULES: bool = true;
 
     #[inline]
@@ -139,27 +137,7 @@ impl<P: Policy> Policy for HeteroWrites<P> {
         self.inner.on_miss(set, req)
     }
 
-    #[inline]
-    fn victim(&mut self, set: usize, req: &Access, view: &SetView<'_>) -> usize {
-        self.inner.victim(set, req, view)
-    }
-
-    #[inline]
-    fn on_evict(&mut self, set: usize, way: usize, victim: &Evicted) {
-        self.inner.on_evict(set, way, victim);
-    }
-
-    #[inline]
-    fn on_fill(&mut self, set: usize, way: usize, req: &Access) {
-        self.inner.on_fill(set, way, req);
-    }
-
-    fn on_feedback(&mut self, fb: &Feedback) {
-        self.inner.on_feedback(fb);
-    }
-
-    fn stats(&self) -> Vec<PolicyStat> {
-        let mut s = self.inner.stats();
+    fn extra_stats(&self, s: &mut Vec<PolicyStat>) {
         s.push(("depth_psel".into(), self.depth_psel.value() as f64));
         s.push((
             "depth_followers_bypass".into(),
@@ -175,7 +153,6 @@ impl<P: Policy> Policy for HeteroWrites<P> {
             self.depth_write_allocations as f64,
         ));
         s.push(("write_hits_ignored".into(), self.write_hits as f64));
-        s
     }
 }
 

@@ -39,6 +39,7 @@ pub mod ucp;
 pub mod umon;
 pub mod util;
 mod validate;
+pub mod wrapper;
 
 pub use validate::{allowed_params, check_params, params_for};
 

@@ -16,10 +16,8 @@
 //! inclusive). `Ucd<P>` has the write rules of `P`: `drrip-ucd` is wrapped in the
 //! heterogeneous write rules when they are on, `gspc-ucd` is not (see [`super::gspc`]).
 
-use crate::params::ParamList;
-use crate::{
-    CacheError, Evicted, Feedback, MissAction, Policy, PolicyContext, PolicyStat, SetView,
-};
+use super::wrapper::Wrapper;
+use crate::{CacheError, MissAction, Policy, PolicyContext, PolicyStat};
 use apusim_trace::{Access, Stream};
 
 /// `P` with uncached displayable color.
@@ -44,24 +42,16 @@ pub fn is_displayable_color(req: &Access) -> bool {
     req.stream == Stream::Display && req.agent.is_gpu()
 }
 
-impl<P: Policy> Policy for Ucd<P> {
-    fn params(list: &mut ParamList) {
-        P::params(list);
+impl<P: Policy> Wrapper for Ucd<P> {
+    type Inner = P;
+    fn inner(&self) -> &P {
+        &self.inner
     }
-    fn build(ctx: &PolicyContext) -> Result<Self, CacheError> {
-        Ok(Ucd {
-            inner: P::build(ctx)?,
-            bypasses: 0,
-        })
+    fn inner_mut(&mut self) -> &mut P {
+        &mut self.inner
     }
-    const OWN_WRITE_RULES: bool = P::OWN_WRITE_RULES;
-    #[inline]
-    fn prefetch_set(&self, set: usize) {
-        self.inner.prefetch_set(set);
-    }
-    #[inline]
-    fn on_hit(&mut self, set: usize, way: usize, req: &Access) {
-        self.inner.on_hit(set, way, req);
+    fn wrap(inner: P, _ctx: &PolicyContext) -> Result<Self, CacheError> {
+        Ok(Ucd { inner, bypasses: 0 })
     }
     #[inline]
     fn on_miss(&mut self, set: usize, req: &Access) -> MissAction {
@@ -71,25 +61,8 @@ impl<P: Policy> Policy for Ucd<P> {
         }
         self.inner.on_miss(set, req)
     }
-    #[inline]
-    fn victim(&mut self, set: usize, req: &Access, view: &SetView<'_>) -> usize {
-        self.inner.victim(set, req, view)
-    }
-    #[inline]
-    fn on_evict(&mut self, set: usize, way: usize, victim: &Evicted) {
-        self.inner.on_evict(set, way, victim);
-    }
-    #[inline]
-    fn on_fill(&mut self, set: usize, way: usize, req: &Access) {
-        self.inner.on_fill(set, way, req);
-    }
-    fn on_feedback(&mut self, fb: &Feedback) {
-        self.inner.on_feedback(fb);
-    }
-    fn stats(&self) -> Vec<PolicyStat> {
-        let mut s = self.inner.stats();
+    fn extra_stats(&self, s: &mut Vec<PolicyStat>) {
         s.push(("ucd_bypasses".into(), self.bypasses as f64));
-        s
     }
 }
 

@@ -649,6 +649,76 @@ pub(crate) mod test_util {
 mod tests {
     use super::*;
 
+    /// docs/policies.md's DRAM scheduler table: every registered scheduler has a row, every
+    /// row names registered schedulers only, and its `file` column names an existing file that
+    /// implements `Scheduler` and is the module the scheduler's registry entry builds from
+    /// (`build: |..| Box::new(MODULE::Type..)` in this file's `REGISTRY`).
+    #[test]
+    fn docs_table_lists_every_scheduler_and_its_file() {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+        let doc = std::fs::read_to_string(root.join("../../docs/policies.md")).unwrap();
+        let section = doc
+            .split("\n## DRAM schedulers")
+            .nth(1)
+            .expect("docs/policies.md has a DRAM schedulers section");
+        let rows: Vec<(Vec<&str>, &str)> = section
+            .lines()
+            .skip_while(|l| !l.starts_with("| name |"))
+            .skip(2)
+            .take_while(|l| l.starts_with("| `"))
+            .map(|l| {
+                let cols: Vec<&str> = l.trim().trim_matches('|').split(" | ").collect();
+                let names = cols[0].split(',').map(|n| n.trim().trim_matches('`'));
+                let file = cols[cols.len() - 1].trim().trim_matches('`');
+                (names.collect(), file)
+            })
+            .collect();
+        assert!(!rows.is_empty(), "no scheduler table in docs/policies.md");
+        let src = include_str!("mod.rs");
+        let registry = &src[src.find("pub const REGISTRY").unwrap()..];
+        let mut problems = Vec::new();
+        for e in REGISTRY {
+            let Some((_, file)) = rows.iter().find(|(names, _)| names.contains(&e.name)) else {
+                problems.push(format!("`{}` has no row", e.name));
+                continue;
+            };
+            let Ok(text) = std::fs::read_to_string(root.join("src").join(file)) else {
+                problems.push(format!("`{}`: {file} does not exist", e.name));
+                continue;
+            };
+            if !text.contains("impl Scheduler for") {
+                problems.push(format!("`{}`: {file} implements no Scheduler", e.name));
+            }
+            let at = registry
+                .find(&format!("name: \"{}\",", e.name))
+                .expect("every entry is in REGISTRY's source");
+            let build = registry[at..]
+                .lines()
+                .find(|l| l.trim_start().starts_with("build:"))
+                .unwrap();
+            let stem = std::path::Path::new(file).file_stem().unwrap();
+            if !build.contains(&format!("new({}::", stem.to_str().unwrap())) {
+                problems.push(format!(
+                    "`{}`: built by `{}`, not from {file}",
+                    e.name,
+                    build.trim()
+                ));
+            }
+        }
+        for (names, _) in &rows {
+            for n in names {
+                if !REGISTRY.iter().any(|e| e.name == *n) {
+                    problems.push(format!("row `{n}` is not a registered scheduler"));
+                }
+            }
+        }
+        assert!(
+            problems.is_empty(),
+            "docs/policies.md's scheduler table is out of date:\n{}",
+            problems.join("\n")
+        );
+    }
+
     /// A scheduler that only implements the required methods.
     #[derive(Debug)]
     struct Oldest;

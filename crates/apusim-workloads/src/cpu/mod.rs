@@ -13,7 +13,7 @@
 use crate::rng::SplitMix64;
 use crate::simt::Buf;
 use crate::WorkloadError;
-use apusim_registry::{Entry, ParamKind, ParamSpec};
+use apusim_registry::{Entry, ParamKind, ParamSpec, Value};
 use apusim_trace::{Access, AccessSource, Agent, Op, Result, Stream, TraceHeader, BATCH};
 use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
 use std::sync::LazyLock;
@@ -164,9 +164,12 @@ impl KernelInfo {
                     min: 0,
                     max: u32::MAX as u64,
                 },
-                default: leak(self.default_size.to_string()),
+                default: "0",
                 unit: self.size_unit,
-                doc: "data-set size (0: the default)",
+                doc: leak(format!(
+                    "data-set size (0: the default, {})",
+                    self.default_size
+                )),
             },
             ParamSpec {
                 name: "core",
@@ -178,7 +181,7 @@ impl KernelInfo {
                 unit: "",
                 doc: "the core it runs on (its own address range)",
             },
-            crate::gpgpu::SEED,
+            crate::SEED,
         ];
         Entry {
             name: self.name,
@@ -191,6 +194,38 @@ impl KernelInfo {
             build: self,
         }
     }
+}
+
+/// The kernel `name` and its parameters from `given` (by registry key: `instructions`,
+/// `size`, `core`, `seed`), each checked against the kernel's registry entry, the rest at
+/// their defaults: the one place where a CPU workload's parameters are validated.
+pub fn params(
+    name: &str,
+    given: &[(&str, Value)],
+) -> std::result::Result<(&'static KernelInfo, CpuParams), WorkloadError> {
+    let entry = entry(name)?;
+    let (k, p) = (entry.build, entry.check(given)?);
+    Ok((
+        k,
+        CpuParams {
+            core: p.int("core") as u8,
+            instructions: p.int("instructions"),
+            size: p.int("size") as usize,
+            seed: p.int("seed"),
+        },
+    ))
+}
+
+/// The registry entry of kernel `name` (as [`info`] reads names), or the error naming the
+/// nearest.
+pub fn entry(
+    name: &str,
+) -> std::result::Result<&'static Entry<&'static KernelInfo>, WorkloadError> {
+    let k = info(name).ok_or_else(|| WorkloadError::unknown("cpu kernel", name, &REGISTRY))?;
+    Ok(REGISTRY
+        .iter()
+        .find(|e| e.name == k.name)
+        .expect("every kernel is registered"))
 }
 
 /// The kernel named `name` (case-insensitive; accepts `leslie3D`, `soplex.pds-50`,
@@ -464,6 +499,13 @@ pub(crate) fn rng(p: &CpuParams, salt: u64) -> SplitMix64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn every_parameter_is_checked_and_used_by_params() {
+        crate::drive_every_parameter(&REGISTRY, &CpuParams::default(), |name, given| {
+            params(name, given).map(|(_, p)| p)
+        });
+    }
 
     #[test]
     fn registry_sources_are_deterministic_and_instruction_level() {

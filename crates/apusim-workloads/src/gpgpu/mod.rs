@@ -12,7 +12,7 @@
 use crate::rng::SplitMix64;
 use crate::simt::{Kernel, SimtBlocks, SimtConfig, SimtSource};
 use crate::WorkloadError;
-use apusim_registry::{Entry, ParamKind, ParamSpec};
+use apusim_registry::{Entry, ParamKind, ParamSpec, Value};
 use apusim_trace::{AccessSource, BlockSource};
 use std::sync::LazyLock;
 
@@ -273,9 +273,10 @@ pub const KERNELS: &[KernelInfo] = &[
 ];
 
 /// Every GPGPU kernel as an [`Entry`] of the one registry shape: name, description, paper
-/// key (its [`KernelInfo::paper_source`]), the parameters `apusim gen gpgpu` takes, and the
-/// kernel's record as the constructor slot (its `generate`/`program` build it). Listings and
-/// `apusim describe` read it.
+/// key (its [`KernelInfo::paper_source`]), the parameters every caller passes (`apusim gen
+/// gpgpu`, `apusim run --kernel`, a mix's GPU job), checked by [`params`], and the kernel's
+/// record as the constructor slot (its `generate`/`program` build it). Listings and `apusim
+/// describe` read it.
 pub static REGISTRY: LazyLock<Vec<Entry<&'static KernelInfo>>> =
     LazyLock::new(|| KERNELS.iter().map(KernelInfo::entry).collect());
 
@@ -288,12 +289,29 @@ impl KernelInfo {
                     min: 0,
                     max: u32::MAX as u64,
                 },
-                // Built once per process, for its life (an `Entry` holds static text).
-                default: Box::leak(self.default_size.to_string().into_boxed_str()),
+                default: "0",
                 unit: self.size_unit,
-                doc: "problem size (0: the default)",
+                // Built once per process, for its life (an `Entry` holds static text).
+                doc: Box::leak(
+                    format!(
+                        "problem size (0: the default, {}, grown by `scale`)",
+                        self.default_size
+                    )
+                    .into_boxed_str(),
+                ),
             },
-            SEED,
+            crate::SCALE,
+            crate::SEED,
+            ParamSpec {
+                name: "sms",
+                kind: ParamKind::Int {
+                    min: 1,
+                    max: u16::MAX as u64,
+                },
+                default: "6",
+                unit: "SMs",
+                doc: "streaming multiprocessors the grid is spread over",
+            },
         ];
         Entry {
             name: self.name,
@@ -305,17 +323,39 @@ impl KernelInfo {
     }
 }
 
-/// The seed parameter of every workload.
-pub(crate) const SEED: ParamSpec = ParamSpec {
-    name: "seed",
-    kind: ParamKind::Int {
-        min: 0,
-        max: u64::MAX,
-    },
-    default: "1",
-    unit: "",
-    doc: "seed of the generated input",
-};
+/// The kernel `name` and its parameters from `given` (by registry key: `size`, `scale`,
+/// `seed`, `sms`), each checked against the kernel's registry entry, the rest at their
+/// defaults: the one place where a GPGPU workload's parameters are validated. The size is
+/// `size` when given and not 0, else the default grown by `scale`
+/// ([`KernelInfo::scaled_size`]; 0, the default, at scale 1, so the header reads as before).
+pub fn params(
+    name: &str,
+    given: &[(&str, Value)],
+) -> Result<(&'static KernelInfo, GpgpuParams), WorkloadError> {
+    let entry = entry(name)?;
+    let (k, p) = (entry.build, entry.check(given)?);
+    let (size, scale) = (p.int("size") as usize, p.int("scale"));
+    let mut g = GpgpuParams {
+        size: if size > 0 || scale <= 1 {
+            size
+        } else {
+            k.scaled_size(scale)
+        },
+        seed: p.int("seed"),
+        ..GpgpuParams::default()
+    };
+    g.gpu.sms = p.int("sms") as u16;
+    Ok((k, g))
+}
+
+/// The registry entry of kernel `name` (case-insensitive), or the error naming the nearest.
+pub fn entry(name: &str) -> Result<&'static Entry<&'static KernelInfo>, WorkloadError> {
+    let k = find(name)?;
+    Ok(REGISTRY
+        .iter()
+        .find(|e| e.name == k.name)
+        .expect("every kernel is registered"))
+}
 
 /// The kernel named `name` (case-insensitive).
 pub fn info(name: &str) -> Option<&'static KernelInfo> {
@@ -412,6 +452,21 @@ pub(crate) mod test_util {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn every_parameter_is_checked_and_used_by_params() {
+        crate::drive_every_parameter(&REGISTRY, &GpgpuParams::default(), |name, given| {
+            params(name, given).map(|(_, p)| p)
+        });
+        let (_, p) = params("reduction", &[("scale", Value::Int(4))]).unwrap();
+        assert_eq!(p.size, info("reduction").unwrap().scaled_size(4));
+        let (_, p) = params(
+            "reduction",
+            &[("scale", Value::Int(4)), ("size", Value::Int(64))],
+        )
+        .unwrap();
+        assert_eq!(p.size, 64, "a given size wins over scale");
+    }
 
     #[test]
     fn registry_is_complete_and_deterministic() {
