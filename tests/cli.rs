@@ -654,12 +654,14 @@ fn studies_run_as_one_command_with_csv_and_deterministic_results() {
 #[test]
 fn studies_take_their_registered_options_and_unknown_names_get_the_nearest() {
     use apusim_experiments::studies::{OptionKind, STUDIES};
-    const COMMON: [&str; 9] = [
+    const COMMON: [&str; 11] = [
         "--seed",
         "--set",
         "--threads",
         "--cache-dir",
         "--no-cache",
+        "--db",
+        "--print-spec",
         "--json",
         "--csv",
         "--plot",
