@@ -193,18 +193,21 @@ impl Outputs {
 mod tests {
     use super::*;
 
+    /// The names of the files in `dir`, sorted.
+    fn names_in(dir: &Path) -> Vec<String> {
+        let mut v: Vec<String> = std::fs::read_dir(dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        v.sort();
+        v
+    }
+
     #[test]
     fn outputs_appear_together_or_not_at_all() {
         let dir = tempfile::tempdir().unwrap();
         let (a, b) = (dir.path().join("a.json"), dir.path().join("b.csv"));
-        let names = || {
-            let mut v: Vec<String> = std::fs::read_dir(dir.path())
-                .unwrap()
-                .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-                .collect();
-            v.sort();
-            v
-        };
+        let names = || names_in(dir.path());
         // Staged but never committed (a failed run): nothing new, no temporary file left.
         let mut o = Outputs::new();
         o.stage(&a, b"{}").unwrap();
@@ -236,14 +239,7 @@ mod tests {
         use crate::{Access, Agent, Op, Stream, TraceHeader};
         let dir = tempfile::tempdir().unwrap();
         let (dump, json) = (dir.path().join("llc.apt"), dir.path().join("r.json"));
-        let names = || {
-            let mut v: Vec<String> = std::fs::read_dir(dir.path())
-                .unwrap()
-                .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-                .collect();
-            v.sort();
-            v
-        };
+        let names = || names_in(dir.path());
         let header = TraceHeader::single(Agent::cpu(0), "t", 0, &[Stream::CpuData], "test");
         let a = Access::new(Agent::cpu(0), Stream::CpuData, Op::Read, 64, 8);
         // The dump streamed to its reserved file and finished (as a run's end does), then a
