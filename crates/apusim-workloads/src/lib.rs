@@ -74,6 +74,22 @@ pub const SEED: ParamSpec = ParamSpec {
     doc: "seed of the generated input",
 };
 
+/// The data-set size parameter of a workload in `unit`s (0: its default), described by `doc`.
+/// The text is built once per registry entry and kept for the process's life, as an `Entry`
+/// holds static text.
+pub(crate) fn size_param(unit: &'static str, doc: String) -> ParamSpec {
+    ParamSpec {
+        name: "size",
+        kind: ParamKind::Int {
+            min: 0,
+            max: u32::MAX as u64,
+        },
+        default: "0",
+        unit,
+        doc: Box::leak(doc.into_boxed_str()),
+    }
+}
+
 /// Errors of the workload registries.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum WorkloadError {

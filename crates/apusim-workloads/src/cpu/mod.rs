@@ -158,19 +158,10 @@ impl KernelInfo {
                 unit: "instructions",
                 doc: "instructions to retire",
             },
-            ParamSpec {
-                name: "size",
-                kind: ParamKind::Int {
-                    min: 0,
-                    max: u32::MAX as u64,
-                },
-                default: "0",
-                unit: self.size_unit,
-                doc: leak(format!(
-                    "data-set size (0: the default, {})",
-                    self.default_size
-                )),
-            },
+            crate::size_param(
+                self.size_unit,
+                format!("data-set size (0: the default, {})", self.default_size),
+            ),
             ParamSpec {
                 name: "core",
                 kind: ParamKind::Int {

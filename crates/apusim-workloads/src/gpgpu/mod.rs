@@ -283,23 +283,13 @@ pub static REGISTRY: LazyLock<Vec<Entry<&'static KernelInfo>>> =
 impl KernelInfo {
     fn entry(&'static self) -> Entry<&'static KernelInfo> {
         let params = vec![
-            ParamSpec {
-                name: "size",
-                kind: ParamKind::Int {
-                    min: 0,
-                    max: u32::MAX as u64,
-                },
-                default: "0",
-                unit: self.size_unit,
-                // Built once per process, for its life (an `Entry` holds static text).
-                doc: Box::leak(
-                    format!(
-                        "problem size (0: the default, {}, grown by `scale`)",
-                        self.default_size
-                    )
-                    .into_boxed_str(),
+            crate::size_param(
+                self.size_unit,
+                format!(
+                    "problem size (0: the default, {}, grown by `scale`)",
+                    self.default_size
                 ),
-            },
+            ),
             crate::SCALE,
             crate::SEED,
             ParamSpec {
