@@ -442,12 +442,27 @@ enum TraceCommand {
 }
 
 fn main() {
+    restore_sigpipe();
     let mut cmd = negative_values(Cli::command());
     let mut matches = cmd.clone().get_matches();
     let cli = Cli::from_arg_matches_mut(&mut matches).unwrap_or_else(|e| e.format(&mut cmd).exit());
     if let Err(e) = dispatch(cli) {
         eprintln!("error: {e:#}");
         std::process::exit(1);
+    }
+}
+
+/// Give SIGPIPE back its default action, as every Unix filter has it: `apusim trace info T |
+/// head` then ends quietly when `head` closes the pipe, instead of panicking in `println!`
+/// (the Rust runtime ignores SIGPIPE, so a write to a closed pipe returns an error that the
+/// printing macros turn into a panic). Files being staged for an atomic commit are left as
+/// temporary files, as after any kill, and the next run sweeps them.
+fn restore_sigpipe() {
+    #[cfg(unix)]
+    // SAFETY: called first in `main`, before any other thread exists; SIG_DFL is a valid
+    // disposition for SIGPIPE.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
     }
 }
 

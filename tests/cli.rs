@@ -186,6 +186,25 @@ fn policies_and_presets_are_listed() {
     assert!(toml.contains("policy = \"srrip\""), "{toml}");
 }
 
+
+/// A reader that closes the pipe early (`apusim mixes | head -1`) ends the command as it ends
+/// `cat`, by SIGPIPE, with nothing on stderr; before, `println!` panicked with a backtrace.
+#[cfg(unix)]
+#[test]
+fn a_closed_stdout_pipe_ends_the_command_quietly() {
+    use std::os::unix::process::ExitStatusExt;
+    let (reader, writer) = std::io::pipe().unwrap();
+    // Closed before the command starts, so its first write finds no reader.
+    drop(reader);
+    let o = std::process::Command::new(env!("CARGO_BIN_EXE_apusim"))
+        .arg("mixes")
+        .stdout(writer)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    assert_eq!(o.status.signal(), Some(libc::SIGPIPE), "{:?}: {stderr}", o.status);
+}
 #[test]
 fn policy_parameters_are_validated_and_described() {
     // `apusim run --mix S1 --policy POLICY --set llc.params.SET`, refused.
