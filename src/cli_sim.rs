@@ -94,7 +94,15 @@ fn parse_interval(s: &str) -> Result<IntervalSpec, String> {
 pub fn run(a: SimArgs) -> Result<()> {
     let cfg = a.system.load_for(&a.workload)?;
     let names = policy_list_or_configured(a.policy.as_deref(), &cfg);
-    let inputs = run_inputs(&a.traces, &a.import, &a.workload, &a.cache, cfg.seed, true)?;
+    let inputs = run_inputs(
+        &a.traces,
+        &a.import,
+        &a.workload,
+        None,
+        &a.cache,
+        cfg.seed,
+        true,
+    )?;
     let inputs = &*inputs;
     let sample = a
         .sample

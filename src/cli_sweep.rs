@@ -446,8 +446,7 @@ pub fn record_run(
         store,
         cfg,
         inputs,
-        opts.limit,
-        &opts.study,
+        opts,
         results,
         std::time::SystemTime::now(),
     )?;

@@ -241,6 +241,7 @@ fn run_inputs(
     traces: &[String],
     import: &inputs::ImportArgs,
     w: &WorkloadArgs,
+    instructions: Option<u64>,
     cache: &CacheArgs,
     seed: u64,
     timed: bool,
@@ -270,6 +271,7 @@ fn run_inputs(
         alone,
         w.resolution,
         w.scale,
+        instructions,
         seed,
         cache.dir(),
         timed,
@@ -398,6 +400,12 @@ struct RunArgs {
     /// Stop after this many accesses.
     #[arg(long, value_parser = crate::whole_number(1..=u64::MAX))]
     limit: Option<u64>,
+    /// With --mix: each CPU job retires this many instructions (instead of `scale ×` 5 M;
+    /// drp §3 runs 250000000), and the run follows drp §3's method: a job that ends before
+    /// the others starts again, until every job, the GPU's too, has ended once. Every pass
+    /// is counted.
+    #[arg(long, value_parser = registry_int(&apusim_workloads::cpu::INSTRUCTIONS))]
+    instructions: Option<u64>,
     /// Print cachegrind's nine counters (use with --preset cachegrind).
     #[arg(long)]
     cachegrind: bool,
@@ -579,6 +587,7 @@ fn demo(a: DemoArgs) -> Result<()> {
     let opts = RunOptions {
         progress: true,
         limit: None,
+        continue_to_run: false,
         study: Default::default(),
     };
     let results = run_policies(&cfg, &names, &inputs, &opts)?;
@@ -594,12 +603,27 @@ fn policy_list_or_configured(given: Option<&[String]>, cfg: &SystemConfig) -> Ve
 }
 
 fn run(a: RunArgs) -> Result<()> {
+    if a.instructions.is_some() && a.workload.mix.is_none() {
+        bail!(
+            "--instructions is the length of a --mix's CPU jobs; trace files, --scene and \
+             --kernel have their own length (`apusim sim --instructions` replays a trace to a \
+             target)"
+        );
+    }
     let cfg = a.system.load_for(&a.workload)?;
     let names = policy_list_or_configured(a.policy.as_deref(), &cfg);
     if a.cachegrind && !cfg.cachegrind {
         bail!("--cachegrind output needs the cachegrind model: use --preset cachegrind");
     }
-    let inputs = run_inputs(&a.traces, &a.import, &a.workload, &a.cache, cfg.seed, false)?;
+    let inputs = run_inputs(
+        &a.traces,
+        &a.import,
+        &a.workload,
+        a.instructions,
+        &a.cache,
+        cfg.seed,
+        false,
+    )?;
     let inputs = &*inputs;
     let mut study = a.study.options()?;
     // The LLC dump streams into a reserved temporary file while the run proceeds and is
@@ -611,6 +635,8 @@ fn run(a: RunArgs) -> Result<()> {
     let opts = RunOptions {
         progress: true,
         limit: a.limit,
+        // drp §3's method: CPU jobs of a given length, early finishers running on.
+        continue_to_run: a.instructions.is_some(),
         study,
     };
     let mut db =

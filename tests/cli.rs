@@ -186,7 +186,6 @@ fn policies_and_presets_are_listed() {
     assert!(toml.contains("policy = \"srrip\""), "{toml}");
 }
 
-
 /// A reader that closes the pipe early (`apusim mixes | head -1`) ends the command as it ends
 /// `cat`, by SIGPIPE, with nothing on stderr; before, `println!` panicked with a backtrace.
 #[cfg(unix)]
@@ -203,7 +202,12 @@ fn a_closed_stdout_pipe_ends_the_command_quietly() {
         .unwrap();
     let stderr = String::from_utf8_lossy(&o.stderr);
     assert!(!stderr.contains("panicked"), "{stderr}");
-    assert_eq!(o.status.signal(), Some(libc::SIGPIPE), "{:?}: {stderr}", o.status);
+    assert_eq!(
+        o.status.signal(),
+        Some(libc::SIGPIPE),
+        "{:?}: {stderr}",
+        o.status
+    );
 }
 #[test]
 fn policy_parameters_are_validated_and_described() {
@@ -525,6 +529,50 @@ fn built_in_workloads_generate_traces_and_mixes_run_without_input() {
         .all(|f| f.ends_with(".apt") && f.starts_with("v")));
     assert_eq!(mix_run(&cached), mix);
     assert_eq!(mix_run(&["--no-cache"]), mix);
+    // drp §3's method: CPU jobs of a given length, and a job that ends first runs on until
+    // every job has ended once. The core's 100 K-instruction job ends long before the GPU's
+    // kernel, so it runs many passes; the GPU runs its kernel once, whole (S16's
+    // blackscholes: 327,680 LLC accesses).
+    let json = dir.path().join("instr.json");
+    let long = ok(&[
+        "run",
+        "--mix",
+        "S16",
+        "--instructions",
+        "100000",
+        "--policy",
+        "lru",
+        "--cache-dir",
+        cache.to_str().unwrap(),
+        "--json",
+        json.to_str().unwrap(),
+    ]);
+    let gpu_line = long.lines().find(|l| l.starts_with("llc gpu")).unwrap();
+    assert_eq!(gpu_line.split_whitespace().nth(2), Some("327680"), "{long}");
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    assert_eq!(
+        v["inputs"],
+        "mix S16 (scale 1, CPU jobs of 100000 instructions, seed 1)"
+    );
+    let retired = v["results"][0]["stats"]["instructions"][0]
+        .as_u64()
+        .unwrap();
+    assert!(
+        retired > 10 * 100_000,
+        "{retired} instructions: the core ran on"
+    );
+    assert!(cache
+        .join(format!(
+            "{}.apt",
+            apusim_workloads::mixes::jobs_at("S16", 1, Some(100_000), 1).unwrap()[0].key()
+        ))
+        .exists());
+    let err = fails(&["run", "x.apt", "--instructions", "5"]);
+    assert!(
+        err.contains("--instructions is the length of a --mix's CPU jobs"),
+        "{err}"
+    );
     // A mix runs on as many CPU cores as it has CPU jobs (UCP partitions among those
     // agents), unless `--set cpus=N` asks for more.
     let ucp = |extra: &[&str]| {

@@ -232,6 +232,16 @@ fn bad_specs_are_refused_before_anything_runs() {
             ":2: `sample` is for timed points; this point is functional",
         ),
         (
+            "warmupfn.toml",
+            "warmup = 1000\n",
+            ":2: `warmup` is for timed points; this point is functional",
+        ),
+        (
+            "instrfn.toml",
+            "instructions = 1000\n",
+            ":2: `instructions` of a functional point is the length of its mix's CPU jobs",
+        ),
+        (
             "twoinputs.toml",
             "kernel = \"bfs\"\n",
             "a point has one of `mix`, `traces`, `kernel` and `scene`, not traces and kernel",

@@ -70,6 +70,9 @@ pub struct Options {
     pub mixes: Vec<String>,
     /// Workload scale (`apusim run --mix --scale`).
     pub scale: u64,
+    /// Instructions of each CPU job, with drp §3's method of running early finishers on
+    /// (`apusim run --mix --instructions`); `None`: `scale ×` 5 M, each job once.
+    pub instructions: Option<u64>,
     pub seed: u64,
     /// Stop each run after this many trace accesses (`apusim run --limit`).
     pub limit: Option<u64>,
@@ -87,6 +90,7 @@ impl Default for Options {
                 .flat_map(|p| (1..=18).map(move |n| format!("{p}{n}")))
                 .collect(),
             scale: 1,
+            instructions: None,
             seed: 1,
             limit: None,
             overrides: Vec::new(),
@@ -119,7 +123,7 @@ pub fn run(fig: Figure, o: &Options) -> Result<StudyOutput> {
     let inputs: Vec<JobInputs> = o
         .mixes
         .iter()
-        .map(|m| JobInputs::mix(m, o.scale, o.seed, Some(dir.clone())))
+        .map(|m| JobInputs::mix_at(m, o.scale, o.instructions, o.seed, Some(dir.clone())))
         .collect::<Result<_>>()?;
     prepare_all(&dir, &inputs)?;
     let base_cfg = SystemConfig::load_preset("4c1g", &o.overrides)?;
@@ -136,6 +140,7 @@ pub fn run(fig: Figure, o: &Options) -> Result<StudyOutput> {
             cfg.seed = o.seed;
             let opts = RunOptions {
                 limit: o.limit,
+                continue_to_run: o.instructions.is_some(),
                 ..RunOptions::default()
             };
             let r = apusim_sim::run_policy(&cfg, policy, &inputs[m], &opts)
@@ -180,9 +185,14 @@ pub fn run(fig: Figure, o: &Options) -> Result<StudyOutput> {
     Ok(StudyOutput {
         study: fig.name().into(),
         title: format!(
-            "{}; scale {}, seed {}{}",
+            "{}; scale {}{}, seed {}{}",
             fig.title(),
             o.scale,
+            match o.instructions {
+                Some(n) =>
+                    format!(", CPU jobs of {n} instructions, early finishers running on (drp §3)"),
+                None => String::new(),
+            },
             o.seed,
             overrides_note(&o.overrides)
         ),
@@ -200,6 +210,7 @@ mod tests {
         let o = Options {
             mixes: vec!["D16".into(), "S17".into()],
             scale: 1,
+            instructions: None,
             seed: 3,
             limit: Some(600_000),
             overrides: Vec::new(),

@@ -182,6 +182,7 @@ fn llc_stream(dir: &Path, job: &Job, preset: &SystemConfig) -> Result<PathBuf> {
     let opts = RunOptions {
         progress: false,
         limit: None,
+        continue_to_run: false,
         study: StudyOptions {
             dump_llc_trace: Some(path.clone()),
             ..Default::default()

@@ -75,7 +75,8 @@ pub fn load_system(
 /// The inputs of a run (`apusim run/sim`, the Python bindings): the jobs of mix `mix` at
 /// `scale`, or a GPU workload alone (`scale` frames of a built-in scene at `resolution`, or
 /// a GPGPU kernel at `scale` times its default elements), or else the trace files `traces`
-/// (ChampSim traces read natively when `timed`). Generated jobs are cached under `cache`.
+/// (ChampSim traces read natively when `timed`). A mix's CPU jobs retire `instructions`
+/// each when set. Generated jobs are cached under `cache`.
 #[allow(clippy::too_many_arguments)]
 pub fn run_inputs(
     traces: &[String],
@@ -83,6 +84,7 @@ pub fn run_inputs(
     gpu_alone: Option<GpuAlone<'_>>,
     resolution: (u32, u32),
     scale: u64,
+    instructions: Option<u64>,
     seed: u64,
     cache: Option<PathBuf>,
     timed: bool,
@@ -91,7 +93,13 @@ pub fn run_inputs(
         if mixes::mix(m).is_none() {
             anyhow::bail!("unknown mix `{m}` (see `apusim mixes`)");
         }
-        return Ok(Box::new(JobInputs::mix(m, scale, seed, cache)?));
+        return Ok(Box::new(JobInputs::mix_at(
+            m,
+            scale,
+            instructions,
+            seed,
+            cache,
+        )?));
     }
     if let Some(which) = gpu_alone {
         return Ok(Box::new(gpu_alone_inputs(
@@ -213,11 +221,28 @@ pub struct JobInputs {
 impl JobInputs {
     /// The jobs of mix `name` at `scale` and `seed` (see `apusim_workloads::mixes::jobs`).
     pub fn mix(name: &str, scale: u64, seed: u64, cache: Option<PathBuf>) -> Result<JobInputs> {
-        let jobs = mixes::jobs(name, scale, seed).with_context(|| format!("mix {name}"))?;
+        JobInputs::mix_at(name, scale, None, seed, cache)
+    }
+
+    /// [`JobInputs::mix`] with CPU jobs of `instructions` each when set
+    /// (`apusim_workloads::mixes::jobs_at`).
+    pub fn mix_at(
+        name: &str,
+        scale: u64,
+        instructions: Option<u64>,
+        seed: u64,
+        cache: Option<PathBuf>,
+    ) -> Result<JobInputs> {
+        let jobs = mixes::jobs_at(name, scale, instructions, seed)
+            .with_context(|| format!("mix {name}"))?;
+        let length = match instructions {
+            Some(n) => format!(", CPU jobs of {n} instructions"),
+            None => String::new(),
+        };
         Ok(JobInputs {
             jobs,
             cache,
-            description: format!("mix {name} (scale {scale}, seed {seed})"),
+            description: format!("mix {name} (scale {scale}{length}, seed {seed})"),
         })
     }
 

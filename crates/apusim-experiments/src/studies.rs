@@ -211,6 +211,18 @@ const DRP_OPTIONS: &[OptionSpec] = &[
     ),
     opt("scale", SCALE, Some("1"), "SCALE", SCALE_HELP_RUN),
     opt(
+        "instructions",
+        OptionKind::Int {
+            min: 1,
+            max: 1_000_000_000_000,
+        },
+        None,
+        "INSTRUCTIONS",
+        "Instructions of each CPU job (default: scale x 5000000; drp §3 runs 250000000), run \
+         by drp §3's method as `apusim run --mix --instructions` runs them: a job that ends \
+         before the others starts again until every job has ended once",
+    ),
+    opt(
         "limit",
         AT_LEAST_1,
         None,
@@ -409,6 +421,7 @@ impl Options {
         drp::Options {
             mixes: expand_mixes(&self.list_set("mixes")),
             scale: self.int_set("scale"),
+            instructions: self.int("instructions"),
             seed: self.seed,
             limit: self.int("limit"),
             overrides: self.overrides.clone(),

@@ -104,6 +104,7 @@ impl Workload {
                 .map(apusim_experiments::jobs::GpuAlone::Scene),
             self.resolution,
             self.scale,
+            None,
             seed,
             self.cache.clone(),
             timed,
@@ -266,6 +267,7 @@ pub fn run<'py>(
             let opts = RunOptions {
                 progress: false,
                 limit,
+                continue_to_run: false,
                 study: StudyOptions {
                     dump_llc_trace,
                     ..study_options(ideal.as_deref(), ideal_gpu.as_deref(), gpu_read_bypass)?
@@ -279,8 +281,7 @@ pub fn run<'py>(
                     store,
                     &cfg,
                     inputs,
-                    opts.limit,
-                    &opts.study,
+                    &opts,
                     &results,
                     std::time::SystemTime::now(),
                 )?;

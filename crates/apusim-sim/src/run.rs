@@ -68,6 +68,10 @@ pub struct RunOptions {
     pub progress: bool,
     /// Stop after this many trace accesses.
     pub limit: Option<u64>,
+    /// drp §3's method for runs of several programs: inputs that end early start again
+    /// until every input has ended once ([`simulate_with_restarts`]); `false` runs each
+    /// input once.
+    pub continue_to_run: bool,
     /// Study switches at the LLC (ideal streams, forced bypass, LLC trace dump).
     pub study: crate::StudyOptions,
 }
@@ -196,7 +200,13 @@ impl PolicyVisitor for Simulate<'_> {
         let mut h = Hierarchy::new(self.cfg, policy)?;
         h.set_study(&self.opts.study, self.cfg)?;
         let inputs = self.inputs.open()?;
-        let stats = simulate(&mut h, self.cfg, inputs, self.opts)?;
+        let stats = match self.opts.continue_to_run {
+            false => simulate(&mut h, self.cfg, inputs, self.opts)?,
+            true => {
+                let reopen = (0..inputs.len()).map(|i| self.inputs.reopen(i)).collect();
+                simulate_with_restarts(&mut h, self.cfg, inputs, reopen, self.opts)?
+            }
+        };
         h.finish()?;
         Ok(stats)
     }
@@ -210,6 +220,15 @@ struct Cursor {
     /// Global ticks per time unit, indexed by agent byte.
     scale: [u64; 129],
     done: bool,
+    /// Global ticks added to every time stamp: where the current pass started (0 on the
+    /// first pass of an input).
+    base: u64,
+    /// Instructions retired by the input's earlier passes.
+    instr_base: u64,
+    /// Passes of the input started after its first.
+    restarts: u64,
+    /// Whether the input has ended once (see [`simulate_with_restarts`]).
+    ended_once: bool,
 }
 
 impl Cursor {
@@ -239,11 +258,55 @@ impl Cursor {
         Ok(())
     }
 
+    /// Start the input again from its beginning, its time stamps following on from `last`,
+    /// the final access of the pass that ended ([`simulate_with_restarts`]).
+    fn restart(&mut self, last: &Access, reopen: Option<&Reopen>) -> Result<()> {
+        let Some(reopen) = reopen else {
+            bail!(
+                "{} ended before the other inputs and cannot be opened again to continue \
+                 running (drp §3's method needs every input replayable)",
+                self.input.name
+            );
+        };
+        self.restarts += 1;
+        if self.restarts > apusim_timing::replay::MAX_RESTARTS {
+            bail!(
+                "{} ended {} times before the other inputs ended once; give it a longer \
+                 trace (or the others shorter ones)",
+                self.input.name,
+                apusim_timing::replay::MAX_RESTARTS
+            );
+        }
+        // One time unit after the pass's last access, so the passes never overlap.
+        let unit = self.scale[last.agent.to_byte() as usize];
+        self.base = last
+            .time
+            .saturating_mul(unit)
+            .saturating_add(self.base)
+            .saturating_add(unit);
+        if last.agent.is_cpu() {
+            self.instr_base += last.time + 1;
+        }
+        let remap = self.input.remap;
+        self.input = reopen().with_context(|| format!("opening {} again", self.input.name))?;
+        self.input.remap = remap.or(self.input.remap);
+        self.done = false;
+        self.fill()?;
+        if self.done {
+            bail!(
+                "{}: opened again, the input holds no accesses",
+                self.input.name
+            );
+        }
+        Ok(())
+    }
+
     #[inline]
     fn head_time(&self) -> Option<u64> {
         self.buf.get(self.pos).map(|a| {
             a.time
                 .saturating_mul(self.scale[a.agent.to_byte() as usize])
+                .saturating_add(self.base)
         })
     }
 }
@@ -256,11 +319,50 @@ fn gcd(a: u64, b: u64) -> u64 {
     }
 }
 
-/// Merge `inputs` in global time through `h`, returning the final statistics.
+/// Merge `inputs` in global time through `h`, returning the final statistics. Each input
+/// runs once, to its end (`opts.continue_to_run` is not looked at: see
+/// [`simulate_with_restarts`]).
 pub fn simulate<P: Policy>(
     h: &mut Hierarchy<P>,
     cfg: &SystemConfig,
     inputs: Vec<Input>,
+    opts: &RunOptions,
+) -> Result<RunStats> {
+    let none = inputs.iter().map(|_| None).collect();
+    merge(h, cfg, inputs, none, false, opts)
+}
+
+/// [`simulate`] with drp §3's method for runs of several programs: "each CPU application
+/// ... commits at least 250 million representative dynamic instructions and early-finishing
+/// applications continue to run until each CPU application commits its representative set
+/// of dynamic instructions and the GPU completes rendering the set of 3D frames or the
+/// portion of the CUDA application assigned to it", as `apusim sim` runs them.
+///
+/// Each input's representative set is its whole trace (a mix's CPU jobs are generated at the
+/// length asked for: `apusim run --mix --instructions`). An input that ends before every
+/// input has ended once starts again from its beginning (`reopen`, as a timed run replays a
+/// trace), its time stamps following on from where its pass ended, at most
+/// [`apusim_timing::replay::MAX_RESTARTS`] times; the run ends the moment the last input
+/// ends its first pass. Every access of every pass is counted: the later passes are the
+/// interference the others see. A CPU core's instructions are those of all its passes.
+pub fn simulate_with_restarts<P: Policy>(
+    h: &mut Hierarchy<P>,
+    cfg: &SystemConfig,
+    inputs: Vec<Input>,
+    reopen: Vec<Option<Reopen>>,
+    opts: &RunOptions,
+) -> Result<RunStats> {
+    merge(h, cfg, inputs, reopen, true, opts)
+}
+
+/// The merge behind [`simulate`] (`restart` false: every input once) and
+/// [`simulate_with_restarts`].
+fn merge<P: Policy>(
+    h: &mut Hierarchy<P>,
+    cfg: &SystemConfig,
+    inputs: Vec<Input>,
+    mut reopen: Vec<Option<Reopen>>,
+    restart: bool,
     opts: &RunOptions,
 ) -> Result<RunStats> {
     let clock_of = |input: &Input, a: Agent| -> u64 {
@@ -300,9 +402,16 @@ pub fn simulate<P: Policy>(
                 pos: 0,
                 scale,
                 done: false,
+                base: 0,
+                instr_base: 0,
+                restarts: 0,
+                ended_once: false,
             }
         })
         .collect();
+    reopen.resize_with(cursors.len(), || None);
+    // Inputs that have not ended once yet.
+    let mut running = cursors.len();
 
     let mut instructions = vec![0u64; cfg.cpus + 1];
     let mut seen = [false; 129];
@@ -351,7 +460,7 @@ pub fn simulate<P: Policy>(
             })?;
             if acc.agent.is_cpu() {
                 let slot = &mut instructions[acc.agent.dense_index(cfg.cpus)];
-                *slot = (*slot).max(acc.time);
+                *slot = (*slot).max(c.instr_base + acc.time);
             }
             count += 1;
             c.pos += 1;
@@ -361,7 +470,18 @@ pub fn simulate<P: Policy>(
             if count & 0xF_FFFF == 0 {
                 progress.tick(count);
             }
+            let last = acc;
             c.fill()?;
+            if c.done && restart {
+                if !c.ended_once {
+                    c.ended_once = true;
+                    running -= 1;
+                }
+                if running == 0 {
+                    break 'merge;
+                }
+                c.restart(&last, reopen[i].as_ref())?;
+            }
             match c.head_time() {
                 Some(t) if t < second => continue,
                 _ => break,

@@ -286,8 +286,13 @@ fn gpu_render_caches_route_by_stream_and_unit() {
     );
 }
 
+#[derive(Clone)]
 struct Fixed(Vec<(String, Vec<Access>, u32)>);
 impl Inputs for Fixed {
+    fn reopen(&self, index: usize) -> Option<apusim_sim::Reopen> {
+        let one = Fixed(vec![self.0.get(index)?.clone()]);
+        Some(Box::new(move || Ok(one.open()?.remove(0))))
+    }
     fn open(&self) -> anyhow::Result<Vec<Input>> {
         Ok(self
             .0
@@ -538,4 +543,72 @@ fn addresses_beyond_the_tag_range_are_errors_not_panics() {
         let err = h.access(&gpu(addr, Op::Read, Stream::Color)).unwrap_err();
         assert!(format!("{err:#}").contains("beyond"), "{err:#}");
     }
+}
+
+/// Inputs that cannot be opened a second time.
+struct Once(Fixed);
+impl Inputs for Once {
+    fn open(&self) -> anyhow::Result<Vec<Input>> {
+        self.0.open()
+    }
+    fn describe(&self) -> String {
+        "once".into()
+    }
+}
+
+/// drp §3's method (`RunOptions::continue_to_run`): an input that ends before the others
+/// starts again, its time following on, until every input has ended once.
+#[test]
+fn early_finishers_continue_to_run_until_every_input_has_ended_once() {
+    let cfg = tiny("");
+    // Core 0 reads lines 0, 1, 0 at instructions 0, 1, 2; the GPU reads one line (of an LLC
+    // set with room for it) at cycles 0..=9 of the same 1000 MHz clock.
+    let cpu: Vec<Access> = (0..3).map(|i| rd(0, (i % 2) * 64).with_time(i)).collect();
+    let g: Vec<Access> = (0..10)
+        .map(|i| gpu(1 << 20, Op::Read, Stream::Vertex).with_time(i))
+        .collect();
+    let inputs = Fixed(vec![("cpu".into(), cpu, 0), ("gpu".into(), g, 1000)]);
+    let once = apusim_sim::run_policy(&cfg, "lru", &inputs, &RunOptions::default()).unwrap();
+    assert_eq!(once.stats.trace_accesses, 13);
+    let opts = RunOptions {
+        continue_to_run: true,
+        ..RunOptions::default()
+    };
+    let r = apusim_sim::run_policy(&cfg, "lru", &inputs, &opts).unwrap();
+    // The core's passes start at instructions 3, 6 and 9: ten reads up to the GPU's last
+    // cycle (the tie at 9 goes to the first input), then the GPU ends its first pass and
+    // the run ends.
+    assert_eq!(r.stats.trace_accesses, 20);
+    assert_eq!(r.stats.instructions[0], 9);
+    let l1d = r.stats.level("l1d").unwrap().counts.total();
+    assert_eq!((l1d.reads, l1d.read_misses), (10, 2), "later passes hit");
+    // The other way round: a GPU that ends first runs again until the core has ended (its
+    // passes at cycles 0-1, 2-3, ..., 8-9; the run ends with the core's access at 9, which
+    // the tie puts first).
+    let cpu: Vec<Access> = (0..10).map(|i| rd(0, i * 64).with_time(i)).collect();
+    let g: Vec<Access> = (0..2)
+        .map(|i| gpu((1 << 20) | (i * 64), Op::Read, Stream::Vertex).with_time(i))
+        .collect();
+    let inputs = Fixed(vec![("cpu".into(), cpu, 0), ("gpu".into(), g, 1000)]);
+    let r = apusim_sim::run_policy(&cfg, "lru", &inputs, &opts).unwrap();
+    let vertex = r.stats.llc().counts.get(Agent::GPU, Stream::Vertex);
+    assert_eq!(vertex.reads, 9);
+    assert_eq!(r.stats.trace_accesses, 19);
+    // Inputs that cannot be opened again are named.
+    let err = apusim_sim::run_policy(&cfg, "lru", &Once(inputs.clone()), &opts).unwrap_err();
+    assert!(
+        format!("{err:#}").contains("gpu ended before the other inputs"),
+        "{err:#}"
+    );
+    // A pass that would have to run more than MAX_RESTARTS times is refused.
+    let long: Vec<Access> = (0..20_100)
+        .map(|i| rd(0, (i % 4) * 64).with_time(i))
+        .collect();
+    let g = vec![gpu(1 << 20, Op::Read, Stream::Vertex).with_time(0)];
+    let inputs = Fixed(vec![("cpu".into(), long, 0), ("gpu".into(), g, 1000)]);
+    let err = apusim_sim::run_policy(&cfg, "lru", &inputs, &opts).unwrap_err();
+    assert!(
+        format!("{err:#}").contains("gpu ended 10000 times"),
+        "{err:#}"
+    );
 }

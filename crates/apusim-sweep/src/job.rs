@@ -116,9 +116,15 @@ pub fn fnv1a128(bytes: &[u8]) -> u128 {
         .fold(OFFSET, |h, &b| (h ^ u128::from(b)).wrapping_mul(PRIME))
 }
 
-/// Options of the functional run that shape its results.
-pub fn functional_options(limit: Option<u64>) -> Value {
-    json!({ "limit": limit })
+/// Options of the functional run that shape its results. drp §3's continuation
+/// (`apusim run --mix --instructions`) enters only when on, so the keys of runs without it
+/// stay what they were.
+pub fn functional_options(limit: Option<u64>, continue_to_run: bool) -> Value {
+    let mut o = json!({ "limit": limit });
+    if continue_to_run {
+        o["continue_to_run"] = json!(true);
+    }
+    o
 }
 
 /// Options of the timed run that shape its results.
@@ -216,8 +222,14 @@ pub fn resolve(point: &Point, file: &std::path::Path, opts: &ResolveOptions) -> 
             };
             params.insert("mix".into(), json!(mix.name));
             params.insert("scale".into(), json!(scale));
+            // A functional point's `instructions` is its CPU jobs' length (drp §3's method,
+            // as `apusim run --mix --instructions`); a timed point's is each core's target.
+            let length = match point.mode {
+                Mode::Functional => point.instructions,
+                Mode::Timed => None,
+            };
             JobSource::Mix(
-                JobInputs::mix(&mix.name, *scale, cfg.seed, opts.cache_dir.clone())
+                JobInputs::mix_at(&mix.name, *scale, length, cfg.seed, opts.cache_dir.clone())
                     .map_err(|e| err("mix", format!("{e:#}")))?,
             )
         }
@@ -259,7 +271,7 @@ pub fn resolve(point: &Point, file: &std::path::Path, opts: &ResolveOptions) -> 
         }
     };
     let mut options = match point.mode {
-        Mode::Functional => functional_options(point.limit),
+        Mode::Functional => functional_options(point.limit, point.instructions.is_some()),
         Mode::Timed => timed_options(point.warmup, point.instructions),
     };
     let study = StudyOptions {
@@ -493,6 +505,8 @@ pub fn execute(job: &Job) -> Result<Outcome> {
             let opts = RunOptions {
                 progress: false,
                 limit: job.point.limit,
+                // drp §3's method, as `apusim run --mix --instructions` runs it.
+                continue_to_run: job.point.instructions.is_some(),
                 study: job.study.clone(),
             };
             let r = run_policy(&job.cfg, &job.policy, inputs, &opts)?;

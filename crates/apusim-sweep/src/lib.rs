@@ -56,7 +56,7 @@ pub use store::{RunRecord, Store};
 
 use anyhow::Result;
 use apusim_sim::timed::SimResult;
-use apusim_sim::{Inputs, RunResult, StudyOptions, SystemConfig};
+use apusim_sim::{Inputs, RunOptions, RunResult, StudyOptions, SystemConfig};
 use serde_json::{json, Value};
 use std::time::SystemTime;
 
@@ -134,18 +134,18 @@ pub(crate) fn record_one(
 }
 
 /// Record the functional runs of `apusim run` (one per policy): the key is a sweep's for the
-/// same configuration, policy, access limit and inputs; study switches are part of it.
+/// same configuration, policy, access limit, drp §3 continuation and inputs; study switches
+/// are part of it.
 pub fn record_functional(
     store: &mut Store,
     cfg: &SystemConfig,
     inputs: &dyn Inputs,
-    limit: Option<u64>,
-    study: &StudyOptions,
+    opts: &RunOptions,
     results: &[RunResult],
     finished: SystemTime,
 ) -> Result<()> {
-    let mut options = job::functional_options(limit);
-    job::with_study(&mut options, study);
+    let mut options = job::functional_options(opts.limit, opts.continue_to_run);
+    job::with_study(&mut options, &opts.study);
     for r in results {
         let m = metrics::functional(r);
         let started = finished - std::time::Duration::from_secs_f64(r.seconds.max(0.0));

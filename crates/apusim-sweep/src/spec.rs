@@ -30,7 +30,10 @@
 //! report weighted speedup, harmonic speedup and maximum slowdown as `apusim sim` does: each
 //! job is also run alone under `alone_policy` (default `lru`), once per sweep and cached
 //! beside the traces. `alone = false` skips the alone runs. `sample = true` samples a timed
-//! point (and its alone runs) with `apusim sim --sample`'s default windows.
+//! point (and its alone runs) with `apusim sim --sample`'s default windows. A functional
+//! point of a mix takes `instructions` as its CPU jobs' length, run by drp §3's method as
+//! `apusim run --mix --instructions` runs it (a job that ends before the others starts again
+//! until every job has ended once); `warmup` is for timed points only.
 //!
 //! `ideal = "color,texture"` and `gpu_read_bypass = 0.5` are drp §4's LLC study switches, and
 //! `ideal_gpu = "critical"` (or `"non-critical"`) gpu-access-criticality Fig. 8's, as
@@ -477,7 +480,20 @@ impl Spec {
             }
         };
         if mode == Mode::Functional {
-            if let Some(name) = ["alone", "alone_policy", "sample"]
+            // A functional point's `instructions` is its mix's CPU job length (drp §3's
+            // method); trace files and GPU workloads alone have no such length.
+            if let (Some(l), false) = (
+                lines.get("instructions"),
+                matches!(inputs, InputSpec::Mix { .. }),
+            ) {
+                return Err(self.err(
+                    *l,
+                    "`instructions` of a functional point is the length of its mix's CPU jobs \
+                     (`apusim run --mix --instructions`); this point runs no mix"
+                        .to_string(),
+                ));
+            }
+            if let Some(name) = ["alone", "alone_policy", "sample", "warmup"]
                 .into_iter()
                 .find(|k| s.contains_key(*k))
             {

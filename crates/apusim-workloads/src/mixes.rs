@@ -429,6 +429,19 @@ impl Job {
 /// `√scale ×` the side of a 2-D problem), or a rendering job of `scale` frames. A `scale`
 /// outside [`crate::SCALE`]'s range is refused with the registry's message.
 pub fn jobs(name: &str, scale: u64, seed: u64) -> Result<Vec<Job>, WorkloadError> {
+    jobs_at(name, scale, None, seed)
+}
+
+/// [`jobs`] with the CPU jobs' length given apart from `scale`: each retires `instructions`
+/// (checked against the CPU workloads' `instructions` parameter) when set, while `scale`
+/// still sizes the GPU job. drp §3 runs every CPU job for 250 M instructions beside a few
+/// frames; `scale` alone would give the GPU fifty frames to go with them.
+pub fn jobs_at(
+    name: &str,
+    scale: u64,
+    instructions: Option<u64>,
+    seed: u64,
+) -> Result<Vec<Job>, WorkloadError> {
     let m = mix(name).ok_or_else(|| WorkloadError::Unknown {
         kind: "mix",
         name: name.to_string(),
@@ -445,7 +458,10 @@ pub fn jobs(name: &str, scale: u64, seed: u64) -> Result<Vec<Job>, WorkloadError
             c,
             &[
                 ("core", Value::Int(i as u64)),
-                ("instructions", Value::Int(CPU_INSTRUCTIONS * scale)),
+                (
+                    "instructions",
+                    Value::Int(instructions.unwrap_or(CPU_INSTRUCTIONS * scale)),
+                ),
                 ("seed", Value::Int(seed.wrapping_add(i as u64))),
             ],
         )?;

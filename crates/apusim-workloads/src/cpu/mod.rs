@@ -143,21 +143,25 @@ pub const KERNELS: &[KernelInfo] = &[
 pub static REGISTRY: LazyLock<Vec<Entry<&'static KernelInfo>>> =
     LazyLock::new(|| KERNELS.iter().map(KernelInfo::entry).collect());
 
+/// How many instructions a CPU job retires (`apusim gen cpu --instructions`, a mix's CPU
+/// jobs under `apusim run --mix --instructions`).
+pub const INSTRUCTIONS: ParamSpec = ParamSpec {
+    name: "instructions",
+    kind: ParamKind::Int {
+        min: 1,
+        max: 1_000_000_000_000,
+    },
+    default: "10000000",
+    unit: "instructions",
+    doc: "instructions to retire",
+};
+
 impl KernelInfo {
     fn entry(&'static self) -> Entry<&'static KernelInfo> {
         // Built once per process, for its life (an `Entry` holds static text).
         let leak = |s: String| -> &'static str { Box::leak(s.into_boxed_str()) };
         let params = vec![
-            ParamSpec {
-                name: "instructions",
-                kind: ParamKind::Int {
-                    min: 1,
-                    max: 1_000_000_000_000,
-                },
-                default: "10000000",
-                unit: "instructions",
-                doc: "instructions to retire",
-            },
+            INSTRUCTIONS,
             crate::size_param(
                 self.size_unit,
                 format!("data-set size (0: the default, {})", self.default_size),
