@@ -115,6 +115,7 @@ mod tests {
     /// 3. CPU write hit on A: the baseline leaves A at 2, SRRIP promotes it to 0.
     /// 4. GPU depth write miss in an always-bypass set: the baseline bypasses, SRRIP fills.
     /// 5. GPU color write miss: both allocate, like a read.
+    ///
     /// A stream of reads only then gets the same outcome from both on every access.
     #[test]
     fn plain_srrip_differs_from_the_baseline_only_on_writes() {
