@@ -99,4 +99,92 @@ mod tests {
         assert!(st.contains(&("gpu_write_bypasses".to_string(), 1.0)));
         assert!(st.contains(&("write_hits_ignored".to_string(), 1.0)));
     }
+
+    fn write(agent: Agent, stream: Stream, line: u64) -> Access {
+        Access::new(agent, stream, Op::Write, line * LINE, 8)
+    }
+
+    /// The `srrip` = `drp-baseline` twin. drp §4.1's baseline is SRRIP for reads, read hits
+    /// and replacement plus the write rules; with `llc.gpu_write_rules` (the 4c1g preset) the
+    /// registry wraps `srrip` in those rules, so there `srrip` is the baseline under a second
+    /// name. Plain SRRIP (`llc.gpu_write_rules = false`) differs from it exactly on writes:
+    /// set 0 of 64 x 4 ways (a depth-duel follower), then a set of the always-bypass depth
+    /// group.
+    /// 1. CPU read A: both fill at 2.
+    /// 2. GPU vertex write miss: the baseline bypasses, SRRIP allocates.
+    /// 3. CPU write hit on A: the baseline leaves A at 2, SRRIP promotes it to 0.
+    /// 4. GPU depth write miss in an always-bypass set: the baseline bypasses, SRRIP fills.
+    /// 5. GPU color write miss: both allocate, like a read.
+    ///
+    /// A stream of reads only then gets the same outcome from both on every access.
+    #[test]
+    fn plain_srrip_differs_from_the_baseline_only_on_writes() {
+        let mut b = cache_of::<DrpBaseline>(64, 4);
+        let mut s = cache_of::<Srrip>(64, 4);
+        let l = |i: u64| 64 * i;
+        assert_eq!(run(&mut b, &cpu_read(l(0))), Did::Fill(None));
+        assert_eq!(run(&mut s, &cpu_read(l(0))), Did::Fill(None));
+        let vertex = gpu(Stream::Vertex, Op::Write, l(1));
+        assert_eq!(run(&mut b, &vertex), Did::Bypass);
+        assert_eq!(run(&mut s, &vertex), Did::Fill(None));
+        let hit = write(Agent::cpu(0), Stream::CpuData, l(0));
+        assert_eq!(run(&mut b, &hit), Did::Hit);
+        assert_eq!(run(&mut s, &hit), Did::Hit);
+        assert_eq!(b.policy().rrpv(0, 0), 2, "write hits leave the RRPV");
+        assert_eq!(s.policy().rrpv(0, 0), 0, "SRRIP promotes every hit");
+        let bypass_set = (0..64)
+            .find(|&set| b.policy().rules().depth_leader(set) == Some(true))
+            .unwrap() as u64;
+        let depth = write(Agent::GPU, Stream::Depth, bypass_set);
+        assert_eq!(run(&mut b, &depth), Did::Bypass);
+        assert_eq!(run(&mut s, &depth), Did::Fill(None));
+        let color = write(Agent::GPU, Stream::Color, l(2));
+        assert_eq!(run(&mut b, &color), Did::Fill(None));
+        assert_eq!(run(&mut s, &color), Did::Fill(None));
+        let st = b.policy().stats();
+        assert!(st.contains(&("gpu_write_bypasses".to_string(), 2.0)));
+        assert!(st.contains(&("depth_write_bypasses".to_string(), 1.0)));
+        assert!(st.contains(&("write_hits_ignored".to_string(), 1.0)));
+        // Reads only (fresh caches): one outcome.
+        let mut b = cache_of::<DrpBaseline>(64, 4);
+        let mut s = cache_of::<Srrip>(64, 4);
+        let mut rng = crate::policies::util::SplitMix64::new(11);
+        for i in 0..5000 {
+            let line = rng.below(1024) as u64;
+            let a = if rng.below(2) == 0 {
+                cpu_read(line)
+            } else {
+                gpu(Stream::ALL[rng.below(Stream::COUNT)], Op::Read, line)
+            };
+            assert_eq!(run(&mut b, &a), run(&mut s, &a), "read {i}");
+        }
+    }
+
+    /// What the registry builds for `srrip` under `llc.gpu_write_rules` (SRRIP inside
+    /// [`HeteroWrites`]) is `drp-baseline`, access for access and counter for counter, on a
+    /// stream of every agent, stream and operation.
+    #[test]
+    fn srrip_with_the_write_rules_is_the_baseline() {
+        let cx = ctx(64, 4);
+        let wrapped = HeteroWrites::wrap(Srrip::build(&cx).unwrap(), &cx).unwrap();
+        let mut w = cache(64, 4, wrapped);
+        let mut b = cache_of::<DrpBaseline>(64, 4);
+        let mut rng = crate::policies::util::SplitMix64::new(5);
+        for i in 0..20000 {
+            let line = rng.below(2048) as u64;
+            let op = Op::ALL[rng.below(Op::COUNT)];
+            let a = if rng.below(3) == 0 {
+                Access::new(Agent::cpu(0), Stream::CpuData, op, line * LINE, 8)
+            } else {
+                gpu(Stream::ALL[rng.below(Stream::COUNT)], op, line)
+            };
+            assert_eq!(run(&mut w, &a), run(&mut b, &a), "access {i}");
+        }
+        assert_eq!(w.policy().stats(), b.policy().stats());
+        assert!(b
+            .policy()
+            .stats()
+            .iter()
+            .any(|(k, v)| k == "depth_write_bypasses" && *v > 0.0));
+    }
 }

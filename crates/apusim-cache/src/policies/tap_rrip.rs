@@ -219,6 +219,14 @@ impl<const S: bool> Policy for TapRrip<S> {
         ));
         s.push(("periods".into(), self.epoch.periods as f64));
         self.sampler.push_stats(&mut s);
+        if S {
+            // Agents (CPU cores and the GPU) the stream detector flagged in the last period;
+            // TAP-S acts on the CPU cores among them.
+            s.push((
+                "streaming_agents".into(),
+                self.stream.count_streaming() as f64,
+            ));
+        }
         s
     }
 }
@@ -439,5 +447,66 @@ mod tests {
         feed(&mut s, 1000, 1000);
         s.policy_mut().end_period();
         assert!(s.policy().rrip_mask());
+    }
+
+    /// The `tap-rrip-s` = `tap-rrip` twin: TAP-S only resets RRIP-Mask (tap §5.3), so it
+    /// changes nothing while the mask is clear. In functional runs no core-sampling decision
+    /// is made (`csc_decisions` = 0) and the mask comes from XSRATIO alone: on mix TAP-S-E
+    /// the GPU made 8 times the CPU's accesses, below `t_xs` = 10, so `rrip_mask` stayed 0
+    /// with the CPU streaming. Here one period (ended by hand): the CPU streams 4 lines (θm =
+    /// 4), follower GPU core 3 misses 8 lines, ratio 8 / 4 = 2. With `t_xs` = 10 neither
+    /// policy masks and a follower GPU fill inserts at SRRIP's 2 in both; with `t_xs` = 1
+    /// TAP-RRIP masks (bimodal insertion, distant 3; hits do not promote) and TAP-RRIP-S
+    /// resets the mask for the streaming CPU (2, and a hit promotes to 0).
+    #[test]
+    fn tap_rrip_s_differs_from_tap_rrip_only_while_the_mask_is_set() {
+        fn one_period<const S: bool>(t_xs: f64) -> crate::Cache<TapRrip<S>> {
+            let mut cx = ctx(64, 2);
+            cx.params.insert("period_accesses".into(), 1e9);
+            cx.params.insert("rotate_periods".into(), 0.0);
+            cx.params.insert("stream_min_misses".into(), 4.0);
+            cx.params.insert("t_xs".into(), t_xs);
+            let mut c = cache(64, 2, TapRrip::<S>::build(&cx).unwrap());
+            for l in 0..4 {
+                run(&mut c, &cpu_read(FOLLOWER + 64 * l));
+            }
+            for l in 0..8 {
+                run(&mut c, &gpu_core(3, 9 + 64 * l));
+            }
+            c.policy_mut().end_period();
+            c
+        }
+        let set = FOLLOWER as usize;
+        let line = FOLLOWER + 64 * 100;
+        for t_xs in [10.0, 1.0] {
+            let mut t = one_period::<false>(t_xs);
+            let mut s = one_period::<true>(t_xs);
+            assert!(s
+                .policy()
+                .stats()
+                .contains(&("streaming_agents".to_string(), 2.0)));
+            assert!(!s.policy().rrip_mask(), "t_xs {t_xs}");
+            assert_eq!(
+                run(&mut s, &gpu_core(3, line)),
+                Did::Fill(Some(FOLLOWER + 128))
+            );
+            assert_eq!(
+                run(&mut t, &gpu_core(3, line)),
+                Did::Fill(Some(FOLLOWER + 128))
+            );
+            assert_eq!(s.policy().rrpv(set, 0), 2, "t_xs {t_xs}");
+            assert_eq!(run(&mut s, &gpu_core(3, line)), Did::Hit);
+            assert_eq!(run(&mut t, &gpu_core(3, line)), Did::Hit);
+            assert_eq!(s.policy().rrpv(set, 0), 0, "t_xs {t_xs}");
+            if t_xs == 10.0 {
+                assert_eq!(t.policy().xsratio(), 1);
+                assert!(!t.policy().rrip_mask());
+                assert_eq!(t.policy().rrpv(set, 0), 0);
+            } else {
+                assert_eq!(t.policy().xsratio(), 2);
+                assert!(t.policy().rrip_mask());
+                assert_eq!(t.policy().rrpv(set, 0), 3, "distant, and the hit froze it");
+            }
+        }
     }
 }

@@ -234,4 +234,67 @@ mod tests {
         c.policy_mut().end_period();
         assert_eq!(c.policy().cage(), 0, "all three thrash");
     }
+
+    /// One set of 4 ways, one CPU and the GPU, 16-access periods ended by the access count,
+    /// θm = 4 misses.
+    fn counted() -> crate::Cache<ThrasherCaging> {
+        let mut cx = ctx(1, 4);
+        cx.params.insert("period_accesses".into(), 16.0);
+        cx.params.insert("stream_min_misses".into(), 4.0);
+        cache(1, 4, ThrasherCaging::build(&cx).unwrap())
+    }
+
+    /// The `tc` = `lru` twins. TC is LRU until a period ends (a run shorter than
+    /// `period_accesses` has `periods` = 0), and after it whenever nobody or every agent
+    /// thrashes (mix S16 at scale 2, one CPU and the GPU: `thrashing_agents` = 2, `cage_ways`
+    /// = 0). Period 1 (16 accesses): the GPU streams 100..=109; the CPU re-reads 0 1 (2
+    /// misses: not a thrasher) or streams 0..=5 (6 misses: a thrasher too). Caged (only the
+    /// GPU thrashes): after CPU 0 1 2 and GPU 200, which match LRU, GPU 201 replaces the
+    /// GPU's own 200 (the cage is full) where LRU evicts the CPU's 0, which then hits under TC
+    /// only. Both thrashing: no cage, LRU's outcome on every access.
+    #[test]
+    fn tc_differs_from_lru_only_with_a_period_and_a_thrasher_to_cage() {
+        use crate::policies::lru::Lru;
+        let gpu_stream = (100..110).map(gpu_read);
+        let after: Vec<Access> = [0, 1, 2]
+            .map(cpu_read)
+            .into_iter()
+            .chain([200, 201].map(gpu_read))
+            .chain([cpu_read(0)])
+            .collect();
+        // Only the GPU thrashes.
+        let mut t = counted();
+        let mut l = cache_of::<Lru>(1, 4);
+        let period: Vec<Access> = [0, 1, 0, 1, 0, 1]
+            .map(cpu_read)
+            .into_iter()
+            .chain(gpu_stream.clone())
+            .collect();
+        for (i, a) in period.iter().enumerate() {
+            if i == 15 {
+                assert_eq!(t.policy().cage(), 0, "LRU until the period ends");
+            }
+            assert_eq!(run(&mut t, a), run(&mut l, a), "access {i}");
+        }
+        assert_eq!(t.policy().cage(), 1);
+        for a in &after[..4] {
+            assert_eq!(run(&mut t, a), run(&mut l, a));
+        }
+        assert_eq!(run(&mut l, &after[4]), Did::Fill(Some(0)));
+        assert_eq!(run(&mut t, &after[4]), Did::Fill(Some(200)));
+        // The caged GPU left the CPU's 0 in place.
+        assert_eq!(run(&mut l, &after[5]), Did::Fill(Some(1)));
+        assert_eq!(run(&mut t, &after[5]), Did::Hit);
+        // Both thrash: nothing to protect, nothing caged.
+        let mut t = counted();
+        let mut l = cache_of::<Lru>(1, 4);
+        let period = (0..6).map(cpu_read).chain(gpu_stream);
+        for (i, a) in period.chain(after).enumerate() {
+            assert_eq!(run(&mut t, &a), run(&mut l, &a), "access {i}");
+        }
+        let st = t.policy().stats();
+        assert!(st.contains(&("thrashing_agents".to_string(), 2.0)));
+        assert!(st.contains(&("cage_ways".to_string(), 0.0)));
+        assert!(st.contains(&("periods".to_string(), 1.0)));
+    }
 }

@@ -411,4 +411,90 @@ mod tests {
         assert_eq!(t.policy().targets(), Some(&[3, 1][..]));
         assert_eq!(s.policy().targets(), Some(&[1, 3][..]));
     }
+
+    /// One set of 4 ways, one CPU and the GPU, periods of `period` LLC accesses ended by the
+    /// access count (as in a run), not by hand.
+    fn counted<P: Policy>(period: f64, extra: &[(&str, f64)]) -> crate::Cache<P> {
+        let mut c = ctx(1, 4);
+        c.params.insert("period_accesses".into(), period);
+        for (k, v) in extra {
+            c.params.insert((*k).into(), *v);
+        }
+        cache(1, 4, P::build(&c).unwrap())
+    }
+
+    /// The `ucp` = `lru` twin of short runs: before its first period ends (every
+    /// `period_accesses` LLC accesses) UCP is unpartitioned global LRU, so a run of fewer
+    /// accesses than one period (mix S16: 623,266 LLC accesses, `periods` = 0) gives LRU's
+    /// counters. Period 1 (16 accesses): the CPU re-reads 0 1 2 three times (6 UMON hits at
+    /// stack position 2), the GPU streams 100..=106; the 16th access ends it and the
+    /// look-ahead gives the CPU 3 ways, the GPU 1 (the 16th victim, GPU line 102, is LRU's
+    /// too). Then the CPU reads 0 1 2 (taking GPU lines 103..=105, as LRU does) and 3: LRU
+    /// evicts the GPU's 106, UCP the CPU's own LRU line 0 because the CPU is at its target.
+    #[test]
+    fn ucp_is_lru_until_its_first_period_ends() {
+        use crate::policies::lru::Lru;
+        let first: Vec<Access> = (0..9)
+            .map(|i| cpu(0, i % 3))
+            .chain((100..107).map(|l| gpu_core(5, l)))
+            .collect();
+        let mut u = counted::<PlainUcp>(16.0, &[]);
+        let mut l = counted::<Lru>(16.0, &[]);
+        for (i, a) in first.iter().enumerate() {
+            if i == 15 {
+                assert_eq!(u.policy().targets(), None, "unpartitioned before the 16th");
+            }
+            assert_eq!(run(&mut u, a), run(&mut l, a), "access {i}");
+        }
+        assert_eq!(u.policy().targets(), Some(&[3, 1][..]));
+        assert!(u.policy().stats().contains(&("periods".to_string(), 1.0)));
+        for line in 0..3 {
+            assert_eq!(run(&mut u, &cpu(0, line)), run(&mut l, &cpu(0, line)));
+        }
+        assert_eq!(run(&mut l, &cpu(0, 3)), Did::Fill(Some(106)));
+        assert_eq!(run(&mut u, &cpu(0, 3)), Did::Fill(Some(0)));
+        assert_eq!(run(&mut l, &cpu(0, 0)), Did::Hit);
+        assert_eq!(run(&mut u, &cpu(0, 0)), Did::Fill(Some(1)));
+        // The same accesses in a run shorter than one period: LRU's outcome on every one.
+        let mut u = counted::<PlainUcp>(1e9, &[]);
+        let mut l = counted::<Lru>(1e9, &[]);
+        let tail = [0, 1, 2, 3, 0].map(|line| cpu(0, line));
+        for (i, a) in first.iter().chain(tail.iter()).enumerate() {
+            assert_eq!(run(&mut u, a), run(&mut l, a), "access {i}");
+        }
+        assert_eq!(u.policy().targets(), None);
+        assert!(u.policy().stats().contains(&("periods".to_string(), 0.0)));
+    }
+
+    /// The `tap-ucp-s` = `tap-ucp` twin: TAP-S only takes ways from a CPU core the stream
+    /// detector (θm = `stream_min_misses`, here 4, θmr = 1/8) flagged in the last period
+    /// (tap §5.3). Periods of 16 accesses, counted. Period 1: the CPU re-reads 1 2 3 three
+    /// times (3 misses: not streaming), the GPU (follower core 5) streams 100..=106: both
+    /// policies partition CPU 3 / GPU 1 and agree on every access. Period 2: the CPU streams
+    /// 10..=25 (16 misses, miss rate 1): TAP-UCP keeps 3 / 1 (its halved UMON still favours
+    /// the CPU); TAP-UCP-S leaves the streaming CPU out of the look-ahead: 1 / 3. Both sets
+    /// now hold CPU 23 24 25 and GPU 106; a GPU miss evicts the GPU's own 106 under TAP-UCP
+    /// (at its target) and the CPU's LRU 23 under TAP-UCP-S (GPU below its target).
+    #[test]
+    fn tap_ucp_s_differs_from_tap_ucp_only_after_a_cpu_streams() {
+        let knobs = [("stream_min_misses", 4.0)];
+        let mut t = counted::<TapUcp>(16.0, &knobs);
+        let mut s = counted::<TapUcpS>(16.0, &knobs);
+        let period1 = (0..9)
+            .map(|i| cpu(0, 1 + i % 3))
+            .chain((100..107).map(|l| gpu_core(5, l)));
+        for (i, a) in period1.enumerate() {
+            assert_eq!(run(&mut t, &a), run(&mut s, &a), "period 1 access {i}");
+        }
+        assert_eq!(t.policy().targets(), Some(&[3, 1][..]));
+        assert_eq!(s.policy().targets(), Some(&[3, 1][..]));
+        for line in 10..26 {
+            let a = cpu(0, line);
+            assert_eq!(run(&mut t, &a), run(&mut s, &a), "period 2 line {line}");
+        }
+        assert_eq!(t.policy().targets(), Some(&[3, 1][..]));
+        assert_eq!(s.policy().targets(), Some(&[1, 3][..]));
+        assert_eq!(run(&mut t, &gpu_core(5, 200)), Did::Fill(Some(106)));
+        assert_eq!(run(&mut s, &gpu_core(5, 200)), Did::Fill(Some(23)));
+    }
 }
