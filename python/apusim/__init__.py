@@ -151,6 +151,7 @@ def run(
     seed: Optional[int] = None,
     policy: Union[None, str, Iterable[str]] = None,
     limit: Optional[int] = None,
+    instructions: Optional[int] = None,
     threads: Optional[int] = None,
     cache_dir: Optional[PathLike] = None,
     no_cache: bool = False,
@@ -167,12 +168,15 @@ def run(
     ``preset`` (default ``4c1g``) or a TOML ``config``, with ``set`` overrides
     (``{"llc.policy": "srrip"}`` or ``["cpus=2"]``). ``policy`` is one policy or several
     (``"srrip,lru"``, ``["srrip", "lru"]``, ``"all"``, ``"baselines"``); the configured one
-    when not given. ``limit`` stops each run after that many accesses. ``db`` records the runs
-    in a results database as ``apusim run --db`` does.
+    when not given. ``limit`` stops each run after that many accesses. ``instructions`` gives
+    a mix's CPU jobs that length and runs them by drp §3's method, as ``apusim run --mix
+    --instructions``: a job that ends before the others starts again until every job has
+    ended once. ``db`` records the runs in a results database as ``apusim run --db`` does.
     """
     kw = _inputs(traces, mix, scene, resolution, scale, preset, config, set, seed, policy,
                  cache_dir, no_cache, ideal, ideal_gpu, gpu_read_bypass, db)
-    cols = _native.run(limit=limit, threads=threads, dump_llc_trace=_path(dump_llc_trace), **kw)
+    cols = _native.run(limit=limit, instructions=instructions, threads=threads,
+                       dump_llc_trace=_path(dump_llc_trace), **kw)
     return _frame(cols)
 
 

@@ -331,3 +331,25 @@ def test_example_reproduces_drp_fig13(cache, tmp_path):
         assert "no figure drawn" in p.stderr
     else:
         assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_run_takes_cpu_job_lengths_as_the_cli(cli, cache, tmp_path):
+    """`instructions=` is `apusim run --mix --instructions`: CPU jobs of that length, drp §3's
+    method (early finishers run on), the same counters and the same database key."""
+    args = ["--mix", "S16", "--instructions", "50000", "--policy", "lru"]
+    cli("run", *args, "--cache-dir", cache, "--db", tmp_path / "cli.sqlite")
+    df = apusim.run(
+        mix="S16", instructions=50000, policy="lru", cache_dir=cache, db=tmp_path / "py.sqlite"
+    )
+    cli_rows = apusim.results(tmp_path / "cli.sqlite")
+    assert by_key(cli_rows) == by_key(df)
+    assert set(cli_rows["key"]) == set(apusim.results(tmp_path / "py.sqlite")["key"])
+    # The core ran on past its 50000 instructions while the GPU's kernel ran once.
+    once = apusim.run(mix="S16", policy="lru", cache_dir=cache)
+    ran_on = df[(df.level == "llc") & (df.agent == "gpu") & (df.metric == "accesses")]
+    gpu_once = once[(once.level == "llc") & (once.agent == "gpu") & (once.metric == "accesses")]
+    assert ran_on["value"].sum() == gpu_once["value"].sum() == 327680
+    with pytest.raises(ValueError, match="length of a mix's CPU jobs"):
+        apusim.run(["x.apt"], instructions=5)
+    with pytest.raises(ValueError, match="instructions"):
+        apusim.run(mix="S16", instructions=0)

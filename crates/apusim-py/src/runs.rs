@@ -90,8 +90,9 @@ impl Workload {
         })
     }
 
-    /// The inputs of a run, as `apusim run` and `apusim sim` open them.
-    fn inputs(&self, seed: u64, timed: bool) -> Result<Box<dyn Inputs>> {
+    /// The inputs of a run, as `apusim run` and `apusim sim` open them; a mix's CPU jobs of
+    /// `instructions` each when set (`apusim run --mix --instructions`).
+    fn inputs(&self, seed: u64, instructions: Option<u64>, timed: bool) -> Result<Box<dyn Inputs>> {
         if let Some(scene) = &self.scene {
             use apusim_workloads::mixes::{check_alone, Alone};
             check_alone(Alone::Scene(scene), self.resolution, self.scale, seed)?;
@@ -104,7 +105,7 @@ impl Workload {
                 .map(apusim_experiments::jobs::GpuAlone::Scene),
             self.resolution,
             self.scale,
-            None,
+            instructions,
             seed,
             self.cache.clone(),
             timed,
@@ -221,8 +222,8 @@ fn open_db(db: Option<&PathBuf>) -> Result<Option<Store>> {
 #[pyo3(signature = (
     traces = Vec::new(), *, mix = None, scene = None, resolution = "1280x1024".to_string(),
     scale = 1, preset = None, config = None, set = Vec::new(), seed = None, policy = None,
-    limit = None, threads = None, cache_dir = None, no_cache = false, ideal = None,
-    ideal_gpu = None, gpu_read_bypass = 0.0, dump_llc_trace = None, db = None
+    limit = None, instructions = None, threads = None, cache_dir = None, no_cache = false,
+    ideal = None, ideal_gpu = None, gpu_read_bypass = 0.0, dump_llc_trace = None, db = None
 ))]
 #[allow(clippy::too_many_arguments)]
 pub fn run<'py>(
@@ -238,6 +239,7 @@ pub fn run<'py>(
     seed: Option<u64>,
     policy: Option<Vec<String>>,
     limit: Option<u64>,
+    instructions: Option<u64>,
     threads: Option<usize>,
     cache_dir: Option<PathBuf>,
     no_cache: bool,
@@ -262,12 +264,19 @@ pub fn run<'py>(
             if limit == Some(0) {
                 bail!("limit must be at least 1");
             }
-            let inputs = w.inputs(cfg.seed, false)?;
+            // drp §3's method, as `apusim run --mix --instructions` runs it.
+            if let Some(n) = instructions {
+                if w.mix.is_none() {
+                    bail!("instructions is the length of a mix's CPU jobs; give mix");
+                }
+                apusim_workloads::cpu::INSTRUCTIONS.check_value(&apusim_registry::Value::Int(n))?;
+            }
+            let inputs = w.inputs(cfg.seed, instructions, false)?;
             let inputs = &*inputs;
             let opts = RunOptions {
                 progress: false,
                 limit,
-                continue_to_run: false,
+                continue_to_run: instructions.is_some(),
                 study: StudyOptions {
                     dump_llc_trace,
                     ..study_options(ideal.as_deref(), ideal_gpu.as_deref(), gpu_read_bypass)?
@@ -375,7 +384,7 @@ pub fn sim<'py>(
                 .map(target_error::parse_target)
                 .transpose()
                 .map_err(anyhow::Error::msg)?;
-            let inputs = w.inputs(cfg.seed, true)?;
+            let inputs = w.inputs(cfg.seed, None, true)?;
             let inputs = &*inputs;
             let sim_opts = SimOptions {
                 warmup,
