@@ -136,9 +136,9 @@ const fn opt(
 const SCENES: OptionSpec = opt(
     "scenes",
     OptionKind::List,
-    Some("courtyard,deferred,lake"),
+    Some(apusim_render::builtin::NAMES_CSV),
     "SCENES",
-    "Built-in scenes (comma-separated)",
+    "Built-in scenes (comma-separated; default: every built-in scene)",
 );
 const WIDTH: OptionSpec = opt(
     "width",
@@ -940,7 +940,7 @@ mod tests {
         assert!(e.contains("width takes an integer"), "{e}");
         let g = s.resolve(&with(vec![])).unwrap().gspc();
         assert_eq!((g.width, g.height, g.frames), (1280, 1024, 3));
-        assert_eq!(g.scenes, ["courtyard", "deferred", "lake"]);
+        assert_eq!(g.scenes, apusim_render::builtin::names());
         assert_eq!(g.llc_sizes, ["8M", "16M"]);
         let t = find("gspc-fig15").unwrap().resolve(&with(vec![])).unwrap();
         assert_eq!(t.gspc_timed().frames, 2);

@@ -95,12 +95,32 @@ pub fn parse_resolution(s: &str) -> Result<(u32, u32), RegistryError> {
     Ok((side("width", w)?, side("height", h)?))
 }
 
-/// (name, TOML text): one line per built-in scene.
-pub const SCENES: &[(&str, &str)] = &[
-    ("courtyard", include_str!("../scenes/courtyard.toml")),
-    ("deferred", include_str!("../scenes/deferred.toml")),
-    ("lake", include_str!("../scenes/lake.toml")),
-];
+/// Declares [`SCENES`] and [`NAMES_CSV`] from one list of names, each embedding
+/// `scenes/NAME.toml`, so the comma-separated list (a `const`, usable as a study option's
+/// default) cannot drift from the registry.
+macro_rules! scenes {
+    ($first:literal $(, $name:literal)* $(,)?) => {
+        /// (name, TOML text): one line per built-in scene.
+        pub const SCENES: &[(&str, &str)] = &[
+            ($first, include_str!(concat!("../scenes/", $first, ".toml"))),
+            $(($name, include_str!(concat!("../scenes/", $name, ".toml"))),)*
+        ];
+        /// The names of [`SCENES`], comma-separated, in registry order (the default scene
+        /// list of the gspc studies).
+        pub const NAMES_CSV: &str = concat!($first $(, ",", $name)*);
+    };
+}
+
+scenes!(
+    "courtyard",
+    "deferred",
+    "lake",
+    "shooter",
+    "racing",
+    "postfx",
+    "particles",
+    "strategy",
+);
 
 /// Every built-in scene as an [`Entry`] of the one registry shape: its name, the
 /// `description` line of its file, the paper whose pipeline and graphics streams it exercises,
@@ -149,7 +169,20 @@ mod tests {
 
     #[test]
     fn every_scene_is_registered_with_its_description() {
-        assert_eq!(names(), ["courtyard", "deferred", "lake"]);
+        assert_eq!(
+            names(),
+            [
+                "courtyard",
+                "deferred",
+                "lake",
+                "shooter",
+                "racing",
+                "postfx",
+                "particles",
+                "strategy"
+            ]
+        );
+        assert_eq!(NAMES_CSV.split(',').collect::<Vec<_>>(), names());
         for e in REGISTRY.iter() {
             assert!(!e.description.is_empty(), "{}", e.name);
             assert!(

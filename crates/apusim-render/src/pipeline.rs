@@ -879,7 +879,7 @@ impl Renderer {
                         (d.rotate_y + d.spin * frame as f32).to_radians(),
                     ))
                     .mul(&M4::scale(V3::from(d.scale)));
-                let particle = d.shader == ShaderKind::Particle;
+                let particle = shader::billboard(d.shader);
                 let vs = |v: &Vertex| -> ClipVert {
                     let (wp, n) = if particle {
                         let c = V3::from(d.translate) + off + V3::from(v.p);

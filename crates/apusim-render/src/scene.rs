@@ -297,6 +297,16 @@ pub enum ShaderKind {
     BlurH,
     BlurV,
     Tonemap,
+    /// Dynamic environment mapping (the racing titles' reflective cars, gspc Table 1's NFS):
+    /// slot 0 the base texture, slots 1-6 the six cube faces (+x, -x, +y, -y, +z, -z), each
+    /// rendered by a 90-degree camera looking along that axis from the reflector's centre.
+    EnvMap,
+    /// A billboard particle faded where it meets the opaque scene (soft particles): slot 0
+    /// the sprite, slot 1 the scene's depth (an R32F target written by a depth pre-pass).
+    SoftParticle,
+    /// Depth of field: slot 0 the sharp scene, slot 1 its blurred copy, slot 2 the scene
+    /// depth; `tint[0]` is the focal depth and `tint[1]` the circle-of-confusion scale.
+    DepthOfField,
 }
 
 #[derive(Deserialize, Debug, Clone, Copy, PartialEq, Eq)]

@@ -13,8 +13,9 @@ use crate::surface::{lambert, Filter, LineSet, Surface, Wrap};
 
 /// Most render targets a draw can bind (DirectX 10 allows eight; the scenes use up to 3).
 pub const MAX_RT: usize = 4;
-/// Most texture slots a draw can bind.
-pub const MAX_TEX: usize = 4;
+/// Most texture slots a draw can bind: a base texture and six cube faces for
+/// [`ShaderKind::EnvMap`] (Direct3D 10 binds up to 128 shader resources per stage).
+pub const MAX_TEX: usize = 8;
 
 /// Instruction bytes of each program (fetched through the shader instruction cache).
 pub fn code_lines(k: ShaderKind) -> u64 {
@@ -22,8 +23,9 @@ pub fn code_lines(k: ShaderKind) -> u64 {
     match k {
         ShadowCaster | Copy | Hud | Unlit | Sky => 2,
         Particle | Downsample | BrightPass => 3,
-        Lit | AlphaTest | BlurH | BlurV | Tonemap | Gbuffer => 4,
-        Water | DepthOffset => 5,
+        Lit | AlphaTest | BlurH | BlurV | Tonemap | Gbuffer | SoftParticle => 4,
+        Water | DepthOffset | DepthOfField => 5,
+        EnvMap => 6,
         DeferredLight => 8,
     }
 }
@@ -54,8 +56,42 @@ pub fn screen_space(k: ShaderKind) -> bool {
     use ShaderKind::*;
     matches!(
         k,
-        DeferredLight | Copy | Downsample | BrightPass | BlurH | BlurV | Tonemap
+        DeferredLight | Copy | Downsample | BrightPass | BlurH | BlurV | Tonemap | DepthOfField
     )
+}
+
+/// Does the vertex shader expand the mesh's particle centres into camera-facing quads?
+pub fn billboard(k: ShaderKind) -> bool {
+    matches!(k, ShaderKind::Particle | ShaderKind::SoftParticle)
+}
+
+/// The cube face (0-5: +x, -x, +y, -y, +z, -z) direction `r` points into, and its texture
+/// coordinates in the face as rendered by a 90-degree [`M4::look_at`] camera looking along
+/// the face's axis (the same basis, up = +y, or +z for the ±y faces, as `look_at` chooses).
+pub fn cube_face(r: V3) -> (usize, [f32; 2]) {
+    let a = [r.0.abs(), r.1.abs(), r.2.abs()];
+    let axis = if a[0] >= a[1] && a[0] >= a[2] {
+        0
+    } else if a[1] >= a[2] {
+        1
+    } else {
+        2
+    };
+    let comp = [r.0, r.1, r.2][axis];
+    let face = axis * 2 + usize::from(comp < 0.0);
+    let sign = if comp < 0.0 { -1.0 } else { 1.0 };
+    let mut f = [0.0f32; 3];
+    f[axis] = sign;
+    let f = V3(f[0], f[1], f[2]);
+    let up = if axis == 1 {
+        V3(0.0, 0.0, 1.0)
+    } else {
+        V3(0.0, 1.0, 0.0)
+    };
+    let s = f.cross(up).norm();
+    let u = s.cross(f);
+    let ma = a[axis].max(1e-6);
+    (face, [0.5 + 0.5 * r.dot(s) / ma, 0.5 - 0.5 * r.dot(u) / ma])
 }
 
 /// Uniforms of a draw.
@@ -305,6 +341,72 @@ pub fn shade(k: ShaderKind, q: &QuadIn, u: &Uniforms, env: &mut Env) -> QuadOut 
                 }
             }
         }
+        EnvMap => {
+            let t = env.tex(0, &uv_of(q), Wrap::Repeat);
+            // Reflection of the view ray (reconstructed from `view`'s inverse
+            // view-projection) about the normal; without a view, the normal itself.
+            let dirs: [V3; 4] = std::array::from_fn(|i| {
+                let n = normal(q, i).norm();
+                let Some(inv) = u.inv_view_vp else {
+                    return n;
+                };
+                let (x, y) = (q.screen[i][0] * 2.0 - 1.0, 1.0 - q.screen[i][1] * 2.0);
+                let p = |z: f32| {
+                    let c = inv.apply([x, y, z, 1.0]);
+                    let w = if c[3].abs() > 1e-9 { c[3] } else { 1.0 };
+                    V3(c[0] / w, c[1] / w, c[2] / w)
+                };
+                let d = (p(1.0) - p(0.0)).norm();
+                d - n * (2.0 * d.dot(n))
+            });
+            let faces: [(usize, [f32; 2]); 4] = std::array::from_fn(|i| cube_face(dirs[i]));
+            let mut refl = [[0.0f32; 4]; 4];
+            let live = env.live;
+            // Each face's texture is sampled for the quad's pixels that look into it.
+            for face in 0..6 {
+                let m = (0..4)
+                    .filter(|&i| faces[i].0 == face && live & (1 << i) != 0)
+                    .fold(0u8, |m, i| m | 1 << i);
+                if m == 0 {
+                    continue;
+                }
+                let uv: [[f32; 2]; 4] = std::array::from_fn(|i| faces[i].1);
+                env.live = m;
+                let c = env.tex(1 + face, &uv, Wrap::Clamp);
+                for i in 0..4 {
+                    if m & (1 << i) != 0 {
+                        refl[i] = c[i];
+                    }
+                }
+            }
+            env.live = live;
+            for i in 0..4 {
+                let base = lit(mul4(t[i], u.tint), normal(q, i), 1.0);
+                out.color[0][i] = std::array::from_fn(|k| base[k] * 0.5 + refl[i][k] * 0.5);
+                out.color[0][i][3] = 1.0;
+            }
+        }
+        SoftParticle => {
+            let t = env.tex(0, &uv_of(q), Wrap::Repeat);
+            let scene = env.tex(1, &q.screen, Wrap::Clamp);
+            for i in 0..4 {
+                // Fade over a small depth range in front of the opaque surface behind.
+                let fade = ((scene[i][0] - q.z[i]) * 400.0).clamp(0.0, 1.0);
+                let c = mul4(t[i], u.tint);
+                out.color[0][i] = [c[0], c[1], c[2], c[3] * fade];
+            }
+        }
+        DepthOfField => {
+            let sharp = env.tex(0, &q.screen, Wrap::Clamp);
+            let blur = env.tex(1, &q.screen, Wrap::Clamp);
+            let depth = env.tex(2, &q.screen, Wrap::Clamp);
+            for i in 0..4 {
+                let coc = ((depth[i][0] - u.tint[0]).abs() * u.tint[1]).clamp(0.0, 1.0);
+                out.color[0][i] =
+                    std::array::from_fn(|k| sharp[i][k] + (blur[i][k] - sharp[i][k]) * coc);
+                out.color[0][i][3] = 1.0;
+            }
+        }
         Tonemap => {
             let hdr = env.tex(0, &q.screen, Wrap::Clamp);
             let bloom = env.tex(1, &q.screen, Wrap::Clamp);
@@ -325,4 +427,44 @@ pub fn shade(k: ShaderKind, q: &QuadIn, u: &Uniforms, env: &mut Env) -> QuadOut 
         }
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// [`cube_face`] picks the face a direction points into and lands where that face's
+    /// 90-degree camera (the pipeline's `look_at` and `perspective`) projects it.
+    #[test]
+    fn cube_face_matches_the_face_cameras() {
+        let axes = [
+            V3(1.0, 0.0, 0.0),
+            V3(-1.0, 0.0, 0.0),
+            V3(0.0, 1.0, 0.0),
+            V3(0.0, -1.0, 0.0),
+            V3(0.0, 0.0, 1.0),
+            V3(0.0, 0.0, -1.0),
+        ];
+        let proj = M4::perspective(90.0, 1.0, 0.1, 10.0);
+        let dirs = [
+            V3(1.0, 0.3, -0.2),
+            V3(-0.9, -0.5, 0.4),
+            V3(0.2, 1.0, 0.7),
+            V3(-0.3, -1.0, -0.6),
+            V3(0.5, -0.1, 1.0),
+            V3(-0.4, 0.8, -1.0),
+        ];
+        for (want, r) in dirs.into_iter().enumerate() {
+            let (face, uv) = cube_face(r);
+            assert_eq!(face, want, "{r:?}");
+            let view = M4::look_at(V3(0.0, 0.0, 0.0), axes[face], V3(0.0, 1.0, 0.0));
+            let c = proj.mul(&view).point(r);
+            let expect = [c[0] / c[3] * 0.5 + 0.5, 0.5 - c[1] / c[3] * 0.5];
+            for k in 0..2 {
+                assert!((uv[k] - expect[k]).abs() < 1e-4, "{r:?}: {uv:?} {expect:?}");
+                assert!((0.0..=1.0).contains(&uv[k]));
+            }
+        }
+        assert!(billboard(ShaderKind::SoftParticle) && !billboard(ShaderKind::EnvMap));
+    }
 }
