@@ -164,26 +164,22 @@ pub fn scene_job(scene: &str, width: u32, height: u32, frames: u32, seed: u64) -
 }
 
 /// The job running GPGPU kernel `kernel` (`apusim workloads`) once, with `scale ×` its
-/// default elements (1: its default size), its data seeded by `seed`. An unknown kernel is
-/// refused, naming the nearest one.
+/// default elements (1: its default size), its data seeded by `seed`: the kernel's registry
+/// entry checks both and sizes it (`gpgpu::params`, as a mix's GPU job is sized). An unknown
+/// kernel is refused, naming the nearest one.
 pub fn kernel_job(kernel: &str, scale: u64, seed: u64) -> Result<Job> {
-    use apusim_workloads::gpgpu::{self, GpgpuParams};
-    let Some(k) = gpgpu::info(kernel) else {
-        anyhow::bail!(
-            "unknown GPGPU kernel `{kernel}`{} (see `apusim workloads`)",
-            apusim_registry::nearest(kernel, gpgpu::REGISTRY.iter().map(|e| e.name))
-                .map_or_else(String::new, |n| format!(" (did you mean `{n}`?)"))
-        );
-    };
+    use apusim_registry::Value;
+    use apusim_workloads::gpgpu;
+    let (k, params) = gpgpu::params(
+        kernel,
+        &[("scale", Value::Int(scale)), ("seed", Value::Int(seed))],
+    )
+    .map_err(|e| anyhow::anyhow!("{e} (see `apusim workloads`)"))?;
     Ok(Job {
         label: format!("gpu {}", k.name),
         spec: mixes::JobSpec::Gpgpu {
             kernel: k.name,
-            params: GpgpuParams {
-                size: if scale > 1 { k.scaled_size(scale) } else { 0 },
-                seed,
-                ..GpgpuParams::default()
-            },
+            params,
         },
     })
 }
@@ -393,5 +389,24 @@ impl TraceDir {
 
     pub fn path(&self) -> &Path {
         &self.path
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A kernel alone is the same job as the GPU job of a mix that runs it (the same trace
+    /// cache key at every scale: one sizing rule), and a misspelt kernel gets the nearest.
+    #[test]
+    fn a_kernel_alone_is_the_mix_gpu_job() {
+        for scale in [1, 3, 16] {
+            let mix = mixes::jobs("S16", scale, 5).unwrap();
+            let alone = kernel_job("blackscholes", scale, 5).unwrap();
+            assert_eq!(alone.key(), mix.last().unwrap().key(), "scale {scale}");
+        }
+        let e = kernel_job("blackschole", 1, 1).unwrap_err().to_string();
+        assert!(e.contains("did you mean `blackscholes`"), "{e}");
+        assert!(kernel_job("bfs", 0, 1).is_err());
     }
 }
