@@ -329,6 +329,21 @@ impl<P: Policy> Cache<P> {
         self.find(self.set_of(line), line).is_some()
     }
 
+    /// A core's hit in its private caches on the line holding `req.addr`, told to the policy
+    /// as a hit on that line (a temporal locality hint, Jaleel et al., MICRO 2010): nothing
+    /// is counted and no line flag changes. Returns whether the line is resident.
+    pub fn hint(&mut self, req: &Access) -> bool {
+        let line = self.line_of(req.addr);
+        let set = self.set_of(line);
+        match self.find(set, line) {
+            Some(way) => {
+                self.policy.on_hit(set, way, req);
+                true
+            }
+            None => false,
+        }
+    }
+
     /// Metadata of the resident line holding `addr`.
     pub fn meta_of(&self, addr: u64) -> Option<LineMeta> {
         let line = self.line_of(addr);

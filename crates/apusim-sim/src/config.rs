@@ -119,6 +119,11 @@ pub struct LlcConfig {
     /// and CPU misses may not bypass (drp-reuse-probability-shared-llc.txt §3).
     #[serde(default = "yes")]
     pub cpu_inclusive: bool,
+    /// Tell the LLC's policy of every hit in a core's L2, as a hit on its line (temporal
+    /// locality hints, Jaleel et al., MICRO 2010): an inclusive LLC's policy then sees the
+    /// reuse that the private caches filter out. Functional runs only.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub l2_hit_hints: bool,
     /// Apply the heterogeneous baseline's GPU write-miss/write-hit rules (drp §4.1) to the
     /// chosen policy.
     #[serde(default)]

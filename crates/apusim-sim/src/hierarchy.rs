@@ -147,6 +147,8 @@ struct Level {
     next: Target,
     /// Levels between this one and the agent (0 for the level an access enters first).
     depth: u8,
+    /// Hits here are told to the LLC's policy (`llc.l2_hit_hints`: the cores' L2s).
+    hints_llc: bool,
 }
 
 impl Level {
@@ -206,6 +208,9 @@ pub struct Hierarchy<P: Policy> {
     deferred: Deferred,
     /// LLC misses of accesses flagged [`Access::BYPASS_LLC`] that went around the LLC.
     flag_bypasses: u64,
+    /// L2 hits told to the LLC's policy (`llc.l2_hit_hints`), and how many found their line
+    /// in the LLC.
+    hints: (u64, u64),
 }
 
 impl<P: Policy> Hierarchy<P> {
@@ -226,15 +231,9 @@ impl<P: Policy> Hierarchy<P> {
                 "l1d" => cpu_entry[1] = Target::Level(levels.len()),
                 _ => {}
             }
-            levels.push(build_level(
-                cfg,
-                name,
-                lc,
-                cfg.cpus,
-                Owner::PerCore,
-                next,
-                false,
-            )?);
+            let mut level = build_level(cfg, name, lc, cfg.cpus, Owner::PerCore, next, false)?;
+            level.hints_llc = cfg.llc.l2_hit_hints && *name == "l2";
+            levels.push(level);
         }
         // A missing L1 sends its stream to L2 (if any).
         for e in cpu_entry.iter_mut() {
@@ -318,6 +317,7 @@ impl<P: Policy> Hierarchy<P> {
             study: None,
             deferred: Deferred::default(),
             flag_bypasses: 0,
+            hints: (0, 0),
         }
         .with_depths())
     }
@@ -646,6 +646,17 @@ impl<P: Policy> Hierarchy<P> {
     ) -> Result<bool> {
         match outcome {
             Outcome::Hit { write_through } => {
+                if let Target::Level(i) = t {
+                    if self.levels[i].hints_llc {
+                        // The reference, not the operation: a hint is a read of the line.
+                        let found = self.llc.hint(&Access {
+                            op: Op::Read,
+                            ..*sub
+                        });
+                        self.hints.0 += 1;
+                        self.hints.1 += u64::from(found);
+                    }
+                }
                 if write_through {
                     self.send(next, sub)?;
                 }
@@ -857,7 +868,14 @@ impl<P: Policy> Hierarchy<P> {
             memory: self.memory.clone(),
             instructions: vec![0; self.cpus + 1],
             trace_accesses: 0,
-            policy_stats: self.llc.policy().stats(),
+            policy_stats: {
+                let mut s = self.llc.policy().stats();
+                if self.levels.iter().any(|l| l.hints_llc) {
+                    s.push(("l2_hit_hints".into(), self.hints.0 as f64));
+                    s.push(("l2_hit_hints_resident".into(), self.hints.1 as f64));
+                }
+                s
+            },
         }
     }
 }
@@ -935,6 +953,7 @@ fn build_level(
         fetch_on_write: lc.fetch_on_write,
         next,
         depth: 0,
+        hints_llc: false,
     })
 }
 

@@ -612,3 +612,35 @@ fn early_finishers_continue_to_run_until_every_input_has_ended_once() {
         "{err:#}"
     );
 }
+
+/// `llc.l2_hit_hints`: a core's L2 hit refreshes its line in the LLC's policy, so the line a
+/// core keeps using in its L2 is not the LLC's LRU victim (and is not back-invalidated).
+#[test]
+fn l2_hit_hints_keep_the_cores_reused_lines_in_an_inclusive_llc() {
+    let run = |hints: bool| {
+        let cfg = tiny_with("", &[format!("llc.l2_hit_hints={hints}")]);
+        let mut h = lru_hierarchy(&cfg);
+        // Lines 0 and 4 share LLC set 0; lines 1 and 2 push them out of the 2-line L1D, and
+        // line 0 is then read again from the L2.
+        for line in [0, 4, 1, 2, 0] {
+            h.access(&rd(0, line * 64)).unwrap();
+        }
+        // The GPU's line 8 takes set 0's LRU way: line 0 without hints, line 4 with them.
+        h.access(&gpu(8 * 64, Op::Read, Stream::Vertex)).unwrap();
+        h.access(&rd(0, 0)).unwrap();
+        let s = h.stats();
+        let l1d = s.level("l1d").unwrap().counts.total().read_misses;
+        let hint = |n: &str| s.policy_stats.iter().find(|(k, _)| k == n).map(|(_, v)| *v);
+        (l1d, hint("l2_hit_hints"), hint("l2_hit_hints_resident"))
+    };
+    assert_eq!(
+        run(false),
+        (6, None, None),
+        "line 0 back-invalidated and read again"
+    );
+    assert_eq!(
+        run(true),
+        (5, Some(1.0), Some(1.0)),
+        "line 0 kept: the L1D hits"
+    );
+}
