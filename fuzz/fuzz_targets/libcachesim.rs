@@ -8,21 +8,17 @@
 
 mod trace_common;
 
-use apusim_trace::import::{open_reader, Format, ImportOptions, LcsOptions};
+use apusim_trace::import::libcachesim::TextKind;
+use apusim_trace::import::{
+    ImportOptions, LcsOptions, LcsTextSource, OracleGeneralSource, OracleLayout,
+};
 use libfuzzer_sys::fuzz_target;
-
-const FORMATS: [Format; 4] = [
-    Format::OracleGeneral,
-    Format::OracleGeneralOpNS,
-    Format::LcsCsv,
-    Format::LcsTxt,
-];
+use std::io::Cursor;
 
 fuzz_target!(|data: &[u8]| {
     let Some((&pick, rest)) = data.split_first() else {
         return;
     };
-    let format = FORMATS[pick as usize % FORMATS.len()];
     let (params, trace) = match rest.iter().position(|&b| b == b'\n') {
         Some(i) => (&rest[..i], &rest[i + 1..]),
         None => (rest, &[][..]),
@@ -37,10 +33,24 @@ fuzz_target!(|data: &[u8]| {
         libcachesim: lcs,
         ..ImportOptions::default()
     };
-    trace_common::drain(open_reader(
-        Box::new(std::io::Cursor::new(trace.to_vec())),
-        "<fuzz>",
-        format,
-        &opts,
-    ));
+    // The sources on the input itself, as the other importer targets read theirs (not
+    // through `open_reader`'s 1 MiB buffers; trace_common.rs); the same sources `open_reader`
+    // builds for these four formats.
+    let input = Cursor::new(trace.to_vec());
+    match pick % 4 {
+        0 => trace_common::drain(OracleGeneralSource::with_layout(
+            input,
+            "<fuzz>",
+            OracleLayout::General,
+            &opts,
+        )),
+        1 => trace_common::drain(OracleGeneralSource::with_layout(
+            input,
+            "<fuzz>",
+            OracleLayout::OpNS,
+            &opts,
+        )),
+        2 => trace_common::drain(LcsTextSource::new(input, "<fuzz>", TextKind::Csv, &opts)),
+        _ => trace_common::drain(LcsTextSource::new(input, "<fuzz>", TextKind::Txt, &opts)),
+    }
 });
