@@ -5,7 +5,7 @@
 //!
 //! The workloads are the fourteen 3D titles, each run beside its three four-way CPU mixes of
 //! §5 (`Hn`, `Ln`, `HLn`) on the criticality paper's system (Table 1: drp §3's CMP with a
-//! two-bit SRRIP LLC, preset `4c1g` under `srrip`). A stream is ideal as §3 defines it: its
+//! two-bit SRRIP LLC, preset `crit`). A stream is ideal as §3 defines it: its
 //! non-compulsory LLC misses are charged the hit latency and not sent to DRAM, while the LLC
 //! policy runs as usual. A title's speedup is the geometric mean over its three mixes (§5:
 //! "we report the performance averaged (geometric mean) over the three mixes containing that
@@ -128,7 +128,7 @@ pub fn run(fig: Figure, o: &Options) -> Result<StudyOutput> {
         fig.name(),
         "§3's stream figures are about rendering; use H1-H14, L1-L14, HL1-HL14",
     )?;
-    let mixes = TimedMixes::new(fig.name(), names, |_| "4c1g", o)?;
+    let mixes = TimedMixes::new(fig.name(), names, |_| "crit", o)?;
     let bars = fig.bars();
     let results = mixes.run(&bars)?;
     let runs: Vec<&[SimResult]> = results.chunks(bars.len()).collect();

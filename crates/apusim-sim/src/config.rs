@@ -121,7 +121,8 @@ pub struct LlcConfig {
     pub cpu_inclusive: bool,
     /// Tell the LLC's policy of every hit in a core's L2, as a hit on its line (temporal
     /// locality hints, Jaleel et al., MICRO 2010): an inclusive LLC's policy then sees the
-    /// reuse that the private caches filter out. Functional runs only.
+    /// reuse that the private caches filter out. In timed runs each hint travels the network
+    /// to its line's bank and takes the bank's tag port for a cycle; nobody waits for it.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub l2_hit_hints: bool,
     /// Apply the heterogeneous baseline's GPU write-miss/write-hit rules (drp §4.1) to the

@@ -181,6 +181,10 @@ struct Deferred {
     to_llc: Vec<Access>,
     /// Requests that left the LLC for memory, in order.
     to_memory: Vec<Access>,
+    /// L2 hits to tell the LLC's policy (`llc.l2_hit_hints`), each with the number of
+    /// requests in `to_llc` before it: the timed system carries each to the line's bank as a
+    /// message, in the order the functional hierarchy would have told the LLC.
+    hints: Vec<(usize, Access)>,
     /// Deepest level a non-writeback request of the current access reached.
     depth: u8,
 }
@@ -359,14 +363,27 @@ impl<P: Policy> Hierarchy<P> {
         std::mem::take(&mut self.deferred.depth)
     }
 
-    /// Requests that left for the LLC since the last call (timed mode), in order.
-    pub fn drain_to_llc(&mut self, out: &mut Vec<Access>) {
-        out.append(&mut self.deferred.to_llc);
-    }
-
     /// Requests that left the LLC for memory since the last call (timed mode), in order.
     pub fn drain_to_memory(&mut self, out: &mut Vec<Access>) {
         out.append(&mut self.deferred.to_memory);
+    }
+
+    /// Requests that left for the LLC since the last call (timed mode) and the L2 hits to tell
+    /// the LLC (`llc.l2_hit_hints`), each hint with the number of requests in `out` before it:
+    /// the order in which a functional run reaches the LLC.
+    pub fn drain_to_llc(&mut self, out: &mut Vec<Access>, hints: &mut Vec<(usize, Access)>) {
+        let base = out.len();
+        out.append(&mut self.deferred.to_llc);
+        hints.extend(self.deferred.hints.drain(..).map(|(i, h)| (base + i, h)));
+    }
+
+    /// Tell the LLC's policy of a hit on `hint`'s line in a core's L2 (`llc.l2_hit_hints`):
+    /// the policy's hit update if the line is resident, nothing otherwise. Counted in the
+    /// policy statistics `l2_hit_hints` and `l2_hit_hints_resident`.
+    pub fn llc_hint(&mut self, hint: &Access) {
+        let found = self.llc.hint(hint);
+        self.hints.0 += 1;
+        self.hints.1 += u64::from(found);
     }
 
     /// Serve a request that has arrived at the LLC (timed mode): the LLC's lookup, fill,
@@ -649,12 +666,16 @@ impl<P: Policy> Hierarchy<P> {
                 if let Target::Level(i) = t {
                     if self.levels[i].hints_llc {
                         // The reference, not the operation: a hint is a read of the line.
-                        let found = self.llc.hint(&Access {
+                        let hint = Access {
                             op: Op::Read,
                             ..*sub
-                        });
-                        self.hints.0 += 1;
-                        self.hints.1 += u64::from(found);
+                        };
+                        if self.deferred.on && !self.deferred.at_llc {
+                            let before = self.deferred.to_llc.len();
+                            self.deferred.hints.push((before, hint));
+                        } else {
+                            self.llc_hint(&hint);
+                        }
                     }
                 }
                 if write_through {

@@ -80,22 +80,39 @@ fn small_system(extra: &[&str]) -> SystemConfig {
 fn blocking_core_equals_the_functional_hierarchy_in_every_counter() {
     let trace = VecInputs(random_trace(60_000, 512 * 1024, 7));
     for policy in ["lru", "srrip", "drp-baseline", "ship-hybrid"] {
-        for inclusive in ["true", "false"] {
+        // Inclusive, inclusive with the L2 hits hinted to the LLC (each hint reaches its
+        // bank before the core's next request), and not inclusive.
+        for (inclusive, hints) in [("true", "false"), ("true", "true"), ("false", "false")] {
             let cfg = small_system(&[
                 "timing.core={model=\"in-order\"}",
                 &format!("llc.cpu_inclusive={inclusive}"),
+                &format!("llc.l2_hit_hints={hints}"),
             ]);
             let f = run_policy(&cfg, policy, &trace, &RunOptions::default()).unwrap();
             let t = sim_policy(&cfg, policy, &trace, &SimOptions::default()).unwrap();
             assert_eq!(
                 t.functional.levels, f.stats.levels,
-                "{policy}, inclusive {inclusive}: level counters differ"
+                "{policy}, inclusive {inclusive}, hints {hints}: level counters differ"
             );
             assert_eq!(
                 t.functional.memory, f.stats.memory,
                 "{policy}: memory traffic"
             );
-            assert_eq!(t.functional.policy_stats, f.stats.policy_stats, "{policy}");
+            assert_eq!(
+                t.functional.policy_stats, f.stats.policy_stats,
+                "{policy}, hints {hints}"
+            );
+            if hints == "true" {
+                let hinted = |s: &[(String, f64)]| {
+                    s.iter()
+                        .find(|(k, _)| k == "l2_hit_hints_resident")
+                        .map(|(_, v)| *v)
+                };
+                assert!(
+                    hinted(&t.functional.policy_stats).is_some_and(|n| n > 1000.0),
+                    "{policy}: the timed run must hint"
+                );
+            }
             let llc = f.stats.llc().counts.total();
             assert!(
                 llc.misses() > 1000 && llc.evictions > 1000,

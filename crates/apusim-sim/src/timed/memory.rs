@@ -62,6 +62,10 @@ enum Ev {
     AtAgent { w: Waiter },
     /// An open-loop agent's write-back was taken by its LLC bank.
     OpenLoopAccepted,
+    /// An L2 hit's hint (`llc.l2_hit_hints`) leaves agent `agent`'s stop for its line's bank.
+    ToLlcHint { hint: Access, agent: u32 },
+    /// The hint arrives at its bank: one tag lookup updates the line's replacement state.
+    HintAtLlc { hint: Access },
 }
 
 /// Time spent by requests, summed, per agent.
@@ -220,6 +224,8 @@ pub struct TimedMemory<P: Policy> {
     banks_first_stop: usize,
     mcs_first_stop: usize,
     scratch: Vec<Access>,
+    /// Hints drained with `scratch` (`llc.l2_hit_hints`), kept for their allocation.
+    hints: Vec<(usize, Access)>,
     /// Data arrivals for the cores: (agent, token, tick).
     pub completions: Vec<(u32, Token, Tick)>,
     /// The first error a port call hit (reported by the engine after the cycle).
@@ -322,6 +328,7 @@ impl<P: Policy> TimedMemory<P> {
             banks_first_stop: n_agents,
             mcs_first_stop: n_agents + banks,
             scratch: Vec::new(),
+            hints: Vec::new(),
             completions: Vec::new(),
             error: None,
             latency: vec![AgentLatency::default(); n_agents],
@@ -516,14 +523,22 @@ impl<P: Policy> TimedMemory<P> {
         }
         self.h.access(acc)?;
         let depth = self.h.take_depth();
-        let mut out = std::mem::take(&mut self.scratch);
-        self.h.drain_to_llc(&mut out);
         let depart = now + chain.all();
+        let mut out = std::mem::take(&mut self.scratch);
+        let mut hints = std::mem::take(&mut self.hints);
+        self.h.drain_to_llc(&mut out, &mut hints);
+        let mut hints_sent = 0;
         let mut parts = 0;
         let p = private_in(&mut self.private, &mut self.gpu_units, gpu, slot);
         let lat = &mut self.latency[agent as usize];
         let table = if instr { &mut p.l1i } else { &mut p.l1d };
-        for r in &out {
+        for (i, r) in out.iter().enumerate() {
+            // Hints leave in the order the functional hierarchy made them.
+            while let Some(&(_, hint)) = hints.get(hints_sent).filter(|(at, _)| *at <= i) {
+                self.in_transit += 1;
+                self.events.schedule(depart, Ev::ToLlcHint { hint, agent });
+                hints_sent += 1;
+            }
             if r.op != Op::Writeback && !merged {
                 let key = r.addr >> bits;
                 if !table.contains(key) {
@@ -536,6 +551,12 @@ impl<P: Policy> TimedMemory<P> {
             self.in_transit += 1;
             self.events.schedule(depart, Ev::ToLlc { req: *r, agent });
         }
+        for &(_, hint) in &hints[hints_sent..] {
+            self.in_transit += 1;
+            self.events.schedule(depart, Ev::ToLlcHint { hint, agent });
+        }
+        hints.clear();
+        self.hints = hints;
         out.clear();
         self.scratch = out;
         if merged {
@@ -586,9 +607,17 @@ impl<P: Policy> TimedMemory<P> {
         self.h.access(&acc)?;
         self.h.take_depth();
         let mut out = std::mem::take(&mut self.scratch);
-        self.h.drain_to_llc(&mut out);
-        for r in &out {
+        let mut hints = std::mem::take(&mut self.hints);
+        self.h.drain_to_llc(&mut out, &mut hints);
+        let mut hints = hints.drain(..).peekable();
+        for (i, r) in out.iter().enumerate() {
+            while let Some((_, hint)) = hints.next_if(|(at, _)| *at <= i) {
+                self.h.llc_hint(&hint);
+            }
             self.h.llc_access(r)?;
+        }
+        for (_, hint) in hints {
+            self.h.llc_hint(&hint);
         }
         out.clear();
         self.h.drain_to_memory(&mut out);
@@ -605,11 +634,20 @@ impl<P: Policy> TimedMemory<P> {
         self.h.access(acc)?;
         self.h.take_depth();
         let mut out = std::mem::take(&mut self.scratch);
-        self.h.drain_to_llc(&mut out);
-        for r in &out {
+        let mut hints = std::mem::take(&mut self.hints);
+        self.h.drain_to_llc(&mut out, &mut hints);
+        let mut pending = hints.drain(..).peekable();
+        for (i, r) in out.iter().enumerate() {
+            while let Some((_, hint)) = pending.next_if(|(at, _)| *at <= i) {
+                self.post(now, Ev::ToLlcHint { hint, agent });
+            }
             self.open_loop_outstanding += 1;
             self.post(now, Ev::ToLlc { req: *r, agent });
         }
+        for (_, hint) in pending {
+            self.post(now, Ev::ToLlcHint { hint, agent });
+        }
+        self.hints = hints;
         out.clear();
         self.scratch = out;
         Ok(())
@@ -677,6 +715,19 @@ impl<P: Policy> TimedMemory<P> {
                 self.post(at, Ev::LlcFill { line });
             }
             Ev::LlcFill { line } => self.llc_fill(t, line)?,
+            Ev::ToLlcHint { hint, agent } => {
+                let to = self.bank_stop(self.bank_of(hint.addr));
+                let at = self.net.send(agent as usize, to, t);
+                self.post(at, Ev::HintAtLlc { hint });
+            }
+            Ev::HintAtLlc { hint } => {
+                // A hint takes the bank's tag port for a cycle, as a lookup does (Jaleel et
+                // al.'s hints cost LLC bandwidth); nobody waits for it.
+                let bank = self.bank_of(hint.addr);
+                let start = t.max(self.banks[bank].free);
+                self.banks[bank].free = start + self.uncore.period;
+                self.h.llc_hint(&hint);
+            }
             Ev::OpenLoopAccepted => {
                 self.open_loop_outstanding = self.open_loop_outstanding.saturating_sub(1);
             }

@@ -287,12 +287,6 @@ pub fn sim_policy(
     inputs: &dyn Inputs,
     opts: &SimOptions,
 ) -> Result<SimResult> {
-    if cfg.llc.l2_hit_hints {
-        anyhow::bail!(
-            "llc.l2_hit_hints: the cores' L2 hits are told to the LLC in functional runs \
-             (`apusim run`) only; a timed run's private caches send no hints"
-        );
-    }
     let ctx = policy_context(cfg)?;
     let start = Instant::now();
     let mut r = policies::build(policy, &ctx, TimedVisitor { cfg, inputs, opts })??;
