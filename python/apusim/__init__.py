@@ -347,8 +347,10 @@ def agent_name(code: int) -> str:
     raise ApusimError(f"agent code {code}: expected 0..=127 for a CPU core, 128 for the GPU")
 
 
-def _reader(path: PathLike, format: Optional[str], agent: str) -> "_native.TraceReader":
-    return _native.TraceReader(os.fspath(path), format=format, agent=agent)
+def _reader(path: PathLike, format: Optional[str], agent: str,
+            lcs_params: Optional[str]) -> "_native.TraceReader":
+    return _native.TraceReader(os.fspath(path), format=format, agent=agent,
+                               lcs_params=lcs_params)
 
 
 def _view(buf: bytearray) -> np.ndarray:
@@ -356,20 +358,23 @@ def _view(buf: bytearray) -> np.ndarray:
 
 
 def read_trace_header(path: PathLike, *, format: Optional[str] = None,
-                      agent: str = "cpu0") -> Dict[str, Any]:
+                      agent: str = "cpu0", lcs_params: Optional[str] = None) -> Dict[str, Any]:
     """A trace's header: ``agents`` (agent, name, clock_mhz), ``streams``, ``source``."""
-    return json.loads(_reader(path, format, agent).header_json())
+    return json.loads(_reader(path, format, agent, lcs_params).header_json())
 
 
 def iter_trace(path: PathLike, chunk: int = 1_000_000, *, format: Optional[str] = None,
-               agent: str = "cpu0") -> Iterator[np.ndarray]:
+               agent: str = "cpu0", lcs_params: Optional[str] = None) -> Iterator[np.ndarray]:
     """The records of a trace in arrays of at most ``chunk`` records, read as they are
-    needed: a trace of any length in bounded memory. ``format`` (apt, lackey, champsim, csv;
-    default: detected) and ``agent`` (of a single-agent import) as ``apusim trace convert``.
+    needed: a trace of any length in bounded memory. ``format`` (apt, lackey, champsim, csv,
+    oracleGeneral, oracleGeneralOpNS, lcs-csv, lcs-txt; default: detected), ``agent`` (of a
+    single-agent import) and ``lcs_params`` (libCacheSim's ``-t`` string, e.g.
+    ``"time-col=1,obj-id-col=2,obj-size-col=3,delimiter=,"``) as ``apusim trace convert
+    --from FORMAT --lcs-params ...``.
     """
     if chunk < 1:
         raise ApusimError(f"chunk must be at least 1, not {chunk}")
-    r = _reader(path, format, agent)
+    r = _reader(path, format, agent, lcs_params)
     while True:
         buf = r.read(chunk)
         if not buf:
@@ -378,10 +383,11 @@ def iter_trace(path: PathLike, chunk: int = 1_000_000, *, format: Optional[str] 
 
 
 def read_trace(path: PathLike, *, format: Optional[str] = None,
-               agent: str = "cpu0") -> np.ndarray:
+               agent: str = "cpu0", lcs_params: Optional[str] = None) -> np.ndarray:
     """A whole trace as one structured array of :data:`TRACE_DTYPE` (``pd.DataFrame(a)``
-    makes a table of it; :func:`iter_trace` reads big traces in chunks)."""
-    r = _reader(path, format, agent)
+    makes a table of it; :func:`iter_trace` reads big traces in chunks). ``format``,
+    ``agent`` and ``lcs_params`` as for :func:`iter_trace`."""
+    r = _reader(path, format, agent, lcs_params)
     parts = []
     while True:
         buf = r.read(4_000_000)

@@ -170,6 +170,31 @@ def test_trace_from_columns_and_streaming_writer(tmp_path):
     np.testing.assert_array_equal(apusim.read_trace(tmp_path / "copy.apt"), big)
 
 
+def test_libcachesim_csv_reads_as_the_command_line_converts_it(cli, tmp_path):
+    """``lcs_params`` reads libCacheSim's csv form (columns in an unusual order, a header,
+    tabs) as ``apusim trace convert --from lcs-csv --lcs-params`` does; a misspelt key is
+    refused with the nearest valid one."""
+    rows = ["size\ttimestamp\tkey\top"]
+    for i in range(3000):
+        rows.append(f"{4096 if i % 7 else 200}\t{i}\t{(i * 7919) % 613}\tget")
+    path = tmp_path / "t.csv"
+    path.write_text("\n".join(rows) + "\n")
+    params = "time-col=2,obj-id-col=3,obj-size-col=1,op-col=4,block-size=64,ignore-obj-size=false"
+    a = apusim.read_trace(path, format="lcs-csv", lcs_params=params)
+    cli("trace", "convert", path, "--from", "lcs-csv", "--lcs-params", params,
+        "-o", tmp_path / "t.apt")
+    b = apusim.read_trace(tmp_path / "t.apt")
+    np.testing.assert_array_equal(a, b)
+    # Objects of 4096 bytes are 64 blocks of 64 bytes; the 200-byte ones 4.
+    assert len(a) > 3000
+    chunks = list(apusim.iter_trace(path, chunk=5000, format="lcs-csv", lcs_params=params))
+    np.testing.assert_array_equal(np.concatenate(chunks), a)
+    h = apusim.read_trace_header(path, format="lcs-csv", lcs_params=params)
+    assert [x["agent"] for x in h["agents"]] == ["cpu0"]
+    with pytest.raises(apusim.ApusimError, match="obj-id-col"):
+        apusim.read_trace(path, format="lcs-csv", lcs_params="obj-idd-col=3")
+
+
 def test_written_trace_runs_as_on_the_command_line(cli, tmp_path):
     """A trace written by the package is read by `apusim run` with the counts the package's
     run gives."""

@@ -1,12 +1,12 @@
 //! Traces as packed records: [`TraceReader`] streams any trace apusim reads (`.apt`, lackey,
-//! ChampSim, CSV) in chunks, [`TraceWriter`] writes `.apt`. A chunk is a `bytearray` of
+//! ChampSim, CSV, libCacheSim's oracleGeneral, oracleGeneralOpNS, csv and txt) in chunks, [`TraceWriter`] writes `.apt`. A chunk is a `bytearray` of
 //! [`RECORD_SIZE`]-byte little-endian records laid out as [`RECORD_FIELDS`], which numpy views
 //! as a structured array without a copy.
 
 use crate::{py_err, ApusimError};
 use anyhow::{anyhow, Context, Result};
 use apusim_trace::apt::AptWriter;
-use apusim_trace::import::{self, Format, ImportOptions};
+use apusim_trace::import::{self, Format, ImportOptions, LcsOptions};
 use apusim_trace::{Access, AccessSource, Agent, Op, Stream, TraceHeader};
 use pyo3::prelude::*;
 use pyo3::types::PyByteArray;
@@ -127,17 +127,32 @@ pub struct TraceReader {
 
 #[pymethods]
 impl TraceReader {
-    /// Open `path` (`format`: apt, lackey, champsim or csv; default: detected), attributing a
-    /// single-agent import to `agent` (`cpuN` or `gpu`), as `apusim trace convert` does.
+    /// Open `path` (`format`: apt, lackey, champsim, csv, oracleGeneral, oracleGeneralOpNS,
+    /// lcs-csv or lcs-txt; default: detected), attributing a single-agent import to `agent`
+    /// (`cpuN` or `gpu`) and reading libCacheSim's formats with `lcs_params` (libCacheSim's
+    /// `-t` string), as `apusim trace convert --from FORMAT --lcs-params ...` does.
     #[new]
-    #[pyo3(signature = (path, *, format = None, agent = "cpu0".to_string()))]
-    fn new(py: Python<'_>, path: PathBuf, format: Option<String>, agent: String) -> PyResult<Self> {
+    #[pyo3(signature = (path, *, format = None, agent = "cpu0".to_string(), lcs_params = None))]
+    fn new(
+        py: Python<'_>,
+        path: PathBuf,
+        format: Option<String>,
+        agent: String,
+        lcs_params: Option<String>,
+    ) -> PyResult<Self> {
         py.detach(|| -> Result<TraceReader> {
             let format = format
                 .map(|f| f.parse::<Format>().map_err(|e| anyhow!("format: {e}")))
                 .transpose()?;
+            let libcachesim = match lcs_params {
+                Some(p) => p
+                    .parse::<LcsOptions>()
+                    .map_err(|e| anyhow!("lcs_params: {e}"))?,
+                None => LcsOptions::default(),
+            };
             let opts = ImportOptions {
                 agent: agent.parse().map_err(|e: String| anyhow!("agent: {e}"))?,
+                libcachesim,
                 ..ImportOptions::default()
             };
             let source = import::open(&path, format, &opts)
