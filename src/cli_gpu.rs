@@ -6,13 +6,13 @@ use anyhow::{Context, Result};
 use apusim_gpu::study::{self, Study, StudyOptions};
 use apusim_gpu::{GpuConfig, RunResult};
 use apusim_sim::report::TextTable;
-use apusim_trace::apt::ParallelAptReader;
+use apusim_trace::Agent;
 use clap::{Args, Subcommand};
 use std::path::PathBuf;
 
 #[derive(Subcommand)]
 pub enum GpuCommand {
-    /// Run one GPGPU kernel (generated on the fly) or an .apt trace through the GPU hierarchy.
+    /// Run one GPGPU kernel (generated on the fly) or a trace through the GPU hierarchy.
     Run(GpuRunArgs),
     /// Reproduce a figure: fig1 (zero reuse), fig6 (bypass ratio), fig7 (energy), fig8 (L1
     /// misses), fig11 (coverage, false positives), nw (nw vs nw-nospm, §5.3.1).
@@ -87,9 +87,13 @@ pub struct GpuRunArgs {
     /// Seed of the kernel's input (default 1).
     #[arg(long)]
     seed: Option<String>,
-    /// An .apt trace of GPU accesses instead of a generated kernel.
+    /// A trace of GPU accesses instead of a generated kernel: `.apt`, or any format `--from`
+    /// names. Imported accesses are the GPU's; `shader-data` accesses go through the L1 of
+    /// SM `unit` (a CSV trace's `stream` and `unit` columns), every other stream to the L2.
     #[arg(long)]
     trace: Option<PathBuf>,
+    #[command(flatten)]
+    import: crate::inputs::ImportArgs,
     #[command(flatten)]
     output: GpuOutputArgs,
 }
@@ -124,13 +128,20 @@ pub fn run(cmd: GpuCommand) -> Result<()> {
 
 fn run_one(a: GpuRunArgs) -> Result<()> {
     let cfg = a.config.load()?;
+    if let (Some(k), false) = (&a.kernel, a.import.is_default()) {
+        anyhow::bail!(
+            "--from and --lcs-params say how to read a --trace; this run generates kernel {k}"
+        );
+    }
     let r = match (&a.kernel, &a.trace) {
         (Some(k), _) => {
             let (size, seed) = kernel_size_seed(k, a.size, a.seed)?;
             study::run_kernel(&cfg, k, size, seed, true)?
         }
         (None, Some(t)) => {
-            let mut src = ParallelAptReader::open_default(t)?;
+            let mut src =
+                apusim_trace::import::open(t, a.import.from, &a.import.options_for(Agent::GPU))
+                    .with_context(|| format!("opening {}", t.display()))?;
             apusim_gpu::run_source(&cfg, &t.display().to_string(), &mut src, true)?
         }
         (None, None) => unreachable!("clap requires --kernel or --trace"),
