@@ -358,6 +358,29 @@ impl<P: Policy> Cache<P> {
         self.access_inlined::<false>(req)
     }
 
+    /// [`Cache::access`] where the victim may be spared: when the policy's victim is a line
+    /// for which `spare(line, meta)` is true (a line a core's private cache still holds, say),
+    /// the policy is told of a hit on it and asked again, up to `queries` times; the last
+    /// victim is evicted whatever `spare` says. This is Jaleel et al.'s query based selection
+    /// for an inclusive LLC (MICRO 2010): the LLC asks the cores before it evicts, so their hot
+    /// lines are not inclusion victims. Returns the outcome and how many victims were spared.
+    pub fn access_sparing(
+        &mut self,
+        req: &Access,
+        queries: u32,
+        mut spare: impl FnMut(u64, LineMeta) -> bool,
+    ) -> Result<(Outcome, u32), CacheError> {
+        let line = self.line_of(req.addr);
+        if line > MAX_LINE {
+            return Err(CacheError::AddressTooLarge { addr: req.addr });
+        }
+        let set = self.set_of(line);
+        match self.find(set, line) {
+            Some(way) => Ok((self.hit(set, way, req), 0)),
+            None => self.miss_inlined(set, line, req, queries, &mut spare),
+        }
+    }
+
     /// [`Cache::access`], always inlined: the body of [`Cache::access_batch`]'s loop. With
     /// `INLINE_MISS` the miss path is inlined too (the batch loop: an out-of-line miss saved
     /// and restored six registers and returned its `Outcome` through memory, about 30
@@ -375,7 +398,9 @@ impl<P: Policy> Cache<P> {
         let set = self.set_of(line);
         match self.find(set, line) {
             Some(way) => Ok(self.hit(set, way, req)),
-            None if INLINE_MISS => self.miss_inlined(set, line, req),
+            None if INLINE_MISS => self
+                .miss_inlined(set, line, req, 0, &mut |_, _| false)
+                .map(|(o, _)| o),
             None => self.miss(set, line, req),
         }
     }
@@ -406,19 +431,32 @@ impl<P: Policy> Cache<P> {
     /// 6%, but wall-clock comparisons were inconclusive; docs/PERFORMANCE.md, "Cache engine".)
     #[inline(never)]
     fn miss(&mut self, set: usize, line: u64, req: &Access) -> Result<Outcome, CacheError> {
-        self.miss_inlined(set, line, req)
+        self.miss_inlined(set, line, req, 0, &mut |_, _| false)
+            .map(|(o, _)| o)
     }
 
-    /// A miss: bypass or allocate (an invalid way, else the policy's victim), then fill.
+    /// A miss: bypass or allocate (an invalid way, else the policy's victim, spared up to
+    /// `queries` times as [`Cache::access_sparing`] says), then fill. Also returns how many
+    /// victims were spared.
     #[inline(always)]
-    fn miss_inlined(&mut self, set: usize, line: u64, req: &Access) -> Result<Outcome, CacheError> {
+    fn miss_inlined<S: FnMut(u64, LineMeta) -> bool>(
+        &mut self,
+        set: usize,
+        line: u64,
+        req: &Access,
+        queries: u32,
+        spare: &mut S,
+    ) -> Result<(Outcome, u32), CacheError> {
         self.counters.misses += 1;
         if req.op == Op::Write && !self.write.write_allocate {
-            return Ok(Outcome::Miss {
-                filled: false,
-                bypassed: false,
-                evicted: None,
-            });
+            return Ok((
+                Outcome::Miss {
+                    filled: false,
+                    bypassed: false,
+                    evicted: None,
+                },
+                0,
+            ));
         }
         if self.policy.on_miss(set, req) == MissAction::Bypass {
             if self.cpu_inclusive && req.agent.is_cpu() {
@@ -428,13 +466,17 @@ impl<P: Policy> Cache<P> {
                 });
             }
             self.counters.bypasses += 1;
-            return Ok(Outcome::Miss {
-                filled: false,
-                bypassed: true,
-                evicted: None,
-            });
+            return Ok((
+                Outcome::Miss {
+                    filled: false,
+                    bypassed: true,
+                    evicted: None,
+                },
+                0,
+            ));
         }
         let base = set * self.ways;
+        let mut spared = 0;
         let invalid = if self.valid < self.tags.len() {
             match self.wide.as_deref_mut() {
                 None => crate::simd::first_match(self.set_tags(set), u64::MAX, INVALID),
@@ -449,15 +491,24 @@ impl<P: Policy> Cache<P> {
                 (w, None)
             }
             None => {
-                let view = SetView {
-                    tags: &self.tags[base..base + self.ways],
-                };
-                let w = self.policy.victim(set, req, &view);
-                if w >= self.ways {
-                    return Err(CacheError::BadVictim {
-                        way: w,
-                        ways: self.ways,
-                    });
+                let mut w = self.victim(set, req)?;
+                while spared < queries {
+                    let word = self.tags[base + w];
+                    let meta = word_meta(word);
+                    if !spare(word_line(word), meta) {
+                        break;
+                    }
+                    // Spared: to the policy, the line was just referenced by its owner.
+                    spared += 1;
+                    let touch = Access {
+                        addr: word_line(word) << self.line_bits,
+                        agent: meta.agent,
+                        stream: meta.stream(),
+                        op: Op::Read,
+                        ..*req
+                    };
+                    self.policy.on_hit(set, w, &touch);
+                    w = self.victim(set, req)?;
                 }
                 let word = self.tags[base + w];
                 let ev = Evicted {
@@ -488,11 +539,31 @@ impl<P: Policy> Cache<P> {
         }
         self.counters.fills += 1;
         self.policy.on_fill(set, way, req);
-        Ok(Outcome::Miss {
-            filled: true,
-            bypassed: false,
-            evicted,
-        })
+        Ok((
+            Outcome::Miss {
+                filled: true,
+                bypassed: false,
+                evicted,
+            },
+            spared,
+        ))
+    }
+
+    /// The policy's victim in full set `set`, checked to be a way of the set.
+    #[inline(always)]
+    fn victim(&mut self, set: usize, req: &Access) -> Result<usize, CacheError> {
+        let base = set * self.ways;
+        let view = SetView {
+            tags: &self.tags[base..base + self.ways],
+        };
+        let w = self.policy.victim(set, req, &view);
+        if w >= self.ways {
+            return Err(CacheError::BadVictim {
+                way: w,
+                ways: self.ways,
+            });
+        }
+        Ok(w)
     }
 
     /// Remove the line holding byte address `addr` (back-invalidation); returns its metadata.

@@ -125,6 +125,12 @@ pub struct LlcConfig {
     /// to its line's bank and takes the bank's tag port for a cycle; nobody waits for it.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub l2_hit_hints: bool,
+    /// Query based selection (Jaleel et al., MICRO 2010) for CPU-inclusive LLCs: before it
+    /// evicts a CPU line that a core's private cache still holds, the LLC tells its policy of
+    /// a hit on it and picks another victim, up to this many times per miss (0: off; the last
+    /// victim is evicted regardless).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub qbs_queries: u32,
     /// Apply the heterogeneous baseline's GPU write-miss/write-hit rules (drp §4.1) to the
     /// chosen policy.
     #[serde(default)]
@@ -253,6 +259,12 @@ impl SystemConfig {
         parse_geometry(&self.llc.geometry).context("llc.geometry")?;
         if self.llc.banks == 0 {
             bail!("llc.banks must be at least 1");
+        }
+        if self.llc.qbs_queries > 0 && !self.llc.cpu_inclusive {
+            bail!(
+                "llc.qbs_queries: query based selection spares inclusion victims; this LLC is \
+                 not inclusive (llc.cpu_inclusive = false)"
+            );
         }
         let names: Vec<&str> = self.gpu.caches.iter().map(|c| c.name.as_str()).collect();
         for (i, c) in self.gpu.caches.iter().enumerate() {
@@ -720,4 +732,10 @@ mod tests {
             per_core * 8 * c.cpus as u64
         );
     }
+}
+
+/// For `skip_serializing_if`: a zero count is left out, so configurations without it keep
+/// their serialized form (and run keys).
+fn is_zero(n: &u32) -> bool {
+    *n == 0
 }

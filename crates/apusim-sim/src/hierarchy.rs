@@ -204,6 +204,10 @@ pub struct Hierarchy<P: Policy> {
     llc_line_bits: u32,
     memory: Table,
     cpu_inclusive: bool,
+    /// `llc.qbs_queries`: victims the LLC may spare per miss because a core holds them.
+    qbs_queries: u32,
+    /// Victims spared so far (`llc.qbs_queries`).
+    spared: u64,
     cachegrind: bool,
     /// Largest data size in cachegrind mode (its smallest line size).
     clamp: u16,
@@ -316,6 +320,8 @@ impl<P: Policy> Hierarchy<P> {
             },
             memory: Table::new(cfg.cpus),
             cpu_inclusive: cfg.llc.cpu_inclusive,
+            qbs_queries: cfg.llc.qbs_queries,
+            spared: 0,
             cachegrind: cfg.cachegrind,
             clamp: min_line.min(u16::MAX as u32) as u16,
             study: None,
@@ -807,7 +813,8 @@ impl<P: Policy> Hierarchy<P> {
     }
 
     /// Remove every private CPU copy of the LLC line at `addr` (only core `only`'s, when the
-    /// line never left that core); true if any copy was dirty.
+    /// line never left that core); true if any copy was dirty ([`held_privately`] asks the
+    /// same caches whether they hold it).
     fn back_invalidate(&mut self, addr: u64, llc_bits: u32, only: Option<usize>) -> bool {
         let mut dirty = false;
         for level in self.levels.iter_mut().filter(|l| l.owner == Owner::PerCore) {
@@ -837,6 +844,17 @@ impl<P: Policy> Hierarchy<P> {
     #[inline]
     fn store_access(&mut self, t: Target, req: &Access) -> Result<Outcome> {
         Ok(match t {
+            Target::Llc if self.qbs_queries > 0 => {
+                let (levels, bits) = (&self.levels, self.llc_line_bits);
+                let (outcome, spared) =
+                    self.llc
+                        .access_sparing(req, self.qbs_queries, |line, meta| {
+                            meta.cpu_touched()
+                                && held_privately(levels, line << bits, bits, meta.sole_cpu())
+                        })?;
+                self.spared += u64::from(spared);
+                outcome
+            }
             Target::Llc => self.llc.access(req)?,
             Target::Level(i) => {
                 let level = &mut self.levels[i];
@@ -894,6 +912,9 @@ impl<P: Policy> Hierarchy<P> {
                 if self.levels.iter().any(|l| l.hints_llc) {
                     s.push(("l2_hit_hints".into(), self.hints.0 as f64));
                     s.push(("l2_hit_hints_resident".into(), self.hints.1 as f64));
+                }
+                if self.qbs_queries > 0 {
+                    s.push(("qbs_spared".into(), self.spared as f64));
                 }
                 s
             },
@@ -1126,4 +1147,25 @@ mod tests {
             .read_misses;
         assert_eq!(l1, want_plru);
     }
+}
+
+/// Does a core's private cache hold part of the LLC line at `addr` (only core `only`'s caches
+/// when the line never left that core)? The question query based selection asks before the
+/// LLC evicts a CPU line (`llc.qbs_queries`).
+fn held_privately(levels: &[Level], addr: u64, llc_bits: u32, only: Option<usize>) -> bool {
+    levels
+        .iter()
+        .filter(|l| l.owner == Owner::PerCore)
+        .any(|level| {
+            let cores = match only {
+                Some(c) if c < level.instances.len() => c..c + 1,
+                _ => 0..level.instances.len(),
+            };
+            let step = 1u64 << level.line_bits;
+            level.instances[cores].iter().any(|inst| {
+                (addr..addr + (1u64 << llc_bits))
+                    .step_by(step as usize)
+                    .any(|a| inst.probe(a))
+            })
+        })
 }

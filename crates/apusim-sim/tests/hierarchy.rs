@@ -644,3 +644,39 @@ fn l2_hit_hints_keep_the_cores_reused_lines_in_an_inclusive_llc() {
         "line 0 kept: the L1D hits"
     );
 }
+
+/// `llc.qbs_queries` (query based selection): the LLC does not evict a CPU line a core still
+/// holds while another line of the set is held by nobody; without it the held line is the LRU
+/// victim and is back-invalidated.
+#[test]
+fn query_based_selection_spares_a_line_a_core_holds() {
+    let run = |queries: u32| {
+        let cfg = tiny_with("", &[format!("llc.qbs_queries={queries}")]);
+        let mut h = lru_hierarchy(&cfg);
+        // LLC set 0 (lines 0, 4, 8): core 0 reads line 0 and keeps it in its L1D; core 1 reads
+        // line 4, then lines of other sets push it out of its 2-line L1D and 4-line L2.
+        h.access(&rd(0, 0)).unwrap();
+        for line in [4, 5, 6, 7, 9] {
+            h.access(&rd(1, line * 64)).unwrap();
+        }
+        // The GPU's line 8 needs a way of set 0, whose LRU line is core 0's line 0.
+        h.access(&gpu(8 * 64, Op::Read, Stream::Vertex)).unwrap();
+        h.access(&rd(0, 0)).unwrap();
+        let s = h.stats();
+        let l1d = s.level("l1d").unwrap().counts.total();
+        let spared = s
+            .policy_stats
+            .iter()
+            .find(|(k, _)| k == "qbs_spared")
+            .map(|(_, v)| *v);
+        (l1d.read_misses, l1d.back_invalidations, spared)
+    };
+    assert_eq!(run(0), (7, 1, None), "line 0 evicted, back-invalidated, missed again");
+    assert_eq!(run(1), (6, 0, Some(1.0)), "line 4 evicted instead; line 0 hits");
+    let err = SystemConfig::load_preset(
+        "4c1g",
+        &["llc.cpu_inclusive=false".into(), "llc.qbs_queries=1".into()],
+    )
+    .unwrap_err();
+    assert!(format!("{err:#}").contains("llc.qbs_queries"), "{err:#}");
+}
