@@ -31,15 +31,14 @@
 //!
 //! # Coalescing
 //!
-//! [`coalesce`] forms the transactions of one warp instruction as a Fermi-class coalescer does:
-//! the active lanes' bytes are grouped by 128-byte aligned segment, in order of the lowest lane
-//! touching each segment; a segment whose touched bytes all lie in one 64-byte half is
-//! reduced to a 64-byte transaction. Each transaction is one
-//! [`Access`](apusim_trace::Access) (size 64 or 128).
-//! The work is per lane only where it must be: a warp inside one segment is found from its
-//! lowest and highest address, runs of consecutive elements are coalesced span by span, and
-//! runs of lanes on one segment through bit masks; a randomized test checks every fast path
-//! against the per-lane algorithm.
+//! [`coalesce`](fn@coalesce) forms the transactions of one warp instruction as a Fermi-class
+//! coalescer does: the active lanes' bytes are grouped by 128-byte aligned segment, in order of
+//! the lowest lane touching each segment; a segment whose touched bytes all lie in one 64-byte
+//! half is reduced to a 64-byte transaction. Each transaction is one
+//! [`Access`](apusim_trace::Access) (size 64 or 128). The work is per lane only where it must
+//! be: a warp inside one segment is found from its lowest and highest address, runs of
+//! consecutive elements are coalesced span by span, and runs of lanes on one segment through
+//! bit masks; a randomized test checks every fast path against the per-lane algorithm.
 //!
 //! # Scheduling and timing convention
 //!

@@ -111,7 +111,7 @@ struct InFlight {
     /// Completions still to come.
     parts: u32,
     /// It missed the core's private cache: the memory side could not answer it at once
-    /// ([`Issue::Pending`]).
+    /// ([`Issue::Pending`](crate::Issue::Pending)).
     missed: bool,
 }
 
