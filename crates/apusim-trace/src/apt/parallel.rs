@@ -21,7 +21,7 @@
 //! (A queue of `2 × workers` was no faster.) When the reader is
 //! dropped early, the threads notice their closed channels and exit; `Drop` joins them.
 
-use super::{read_preamble, AptReader, BlockDecoder, BlockInfo, BlockScanner, ReaderState};
+use super::reader::{read_preamble, AptReader, BlockDecoder, BlockInfo, BlockScanner, ReaderState};
 use crate::{Access, AccessSource, Result, TraceError, TraceHeader, BATCH};
 use std::fs::File;
 use std::io::{BufReader, Read};

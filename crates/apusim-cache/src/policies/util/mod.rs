@@ -1,0 +1,26 @@
+//! Shared building blocks of the policies: saturating counters, a deterministic RNG, RRIP
+//! victim selection, set sampling and set dueling (global and per agent). The heterogeneous
+//! baseline's write rules built from them are [`super::hetero_writes::HeteroWrites`].
+//!
+//! One building block per file: `counters`, `rng` (SplitMix64), `rrip` (victim selection and
+//! bimodal insertion) and `dueling` (set sampling and selectors); all are re-exported here.
+
+mod counters;
+mod dueling;
+mod rng;
+mod rrip;
+#[cfg(test)]
+mod tests;
+
+/// Helpers shared by the policies' unit tests.
+#[cfg(test)]
+pub(crate) mod test_support;
+
+pub use counters::{sat_dec, sat_inc, SatCounter};
+pub use dueling::{
+    agent_slot, is_demand, slot_name, AgentDuel, Psel, SetDuel, SetSampler, PSEL_BITS,
+};
+pub use rng::SplitMix64;
+pub use rrip::{
+    prefetch, rrip_victim, rrip_victim_max, Bimodal, RrpvTable, BRRIP_THROTTLE, RRPV_LONG, RRPV_MAX,
+};

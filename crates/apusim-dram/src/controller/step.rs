@@ -1,0 +1,279 @@
+//! The event-driven decision step: ask the scheduler for a plan, sleep until it is due, and
+//! issue the chosen command to the device.
+
+use super::{CommandRecord, Controller, Effect};
+use crate::config::RowPolicy;
+use crate::device::Command;
+use crate::request::Completion;
+use crate::scheduler::{Candidate, RowStatus, SchedContext};
+
+/// `v.remove(i)` written with slice operations the optimiser inlines where the queue is
+/// served.
+#[inline(always)]
+fn remove_at<T: Copy>(v: &mut Vec<T>, i: usize) -> T {
+    let x = v[i];
+    v.copy_within(i + 1.., i);
+    v.pop();
+    x
+}
+
+impl Controller {
+    /// Make the decision of cycle `now` (which must be `next_wake`).
+    ///
+    /// After any change (an issued command, an arrival) the controller re-plans at its next
+    /// decision: the scheduler names the earliest cycle it could issue something and what it
+    /// would issue then ([`Scheduler::plan`](crate::scheduler::Scheduler::plan)); if that is
+    /// later, the controller sleeps until then (or an earlier refresh deadline, or an arrival)
+    /// and issues the planned pick when it wakes. So each issued command costs one plan,
+    /// whatever the number of arrivals.
+    pub(crate) fn process(&mut self, now: u64) {
+        debug_assert!(now >= self.next_wake);
+        if self.refresh && self.refresh_step(now) {
+            self.idle_steps += 1;
+            self.rebuild();
+            self.needs_plan = true;
+            self.next_wake = now + 1;
+            return;
+        }
+        if self.dirty {
+            self.rebuild();
+            self.needs_plan = true;
+        }
+        let q = if self.write_mode { &self.wq } else { &self.rq };
+        let ctx = SchedContext {
+            now,
+            channel: self.id,
+            write_mode: self.write_mode,
+            read_queue_len: self.rq.len(),
+            write_queue_len: self.wq.len(),
+            banks: &self.views,
+            occupied: &self.occupied,
+            hints: &self.hints,
+        };
+        if q.is_empty() {
+            self.idle_steps += 1;
+            self.planned = None;
+            self.needs_plan = false;
+            self.next_wake = self.refresh_wake().max(now + 1);
+            if self.horizon.saturating_sub(self.next_wake) >= self.refi
+                && self.rq.is_empty()
+                && self.wq.is_empty()
+            {
+                self.jump_refresh_rounds();
+            }
+            return;
+        }
+        if self.needs_plan {
+            self.needs_plan = false;
+            let plan = self.sched.plan(&ctx, q);
+            self.planned = plan.and_then(|(t, pick)| pick.map(|i| (t, i)));
+            match plan {
+                Some((t, _)) if t <= now => {}
+                later => {
+                    // Sleep until the planned cycle (or a refresh event).
+                    let t = later.map_or(u64::MAX, |(t, _)| t);
+                    self.next_wake = t.min(self.refresh_wake()).max(now + 1);
+                    return;
+                }
+            }
+        }
+        let pick = match self.planned.take() {
+            Some((t, i)) if t == now => Some(i),
+            _ => self.sched.pick(&ctx, q),
+        };
+        let mut row_change = false;
+        if let Some(i) = pick.filter(|&i| i < q.len() && ctx.ready(&q[i])) {
+            let effect = self.issue(now, i);
+            row_change = matches!(effect, Effect::RowChange { .. });
+            self.update_after(effect);
+        }
+        // Whether or not something issued, re-plan from the next cycle (the command bus
+        // takes one command per cycle).
+        self.needs_plan = true;
+        self.next_wake = now + 1;
+        if row_change {
+            // An ACT/PRE frees no queue slot, so no arrival is waiting for this command:
+            // make the next cycle's plan now and sleep through to it.
+            self.plan_ahead(now + 1);
+        }
+    }
+
+    /// The plan [`Controller::process`] would make at cycle `at` (the next one), made now:
+    /// sleep until the planned cycle, or a refresh event, if that is later than `at`. Any
+    /// change before then (an arrival) re-plans as usual. Does nothing if the views are
+    /// stale or the served queue is empty (`process` at `at` handles those).
+    fn plan_ahead(&mut self, at: u64) {
+        let q = if self.write_mode { &self.wq } else { &self.rq };
+        if self.dirty || q.is_empty() {
+            return;
+        }
+        let ctx = SchedContext {
+            now: at,
+            channel: self.id,
+            write_mode: self.write_mode,
+            read_queue_len: self.rq.len(),
+            write_queue_len: self.wq.len(),
+            banks: &self.views,
+            occupied: &self.occupied,
+            hints: &self.hints,
+        };
+        self.needs_plan = false;
+        let plan = self.sched.plan(&ctx, q);
+        self.planned = plan.and_then(|(t, pick)| pick.map(|i| (t, i)));
+        let t = plan.map_or(u64::MAX, |(t, _)| t);
+        if t > at {
+            // A refresh event at `at` itself still wakes the controller at `at`.
+            self.next_wake = t.min(self.refresh_wake()).max(at);
+        }
+    }
+
+    /// Issue the command of candidate `i` of the served queue at `now`.
+    fn issue(&mut self, now: u64, i: usize) -> Effect {
+        let write_mode = self.write_mode;
+        if self.observe_issue {
+            let ctx = SchedContext {
+                now,
+                channel: self.id,
+                write_mode,
+                read_queue_len: self.rq.len(),
+                write_queue_len: self.wq.len(),
+                banks: &self.views,
+                occupied: &self.occupied,
+                hints: &self.hints,
+            };
+            let q = if write_mode { &self.wq } else { &self.rq };
+            self.sched.on_issue(&ctx, q, i);
+        }
+        self.dirty = true;
+        let q = if write_mode {
+            &mut self.wq
+        } else {
+            &mut self.rq
+        };
+        let c = &mut q[i];
+        let (status, command) = match self.views[c.bank as usize].open_row {
+            Some(r) if r == c.row => (
+                RowStatus::Hit,
+                if write_mode { Command::Wr } else { Command::Rd },
+            ),
+            Some(_) => (RowStatus::Conflict, Command::Pre),
+            None => (RowStatus::Miss, Command::Act),
+        };
+        if c.first_outcome.is_none() {
+            c.first_outcome = Some(status);
+            let src = self.sources[c.req.source as usize].get_or_insert_with(Default::default);
+            for s in [&mut self.stats.access, &mut **src] {
+                match status {
+                    RowStatus::Hit => s.row_hits += 1,
+                    RowStatus::Miss => s.row_misses += 1,
+                    RowStatus::Conflict => s.row_conflicts += 1,
+                }
+            }
+        }
+        let bank = c.bank as usize;
+        let row = c.row;
+        let is_write = c.req.is_write;
+        match command {
+            Command::Act => {
+                self.dev.issue(Command::Act, bank, row, now);
+                self.views[bank].hit_streak = 0;
+                self.stats.commands.act += 1;
+                self.log(now, bank, Command::Act, row);
+                Effect::RowChange { bank }
+            }
+            Command::Pre => {
+                let open = self.dev.open_row(bank).unwrap_or(0);
+                self.dev.issue(Command::Pre, bank, open, now);
+                self.stats.commands.pre += 1;
+                self.log(now, bank, Command::Pre, open);
+                Effect::RowChange { bank }
+            }
+            _ => {
+                let auto_pre = self.policy == RowPolicy::Closed && {
+                    let others = |q: &[Candidate], skip: Option<usize>| {
+                        q.iter().enumerate().any(|(j, o)| {
+                            Some(j) != skip && o.bank as usize == bank && o.row == row
+                        })
+                    };
+                    let (rq_skip, wq_skip) = if write_mode {
+                        (None, Some(i))
+                    } else {
+                        (Some(i), None)
+                    };
+                    !(others(&self.rq, rq_skip) || others(&self.wq, wq_skip))
+                };
+                let cmd = match (is_write, auto_pre) {
+                    (false, false) => Command::Rd,
+                    (false, true) => Command::Rda,
+                    (true, false) => Command::Wr,
+                    (true, true) => Command::Wra,
+                };
+                self.dev.issue(cmd, bank, row, now);
+                self.log(now, bank, cmd, row);
+                self.views[bank].hit_streak += 1;
+                let k = &mut self.stats.commands;
+                match cmd {
+                    Command::Rd => k.rd += 1,
+                    Command::Rda => k.rda += 1,
+                    Command::Wr => k.wr += 1,
+                    _ => k.wra += 1,
+                }
+                let c = if is_write {
+                    let line = remove_at(&mut self.wq_lines, i);
+                    self.wq_filter[(line & 63) as usize] -= 1;
+                    let c = remove_at(&mut self.wq, i);
+                    self.stats.write_queue.update(now, self.wq.len());
+                    c
+                } else {
+                    let c = remove_at(&mut self.rq, i);
+                    self.stats.read_queue.update(now, self.rq.len());
+                    c
+                };
+                let done = now + if is_write { self.cwl } else { self.cl } + self.burst;
+                let lat = done - c.enqueued;
+                let src = self.sources[c.req.source as usize].get_or_insert_with(Default::default);
+                for s in [&mut self.stats.access, &mut **src] {
+                    s.bytes += self.tx_bytes;
+                    if is_write {
+                        s.writes += 1;
+                        s.write_latency.record(lat);
+                    } else {
+                        s.reads += 1;
+                        s.read_latency.record(lat);
+                    }
+                }
+                self.stats.last_done = self.stats.last_done.max(done);
+                if self.report_completions {
+                    self.completions.push(Completion {
+                        id: c.req.id,
+                        addr: c.req.addr,
+                        is_write,
+                        source: c.req.source,
+                        stream: c.req.stream,
+                        arrival: c.req.arrival,
+                        enqueued: c.enqueued,
+                        done,
+                    });
+                }
+                Effect::Column {
+                    bank,
+                    removed: i,
+                    auto_pre,
+                }
+            }
+        }
+    }
+
+    pub(super) fn log(&mut self, cycle: u64, bank: usize, command: Command, row: u32) {
+        if let Some(log) = &mut self.log {
+            log.push(CommandRecord {
+                cycle,
+                channel: self.id,
+                rank: bank as u32 / self.banks_per_rank,
+                bank: bank as u32,
+                command,
+                row,
+            });
+        }
+    }
+}

@@ -1,0 +1,248 @@
+//! One point's settings type-checked into a [`Point`]: inputs, mode, sizes and switches, each
+//! error naming the line of the setting at fault.
+
+use super::{
+    kind, suggest, InputSpec, Mode, Point, Setting, Settings, Spec, SpecError, DEFAULT_RESOLUTION,
+};
+use std::collections::BTreeMap;
+use std::path::Path;
+
+impl Spec {
+    /// Type-check one point's settings.
+    pub(super) fn point(&self, line: usize, s: Settings) -> Result<Point, SpecError> {
+        let lines: BTreeMap<String, usize> = s.iter().map(|(k, v)| (k.clone(), v.line)).collect();
+        let text = |name: &str| -> Result<Option<String>, SpecError> {
+            match s.get(name) {
+                None => Ok(None),
+                Some(Setting {
+                    value: toml::Value::String(v),
+                    ..
+                }) => Ok(Some(v.clone())),
+                Some(Setting { value, line }) => Err(self.err(
+                    *line,
+                    format!("`{name}` must be a string, not {}", kind(value)),
+                )),
+            }
+        };
+        let count = |name: &str, min: i64| -> Result<Option<u64>, SpecError> {
+            match s.get(name) {
+                None => Ok(None),
+                Some(Setting {
+                    value: toml::Value::Integer(n),
+                    ..
+                }) if *n >= min => Ok(Some(*n as u64)),
+                Some(Setting {
+                    value: toml::Value::Integer(n),
+                    line,
+                }) => Err(self.err(*line, format!("`{name}` must be at least {min}, not {n}"))),
+                Some(Setting { value, line }) => Err(self.err(
+                    *line,
+                    format!("`{name}` must be a whole number, not {}", kind(value)),
+                )),
+            }
+        };
+        let mode = match text("mode")? {
+            None => Mode::Functional,
+            Some(m) => match m.as_str() {
+                "functional" => Mode::Functional,
+                "timed" => Mode::Timed,
+                other => {
+                    return Err(self.err(
+                        lines["mode"],
+                        format!(
+                            "unknown mode `{other}`; expected {}{}",
+                            Mode::NAMES.join(" or "),
+                            suggest(other, Mode::NAMES.iter().copied())
+                        ),
+                    ))
+                }
+            },
+        };
+        let dir = self.file.parent().unwrap_or(Path::new(""));
+        let traces = match s.get("traces") {
+            None => None,
+            Some(Setting { value, line }) => {
+                let list = value
+                    .as_array()
+                    .filter(|a| !a.is_empty())
+                    .and_then(|a| {
+                        a.iter()
+                            .map(|v| v.as_str().map(|t| resolve_trace(dir, t)))
+                            .collect::<Option<Vec<_>>>()
+                    })
+                    .ok_or_else(|| {
+                        self.err(
+                            *line,
+                            format!(
+                                "`traces` must be a non-empty list of file names, not {}",
+                                kind(value)
+                            ),
+                        )
+                    })?;
+                Some(list)
+            }
+        };
+        let scale = count("scale", 1)?.unwrap_or(1);
+        let resolution = match s.get("resolution") {
+            None => None,
+            Some(Setting { value, line }) => {
+                let r = value
+                    .as_str()
+                    .ok_or_else(|| format!("a resolution WIDTHxHEIGHT, not {}", kind(value)))
+                    .and_then(apusim_experiments::jobs::parse_resolution)
+                    .map_err(|e| self.err(*line, format!("`resolution`: {e}")))?;
+                Some(r)
+            }
+        };
+        let given: Vec<&str> = ["mix", "traces", "kernel", "scene"]
+            .into_iter()
+            .filter(|k| s.contains_key(*k))
+            .collect();
+        if given.len() > 1 {
+            return Err(self.err(
+                given.iter().map(|k| lines[*k]).max().unwrap_or(line),
+                format!(
+                    "a point has one of `mix`, `traces`, `kernel` and `scene`, not {}",
+                    given.join(" and ")
+                ),
+            ));
+        }
+        if resolution.is_some() && given != ["scene"] {
+            return Err(self.err(
+                lines["resolution"],
+                "`resolution` is for `scene` points (a frame's size)",
+            ));
+        }
+        let inputs = if let Some(t) = traces {
+            InputSpec::Traces(t)
+        } else if let Some(name) = text("mix")? {
+            InputSpec::Mix { name, scale }
+        } else if let Some(name) = text("kernel")? {
+            InputSpec::Kernel { name, scale }
+        } else if let Some(name) = text("scene")? {
+            let (width, height) = resolution.unwrap_or(DEFAULT_RESOLUTION);
+            InputSpec::Scene {
+                name,
+                frames: scale,
+                width,
+                height,
+            }
+        } else {
+            return Err(self.err(
+                line,
+                "this point has no inputs: give `mix = \"NAME\"`, `traces = [\"FILE\", ...]`, \
+                 `kernel = \"NAME\"` or `scene = \"NAME\"`",
+            ));
+        };
+        let preset = text("preset")?;
+        let config = text("config")?.map(|c| dir.join(c));
+        if preset.is_some() && config.is_some() {
+            return Err(self.err(
+                lines["config"].max(lines["preset"]),
+                "a point has either `preset` or `config`, not both",
+            ));
+        }
+        let switch = |name: &str, default: bool| match s.get(name) {
+            None => Ok(default),
+            Some(Setting {
+                value: toml::Value::Boolean(b),
+                ..
+            }) => Ok(*b),
+            Some(Setting { value, line }) => Err(self.err(
+                *line,
+                format!("`{name}` must be true or false, not {}", kind(value)),
+            )),
+        };
+        let alone = switch("alone", true)?;
+        let sample = switch("sample", false)?;
+        let alone_policy = text("alone_policy")?;
+        let gpu_read_bypass = match s.get("gpu_read_bypass") {
+            None => None,
+            Some(Setting { value, line }) => {
+                let v = match value {
+                    toml::Value::Float(x) => Some(*x),
+                    toml::Value::Integer(n) => Some(*n as f64),
+                    _ => None,
+                };
+                match v {
+                    Some(x) if (0.0..=1.0).contains(&x) => Some(x),
+                    _ => {
+                        return Err(self.err(
+                            *line,
+                            format!(
+                                "`gpu_read_bypass` must be a fraction from 0 to 1, not {}",
+                                kind(value)
+                            ),
+                        ))
+                    }
+                }
+            }
+        };
+        if mode == Mode::Functional {
+            // A functional point's `instructions` is its mix's CPU job length (drp §3's
+            // method); trace files and GPU workloads alone have no such length.
+            if let (Some(l), false) = (
+                lines.get("instructions"),
+                matches!(inputs, InputSpec::Mix { .. }),
+            ) {
+                return Err(self.err(
+                    *l,
+                    "`instructions` of a functional point is the length of its mix's CPU jobs \
+                     (`apusim run --mix --instructions`); this point runs no mix"
+                        .to_string(),
+                ));
+            }
+            if let Some(name) = ["alone", "alone_policy", "sample", "warmup"]
+                .into_iter()
+                .find(|k| s.contains_key(*k))
+            {
+                return Err(self.err(
+                    lines[name],
+                    format!(
+                        "`{name}` is for timed points; this point is functional \
+                         (set `mode = \"timed\"`)"
+                    ),
+                ));
+            }
+        }
+        let set = s
+            .iter()
+            .filter_map(|(k, v)| {
+                k.strip_prefix("set.")
+                    .map(|k| (k.to_string(), v.value.clone()))
+            })
+            .collect();
+        Ok(Point {
+            line,
+            mode,
+            preset: preset.unwrap_or_else(|| "4c1g".into()),
+            config,
+            policy: text("policy")?,
+            inputs,
+            limit: count("limit", 1)?,
+            warmup: count("warmup", 0)?.unwrap_or(0),
+            instructions: count("instructions", 1)?,
+            seed: count("seed", 0)?,
+            alone_policy,
+            alone,
+            sample,
+            ideal: text("ideal")?,
+            ideal_gpu: text("ideal_gpu")?,
+            gpu_read_bypass,
+            set,
+            lines,
+        })
+    }
+}
+
+fn resolve_trace(dir: &Path, t: &str) -> String {
+    let (path, agent) = match t.rsplit_once('@') {
+        Some((p, a)) if !p.is_empty() => (p, Some(a)),
+        _ => (t, None),
+    };
+    let full = dir.join(path);
+    match agent {
+        Some(a) => format!("{}@{a}", full.display()),
+        None => full.display().to_string(),
+    }
+}

@@ -1,0 +1,91 @@
+//! Tests of the spec: grids crossed with points in file order, trace paths relative to the
+//! spec, and errors (unknown keys, wrong types, empty grids, missing inputs) with their lines.
+
+use super::*;
+
+fn parse(text: &str) -> Result<Vec<Point>, SpecError> {
+    Spec::parse(text, Path::new("/specs/s.toml"))?.points()
+}
+
+fn error(text: &str) -> SpecError {
+    parse(text).expect_err("the spec should be refused")
+}
+
+#[test]
+fn grid_crosses_points_in_file_order() {
+    let pts = parse(
+        "mode = \"functional\"\nlimit = 1000\n[set]\n\"llc.banks\" = 4\n\
+         [grid]\npolicy = [\"lru\", \"srrip\"]\n[grid.set]\nllc = [\"4M,16,64\", \"8M,16,64\", \"16M,16,64\"]\n\
+         [[point]]\nmix = \"S1\"\n[[point]]\nmix = \"D2\"\nscale = 2\n",
+    )
+    .unwrap();
+    assert_eq!(pts.len(), 2 * 2 * 3);
+    assert_eq!(pts[0].policy.as_deref(), Some("lru"));
+    assert_eq!(pts[0].set[0].0, "llc");
+    assert_eq!(pts[1].set[0].1, toml::Value::String("8M,16,64".into()));
+    assert_eq!(pts[3].policy.as_deref(), Some("srrip"));
+    assert_eq!(
+        pts[6].inputs,
+        InputSpec::Mix {
+            name: "D2".into(),
+            scale: 2
+        }
+    );
+    assert_eq!((pts[0].line, pts[6].line), (9, 11));
+    assert_eq!(pts[0].limit, Some(1000));
+    assert!(pts
+        .iter()
+        .all(|p| p.set.iter().any(|(k, _)| k == "llc.banks")));
+    assert_eq!(pts[0].overrides(), vec!["llc=\"4M,16,64\"", "llc.banks=4"]);
+}
+
+#[test]
+fn traces_are_relative_to_the_spec() {
+    let pts = parse("traces = [\"a.apt\", \"g.apt@gpu\"]\n").unwrap();
+    assert_eq!(
+        pts[0].inputs,
+        InputSpec::Traces(vec!["/specs/a.apt".into(), "/specs/g.apt@gpu".into()])
+    );
+    let pts = parse("[grid]\ntraces = [[\"a.apt\"], [\"/t/b.apt\"]]\n").unwrap();
+    assert_eq!(pts[1].inputs, InputSpec::Traces(vec!["/t/b.apt".into()]));
+}
+
+#[test]
+fn unknown_keys_name_the_line_and_the_nearest_key() {
+    let e = error("mix = \"S1\"\npolcy = \"lru\"\n");
+    assert_eq!(e.line, 2);
+    assert!(e.message.contains("did you mean `policy`"), "{e}");
+    let e = error("mix = \"S1\"\n[grid]\nlimt = [1, 2]\n");
+    assert_eq!(e.line, 3);
+    assert!(e.message.contains("`limit`"), "{e}");
+    let e = error("[[point]]\nmix = \"S1\"\ngrid = 3\n");
+    assert_eq!(e.line, 3);
+    assert_eq!(e.to_string().split(':').next(), Some("/specs/s.toml"));
+}
+
+#[test]
+fn wrong_types_empty_grids_and_missing_inputs_are_refused() {
+    let e = error("mix = \"S1\"\n\nlimit = \"many\"\n");
+    assert_eq!(e.line, 3);
+    assert!(e.message.contains("whole number"), "{e}");
+    let e = error("mix = 7\n");
+    assert!(e.message.contains("string"), "{e}");
+    let e = error("mix = \"S1\"\n[grid]\npolicy = []\n");
+    assert_eq!(e.line, 3);
+    assert!(e.message.contains("empty"), "{e}");
+    let e = error("mix = \"S1\"\n[grid]\n");
+    assert!(e.message.contains("no axes"), "{e}");
+    let e = error("mix = \"S1\"\n[grid]\npolicy = \"lru\"\n");
+    assert!(e.message.contains("list"), "{e}");
+    let e = error("limit = 5\n");
+    assert!(e.message.contains("no inputs"), "{e}");
+    let e = error("mix = \"S1\"\nmode = \"timd\"\n");
+    assert!(e.message.contains("`timed`"), "{e}");
+    assert_eq!(e.line, 2);
+    let e = error("mix = \"S1\"\n[grid]\npolicy = [\"lru\", \"lru\"]\n");
+    assert!(e.message.contains("twice"), "{e}");
+    let e = error("mix = \"S1\"\nlimit = 0\n");
+    assert!(e.message.contains("at least 1"), "{e}");
+    let e = error("mix = [\n");
+    assert!(e.message.contains("TOML"), "{e}");
+}
