@@ -66,6 +66,19 @@
 //! counts `HIT(TEX)++` in samples and sets RRPV 0 in non-samples. The GSPC thresholds 16 and
 //! 8 are parameters `gspc_rt_low` and `gspc_rt_high`.
 //!
+//! # Statistics
+//!
+//! Beside the counters' sums, the policy counts what its render-target rule does (all
+//! levels, so that GSPZTC+TSE and GSPC can be compared): the non-sample RT fills by the RRPV
+//! they were inserted at (`rt_fills_rrpv3`, `rt_fills_rrpv2`, `rt_fills_rrpv0`; GSPZTC and
+//! GSPZTC+TSE insert all at 0), the sample RT fills (`rt_fills_sample`), the lines that
+//! entered state 11 (`rt_produced`: RT fills, and RT hits on lines in another state), those
+//! that left it through an RT→TEX hit (`rt_consumed`) and those evicted while still in it
+//! (`rt_evicted_unconsumed`: a render target replaced before the texture sampler read it from
+//! the LLC). With `rt_lines` (lines in state 11 at the end), `rt_produced = rt_consumed +
+//! rt_evicted_unconsumed + rt_lines` when nothing was invalidated. [`Gsp::rt_insertion`]
+//! gives the RRPV a bank's PROD and CONS currently select (for a series over a run).
+//!
 //! # Writes
 //!
 //! GSPC is a policy for a GPU-only LLC that caches all graphics data: every miss allocates and
@@ -75,7 +88,7 @@
 
 use super::util::{prefetch, rrip_victim, RRPV_LONG, RRPV_MAX};
 use crate::params::{ParamKind, ParamList, ParamSpec};
-use crate::{CacheError, Policy, PolicyContext, PolicyStat, SetView};
+use crate::{CacheError, Evicted, Policy, PolicyContext, PolicyStat, SetView};
 use apusim_trace::{Access, Stream};
 
 /// The four stream classes of gspc-graphics-stream-llc.txt §3.
@@ -131,6 +144,21 @@ const COUNTER_NAMES: [&str; 8] = [
 const C8_MAX: u8 = 255;
 const ACC_MAX: u8 = 127;
 
+/// What happened to render-target lines (see the module doc, Statistics).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct RtStats {
+    /// Non-sample RT fills by insertion RRPV (index 1 stays 0: Table 5 never inserts at 1).
+    pub fills_at: [u64; 4],
+    /// RT fills into sample sets.
+    pub sample_fills: u64,
+    /// Lines that entered state 11.
+    pub produced: u64,
+    /// Lines that left state 11 through an RT→TEX hit.
+    pub consumed: u64,
+    /// Lines evicted in state 11.
+    pub evicted_unconsumed: u64,
+}
+
 /// One bank's counters.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct BankCounters {
@@ -176,6 +204,7 @@ pub struct Gsp<const LEVEL: u8> {
     rrpv: Vec<u8>,
     state: Vec<u8>,
     counters: Vec<BankCounters>,
+    rt: RtStats,
 }
 
 /// GSPZTC.
@@ -209,6 +238,37 @@ impl<const LEVEL: u8> Gsp<LEVEL> {
     #[inline]
     pub fn bank_of(&self, set: usize) -> usize {
         set % self.banks
+    }
+    /// Number of banks.
+    pub fn banks(&self) -> usize {
+        self.banks
+    }
+    /// What render-target lines did so far (see the module doc, Statistics).
+    pub fn rt_stats(&self) -> &RtStats {
+        &self.rt
+    }
+
+    /// The RRPV a render-target fill into a non-sample set of `bank` gets now: GSPC's
+    /// `PROD > 16·CONS ? 3 : PROD > 8·CONS ? 2 : 0` (gspc §3, Table 5; thresholds
+    /// `gspc_rt_low` and `gspc_rt_high`), 0 for GSPZTC and GSPZTC+TSE (gspc §3, Table 3).
+    #[inline]
+    pub fn rt_insertion(&self, bank: usize) -> u8 {
+        self.rt_insertion_of(&self.counters[bank])
+    }
+
+    #[inline]
+    fn rt_insertion_of(&self, b: &BankCounters) -> u8 {
+        if LEVEL < GSPC {
+            return 0;
+        }
+        let (prod, cons) = (b.c[PROD] as u32, b.c[CONS] as u32);
+        if prod > self.rt_low * cons {
+            RRPV_MAX
+        } else if prod > self.rt_high * cons {
+            RRPV_LONG
+        } else {
+            0
+        }
     }
 
     /// Insertion RRPV of a texture line entering E0 in a non-sample set.
@@ -286,6 +346,7 @@ impl<const LEVEL: u8> Policy for Gsp<LEVEL> {
             rrpv: vec![RRPV_MAX; n],
             state: vec![E0; n],
             counters: vec![BankCounters::default(); ctx.banks],
+            rt: RtStats::default(),
         })
     }
 
@@ -311,12 +372,16 @@ impl<const LEVEL: u8> Policy for Gsp<LEVEL> {
                     b.inc(HIT_Z);
                 }
             }
-            GraphicsClass::Rt => self.state[i] = RT,
+            GraphicsClass::Rt => {
+                self.rt.produced += u64::from(st != RT);
+                self.state[i] = RT;
+            }
             GraphicsClass::Other => {}
             GraphicsClass::Tex => {
                 if st == RT {
                     // RT -> TEX hit: the line becomes an E0 texture line.
                     self.state[i] = E0;
+                    self.rt.consumed += 1;
                     if sample {
                         b.inc(FILL_0);
                         if LEVEL >= GSPC {
@@ -359,6 +424,11 @@ impl<const LEVEL: u8> Policy for Gsp<LEVEL> {
     }
 
     #[inline]
+    fn on_evict(&mut self, set: usize, way: usize, _victim: &Evicted) {
+        self.rt.evicted_unconsumed += u64::from(self.state[set * self.ways + way] == RT);
+    }
+
+    #[inline]
     fn on_fill(&mut self, set: usize, way: usize, req: &Access) {
         let i = set * self.ways + way;
         let bank = set % self.banks;
@@ -374,26 +444,24 @@ impl<const LEVEL: u8> Policy for Gsp<LEVEL> {
                 _ => {}
             }
             b.access();
+            if class == GraphicsClass::Rt {
+                self.rt.sample_fills += 1;
+            }
             RRPV_LONG
         } else {
             match class {
                 GraphicsClass::Z if b.low_reuse(FILL_Z, HIT_Z, self.t) => RRPV_MAX,
                 GraphicsClass::Z => RRPV_LONG,
                 GraphicsClass::Tex => self.tex_e0(&b),
-                GraphicsClass::Rt if LEVEL >= GSPC => {
-                    let (prod, cons) = (b.c[PROD] as u32, b.c[CONS] as u32);
-                    if prod > self.rt_low * cons {
-                        RRPV_MAX
-                    } else if prod > self.rt_high * cons {
-                        RRPV_LONG
-                    } else {
-                        0
-                    }
+                GraphicsClass::Rt => {
+                    let rrpv = self.rt_insertion_of(&b);
+                    self.rt.fills_at[rrpv as usize] += 1;
+                    rrpv
                 }
-                GraphicsClass::Rt => 0,
                 GraphicsClass::Other => RRPV_LONG,
             }
         };
+        self.rt.produced += u64::from(class == GraphicsClass::Rt);
         self.counters[bank] = b;
         self.rrpv[i] = rrpv;
     }
@@ -414,6 +482,18 @@ impl<const LEVEL: u8> Policy for Gsp<LEVEL> {
         s.push(("counter_halvings".into(), halvings as f64));
         let rt_lines = self.state.iter().filter(|&&x| x == RT).count();
         s.push(("rt_lines".into(), rt_lines as f64));
+        let rt = &self.rt;
+        for (name, v) in [
+            ("rt_fills_rrpv3", rt.fills_at[3]),
+            ("rt_fills_rrpv2", rt.fills_at[2]),
+            ("rt_fills_rrpv0", rt.fills_at[0]),
+            ("rt_fills_sample", rt.sample_fills),
+            ("rt_produced", rt.produced),
+            ("rt_consumed", rt.consumed),
+            ("rt_evicted_unconsumed", rt.evicted_unconsumed),
+        ] {
+            s.push((name.into(), v as f64));
+        }
         if self.banks <= 16 {
             for (i, b) in self.counters.iter().enumerate() {
                 for (k, name) in COUNTER_NAMES.iter().enumerate() {
@@ -984,6 +1064,70 @@ mod tests {
         set_prod_cons(&mut t, 100, 0);
         run(&mut t, &rt(l(N, 1)));
         assert_eq!(t.policy().rrpv(5, 1), 0);
+    }
+
+    /// The render-target statistics: non-sample fills by insertion class, productions,
+    /// consumptions and evictions in state 11, and their balance with the lines still in 11.
+    #[test]
+    fn rt_statistics_count_classes_consumptions_and_unconsumed_evictions() {
+        let stat = |c: &crate::Cache<Gspc>, name: &str| {
+            let s = c.policy().stats();
+            s.iter().find(|(k, _)| k == name).map(|(_, v)| *v).unwrap()
+        };
+        let mut c = cache_banks::<GSPC>(1, 8.0);
+        assert_eq!(c.policy().rt_insertion(0), 0);
+        assert_eq!(non_sample_rt_fill(&mut c, N, 17, 1), (RT, 3));
+        assert_eq!(c.policy().rt_insertion(0), 3);
+        assert_eq!(non_sample_rt_fill(&mut c, N + 1, 16, 1), (RT, 2));
+        assert_eq!(c.policy().rt_insertion(0), 2);
+        assert_eq!(non_sample_rt_fill(&mut c, N + 2, 8, 1), (RT, 0));
+        assert_eq!(non_sample_rt_fill(&mut c, N + 3, 0, 0), (RT, 0));
+        run(&mut c, &rt(l(S, 0)));
+        assert_eq!(
+            *c.policy().rt_stats(),
+            RtStats {
+                fills_at: [2, 0, 1, 1],
+                sample_fills: 1,
+                produced: 5,
+                consumed: 0,
+                evicted_unconsumed: 0,
+            }
+        );
+        // Consume one (RT -> TEX), then produce it again with a blending write: a
+        // production, while a blending hit on a line already in 11 is not.
+        run(&mut c, &tex(l(N + 2, 0)));
+        run(&mut c, &rt(l(N + 2, 0)));
+        run(&mut c, &rt(l(N + 2, 0)));
+        // Evict the RRPV-3 render target of set N unconsumed (an "other" line at 2 takes
+        // way 1, the next fill ages the set and replaces way 0).
+        run(&mut c, &other(l(N, 1)));
+        assert_eq!(run(&mut c, &other(l(N, 2))), Did::Fill(Some(l(N, 0))));
+        // Evicting a consumed line (now a texture line) counts nothing.
+        run(&mut c, &tex(l(N + 3, 0)));
+        for i in 1..5 {
+            run(&mut c, &other(l(N + 3, i)));
+        }
+        assert!(!c.probe(l(N + 3, 0) * LINE));
+        let rt_stats = *c.policy().rt_stats();
+        assert_eq!(rt_stats.produced, 6);
+        assert_eq!(rt_stats.consumed, 2);
+        assert_eq!(rt_stats.evicted_unconsumed, 1);
+        assert_eq!(stat(&c, "rt_fills_rrpv3"), 1.0);
+        assert_eq!(stat(&c, "rt_fills_rrpv2"), 1.0);
+        assert_eq!(stat(&c, "rt_fills_rrpv0"), 2.0);
+        assert_eq!(stat(&c, "rt_fills_sample"), 1.0);
+        assert_eq!(stat(&c, "rt_consumed"), 2.0);
+        assert_eq!(stat(&c, "rt_evicted_unconsumed"), 1.0);
+        // produced = consumed + evicted unconsumed + still in 11.
+        assert_eq!(stat(&c, "rt_produced"), 2.0 + 1.0 + stat(&c, "rt_lines"));
+        // GSPZTC+TSE counts the same events; all its non-sample RT fills are at 0.
+        let mut t = cache_banks::<GSPZTC_TSE>(1, 8.0);
+        set_prod_cons(&mut t, 100, 0);
+        run(&mut t, &rt(l(N, 0)));
+        run(&mut t, &rt(l(S, 0)));
+        assert_eq!(t.policy().rt_insertion(0), 0);
+        assert_eq!(t.policy().rt_stats().fills_at, [1, 0, 0, 0]);
+        assert_eq!(t.policy().rt_stats().produced, 2);
     }
 
     /// Victims: the lowest way at 3 after aging, in samples and non-samples alike.
