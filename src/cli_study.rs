@@ -66,6 +66,10 @@ fn option_arg(o: &OptionSpec) -> Arg {
             .action(ArgAction::Append)
             .value_delimiter(','),
         OptionKind::Flag => a.action(ArgAction::SetTrue),
+        OptionKind::Path => a
+            .value_name(o.value_name)
+            .action(ArgAction::Set)
+            .value_parser(crate::writable_output),
     };
     match o.default {
         Some(d) => a.default_value(d),
@@ -92,6 +96,9 @@ impl FromArgMatches for StudyCommand {
                     .get_many::<String>(o.name)
                     .map(|v| OptionValue::List(v.cloned().collect())),
                 OptionKind::Flag => Some(OptionValue::Flag(sub.get_flag(o.name))),
+                OptionKind::Path => sub
+                    .get_one::<PathBuf>(o.name)
+                    .map(|p| OptionValue::Path(p.clone())),
             };
             if let Some(v) = v {
                 given.push((o.name.to_string(), v));

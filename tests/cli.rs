@@ -718,6 +718,66 @@ fn studies_run_as_one_command_with_csv_and_deterministic_results() {
     assert!(err.contains("Q99"), "{err}");
 }
 
+/// `apusim study gspc-counters --counters FILE --every N`: each bank's PROD and CONS under
+/// GSPC every N LLC accesses and at the end of the stream (gspc §3, Table 5), in long CSV;
+/// `--every 0` is refused by name.
+#[test]
+fn gspc_counters_writes_each_banks_prod_and_cons_and_refuses_every_zero() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("counters.csv");
+    let err = fails(&["study", "gspc-counters", "--every", "0", "--no-cache"]);
+    assert!(err.contains("--every"), "{err}");
+    let out = ok(&[
+        "study",
+        "gspc-counters",
+        "--scenes",
+        "postfx",
+        "--width",
+        "160",
+        "--height",
+        "100",
+        "--frames",
+        "1",
+        "--llc",
+        "256K",
+        "--every",
+        "20000",
+        "--counters",
+        file.to_str().unwrap(),
+        "--no-cache",
+    ]);
+    for word in [
+        "GSPZTC+TSE",
+        "GSPC",
+        "rt_fill_rrpv3_share",
+        "rt_evicted_unconsumed",
+    ] {
+        assert!(out.contains(word), "{word}: {out}");
+    }
+    let text = std::fs::read_to_string(&file).unwrap();
+    let mut lines = text.lines();
+    assert_eq!(lines.next(), Some("scene,size,access,bank,prod,cons,class"));
+    let rows: Vec<Vec<u64>> = lines
+        .map(|l| {
+            let f: Vec<&str> = l.split(',').collect();
+            assert_eq!(&f[..2], ["postfx", "256KB"], "{l}");
+            f[2..].iter().map(|v| v.parse().unwrap()).collect()
+        })
+        .collect();
+    // Four banks per record; every record but the last at a multiple of 20000.
+    assert!(rows.len() >= 8 && rows.len().is_multiple_of(4), "{}", rows.len());
+    for (i, r) in rows.iter().enumerate() {
+        assert_eq!(r[1], (i % 4) as u64);
+        assert!(
+            r[2] <= 255 && r[3] <= 255 && [0, 2, 3].contains(&r[4]),
+            "{r:?}"
+        );
+        if i + 4 < rows.len() {
+            assert_eq!(r[0], 20000 * (i / 4 + 1) as u64);
+        }
+    }
+}
+
 #[test]
 fn studies_take_their_registered_options_and_unknown_names_get_the_nearest() {
     use apusim_experiments::studies::{OptionKind, STUDIES};

@@ -230,10 +230,19 @@ struct Replay {
     consumed_share: Option<f64>,
 }
 
-/// Run one figure.
-pub fn run(fig: Figure, o: &Options) -> Result<StudyOutput> {
+/// The LLC streams of [`Options::scenes`], in order, behind preset `gspc`'s render caches.
+pub(crate) struct Streams {
+    pub preset: SystemConfig,
+    pub paths: Vec<PathBuf>,
+    /// Keeps a temporary trace directory alive while the streams are replayed.
+    pub traces: TraceDir,
+}
+
+/// Check `o`'s scenes and LLC sizes, then render and filter every scene (or find its stream
+/// in the trace cache). `study` names the study in the errors.
+pub(crate) fn scene_streams(study: &str, o: &Options) -> Result<Streams> {
     if o.scenes.is_empty() || o.llc_sizes.is_empty() {
-        bail!("{}: give at least one scene and one LLC size", fig.name());
+        bail!("{study}: give at least one scene and one LLC size");
     }
     let jobs: Vec<Job> = o
         .scenes
@@ -245,15 +254,28 @@ pub fn run(fig: Figure, o: &Options) -> Result<StudyOutput> {
             .with_context(|| format!("LLC size `{size}`"))?;
     }
     let traces = TraceDir::new(o.cache.as_deref())?;
-    let dir = traces.path();
     let preset = SystemConfig::load_preset("gspc", &o.overrides)?;
-    let streams: Vec<PathBuf> = jobs
+    let paths: Vec<PathBuf> = jobs
         .par_iter()
-        .map(|j| llc_stream(dir, j, &preset))
+        .map(|j| llc_stream(traces.path(), j, &preset))
         .collect::<Result<_>>()?;
+    Ok(Streams {
+        preset,
+        paths,
+        traces,
+    })
+}
+
+/// Run one figure.
+pub fn run(fig: Figure, o: &Options) -> Result<StudyOutput> {
+    let Streams {
+        preset,
+        paths: streams,
+        traces: _traces,
+    } = scene_streams(fig.name(), o)?;
     let bars = fig.bars();
     let mut cases: Vec<(usize, &String, Bar)> = Vec::new();
-    for s in 0..jobs.len() {
+    for s in 0..streams.len() {
         for z in &o.llc_sizes {
             cases.extend(bars.iter().map(|b| (s, z, *b)));
         }

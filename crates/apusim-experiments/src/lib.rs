@@ -8,6 +8,9 @@
 //!   Each scene is rendered once, filtered once through the discrete GPU's render caches
 //!   (preset `gspc`), and the resulting LLC access stream is replayed under every policy and
 //!   LLC size, as the paper compares policies on one captured stream.
+//! - [`gspc_counters`]: gspc §3, Table 5 at work: GSPC's render-target insertion classes, the
+//!   render-target blocks consumed or evicted unconsumed against GSPZTC+TSE, and each bank's
+//!   PROD and CONS over the run, on the same LLC streams.
 //! - [`drp`]: drp-reuse-probability-shared-llc.txt §6 on the S/D/Q mixes — Fig. 13 (LLC read
 //!   misses of DRP per mix, CPU and GPU parts, normalized to the baseline) and Fig. 14 (the
 //!   averages of the baseline, SHiP-hybrid and DRP's sub-policy ablation per configuration).
@@ -50,6 +53,7 @@ pub mod crit_sched;
 pub mod drp;
 pub mod drp_perf;
 pub mod gspc;
+pub mod gspc_counters;
 pub mod gspc_perf;
 pub mod jobs;
 pub mod runs;

@@ -22,8 +22,8 @@
 
 use crate::runs::Runs;
 use crate::{
-    bypass_perf, crit_ident, crit_perf, crit_sched, drp, drp_perf, gspc, gspc_perf, jobs, tap_char,
-    tap_perf, StudyOutput,
+    bypass_perf, crit_ident, crit_perf, crit_sched, drp, drp_perf, gspc, gspc_counters, gspc_perf,
+    jobs, tap_char, tap_perf, StudyOutput,
 };
 use anyhow::{bail, Result};
 use apusim_registry::RegistryError;
@@ -64,6 +64,8 @@ pub enum OptionKind {
     List,
     /// A switch, off unless given.
     Flag,
+    /// The path of a file the study writes.
+    Path,
 }
 
 /// One option a family of studies takes.
@@ -86,6 +88,7 @@ pub enum OptionValue {
     Int(u64),
     List(Vec<String>),
     Flag(bool),
+    Path(PathBuf),
 }
 
 /// The families of studies, by the options they take (beside the common seed, `--set`
@@ -94,6 +97,9 @@ pub enum OptionValue {
 pub enum Family {
     /// Functional gspc figures on rendered frames.
     Gspc,
+    /// GSPC's render-target counters on rendered frames: the gspc options, the series'
+    /// period and file.
+    GspcCounters,
     /// Timed gspc frame-rate figures.
     GspcTimed,
     /// Functional drp figures on the mixes.
@@ -183,6 +189,31 @@ const GSPC_OPTIONS: &[OptionSpec] = &[
         Some("8M,16M"),
         "LLC_SIZES",
         "LLC capacities, 16-way, 64-byte lines (comma-separated)",
+    ),
+];
+
+/// The options of [`Family::GspcCounters`]: those of [`Family::Gspc`], then the series'.
+const GSPC_COUNTERS_OPTIONS: &[OptionSpec] = &[
+    GSPC_OPTIONS[0],
+    GSPC_OPTIONS[1],
+    GSPC_OPTIONS[2],
+    GSPC_OPTIONS[3],
+    GSPC_OPTIONS[4],
+    opt(
+        "every",
+        AT_LEAST_1,
+        Some("100000"),
+        "N",
+        "With --counters: record each bank's PROD and CONS every N LLC accesses (line \
+         references), and at the end of each scene's stream",
+    ),
+    opt(
+        "counters",
+        OptionKind::Path,
+        None,
+        "FILE",
+        "Write GSPC's per-bank PROD, CONS and the render-target insertion RRPV they select \
+         over each run to this CSV (scene,size,access,bank,prod,cons,class)",
     ),
 ];
 
@@ -287,12 +318,13 @@ impl Family {
     /// Whether the family's studies are made of timed runs (which `--db` keeps and
     /// `--print-spec` lists); the functional ones replay traces.
     pub fn is_timed(self) -> bool {
-        !matches!(self, Family::Gspc | Family::Drp)
+        !matches!(self, Family::Gspc | Family::GspcCounters | Family::Drp)
     }
 
     pub fn options(self) -> &'static [OptionSpec] {
         match self {
             Family::Gspc => GSPC_OPTIONS,
+            Family::GspcCounters => GSPC_COUNTERS_OPTIONS,
             Family::GspcTimed => GSPC_TIMED_OPTIONS,
             Family::Drp => DRP_OPTIONS,
             Family::Timed | Family::Bypass => TIMED_OPTIONS,
@@ -367,6 +399,14 @@ impl Options {
         }
     }
 
+    /// A file path (`None`: not given).
+    pub fn path(&self, name: &str) -> Option<PathBuf> {
+        match self.values.get(name) {
+            Some(OptionValue::Path(p)) => Some(p.clone()),
+            _ => None,
+        }
+    }
+
     /// A switch.
     pub fn flag(&self, name: &str) -> bool {
         matches!(self.values.get(name), Some(OptionValue::Flag(true)))
@@ -399,6 +439,15 @@ impl Options {
             llc_sizes: self.list_set("llc"),
             overrides: self.overrides.clone(),
             cache: self.cache.clone(),
+        }
+    }
+
+    /// The options of the gspc counters study ([`Family::GspcCounters`]).
+    pub fn gspc_counters(&self) -> gspc_counters::Options {
+        gspc_counters::Options {
+            gspc: self.gspc(),
+            every: self.int_set("every"),
+            counters: self.path("counters"),
         }
     }
 
@@ -567,6 +616,7 @@ fn default_value(spec: &OptionSpec) -> Option<OptionValue> {
         OptionKind::List => spec
             .default
             .map(|d| OptionValue::List(d.split(',').map(String::from).collect())),
+        OptionKind::Path => spec.default.map(|d| OptionValue::Path(PathBuf::from(d))),
     }
 }
 
@@ -582,13 +632,16 @@ fn check_value(spec: &OptionSpec, v: &OptionValue) -> Result<()> {
                 bail!("{n} must be at most {max}");
             }
         }
-        (OptionKind::List, OptionValue::List(_)) | (OptionKind::Flag, OptionValue::Flag(_)) => {}
+        (OptionKind::List, OptionValue::List(_))
+        | (OptionKind::Flag, OptionValue::Flag(_))
+        | (OptionKind::Path, OptionValue::Path(_)) => {}
         (kind, _) => bail!(
             "{n} takes {}",
             match kind {
                 OptionKind::Int { .. } => "an integer",
                 OptionKind::List => "a list of names",
                 OptionKind::Flag => "true or false",
+                OptionKind::Path => "a file path",
             }
         ),
     }
@@ -659,7 +712,7 @@ fn kernels_alone(fig: bypass_perf::Figure, o: &Options) -> Result<StudyOutput> {
     bypass_perf::run(fig, &o.bypass(fig.quick_kernels()))
 }
 
-use Family::{Bypass, Drp, Gspc, GspcTimed, Timed};
+use Family::{Bypass, Drp, Gspc, GspcCounters, GspcTimed, Timed};
 use FigureKind::{Bars, Lines, SCurve, Stacked};
 
 const SCENE: &str = "scene";
@@ -687,6 +740,10 @@ pub static STUDIES: &[Study] = &[
         description: "gspc Fig. 14: iso-overhead policies (LRU, 4-bit DRRIP, 4-bit GS-DRRIP, GSPC) normalized to 2-bit DRRIP",
         figure: fig(Bars, "2-bit DRRIP", SCENE, "gspc Fig. 14: comparison between iso-overhead policies"),
         run: |o| gspc::run(gspc::Figure::Fig14, &o.gspc()) },
+    Study { name: "gspc-counters", family: GspcCounters, paper: "gspc Table 5",
+        description: "gspc Table 5: GSPC's render-target insertion classes and the render-target blocks consumed or evicted unconsumed, against GSPZTC+TSE; --counters writes each bank's PROD and CONS over the run",
+        figure: fig(Bars, "", SCENE, "gspc Table 5: render-target insertion and consumption under GSPC and GSPZTC+TSE"),
+        run: |o| gspc_counters::run(&o.gspc_counters()) },
     Study { name: "gspc-fig15", family: GspcTimed, paper: "gspc Fig. 15",
         description: "gspc Fig. 15 (timed): frame rate of NRU, GS-DRRIP and GSPC relative to DRRIP, 8 MB 16-way LLC",
         figure: fig(Bars, "DRRIP", SCENE, "gspc Fig. 15: normalized performance on an 8 MB 16-way LLC"),
@@ -898,7 +955,7 @@ mod tests {
 
     #[test]
     fn declared_defaults_are_valid_values() {
-        for family in [Gspc, GspcTimed, Drp, Timed, Bypass] {
+        for family in [Gspc, GspcCounters, GspcTimed, Drp, Timed, Bypass] {
             for spec in family.options() {
                 if let Some(v) = default_value(spec) {
                     check_value(spec, &v).unwrap_or_else(|e| panic!("{}: {e}", spec.name));
@@ -988,6 +1045,9 @@ mod tests {
                     ("frames" | "scale" | "instructions" | "limit", _) => OptionValue::Int(1),
                     (_, OptionKind::Int { min, .. }) => OptionValue::Int(min.max(8)),
                     (_, OptionKind::Flag) => OptionValue::Flag(true),
+                    (_, OptionKind::Path) => {
+                        OptionValue::Path(std::env::temp_dir().join("apusim-unwritten.csv"))
+                    }
                 };
                 given.push((o.name.to_string(), v));
             }

@@ -34,6 +34,7 @@ fn given(study: &Study, kwargs: Option<&Bound<'_, PyDict>>) -> Result<Vec<(Strin
             OptionKind::Int { .. } => v.extract::<u64>().map(OptionValue::Int),
             OptionKind::List => v.extract::<Vec<String>>().map(OptionValue::List),
             OptionKind::Flag => v.extract::<bool>().map(OptionValue::Flag),
+            OptionKind::Path => v.extract::<PathBuf>().map(OptionValue::Path),
         };
         match value {
             Ok(value) => given.push((k, value)),
@@ -47,7 +48,7 @@ fn given(study: &Study, kwargs: Option<&Bound<'_, PyDict>>) -> Result<Vec<(Strin
 /// with the command's options: the common `seed`, `set`, `threads`, `cache_dir`,
 /// `no_cache`, `db` (a results database keeping the timed runs, as `--db`: a study run again
 /// reads back what it holds), and by keyword the options of the study's family (gspc's `scenes`, `width`,
-/// `height`, `frames`, `llc`; drp's functional `mixes`, `scale`, `limit`; the timed figures'
+/// `height`, `frames`, `llc`, and `gspc-counters`' `every` and `counters`, a path; drp's functional `mixes`, `scale`, `limit`; the timed figures'
 /// `mixes`, `scale`, `warmup`, `instructions`, `quick`). Returns `(columns, title, paper)`
 /// where the columns are the long format `study, config, workload, policy, metric, value` of
 /// `--csv`.

@@ -66,6 +66,19 @@
 //! counts `HIT(TEX)++` in samples and sets RRPV 0 in non-samples. The GSPC thresholds 16 and
 //! 8 are parameters `gspc_rt_low` and `gspc_rt_high`.
 //!
+//! # Statistics
+//!
+//! Beside the counters' sums, the policy counts what its render-target rule does (all
+//! levels, so that GSPZTC+TSE and GSPC can be compared): the non-sample RT fills by the RRPV
+//! they were inserted at (`rt_fills_rrpv3`, `rt_fills_rrpv2`, `rt_fills_rrpv0`; GSPZTC and
+//! GSPZTC+TSE insert all at 0), the sample RT fills (`rt_fills_sample`), the lines that
+//! entered state 11 (`rt_produced`: RT fills, and RT hits on lines in another state), those
+//! that left it through an RT→TEX hit (`rt_consumed`) and those evicted while still in it
+//! (`rt_evicted_unconsumed`: a render target replaced before the texture sampler read it from
+//! the LLC). With `rt_lines` (lines in state 11 at the end), `rt_produced = rt_consumed +
+//! rt_evicted_unconsumed + rt_lines` when nothing was invalidated. [`Gsp::rt_insertion`]
+//! gives the RRPV a bank's PROD and CONS currently select (for a series over a run).
+//!
 //! # Writes
 //!
 //! GSPC is a policy for a GPU-only LLC that caches all graphics data: every miss allocates and
@@ -75,7 +88,7 @@
 
 use super::util::{prefetch, rrip_victim, RRPV_LONG, RRPV_MAX};
 use crate::params::{ParamKind, ParamList, ParamSpec};
-use crate::{CacheError, Policy, PolicyContext, PolicyStat, SetView};
+use crate::{CacheError, Evicted, Policy, PolicyContext, PolicyStat, SetView};
 use apusim_trace::{Access, Stream};
 
 /// The four stream classes of gspc-graphics-stream-llc.txt §3.
@@ -131,6 +144,21 @@ const COUNTER_NAMES: [&str; 8] = [
 const C8_MAX: u8 = 255;
 const ACC_MAX: u8 = 127;
 
+/// What happened to render-target lines (see the module doc, Statistics).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct RtStats {
+    /// Non-sample RT fills by insertion RRPV (index 1 stays 0: Table 5 never inserts at 1).
+    pub fills_at: [u64; 4],
+    /// RT fills into sample sets.
+    pub sample_fills: u64,
+    /// Lines that entered state 11.
+    pub produced: u64,
+    /// Lines that left state 11 through an RT→TEX hit.
+    pub consumed: u64,
+    /// Lines evicted in state 11.
+    pub evicted_unconsumed: u64,
+}
+
 /// One bank's counters.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct BankCounters {
@@ -176,6 +204,7 @@ pub struct Gsp<const LEVEL: u8> {
     rrpv: Vec<u8>,
     state: Vec<u8>,
     counters: Vec<BankCounters>,
+    rt: RtStats,
 }
 
 /// GSPZTC.
@@ -209,6 +238,37 @@ impl<const LEVEL: u8> Gsp<LEVEL> {
     #[inline]
     pub fn bank_of(&self, set: usize) -> usize {
         set % self.banks
+    }
+    /// Number of banks.
+    pub fn banks(&self) -> usize {
+        self.banks
+    }
+    /// What render-target lines did so far (see the module doc, Statistics).
+    pub fn rt_stats(&self) -> &RtStats {
+        &self.rt
+    }
+
+    /// The RRPV a render-target fill into a non-sample set of `bank` gets now: GSPC's
+    /// `PROD > 16·CONS ? 3 : PROD > 8·CONS ? 2 : 0` (gspc §3, Table 5; thresholds
+    /// `gspc_rt_low` and `gspc_rt_high`), 0 for GSPZTC and GSPZTC+TSE (gspc §3, Table 3).
+    #[inline]
+    pub fn rt_insertion(&self, bank: usize) -> u8 {
+        self.rt_insertion_of(&self.counters[bank])
+    }
+
+    #[inline]
+    fn rt_insertion_of(&self, b: &BankCounters) -> u8 {
+        if LEVEL < GSPC {
+            return 0;
+        }
+        let (prod, cons) = (b.c[PROD] as u32, b.c[CONS] as u32);
+        if prod > self.rt_low * cons {
+            RRPV_MAX
+        } else if prod > self.rt_high * cons {
+            RRPV_LONG
+        } else {
+            0
+        }
     }
 
     /// Insertion RRPV of a texture line entering E0 in a non-sample set.
@@ -286,6 +346,7 @@ impl<const LEVEL: u8> Policy for Gsp<LEVEL> {
             rrpv: vec![RRPV_MAX; n],
             state: vec![E0; n],
             counters: vec![BankCounters::default(); ctx.banks],
+            rt: RtStats::default(),
         })
     }
 
@@ -311,12 +372,16 @@ impl<const LEVEL: u8> Policy for Gsp<LEVEL> {
                     b.inc(HIT_Z);
                 }
             }
-            GraphicsClass::Rt => self.state[i] = RT,
+            GraphicsClass::Rt => {
+                self.rt.produced += u64::from(st != RT);
+                self.state[i] = RT;
+            }
             GraphicsClass::Other => {}
             GraphicsClass::Tex => {
                 if st == RT {
                     // RT -> TEX hit: the line becomes an E0 texture line.
                     self.state[i] = E0;
+                    self.rt.consumed += 1;
                     if sample {
                         b.inc(FILL_0);
                         if LEVEL >= GSPC {
@@ -359,6 +424,11 @@ impl<const LEVEL: u8> Policy for Gsp<LEVEL> {
     }
 
     #[inline]
+    fn on_evict(&mut self, set: usize, way: usize, _victim: &Evicted) {
+        self.rt.evicted_unconsumed += u64::from(self.state[set * self.ways + way] == RT);
+    }
+
+    #[inline]
     fn on_fill(&mut self, set: usize, way: usize, req: &Access) {
         let i = set * self.ways + way;
         let bank = set % self.banks;
@@ -374,26 +444,24 @@ impl<const LEVEL: u8> Policy for Gsp<LEVEL> {
                 _ => {}
             }
             b.access();
+            if class == GraphicsClass::Rt {
+                self.rt.sample_fills += 1;
+            }
             RRPV_LONG
         } else {
             match class {
                 GraphicsClass::Z if b.low_reuse(FILL_Z, HIT_Z, self.t) => RRPV_MAX,
                 GraphicsClass::Z => RRPV_LONG,
                 GraphicsClass::Tex => self.tex_e0(&b),
-                GraphicsClass::Rt if LEVEL >= GSPC => {
-                    let (prod, cons) = (b.c[PROD] as u32, b.c[CONS] as u32);
-                    if prod > self.rt_low * cons {
-                        RRPV_MAX
-                    } else if prod > self.rt_high * cons {
-                        RRPV_LONG
-                    } else {
-                        0
-                    }
+                GraphicsClass::Rt => {
+                    let rrpv = self.rt_insertion_of(&b);
+                    self.rt.fills_at[rrpv as usize] += 1;
+                    rrpv
                 }
-                GraphicsClass::Rt => 0,
                 GraphicsClass::Other => RRPV_LONG,
             }
         };
+        self.rt.produced += u64::from(class == GraphicsClass::Rt);
         self.counters[bank] = b;
         self.rrpv[i] = rrpv;
     }
@@ -414,6 +482,18 @@ impl<const LEVEL: u8> Policy for Gsp<LEVEL> {
         s.push(("counter_halvings".into(), halvings as f64));
         let rt_lines = self.state.iter().filter(|&&x| x == RT).count();
         s.push(("rt_lines".into(), rt_lines as f64));
+        let rt = &self.rt;
+        for (name, v) in [
+            ("rt_fills_rrpv3", rt.fills_at[3]),
+            ("rt_fills_rrpv2", rt.fills_at[2]),
+            ("rt_fills_rrpv0", rt.fills_at[0]),
+            ("rt_fills_sample", rt.sample_fills),
+            ("rt_produced", rt.produced),
+            ("rt_consumed", rt.consumed),
+            ("rt_evicted_unconsumed", rt.evicted_unconsumed),
+        ] {
+            s.push((name.into(), v as f64));
+        }
         if self.banks <= 16 {
             for (i, b) in self.counters.iter().enumerate() {
                 for (k, name) in COUNTER_NAMES.iter().enumerate() {
@@ -698,44 +778,282 @@ mod tests {
         assert_eq!(c.policy().rrpv(6, 0), 3);
     }
 
-    /// Table 5: PROD/CONS in samples, the three-way RT insertion in non-samples.
+    // gspc §3, Table 5, one test per row. Each replays the row's event on a 1024-set, 2-way,
+    // one-bank GSPC cache and checks the line's state and RRPV and the bank's counters after.
+
+    /// Bank 0's PROD and CONS, as the sample sets would have trained them.
+    fn set_prod_cons<const L: u8>(c: &mut crate::Cache<Gsp<L>>, prod: u8, cons: u8) {
+        let b = &mut c.policy_mut().counters[0];
+        b.c[PROD] = prod;
+        b.c[CONS] = cons;
+    }
+    /// `(state, RRPV)` of a line.
+    fn line<const L: u8>(c: &crate::Cache<Gsp<L>>, set: u64, way: usize) -> (u8, u8) {
+        let p = c.policy();
+        (p.state(set as usize, way), p.rrpv(set as usize, way))
+    }
+    /// Fill a render-target line into way 0 of the empty non-sample `set` with PROD and CONS
+    /// as given; check that the fill changes no counter and return the line's
+    /// `(state, RRPV)`.
+    fn non_sample_rt_fill(c: &mut crate::Cache<Gspc>, set: u64, prod: u8, cons: u8) -> (u8, u8) {
+        assert!(!is_sample(set as usize));
+        set_prod_cons(c, prod, cons);
+        let before = counters(c);
+        assert_eq!(run(c, &rt(l(set, 0))), Did::Fill(None));
+        assert_eq!(counters(c), before, "a non-sample fill trains nothing");
+        line(c, set, 0)
+    }
+
+    /// Table 5, sample sets: "RT fill | state ← 11, PROD++". The fill itself runs SRRIP
+    /// (RRPV 2, Table 2) whatever PROD and CONS say, and counts in ACC(ALL).
     #[test]
-    fn gspc_render_target_production_and_consumption() {
+    fn table5_sample_rt_fill() {
         let mut c = cache_banks::<GSPC>(1, 8.0);
-        let s = S as usize;
-        // RT fill in a sample: state 11, PROD++; RT hit (blending): state 11, no counter.
-        run(&mut c, &rt(l(S, 0)));
-        run(&mut c, &rt(l(S, 0)));
-        assert_eq!(c.policy().state(s, 0), RT);
-        assert_eq!(counters(&c), ([0, 0, 0, 0, 0, 0, 1, 0], 2));
-        // RT -> TEX hit: state 00, CONS++ and FILL(0)++.
+        assert_eq!(run(&mut c, &rt(l(S, 0))), Did::Fill(None));
+        assert_eq!(line(&c, S, 0), (RT, 2));
+        assert_eq!(counters(&c), ([0, 0, 0, 0, 0, 0, 1, 0], 1));
+        // Counters that would insert at 3 in a non-sample do not change a sample's fill.
+        set_prod_cons(&mut c, 100, 0);
+        assert_eq!(run(&mut c, &rt(l(S, 1))), Did::Fill(None));
+        assert_eq!(line(&c, S, 1), (RT, 2));
+        assert_eq!(counters(&c), ([0, 0, 0, 0, 0, 0, 101, 0], 2));
+        // A GPU write of the display stream is a render-target fill too (§5.1).
+        let display = gpu(Stream::Display, Op::Write, l(S + 33, 0));
+        assert_eq!(run(&mut c, &display), Did::Fill(None));
+        assert_eq!(line(&c, S + 33, 0), (RT, 2));
+        assert_eq!(counters(&c), ([0, 0, 0, 0, 0, 0, 102, 0], 3));
+        // PROD is an 8-bit saturating counter.
+        set_prod_cons(&mut c, 255, 0);
+        run(&mut c, &rt(l(S + 66, 0)));
+        assert_eq!(counters(&c), ([0, 0, 0, 0, 0, 0, 255, 0], 4));
+    }
+
+    /// Table 5, sample sets: "RT hit (blending) | state ← 11". The hit promotes to RRPV 0
+    /// (SRRIP, Table 2), counts in ACC(ALL) only: PROD counts fills, not hits.
+    #[test]
+    fn table5_sample_rt_blending_hit() {
+        let mut c = cache_banks::<GSPC>(1, 8.0);
+        // A texture line in E1: TEX fill, TEX hit.
         run(&mut c, &tex(l(S, 0)));
-        assert_eq!(c.policy().state(s, 0), E0);
-        assert_eq!(counters(&c), ([0, 0, 1, 0, 0, 0, 1, 1], 3));
-        // PROD 1, CONS 1: 1 > 16 false, 1 > 8 false -> RRPV 0.
-        run(&mut c, &rt(l(N, 0)));
-        assert_eq!(c.policy().rrpv(5, 0), 0);
-        // PROD 9, CONS 1: 9 > 16 false, 9 > 8 true -> RRPV 2.
-        for i in 1..9 {
-            run(&mut c, &rt(l(S, 10 + i)));
+        run(&mut c, &tex(l(S, 0)));
+        assert_eq!(line(&c, S, 0), (E1, 0));
+        // Age it to RRPV 3 (a second fill into the full set ages both ways).
+        run(&mut c, &other(l(S, 1)));
+        assert!(matches!(run(&mut c, &other(l(S, 2))), Did::Fill(Some(_))));
+        let (state, rrpv) = line(&c, S, 0);
+        assert!(state == E1 && rrpv > 0, "{state} {rrpv}");
+        let (before, acc) = counters(&c);
+        assert_eq!(run(&mut c, &rt(l(S, 0))), Did::Hit);
+        assert_eq!(line(&c, S, 0), (RT, 0));
+        assert_eq!(counters(&c), (before, acc + 1));
+        // A blending hit on a render-target line: still 11, no PROD.
+        assert_eq!(run(&mut c, &rt(l(S, 0))), Did::Hit);
+        assert_eq!(line(&c, S, 0), (RT, 0));
+        assert_eq!(counters(&c), (before, acc + 2));
+    }
+
+    /// Table 5, sample sets: "RT → TEX hit | state ← 00, CONS++" (and Table 4's FILL(0)++;
+    /// RRPV 0 as every sample hit).
+    #[test]
+    fn table5_sample_rt_to_tex_hit() {
+        let mut c = cache_banks::<GSPC>(1, 8.0);
+        run(&mut c, &rt(l(S, 0)));
+        run(&mut c, &rt(l(S, 1)));
+        assert_eq!(counters(&c), ([0, 0, 0, 0, 0, 0, 2, 0], 2));
+        // Z and "other" hits on a render-target line consume nothing: it stays 11 (the Z
+        // hit counts HIT(Z), Table 3).
+        assert_eq!(run(&mut c, &z(l(S, 1))), Did::Hit);
+        assert_eq!(run(&mut c, &other(l(S, 1))), Did::Hit);
+        assert_eq!(line(&c, S, 1), (RT, 0));
+        assert_eq!(counters(&c), ([0, 1, 0, 0, 0, 0, 2, 0], 4));
+        // Age way 0 so that the consuming hit's RRPV is visible.
+        c.policy_mut().rrpv[S as usize * 2] = 2;
+        assert_eq!(run(&mut c, &dtex(l(S, 0))), Did::Hit);
+        assert_eq!(line(&c, S, 0), (E0, 0));
+        assert_eq!(counters(&c), ([0, 1, 1, 0, 0, 0, 2, 1], 5));
+        // A static-texture read consumes as well.
+        assert_eq!(run(&mut c, &tex(l(S, 1))), Did::Hit);
+        assert_eq!(line(&c, S, 1), (E0, 0));
+        assert_eq!(counters(&c), ([0, 1, 2, 0, 0, 0, 2, 2], 6));
+        // The next texture hit is an E0 hit (Table 4), not a second consumption.
+        assert_eq!(run(&mut c, &tex(l(S, 0))), Did::Hit);
+        assert_eq!(line(&c, S, 0), (E1, 0));
+        assert_eq!(counters(&c), ([0, 1, 2, 1, 1, 0, 2, 2], 7));
+        // CONS is an 8-bit saturating counter.
+        set_prod_cons(&mut c, 0, 255);
+        run(&mut c, &rt(l(S, 1)));
+        run(&mut c, &tex(l(S, 1)));
+        assert_eq!(c.policy().bank(0).c[CONS], 255);
+    }
+
+    /// Table 5, non-sample sets: "RT fill | state ← 11, If PROD > 16·CONS then RRPV ← 3".
+    /// PROD = 16·CONS is not above: it takes the next branch.
+    #[test]
+    fn table5_non_sample_rt_fill_rrpv3_when_prod_above_16_cons() {
+        let mut c = cache_banks::<GSPC>(1, 8.0);
+        let cases = [(1, 0), (17, 1), (33, 2), (129, 8), (255, 15)];
+        for (i, (prod, cons)) in cases.into_iter().enumerate() {
+            let set = N + i as u64;
+            assert_eq!(
+                non_sample_rt_fill(&mut c, set, prod, cons),
+                (RT, 3),
+                "PROD {prod} CONS {cons}"
+            );
         }
-        assert_eq!(c.policy().bank(0).c[PROD], 9);
-        run(&mut c, &rt(l(N + 1, 0)));
-        assert_eq!(c.policy().rrpv(6, 0), 2);
-        // PROD 16: 16 > 16 false -> still 2; PROD 17 -> 3.
-        for i in 0..7 {
-            run(&mut c, &rt(l(S, 30 + i)));
+        // The edge PROD = 16·CONS belongs to "16·CONS ≥ PROD > 8·CONS".
+        for (i, (prod, cons)) in [(16, 1), (128, 8), (240, 15)].into_iter().enumerate() {
+            let set = N + 10 + i as u64;
+            assert_eq!(non_sample_rt_fill(&mut c, set, prod, cons), (RT, 2));
         }
-        run(&mut c, &rt(l(N + 2, 0)));
-        assert_eq!(c.policy().rrpv(7, 0), 2);
-        run(&mut c, &rt(l(S, 50)));
-        run(&mut c, &rt(l(N + 3, 0)));
-        assert_eq!(c.policy().rrpv(8, 0), 3);
-        assert_eq!(c.policy().state(8, 0), RT);
-        // RT hit (blending) in a non-sample: RRPV 0.
-        assert_eq!(run(&mut c, &rt(l(N + 3, 0))), Did::Hit);
-        assert_eq!(c.policy().rrpv(8, 0), 0);
-        // GSPZTC+TSE ignores PROD/CONS: RT fills at 0 whatever the counters.
+    }
+
+    /// Table 5, non-sample sets: "RT fill | state ← 11, Else if 16·CONS ≥ PROD > 8·CONS then
+    /// RRPV ← 2". Both edges: PROD = 16·CONS is in, PROD = 8·CONS is out.
+    #[test]
+    fn table5_non_sample_rt_fill_rrpv2_between_8_and_16_cons() {
+        let mut c = cache_banks::<GSPC>(1, 8.0);
+        let cases = [
+            (9, 1),
+            (16, 1),
+            (17, 2),
+            (32, 2),
+            (65, 8),
+            (128, 8),
+            (255, 16),
+        ];
+        for (i, (prod, cons)) in cases.into_iter().enumerate() {
+            let set = N + i as u64;
+            assert_eq!(
+                non_sample_rt_fill(&mut c, set, prod, cons),
+                (RT, 2),
+                "PROD {prod} CONS {cons}"
+            );
+        }
+        // The edge PROD = 8·CONS belongs to "Else".
+        for (i, (prod, cons)) in [(8, 1), (16, 2), (64, 8), (248, 31)]
+            .into_iter()
+            .enumerate()
+        {
+            let set = N + 10 + i as u64;
+            assert_eq!(non_sample_rt_fill(&mut c, set, prod, cons), (RT, 0));
+        }
+    }
+
+    /// Table 5, non-sample sets: "RT fill | state ← 11, ... Else RRPV ← 0": a consumption
+    /// probability CONS/PROD of at least 1/8, and no production at all (PROD 0).
+    #[test]
+    fn table5_non_sample_rt_fill_rrpv0_otherwise() {
+        let mut c = cache_banks::<GSPC>(1, 8.0);
+        let cases = [
+            (0, 0),
+            (0, 5),
+            (8, 1),
+            (7, 1),
+            (64, 8),
+            (255, 32),
+            (255, 255),
+        ];
+        for (i, (prod, cons)) in cases.into_iter().enumerate() {
+            let set = N + i as u64;
+            assert_eq!(
+                non_sample_rt_fill(&mut c, set, prod, cons),
+                (RT, 0),
+                "PROD {prod} CONS {cons}"
+            );
+        }
+    }
+
+    /// Table 5, non-sample sets: "RT hit (blending) | state ← 11, RRPV ← 0", on a render
+    /// target inserted at RRPV 3 and on a texture line inserted at 3.
+    #[test]
+    fn table5_non_sample_rt_blending_hit() {
+        let mut c = cache_banks::<GSPC>(1, 8.0);
+        assert_eq!(non_sample_rt_fill(&mut c, N, 17, 1), (RT, 3));
+        let before = counters(&c);
+        assert_eq!(run(&mut c, &rt(l(N, 0))), Did::Hit);
+        assert_eq!(line(&c, N, 0), (RT, 0));
+        // FILL(0) 1 > 8·HIT(0) 0: a texture fill goes in at 3, state 00.
+        c.policy_mut().counters[0].c[FILL_0] = 1;
+        run(&mut c, &tex(l(N, 1)));
+        assert_eq!(line(&c, N, 1), (E0, 3));
+        let before_tex = counters(&c);
+        assert_eq!(run(&mut c, &rt(l(N, 1))), Did::Hit);
+        assert_eq!(line(&c, N, 1), (RT, 0));
+        assert_eq!(counters(&c), before_tex);
+        assert_eq!(before.1, before_tex.1, "non-sample accesses leave ACC(ALL)");
+    }
+
+    /// Table 5, non-sample sets: "RT → TEX hit | state ← 00, RRPV updated as in Table 4",
+    /// i.e. RRPV ← (FILL(0) > t·HIT(0)) ? 3 : 0; CONS counts in the samples only.
+    #[test]
+    fn table5_non_sample_rt_to_tex_hit() {
+        let mut c = cache_banks::<GSPC>(1, 8.0);
+        let set_fill_hit = |c: &mut crate::Cache<Gspc>, fill: u8, hit: u8| {
+            let b = &mut c.policy_mut().counters[0];
+            b.c[FILL_0] = fill;
+            b.c[HIT_0] = hit;
+        };
+        // FILL(0) 9 > 8·HIT(0) 8: the consumed line enters E0 at RRPV 3.
+        assert_eq!(non_sample_rt_fill(&mut c, N, 0, 0), (RT, 0));
+        set_fill_hit(&mut c, 9, 1);
+        let before = counters(&c);
+        assert_eq!(run(&mut c, &dtex(l(N, 0))), Did::Hit);
+        assert_eq!(line(&c, N, 0), (E0, 3));
+        assert_eq!(counters(&c), before, "no CONS++ in a non-sample");
+        // FILL(0) 8 = 8·HIT(0): not above, RRPV 0.
+        assert_eq!(non_sample_rt_fill(&mut c, N + 1, 0, 0), (RT, 0));
+        set_fill_hit(&mut c, 8, 1);
+        c.policy_mut().rrpv[(N as usize + 1) * 2] = 2;
+        assert_eq!(run(&mut c, &tex(l(N + 1, 0))), Did::Hit);
+        assert_eq!(line(&c, N + 1, 0), (E0, 0));
+        // The next texture hit is an E0 -> E1 hit of Table 4, not a consumption.
+        set_fill_hit(&mut c, 0, 0);
+        c.policy_mut().counters[0].c[FILL_1] = 1;
+        assert_eq!(run(&mut c, &tex(l(N + 1, 0))), Did::Hit);
+        assert_eq!(line(&c, N + 1, 0), (E1, 3));
+    }
+
+    /// gspc §3: "The PROD and CONS counters are halved together with the FILL and HIT
+    /// counters within each LLC bank", i.e. when the 7-bit ACC(ALL) saturates (§3, Table 3).
+    /// Table 5 leaves the halving out; its effect on the insertion class is the integer
+    /// halving's: a CONS of 1 halves to 0, and any PROD then inserts at RRPV 3.
+    #[test]
+    fn prod_and_cons_are_halved_with_fill_and_hit() {
+        let mut c = cache_banks::<GSPC>(1, 8.0);
+        c.policy_mut().counters[0] = BankCounters {
+            c: [10, 11, 12, 13, 14, 15, 16, 1],
+            acc: 125,
+            halvings: 0,
+        };
+        // PROD 16 = 16·CONS: RRPV 2.
+        assert_eq!(non_sample_rt_fill(&mut c, N, 16, 1), (RT, 2));
+        // The 126th sample access (a Z fill) does not saturate ACC(ALL).
+        run(&mut c, &z(l(S, 0)));
+        assert_eq!(counters(&c), ([11, 11, 12, 13, 14, 15, 16, 1], 126));
+        // The 127th does: every 8-bit counter is halved, PROD and CONS with them.
+        run(&mut c, &z(l(S, 0)));
+        assert_eq!(counters(&c), ([5, 6, 6, 6, 7, 7, 8, 0], 0));
+        assert_eq!(c.policy().bank(0).halvings, 1);
+        // PROD 8 > 16·CONS 0: the same production history now inserts at RRPV 3.
+        let before = counters(&c);
+        assert_eq!(run(&mut c, &rt(l(N + 1, 0))), Did::Fill(None));
+        assert_eq!(line(&c, N + 1, 0), (RT, 3));
+        assert_eq!(counters(&c), before);
+        // A sample RT fill that saturates ACC(ALL) is counted, then halved: PROD (201 + 1) / 2.
+        c.policy_mut().counters[0] = BankCounters {
+            c: [0, 0, 0, 0, 0, 0, 201, 41],
+            acc: 126,
+            halvings: 0,
+        };
+        run(&mut c, &rt(l(S, 1)));
+        assert_eq!(counters(&c), ([0, 0, 0, 0, 0, 0, 101, 20], 0));
+    }
+
+    /// GSPZTC+TSE keeps no PROD/CONS: its RT fills go in at RRPV 0 whatever the samples saw
+    /// (gspc §3: "The GSPZTC and GSPZTC+TSE policies fill the render target blocks with RRPV
+    /// zero").
+    #[test]
+    fn tse_ignores_prod_and_cons() {
         let mut t = cache_banks::<GSPZTC_TSE>(1, 8.0);
         for i in 0..20 {
             run(&mut t, &rt(l(S, i)));
@@ -743,6 +1061,73 @@ mod tests {
         assert_eq!(t.policy().bank(0).c[PROD], 0);
         run(&mut t, &rt(l(N, 0)));
         assert_eq!(t.policy().rrpv(5, 0), 0);
+        set_prod_cons(&mut t, 100, 0);
+        run(&mut t, &rt(l(N, 1)));
+        assert_eq!(t.policy().rrpv(5, 1), 0);
+    }
+
+    /// The render-target statistics: non-sample fills by insertion class, productions,
+    /// consumptions and evictions in state 11, and their balance with the lines still in 11.
+    #[test]
+    fn rt_statistics_count_classes_consumptions_and_unconsumed_evictions() {
+        let stat = |c: &crate::Cache<Gspc>, name: &str| {
+            let s = c.policy().stats();
+            s.iter().find(|(k, _)| k == name).map(|(_, v)| *v).unwrap()
+        };
+        let mut c = cache_banks::<GSPC>(1, 8.0);
+        assert_eq!(c.policy().rt_insertion(0), 0);
+        assert_eq!(non_sample_rt_fill(&mut c, N, 17, 1), (RT, 3));
+        assert_eq!(c.policy().rt_insertion(0), 3);
+        assert_eq!(non_sample_rt_fill(&mut c, N + 1, 16, 1), (RT, 2));
+        assert_eq!(c.policy().rt_insertion(0), 2);
+        assert_eq!(non_sample_rt_fill(&mut c, N + 2, 8, 1), (RT, 0));
+        assert_eq!(non_sample_rt_fill(&mut c, N + 3, 0, 0), (RT, 0));
+        run(&mut c, &rt(l(S, 0)));
+        assert_eq!(
+            *c.policy().rt_stats(),
+            RtStats {
+                fills_at: [2, 0, 1, 1],
+                sample_fills: 1,
+                produced: 5,
+                consumed: 0,
+                evicted_unconsumed: 0,
+            }
+        );
+        // Consume one (RT -> TEX), then produce it again with a blending write: a
+        // production, while a blending hit on a line already in 11 is not.
+        run(&mut c, &tex(l(N + 2, 0)));
+        run(&mut c, &rt(l(N + 2, 0)));
+        run(&mut c, &rt(l(N + 2, 0)));
+        // Evict the RRPV-3 render target of set N unconsumed (an "other" line at 2 takes
+        // way 1, the next fill ages the set and replaces way 0).
+        run(&mut c, &other(l(N, 1)));
+        assert_eq!(run(&mut c, &other(l(N, 2))), Did::Fill(Some(l(N, 0))));
+        // Evicting a consumed line (now a texture line) counts nothing.
+        run(&mut c, &tex(l(N + 3, 0)));
+        for i in 1..5 {
+            run(&mut c, &other(l(N + 3, i)));
+        }
+        assert!(!c.probe(l(N + 3, 0) * LINE));
+        let rt_stats = *c.policy().rt_stats();
+        assert_eq!(rt_stats.produced, 6);
+        assert_eq!(rt_stats.consumed, 2);
+        assert_eq!(rt_stats.evicted_unconsumed, 1);
+        assert_eq!(stat(&c, "rt_fills_rrpv3"), 1.0);
+        assert_eq!(stat(&c, "rt_fills_rrpv2"), 1.0);
+        assert_eq!(stat(&c, "rt_fills_rrpv0"), 2.0);
+        assert_eq!(stat(&c, "rt_fills_sample"), 1.0);
+        assert_eq!(stat(&c, "rt_consumed"), 2.0);
+        assert_eq!(stat(&c, "rt_evicted_unconsumed"), 1.0);
+        // produced = consumed + evicted unconsumed + still in 11.
+        assert_eq!(stat(&c, "rt_produced"), 2.0 + 1.0 + stat(&c, "rt_lines"));
+        // GSPZTC+TSE counts the same events; all its non-sample RT fills are at 0.
+        let mut t = cache_banks::<GSPZTC_TSE>(1, 8.0);
+        set_prod_cons(&mut t, 100, 0);
+        run(&mut t, &rt(l(N, 0)));
+        run(&mut t, &rt(l(S, 0)));
+        assert_eq!(t.policy().rt_insertion(0), 0);
+        assert_eq!(t.policy().rt_stats().fills_at, [1, 0, 0, 0]);
+        assert_eq!(t.policy().rt_stats().produced, 2);
     }
 
     /// Victims: the lowest way at 3 after aging, in samples and non-samples alike.
