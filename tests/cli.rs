@@ -765,7 +765,11 @@ fn gspc_counters_writes_each_banks_prod_and_cons_and_refuses_every_zero() {
         })
         .collect();
     // Four banks per record; every record but the last at a multiple of 20000.
-    assert!(rows.len() >= 8 && rows.len().is_multiple_of(4), "{}", rows.len());
+    assert!(
+        rows.len() >= 8 && rows.len().is_multiple_of(4),
+        "{}",
+        rows.len()
+    );
     for (i, r) in rows.iter().enumerate() {
         assert_eq!(r[1], (i % 4) as u64);
         assert!(

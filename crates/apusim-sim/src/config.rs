@@ -577,6 +577,12 @@ fn parse_value(v: &str) -> toml::Value {
     }
 }
 
+/// For `skip_serializing_if`: a zero count is left out, so configurations without it keep
+/// their serialized form (and run keys).
+fn is_zero(n: &u32) -> bool {
+    *n == 0
+}
+
 #[cfg(test)]
 mod tests {
 
@@ -732,10 +738,4 @@ mod tests {
             per_core * 8 * c.cpus as u64
         );
     }
-}
-
-/// For `skip_serializing_if`: a zero count is left out, so configurations without it keep
-/// their serialized form (and run keys).
-fn is_zero(n: &u32) -> bool {
-    *n == 0
 }

@@ -1028,6 +1028,27 @@ fn add_bypass_predictor(
     Ok(())
 }
 
+/// Does a core's private cache hold part of the LLC line at `addr` (only core `only`'s caches
+/// when the line never left that core)? The question query based selection asks before the
+/// LLC evicts a CPU line (`llc.qbs_queries`).
+fn held_privately(levels: &[Level], addr: u64, llc_bits: u32, only: Option<usize>) -> bool {
+    levels
+        .iter()
+        .filter(|l| l.owner == Owner::PerCore)
+        .any(|level| {
+            let cores = match only {
+                Some(c) if c < level.instances.len() => c..c + 1,
+                _ => 0..level.instances.len(),
+            };
+            let step = 1u64 << level.line_bits;
+            level.instances[cores].iter().any(|inst| {
+                (addr..addr + (1u64 << llc_bits))
+                    .step_by(step as usize)
+                    .any(|a| inst.probe(a))
+            })
+        })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -1147,25 +1168,4 @@ mod tests {
             .read_misses;
         assert_eq!(l1, want_plru);
     }
-}
-
-/// Does a core's private cache hold part of the LLC line at `addr` (only core `only`'s caches
-/// when the line never left that core)? The question query based selection asks before the
-/// LLC evicts a CPU line (`llc.qbs_queries`).
-fn held_privately(levels: &[Level], addr: u64, llc_bits: u32, only: Option<usize>) -> bool {
-    levels
-        .iter()
-        .filter(|l| l.owner == Owner::PerCore)
-        .any(|level| {
-            let cores = match only {
-                Some(c) if c < level.instances.len() => c..c + 1,
-                _ => 0..level.instances.len(),
-            };
-            let step = 1u64 << level.line_bits;
-            level.instances[cores].iter().any(|inst| {
-                (addr..addr + (1u64 << llc_bits))
-                    .step_by(step as usize)
-                    .any(|a| inst.probe(a))
-            })
-        })
 }

@@ -671,8 +671,16 @@ fn query_based_selection_spares_a_line_a_core_holds() {
             .map(|(_, v)| *v);
         (l1d.read_misses, l1d.back_invalidations, spared)
     };
-    assert_eq!(run(0), (7, 1, None), "line 0 evicted, back-invalidated, missed again");
-    assert_eq!(run(1), (6, 0, Some(1.0)), "line 4 evicted instead; line 0 hits");
+    assert_eq!(
+        run(0),
+        (7, 1, None),
+        "line 0 evicted, back-invalidated, missed again"
+    );
+    assert_eq!(
+        run(1),
+        (6, 0, Some(1.0)),
+        "line 4 evicted instead; line 0 hits"
+    );
     let err = SystemConfig::load_preset(
         "4c1g",
         &["llc.cpu_inclusive=false".into(), "llc.qbs_queries=1".into()],
