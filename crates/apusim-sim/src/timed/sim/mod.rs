@@ -11,15 +11,22 @@
 //! the cores' wake-up ticks. Events due by then are handled first (data arriving wakes the
 //! core it is for), then every core whose wake-up is now does one cycle. A core that waits
 //! for memory asks for no wake-up, so idle time is skipped, never ticked through.
+//!
+//! This file holds the options and the engine loop (`simulate`, one function because every
+//! phase of a run — warming, measuring, sampling, intervals — acts on the same local state);
+//! `result.rs` what a run reports; `open_loop.rs` the GPU trace replayed beside the cores.
+
+mod open_loop;
+mod result;
 
 use super::config::MAX_CYCLE;
-use super::gpu::{GpuResult, TimedGpu};
-use super::hints::{HintCounters, HintsControl};
-use super::intervals::{self, Interval, IntervalSpec, Recorder};
+use super::gpu::TimedGpu;
+use super::hints::HintsControl;
+use super::intervals::{self, IntervalSpec, Recorder};
 use super::memory::{AgentLatency, CorePort, DramCounts, LlcTiming, TimedMemory};
-use super::occupancy::{AgentOccupancy, Occupancy};
-use super::sampling::{SampleSpec, Sampled, Sampler};
-use super::streams::{self, StreamResult, StreamTable};
+use super::occupancy::Occupancy;
+use super::sampling::{SampleSpec, Sampler};
+use super::streams::{self, StreamTable};
 use crate::config::SystemConfig;
 use crate::hierarchy::Hierarchy;
 use crate::run::{policy_context, Input, Inputs, Progress};
@@ -28,13 +35,14 @@ use crate::study::StudyOptions;
 use anyhow::{bail, Context, Result};
 use apusim_cache::policies::{self, PolicyVisitor};
 use apusim_cache::{Feedback, Policy};
-use apusim_timing::replay::MAX_RESTARTS;
 use apusim_timing::{
     AccessInstrs, ChampSimInstrs, Clock, CoreModel, CoreStats, DepModel, Domain, InstrSource,
     Replay, Tick, Timebase, Wake,
 };
 use apusim_trace::{Agent, TraceError};
-use serde::{Deserialize, Serialize};
+use open_loop::OpenLoop;
+pub(crate) use result::ratio;
+pub use result::{CoreResult, DramSource, LevelWindow, SimResult, SystemWindow};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Instant;
@@ -81,167 +89,6 @@ impl SimOptions {
             over("--sample-unit", s.unit)?;
         }
         Ok(())
-    }
-}
-
-/// One level's demand traffic of one core in the measured window.
-#[derive(Clone, Debug, Serialize, Deserialize)]
-pub struct LevelWindow {
-    pub level: String,
-    pub accesses: u64,
-    pub misses: u64,
-    /// Demand misses (reads, writes, prefetches) per thousand instructions.
-    pub mpki: f64,
-}
-
-/// One core's measured window.
-#[derive(Clone, Debug, Serialize, Deserialize)]
-pub struct CoreResult {
-    pub agent: String,
-    pub instructions: u64,
-    pub cycles: u64,
-    pub ipc: f64,
-    /// False if the trace ended before the target.
-    pub reached_target: bool,
-    /// Times the core's trace was started again from its beginning (a trace shorter than
-    /// the run is replayed while any core has not reached its target).
-    pub restarts: u64,
-    pub core: CoreStats,
-    pub levels: Vec<LevelWindow>,
-    /// Requests to the LLC and their mean round trip (issue to data) in core cycles.
-    pub llc_requests: u64,
-    pub llc_request_cycles: f64,
-    pub merges: u64,
-}
-
-/// One source's DRAM traffic in the measured window.
-#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
-pub struct DramSource {
-    pub agent: String,
-    pub reads: u64,
-    pub writes: u64,
-    pub bandwidth_gbps: f64,
-    /// Mean time of a read from arrival at the controller (a wait for a queue slot
-    /// included) to its data, in DRAM cycles.
-    pub read_latency_cycles: f64,
-    pub row_hit_rate: f64,
-}
-
-impl DramSource {
-    fn new(agent: String, c: &DramCounts, seconds: f64) -> DramSource {
-        let t = &c.traffic;
-        DramSource {
-            agent,
-            reads: t.reads,
-            writes: t.writes,
-            bandwidth_gbps: if seconds > 0.0 {
-                c.bytes as f64 / seconds / 1e9
-            } else {
-                0.0
-            },
-            read_latency_cycles: ratio(t.read_cycles, t.reads),
-            row_hit_rate: ratio(c.row_hits, c.row_accesses),
-        }
-    }
-}
-
-/// `a / b`, or 0 when `b` is 0 (IPC, mean latencies, rates; the alone runs of weighted
-/// speedup compute their IPC with it too, so a cached one is the same to the bit).
-pub(crate) fn ratio(a: u64, b: u64) -> f64 {
-    if b > 0 {
-        a as f64 / b as f64
-    } else {
-        0.0
-    }
-}
-
-/// The result of one policy's timed run. System-wide figures cover the measured window:
-/// from the moment the last core finished its warm-up to the moment the last core reached its
-/// target.
-#[derive(Clone, Debug, Serialize, Deserialize)]
-pub struct SimResult {
-    pub policy: String,
-    pub cores: Vec<CoreResult>,
-    /// CPU cycles until the last core reached its target (warm-up included).
-    pub cycles: u64,
-    /// The system's figures over the measured window (in JSON, at the top level).
-    #[serde(flatten)]
-    pub system: SystemWindow,
-    /// Times the open-loop (GPU) traces were replayed from their start.
-    pub open_loop_restarts: u64,
-    /// The timed GPU's run of its program (a GPGPU input on `timing.gpu`).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub gpu: Option<GpuResult>,
-    pub policy_stats: Vec<(String, f64)>,
-    /// Each agent's mean part of the LLC over the measured window ([`super::occupancy`]).
-    pub llc_occupancy: Vec<AgentOccupancy>,
-    /// A sampled run's estimates (`--sample`): each core's IPC with its interval.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub sampling: Option<Sampled>,
-    /// Every counter per interval, with `--interval` (empty otherwise).
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub intervals: Vec<Interval>,
-    /// Weighted and harmonic speedup and maximum slowdown against the jobs' alone runs
-    /// (filled by the caller that made them; see [`mod@super::speedup`]).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub speedup: Option<super::speedup::Speedup>,
-    /// What the DRAM schedulers were told: IM-LLC emergency intervals and GPGPU priority
-    /// windows (gpu-access-criticality §4.3).
-    pub hints: HintCounters,
-    /// The DRAM scheduler's own counters over the run, summed over channels (e.g. IM-SCHED's
-    /// intervals at its probability cap).
-    pub dram_scheduler: Vec<(String, f64)>,
-    /// The functional counters of the whole run (warm-up included).
-    pub functional: RunStats,
-    #[serde(skip)]
-    pub seconds: f64,
-}
-
-impl SimResult {
-    /// The value of the LLC policy's statistic `name` at the end of the run (`None` when the
-    /// policy reports no such statistic).
-    pub fn policy_stat(&self, name: &str) -> Option<f64> {
-        self.policy_stats
-            .iter()
-            .find(|(k, _)| k == name)
-            .map(|(_, v)| *v)
-    }
-}
-
-/// The system-wide figures between two readings (the measured window, or one interval).
-#[derive(Clone, Debug, Serialize, Deserialize)]
-pub struct SystemWindow {
-    /// CPU cycles of the window.
-    pub window_cycles: u64,
-    /// LLC misses and their mean time from bank arrival to fill, in uncore cycles.
-    pub llc_misses: u64,
-    pub llc_miss_cycles: f64,
-    pub llc: LlcTiming,
-    /// DRAM traffic per agent, and of all agents together.
-    pub dram: Vec<DramSource>,
-    pub dram_bandwidth_gbps: f64,
-    pub dram_row_hit_rate: f64,
-    pub dram_read_latency_cycles: f64,
-    /// Per stream with traffic: LLC round trips and misses, DRAM traffic and latency.
-    pub streams: Vec<StreamResult>,
-    /// Network messages and the cycles they waited for a link.
-    pub network_messages: u64,
-    pub network_wait_cycles: f64,
-}
-
-impl SystemWindow {
-    /// The window's scalar figures by name (the rows of the CSV and of the results database).
-    pub fn figures(&self) -> [(&'static str, f64); 8] {
-        [
-            ("window_cycles", self.window_cycles as f64),
-            ("llc_misses", self.llc_misses as f64),
-            ("llc_miss_cycles", self.llc_miss_cycles),
-            ("dram_bandwidth_gbps", self.dram_bandwidth_gbps),
-            ("dram_row_hit_rate", self.dram_row_hit_rate),
-            ("dram_read_latency_cycles", self.dram_read_latency_cycles),
-            ("network_messages", self.network_messages as f64),
-            ("network_wait_cycles", self.network_wait_cycles),
-        ]
     }
 }
 
@@ -988,151 +835,4 @@ fn open_loop_clocks(cfg: &SystemConfig, inputs: &[Input]) -> Result<Vec<Clock>> 
         }
     }
     Ok(v)
-}
-
-/// A GPU trace replayed open-loop: each access enters the hierarchy at its own time stamp
-/// (in the GPU's clock), so CPU mixes see the GPU's interference before the GPU is timed
-/// itself. Nothing waits for the GPU's data, but at most `limit` of its requests are on their
-/// way to the LLC or waiting for it at once (`timing.gpu_outstanding`; reads until their data
-/// returns, write-backs until their bank takes them), and none is sent while DRAM's
-/// write-backs back up ([`TimedMemory::write_backlog_full`]). At the bound the replay stops,
-/// and when a slot frees it resumes with its clock slipped by the wait, keeping the trace's
-/// spacing. Without the bound a trace faster than the ring, the LLC or DRAM would queue
-/// without end, and every CPU request behind it would wait longer the longer the run (a
-/// render trace's first thousands of write-backs alone held a CPU's first fetch for 2,000
-/// cycles at the ring and 3,000 at the LLC bank).
-struct OpenLoop {
-    input: Input,
-    period: Tick,
-    buf: Vec<apusim_trace::Access>,
-    pos: usize,
-    done: bool,
-    limit: u32,
-    /// Ticks the replay has been held back so far.
-    slip: Tick,
-    /// Waiting for a free slot (no next tick until then).
-    blocked: bool,
-    /// Opens the trace again when it ends while cores still run (as their traces are); the
-    /// next pass starts one GPU cycle after the last access of the one before.
-    reopen: Option<crate::run::Reopen>,
-    last_due: Tick,
-    /// Accesses of the current pass read so far, and passes restarted.
-    in_pass: u64,
-    restarts: u64,
-}
-
-impl OpenLoop {
-    fn fill(&mut self) -> Result<()> {
-        while self.pos >= self.buf.len() && !self.done {
-            self.buf.clear();
-            self.pos = 0;
-            if self
-                .input
-                .source
-                .next_batch(&mut self.buf)
-                .with_context(|| format!("reading {}", self.input.name))?
-                || !self.buf.is_empty()
-            {
-                self.in_pass += self.buf.len() as u64;
-                continue;
-            }
-            // The trace has ended: replay it if it can be reopened and was not empty.
-            match &self.reopen {
-                Some(reopen) if self.in_pass > 0 => {
-                    if self.restarts >= MAX_RESTARTS {
-                        bail!(
-                            "{}: the GPU trace ({} accesses a pass) has been replayed {} times, \
-                             the maximum, while the cores have not reached their targets; give \
-                             a longer trace or a smaller --instructions",
-                            self.input.name,
-                            self.in_pass,
-                            self.restarts
-                        );
-                    }
-                    self.input =
-                        reopen().with_context(|| format!("replaying {}", self.input.name))?;
-                    self.in_pass = 0;
-                    self.restarts += 1;
-                    let first = self
-                        .input
-                        .source
-                        .next_batch(&mut self.buf)
-                        .with_context(|| format!("reading {}", self.input.name))?;
-                    match self.buf.first() {
-                        Some(a) => {
-                            self.in_pass = self.buf.len() as u64;
-                            self.slip = (self.last_due + self.period)
-                                .saturating_sub(a.time.saturating_mul(self.period));
-                        }
-                        None if !first => self.done = true,
-                        None => {}
-                    }
-                }
-                _ => self.done = true,
-            }
-        }
-        Ok(())
-    }
-    /// When the next access is due; `None` at the end or while blocked.
-    fn next_tick(&self) -> Option<Tick> {
-        if self.blocked {
-            return None;
-        }
-        self.due()
-    }
-    fn due(&self) -> Option<Tick> {
-        self.buf
-            .get(self.pos)
-            .map(|a| a.time.saturating_mul(self.period).saturating_add(self.slip))
-    }
-    /// Sampled runs: warm every access due by `until` functionally (agent slot `slot`).
-    fn warm_until<P: Policy>(
-        &mut self,
-        until: Tick,
-        slot: u32,
-        mem: &mut TimedMemory<P>,
-    ) -> Result<()> {
-        self.blocked = false;
-        while let Some(t) = self.due() {
-            if t > until {
-                break;
-            }
-            let a = self.take(t)?;
-            mem.warm(slot, &a)
-                .with_context(|| format!("warming {}", self.input.name))?;
-        }
-        Ok(())
-    }
-
-    /// The next access (under the input's remap), sent at `at`; the replay moves past it.
-    fn take(&mut self, at: Tick) -> Result<apusim_trace::Access> {
-        let mut a = self.buf[self.pos];
-        if let Some(r) = self.input.remap {
-            a.agent = r;
-        }
-        self.last_due = at;
-        self.pos += 1;
-        self.fill()?;
-        Ok(a)
-    }
-
-    fn inject_due<P: Policy>(&mut self, now: Tick, mem: &mut TimedMemory<P>) -> Result<()> {
-        while let Some(t) = self.due() {
-            if t > now {
-                break;
-            }
-            if mem.open_loop_outstanding >= self.limit || mem.write_backlog_full() {
-                self.blocked = true;
-                break;
-            }
-            if self.blocked {
-                self.blocked = false;
-                self.slip += now - t;
-            }
-            let a = self.take(now)?;
-            mem.inject(now, &a)
-                .with_context(|| format!("replaying {}", self.input.name))?;
-        }
-        Ok(())
-    }
 }
