@@ -370,15 +370,22 @@ impl<P: Policy> Cache<P> {
         queries: u32,
         mut spare: impl FnMut(u64, LineMeta) -> bool,
     ) -> Result<(Outcome, u32), CacheError> {
+        let (set, line, way) = self.lookup(req)?;
+        match way {
+            Some(way) => Ok((self.hit(set, way, req), 0)),
+            None => self.miss_inlined(set, line, req, queries, &mut spare),
+        }
+    }
+
+    /// The set and line of `req.addr`, and the way holding it if resident.
+    #[inline(always)]
+    fn lookup(&self, req: &Access) -> Result<(usize, u64, Option<usize>), CacheError> {
         let line = self.line_of(req.addr);
         if line > MAX_LINE {
             return Err(CacheError::AddressTooLarge { addr: req.addr });
         }
         let set = self.set_of(line);
-        match self.find(set, line) {
-            Some(way) => Ok((self.hit(set, way, req), 0)),
-            None => self.miss_inlined(set, line, req, queries, &mut spare),
-        }
+        Ok((set, line, self.find(set, line)))
     }
 
     /// [`Cache::access`], always inlined: the body of [`Cache::access_batch`]'s loop. With
@@ -391,12 +398,8 @@ impl<P: Policy> Cache<P> {
         &mut self,
         req: &Access,
     ) -> Result<Outcome, CacheError> {
-        let line = self.line_of(req.addr);
-        if line > MAX_LINE {
-            return Err(CacheError::AddressTooLarge { addr: req.addr });
-        }
-        let set = self.set_of(line);
-        match self.find(set, line) {
+        let (set, line, way) = self.lookup(req)?;
+        match way {
             Some(way) => Ok(self.hit(set, way, req)),
             None if INLINE_MISS => self
                 .miss_inlined(set, line, req, 0, &mut |_, _| false)

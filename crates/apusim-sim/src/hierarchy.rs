@@ -152,6 +152,15 @@ struct Level {
 }
 
 impl Level {
+    /// The instances of a per-core level that may hold a CPU line: core `only`'s, when the
+    /// line never left that core, else every core's.
+    fn cores(&self, only: Option<usize>) -> std::ops::Range<usize> {
+        match only {
+            Some(c) if c < self.instances.len() => c..c + 1,
+            _ => 0..self.instances.len(),
+        }
+    }
+
     /// The instance `req` uses: its core's, or its unit's modulo the instance count.
     #[inline]
     fn instance_of(&self, req: &Access) -> usize {
@@ -170,6 +179,17 @@ impl Level {
 /// Depth reported by [`Hierarchy::take_depth`] for an access that went on to the LLC.
 pub const LLC_DEPTH: u8 = u8::MAX;
 
+/// A message from the private levels to the LLC (timed mode), in the order a functional run
+/// would have reached the LLC.
+#[derive(Clone, Copy, Debug)]
+pub enum ToLlc {
+    /// A request, served by [`Hierarchy::llc_access`] when it arrives.
+    Request(Access),
+    /// A hit in a core's L2 to tell the LLC's policy (`llc.l2_hit_hints`), delivered by
+    /// [`Hierarchy::llc_hint`].
+    Hint(Access),
+}
+
 /// What the timed system takes from the hierarchy instead of letting it reach the LLC and
 /// memory at once (see [`Hierarchy::set_deferred`]).
 #[derive(Default)]
@@ -177,14 +197,10 @@ struct Deferred {
     on: bool,
     /// Set while [`Hierarchy::llc_access`] runs: requests to the LLC are served, not deferred.
     at_llc: bool,
-    /// Requests that left the private levels for the LLC, in the order they left.
-    to_llc: Vec<Access>,
+    /// Requests and hints that left the private levels for the LLC, in the order they left.
+    to_llc: Vec<ToLlc>,
     /// Requests that left the LLC for memory, in order.
     to_memory: Vec<Access>,
-    /// L2 hits to tell the LLC's policy (`llc.l2_hit_hints`), each with the number of
-    /// requests in `to_llc` before it: the timed system carries each to the line's bank as a
-    /// message, in the order the functional hierarchy would have told the LLC.
-    hints: Vec<(usize, Access)>,
     /// Deepest level a non-writeback request of the current access reached.
     depth: u8,
 }
@@ -374,13 +390,10 @@ impl<P: Policy> Hierarchy<P> {
         out.append(&mut self.deferred.to_memory);
     }
 
-    /// Requests that left for the LLC since the last call (timed mode) and the L2 hits to tell
-    /// the LLC (`llc.l2_hit_hints`), each hint with the number of requests in `out` before it:
-    /// the order in which a functional run reaches the LLC.
-    pub fn drain_to_llc(&mut self, out: &mut Vec<Access>, hints: &mut Vec<(usize, Access)>) {
-        let base = out.len();
+    /// Requests and L2 hit hints that left for the LLC since the last call (timed mode), in
+    /// the order a functional run reaches the LLC.
+    pub fn drain_to_llc(&mut self, out: &mut Vec<ToLlc>) {
         out.append(&mut self.deferred.to_llc);
-        hints.extend(self.deferred.hints.drain(..).map(|(i, h)| (base + i, h)));
     }
 
     /// Tell the LLC's policy of a hit on `hint`'s line in a core's L2 (`llc.l2_hit_hints`):
@@ -606,7 +619,7 @@ impl<P: Policy> Hierarchy<P> {
                     if req.op != Op::Writeback {
                         self.deferred.depth = LLC_DEPTH;
                     }
-                    self.deferred.to_llc.push(*req);
+                    self.deferred.to_llc.push(ToLlc::Request(*req));
                     return Ok(());
                 }
                 self.llc_line_bits
@@ -677,8 +690,7 @@ impl<P: Policy> Hierarchy<P> {
                             ..*sub
                         };
                         if self.deferred.on && !self.deferred.at_llc {
-                            let before = self.deferred.to_llc.len();
-                            self.deferred.hints.push((before, hint));
+                            self.deferred.to_llc.push(ToLlc::Hint(hint));
                         } else {
                             self.llc_hint(&hint);
                         }
@@ -819,10 +831,7 @@ impl<P: Policy> Hierarchy<P> {
         let mut dirty = false;
         for level in self.levels.iter_mut().filter(|l| l.owner == Owner::PerCore) {
             let step = 1u64 << level.line_bits;
-            let cores = match only {
-                Some(c) if c < level.instances.len() => c..c + 1,
-                _ => 0..level.instances.len(),
-            };
+            let cores = level.cores(only);
             for (inst, core) in level.instances[cores.clone()].iter_mut().zip(cores) {
                 let mut a = addr;
                 while a < addr + (1u64 << llc_bits) {
@@ -1036,12 +1045,8 @@ fn held_privately(levels: &[Level], addr: u64, llc_bits: u32, only: Option<usize
         .iter()
         .filter(|l| l.owner == Owner::PerCore)
         .any(|level| {
-            let cores = match only {
-                Some(c) if c < level.instances.len() => c..c + 1,
-                _ => 0..level.instances.len(),
-            };
             let step = 1u64 << level.line_bits;
-            level.instances[cores].iter().any(|inst| {
+            level.instances[level.cores(only)].iter().any(|inst| {
                 (addr..addr + (1u64 << llc_bits))
                     .step_by(step as usize)
                     .any(|a| inst.probe(a))

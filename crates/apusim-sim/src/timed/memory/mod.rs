@@ -39,7 +39,7 @@ mod counters;
 mod events;
 
 use crate::config::SystemConfig;
-use crate::hierarchy::{Hierarchy, LLC_DEPTH};
+use crate::hierarchy::{Hierarchy, ToLlc, LLC_DEPTH};
 use anyhow::{Context, Result};
 use apusim_cache::Policy;
 use apusim_dram::{Completion, MemorySystem};
@@ -154,8 +154,8 @@ pub struct TimedMemory<P: Policy> {
     banks_first_stop: usize,
     mcs_first_stop: usize,
     scratch: Vec<Access>,
-    /// Hints drained with `scratch` (`llc.l2_hit_hints`), kept for their allocation.
-    hints: Vec<(usize, Access)>,
+    /// What the hierarchy sends the LLC, drained after each access (kept for its allocation).
+    to_llc: Vec<ToLlc>,
     /// Data arrivals for the cores: (agent, token, tick).
     pub completions: Vec<(u32, Token, Tick)>,
     /// The first error a port call hit (reported by the engine after the cycle).
@@ -258,7 +258,7 @@ impl<P: Policy> TimedMemory<P> {
             banks_first_stop: n_agents,
             mcs_first_stop: n_agents + banks,
             scratch: Vec::new(),
-            hints: Vec::new(),
+            to_llc: Vec::new(),
             completions: Vec::new(),
             error: None,
             latency: vec![AgentLatency::default(); n_agents],
@@ -454,21 +454,22 @@ impl<P: Policy> TimedMemory<P> {
         self.h.access(acc)?;
         let depth = self.h.take_depth();
         let depart = now + chain.all();
-        let mut out = std::mem::take(&mut self.scratch);
-        let mut hints = std::mem::take(&mut self.hints);
-        self.h.drain_to_llc(&mut out, &mut hints);
-        let mut hints_sent = 0;
+        let mut out = std::mem::take(&mut self.to_llc);
+        self.h.drain_to_llc(&mut out);
         let mut parts = 0;
         let p = private_in(&mut self.private, &mut self.gpu_units, gpu, slot);
         let lat = &mut self.latency[agent as usize];
         let table = if instr { &mut p.l1i } else { &mut p.l1d };
-        for (i, r) in out.iter().enumerate() {
-            // Hints leave in the order the functional hierarchy made them.
-            while let Some(&(_, hint)) = hints.get(hints_sent).filter(|(at, _)| *at <= i) {
-                self.in_transit += 1;
-                self.events.schedule(depart, Ev::ToLlcHint { hint, agent });
-                hints_sent += 1;
-            }
+        for m in &out {
+            // `post`, spelled out: `table` still borrows another field of `self`.
+            self.in_transit += 1;
+            let r = match *m {
+                ToLlc::Hint(hint) => {
+                    self.events.schedule(depart, Ev::ToLlcHint { hint, agent });
+                    continue;
+                }
+                ToLlc::Request(r) => r,
+            };
             if r.op != Op::Writeback && !merged {
                 let key = r.addr >> bits;
                 if !table.contains(key) {
@@ -477,18 +478,10 @@ impl<P: Policy> TimedMemory<P> {
                     parts += 1;
                 }
             }
-            // `post`, spelled out: `table` still borrows another field of `self`.
-            self.in_transit += 1;
-            self.events.schedule(depart, Ev::ToLlc { req: *r, agent });
+            self.events.schedule(depart, Ev::ToLlc { req: r, agent });
         }
-        for &(_, hint) in &hints[hints_sent..] {
-            self.in_transit += 1;
-            self.events.schedule(depart, Ev::ToLlcHint { hint, agent });
-        }
-        hints.clear();
-        self.hints = hints;
         out.clear();
-        self.scratch = out;
+        self.to_llc = out;
         if merged {
             lat.merges += 1;
             let e = table.get_mut(line).expect("checked above");
@@ -536,20 +529,17 @@ impl<P: Policy> TimedMemory<P> {
         };
         self.h.access(&acc)?;
         self.h.take_depth();
-        let mut out = std::mem::take(&mut self.scratch);
-        let mut hints = std::mem::take(&mut self.hints);
-        self.h.drain_to_llc(&mut out, &mut hints);
-        let mut hints = hints.drain(..).peekable();
-        for (i, r) in out.iter().enumerate() {
-            while let Some((_, hint)) = hints.next_if(|(at, _)| *at <= i) {
-                self.h.llc_hint(&hint);
+        let mut to_llc = std::mem::take(&mut self.to_llc);
+        self.h.drain_to_llc(&mut to_llc);
+        for m in &to_llc {
+            match m {
+                ToLlc::Hint(hint) => self.h.llc_hint(hint),
+                ToLlc::Request(r) => self.h.llc_access(r)?,
             }
-            self.h.llc_access(r)?;
         }
-        for (_, hint) in hints {
-            self.h.llc_hint(&hint);
-        }
-        out.clear();
+        to_llc.clear();
+        self.to_llc = to_llc;
+        let mut out = std::mem::take(&mut self.scratch);
         self.h.drain_to_memory(&mut out);
         out.clear();
         self.scratch = out;
@@ -563,23 +553,19 @@ impl<P: Policy> TimedMemory<P> {
         let agent = acc.agent.dense_index(self.n_agents - 1) as u32;
         self.h.access(acc)?;
         self.h.take_depth();
-        let mut out = std::mem::take(&mut self.scratch);
-        let mut hints = std::mem::take(&mut self.hints);
-        self.h.drain_to_llc(&mut out, &mut hints);
-        let mut pending = hints.drain(..).peekable();
-        for (i, r) in out.iter().enumerate() {
-            while let Some((_, hint)) = pending.next_if(|(at, _)| *at <= i) {
-                self.post(now, Ev::ToLlcHint { hint, agent });
+        let mut out = std::mem::take(&mut self.to_llc);
+        self.h.drain_to_llc(&mut out);
+        for m in &out {
+            match *m {
+                ToLlc::Hint(hint) => self.post(now, Ev::ToLlcHint { hint, agent }),
+                ToLlc::Request(req) => {
+                    self.open_loop_outstanding += 1;
+                    self.post(now, Ev::ToLlc { req, agent });
+                }
             }
-            self.open_loop_outstanding += 1;
-            self.post(now, Ev::ToLlc { req: *r, agent });
         }
-        for (_, hint) in pending {
-            self.post(now, Ev::ToLlcHint { hint, agent });
-        }
-        self.hints = hints;
         out.clear();
-        self.scratch = out;
+        self.to_llc = out;
         Ok(())
     }
 
