@@ -43,9 +43,9 @@ runs=(
     "tap-fig12|tap-fig12|243"
     "tap-fig12-scale4|tap-fig12 --scale 4|888"
     "tap-table1-scale4|tap-table1 --scale 4|685"
-    "bypass-fig2|bypass-fig2|138"
-    "bypass-fig9|bypass-fig9|140"
-    "bypass-fig10|bypass-fig10|44"
+    "bypass-fig2|bypass-fig2|695"
+    "bypass-fig9|bypass-fig9|272"
+    "bypass-fig10|bypass-fig10|63"
     "bypass-fig12|bypass-fig12|5"
 )
 
