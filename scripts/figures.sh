@@ -45,7 +45,7 @@ runs=(
     "tap-table1-scale4|tap-table1 --scale 4|685"
     "bypass-fig2|bypass-fig2|695"
     "bypass-fig9|bypass-fig9|272"
-    "bypass-fig10|bypass-fig10|63"
+    "bypass-fig10|bypass-fig10|267"
     "bypass-fig12|bypass-fig12|5"
 )
 

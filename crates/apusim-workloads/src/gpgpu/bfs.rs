@@ -56,9 +56,54 @@ pub fn power_law_graph(n: usize, seed: u64) -> (Vec<u32>, Vec<u32>) {
     (row, edges.into_iter().map(|e| e as u32).collect())
 }
 
+/// Rodinia's own input graph (its `graphgen`, which made `graph1MW_6.txt`): every node links
+/// to two to four nodes drawn uniformly, each link both ways (six neighbours on average), a
+/// node's neighbours in the order its links were made. No hubs: a neighbour gather reaches a
+/// random line of `visited`, which a 16 KB L1 sees again only by chance.
+pub fn uniform_graph(n: usize, seed: u64) -> (Vec<u32>, Vec<u32>) {
+    let mut inp = Input::new(seed, 6);
+    let mut links: Vec<(u32, u32)> = Vec::with_capacity(n * 6);
+    for u in 0..n as u32 {
+        for _ in 0..2 + inp.below(3) {
+            let v = inp.below(n as u64) as u32;
+            links.push((u, v));
+            links.push((v, u));
+        }
+    }
+    // CSR by a stable counting sort on the source: each list keeps the links' order.
+    let mut row = vec![0u32; n + 1];
+    for &(u, _) in &links {
+        row[u as usize + 1] += 1;
+    }
+    for i in 0..n {
+        row[i + 1] += row[i];
+    }
+    let mut next = row.clone();
+    let mut col = vec![0u32; links.len()];
+    for (u, v) in links {
+        col[next[u as usize] as usize] = v;
+        next[u as usize] += 1;
+    }
+    (row, col)
+}
+
 pub fn new(p: &GpgpuParams) -> Bfs {
     let n = p.size_or(65536).max(2).next_power_of_two();
     let (row, col) = power_law_graph(n, p.seed);
+    with_graph(row, col)
+}
+
+/// BFS over [`uniform_graph`] with Rodinia's default of one million nodes: adaptive-gpu-l1-
+/// bypassing.txt Table 2's *bfs* ("1M").
+pub fn new_uniform(p: &GpgpuParams) -> Bfs {
+    let n = p.size_or(1_000_000).max(2);
+    let (row, col) = uniform_graph(n, p.seed);
+    with_graph(row, col)
+}
+
+/// The search from node 0 over the CSR graph (`row`, `col`).
+fn with_graph(row: Vec<u32>, col: Vec<u32>) -> Bfs {
+    let n = row.len() - 1;
     let mut al = Alloc::default();
     let row = al.buf(row);
     let col = al.buf(col);
@@ -160,9 +205,8 @@ impl Kernel for Bfs {
 mod tests {
     use super::super::test_util::*;
 
-    #[test]
-    fn levels_match_a_sequential_bfs() {
-        let (k, _) = run(super::new(&params(4096)));
+    /// Levels of a sequential BFS from node 0 over the kernel's graph.
+    fn levels(k: &super::Bfs) -> Vec<i32> {
         let n = k.cost.len();
         let mut lvl = vec![-1i32; n];
         lvl[0] = 0;
@@ -176,6 +220,14 @@ mod tests {
                 }
             }
         }
+        lvl
+    }
+
+    #[test]
+    fn levels_match_a_sequential_bfs() {
+        let (k, _) = run(super::new(&params(4096)));
+        let n = k.cost.len();
+        let lvl = levels(&k);
         assert_eq!(k.cost.data, lvl);
         assert!(lvl.iter().filter(|&&l| l >= 0).count() > n / 4);
         // Power law: the largest out-degree is far above the mean.
@@ -184,5 +236,33 @@ mod tests {
             .max()
             .unwrap();
         assert!(max as usize > 10 * super::DEGREE);
+    }
+
+    #[test]
+    fn rodinia_graph_has_two_to_four_links_each_way_and_the_levels_match() {
+        let (k, _) = run(super::new_uniform(&params(3000)));
+        let n = k.cost.len();
+        assert_eq!(n, 3000, "Rodinia's size, not rounded");
+        // Every node made 2–4 links and received some: at least 2 neighbours, 6 on average.
+        let deg = |u: usize| (k.row.data[u + 1] - k.row.data[u]) as usize;
+        assert!((0..n).all(|u| deg(u) >= 2));
+        let mean = k.col.data.len() as f64 / n as f64;
+        assert!((5.5..6.5).contains(&mean), "mean degree {mean}");
+        // Each link both ways: u lists v as often as v lists u.
+        let mut pairs: Vec<(u32, u32)> = (0..n)
+            .flat_map(|u| {
+                let r = k.row.data[u] as usize..k.row.data[u + 1] as usize;
+                k.col.data[r].iter().map(move |&v| (u as u32, v))
+            })
+            .collect();
+        let mut back: Vec<(u32, u32)> = pairs.iter().map(|&(u, v)| (v, u)).collect();
+        pairs.sort_unstable();
+        back.sort_unstable();
+        assert_eq!(pairs, back);
+        assert_eq!(k.cost.data, levels(&k));
+        assert!(
+            k.cost.data.iter().all(|&l| l >= 0),
+            "a uniform graph this dense is connected"
+        );
     }
 }
