@@ -7,7 +7,7 @@
 //! there. A [`super::umon::Umon`] watches every agent's demand accesses on 32 sampled sets per
 //! 1024. At the end of each period ([`super::core_sampling::Epoch`]) the look-ahead algorithm
 //! ([`super::umon::lookahead`]) computes each agent's way target and the hit counters are
-//! halved; replacement then follows the targets ([`super::umon::quota_victim`]): a requester
+//! halved; replacement then follows the targets ([`StackLru`]): a requester
 //! below its target evicts the LRU line of an agent above its own, otherwise its own LRU line.
 //! Before the first period ends the cache is unpartitioned (global LRU).
 //!
@@ -30,18 +30,22 @@
 //! `stream_min_misses`, `stream_miss_rate` (see [`super::core_sampling`]).
 
 use super::core_sampling::{self, CoreSampler, Epoch, Role, StreamDetector, XsRatio};
-use super::umon::{lookahead, quota_victim, LruStack, QuotaScratch, Umon};
+use super::stack_lru::{StackLru, StackRule};
+use super::umon::{lookahead, LruStack, QuotaScratch, Umon};
 use super::util::{agent_slot, is_demand};
 use crate::params::ParamList;
-use crate::{CacheError, Feedback, MissAction, Policy, PolicyContext, PolicyStat, SetView};
+use crate::{CacheError, Feedback, MissAction, PolicyContext, PolicyStat};
 use apusim_trace::Access;
 
-/// UCP (`TAP = false`), TAP-UCP (`TAP = true`), with TAP-S streaming detection when `S`.
-pub struct Ucp<const TAP: bool, const S: bool> {
+/// UCP (`TAP = false`), TAP-UCP (`TAP = true`), with TAP-S streaming detection when `S`:
+/// [`StackLru`] with the utility partition.
+pub type Ucp<const TAP: bool, const S: bool> = StackLru<UcpPartition<TAP, S>>;
+
+/// The utility partition of [`Ucp`]: one class per agent, its targets from the look-ahead.
+pub struct UcpPartition<const TAP: bool, const S: bool> {
     ways: usize,
     n_cpus: usize,
     line_bits: u32,
-    stack: LruStack,
     umon: Umon,
     epoch: Epoch,
     targets: Vec<usize>,
@@ -61,7 +65,7 @@ pub type TapUcp = Ucp<true, false>;
 /// TAP-UCP with the streaming-CPU extension.
 pub type TapUcpS = Ucp<true, true>;
 
-impl<const TAP: bool, const S: bool> Ucp<TAP, S> {
+impl<const TAP: bool, const S: bool> UcpPartition<TAP, S> {
     /// Way targets of the current partition (CPU cores, then the GPU), if partitioned.
     pub fn targets(&self) -> Option<&[usize]> {
         self.partitioned.then_some(&self.targets[..])
@@ -78,9 +82,6 @@ impl<const TAP: bool, const S: bool> Ucp<TAP, S> {
     }
     pub fn umon(&self) -> &Umon {
         &self.umon
-    }
-    pub fn stack_pos(&self, set: usize, way: usize) -> usize {
-        self.stack.pos(set, way)
     }
 
     #[inline]
@@ -132,7 +133,7 @@ impl<const TAP: bool, const S: bool> Ucp<TAP, S> {
     }
 }
 
-impl<const TAP: bool, const S: bool> Policy for Ucp<TAP, S> {
+impl<const TAP: bool, const S: bool> StackRule for UcpPartition<TAP, S> {
     fn params(list: &mut ParamList) {
         core_sampling::declare(list, TAP, S);
     }
@@ -146,11 +147,10 @@ impl<const TAP: bool, const S: bool> Policy for Ucp<TAP, S> {
         // The parts a variant does not use are built from their defaults (see `params`).
         let unset = ctx.without_params();
         let tap = if TAP { ctx } else { &unset };
-        Ok(Ucp {
+        Ok(UcpPartition {
             ways: ctx.ways,
             n_cpus: ctx.n_cpus,
             line_bits: ctx.line_bytes.trailing_zeros(),
-            stack: LruStack::new(ctx.sets, ctx.ways),
             umon: Umon::new(ctx.sets, ctx.ways, ctx.agents()),
             epoch: Epoch::from_ctx(ctx)?,
             targets: vec![0; ctx.agents()],
@@ -164,12 +164,7 @@ impl<const TAP: bool, const S: bool> Policy for Ucp<TAP, S> {
         })
     }
     #[inline]
-    fn prefetch_set(&self, set: usize) {
-        self.stack.prefetch(set);
-    }
-    #[inline]
-    fn on_hit(&mut self, set: usize, way: usize, req: &Access) {
-        self.stack.move_to(set, way, 0);
+    fn on_hit(&mut self, set: usize, req: &Access) {
         self.observe(set, req, true);
     }
     #[inline]
@@ -182,22 +177,11 @@ impl<const TAP: bool, const S: bool> Policy for Ucp<TAP, S> {
         MissAction::Allocate
     }
     #[inline]
-    fn victim(&mut self, set: usize, req: &Access, view: &SetView<'_>) -> usize {
+    fn quota(&mut self) -> Option<(&[usize], &mut QuotaScratch)> {
         if !self.partitioned {
-            return self.stack.lru(set);
+            return None;
         }
-        quota_victim(
-            &self.stack,
-            set,
-            view,
-            &self.targets,
-            req.agent,
-            &mut self.scratch,
-        )
-    }
-    #[inline]
-    fn on_fill(&mut self, set: usize, way: usize, _req: &Access) {
-        self.stack.move_to(set, way, 0);
+        Some((&self.targets, &mut self.scratch))
     }
     fn on_feedback(&mut self, fb: &Feedback) {
         if TAP {
@@ -234,6 +218,7 @@ impl<const TAP: bool, const S: bool> Policy for Ucp<TAP, S> {
 mod tests {
     use super::super::util::test_support::*;
     use super::*;
+    use crate::Policy;
     use apusim_trace::{Agent, Op, Stream};
 
     fn cpu(core: u8, line: u64) -> Access {
