@@ -5,8 +5,8 @@
 //!
 //! Every agent (each CPU core, then the GPU: [`apusim_trace::Agent::dense_index`]) has its own
 //! 10-bit selector (parameter `psel_bits`) and its own leader sets
-//! ([`super::util::AgentBimodalDuel`]: thread `i`'s complement-select leaders, 32 SRRIP and 32 BRRIP
-//! per 1024 sets, disjoint between agents for up to 16 agents). An agent's demand misses
+//! ([`super::util::AgentBimodalDuel`]: thread `i`'s complement-select leaders, 32 SRRIP and
+//! 32 BRRIP per 1024 sets, disjoint between agents for up to 16 agents). An agent's demand misses
 //! (op `Read` or `Write`) in its own leader sets train its selector; in every other set —
 //! including other agents' leaders — the agent inserts according to its own selector. Each
 //! agent has its own bimodal throttle (one long insertion in `brrip_throttle`, default 32, of

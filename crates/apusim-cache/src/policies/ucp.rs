@@ -29,7 +29,7 @@
 //! `period_cycles`, `period_accesses`, `pol1_core`, `pol2_core`, `threshold_alpha`, `t_xs`,
 //! `stream_min_misses`, `stream_miss_rate` (see [`super::core_sampling`]).
 
-use super::core_sampling::{self, CoreSampler, Epoch, Role, StreamDetector, XsRatio};
+use super::core_sampling::{self, CoreSampler, Role, TapWatch};
 use super::stack_lru::{StackLru, StackRule};
 use super::umon::{lookahead, LruStack, QuotaScratch, Umon};
 use super::util::{agent_slot, is_demand};
@@ -47,13 +47,10 @@ pub struct UcpPartition<const TAP: bool, const S: bool> {
     n_cpus: usize,
     line_bits: u32,
     umon: Umon,
-    epoch: Epoch,
     targets: Vec<usize>,
     partitioned: bool,
     scratch: QuotaScratch,
-    sampler: CoreSampler,
-    xs: XsRatio,
-    stream: StreamDetector,
+    tap: TapWatch<TAP, S>,
     ucp_mask: bool,
     bypasses: u64,
 }
@@ -74,11 +71,11 @@ impl<const TAP: bool, const S: bool> UcpPartition<TAP, S> {
         self.ucp_mask
     }
     pub fn xsratio(&self) -> u32 {
-        self.xs.value()
+        self.tap.xs.value()
     }
     /// The core-sampling controller (TAP-UCP's current sampled cores and decision).
     pub fn sampler(&self) -> &CoreSampler {
-        &self.sampler
+        &self.tap.sampler
     }
     pub fn umon(&self) -> &Umon {
         &self.umon
@@ -86,20 +83,11 @@ impl<const TAP: bool, const S: bool> UcpPartition<TAP, S> {
 
     #[inline]
     fn observe(&mut self, set: usize, req: &Access, hit: bool) {
-        if TAP {
-            self.sampler.observe(req);
-        }
         if is_demand(req.op) {
             let slot = agent_slot(req.agent, self.n_cpus);
             self.umon.access(set, slot, req.addr >> self.line_bits);
-            if TAP {
-                self.xs.count(req.agent);
-            }
-            if S {
-                self.stream.record(req.agent, hit);
-            }
         }
-        if self.epoch.on_access() {
+        if self.tap.observe(req, hit) {
             self.end_period();
         }
     }
@@ -110,8 +98,8 @@ impl<const TAP: bool, const S: bool> UcpPartition<TAP, S> {
         let mut eligible = vec![true; agents];
         let mut hits: Vec<Vec<u64>> = (0..agents).map(|i| self.umon.hits(i).to_vec()).collect();
         if TAP {
-            let xs = self.xs.end_period();
-            if let Some(friendly) = self.sampler.end_period() {
+            let xs = self.tap.xs.end_period();
+            if let Some(friendly) = self.tap.sampler.end_period() {
                 self.ucp_mask = !friendly;
             }
             if xs > 1 {
@@ -122,9 +110,9 @@ impl<const TAP: bool, const S: bool> UcpPartition<TAP, S> {
             eligible[self.n_cpus] = !self.ucp_mask;
         }
         if S {
-            self.stream.end_period();
+            self.tap.stream.end_period();
             for (i, e) in eligible[..self.n_cpus].iter_mut().enumerate() {
-                *e = !self.stream.streaming(i);
+                *e = !self.tap.stream.streaming(i);
             }
         }
         self.targets = lookahead(&hits, &eligible, self.ways);
@@ -144,21 +132,15 @@ impl<const TAP: bool, const S: bool> StackRule for UcpPartition<TAP, S> {
                 LruStack::MAX_WAYS
             )));
         }
-        // The parts a variant does not use are built from their defaults (see `params`).
-        let unset = ctx.without_params();
-        let tap = if TAP { ctx } else { &unset };
         Ok(UcpPartition {
             ways: ctx.ways,
             n_cpus: ctx.n_cpus,
             line_bits: ctx.line_bytes.trailing_zeros(),
             umon: Umon::new(ctx.sets, ctx.ways, ctx.agents()),
-            epoch: Epoch::from_ctx(ctx)?,
             targets: vec![0; ctx.agents()],
             partitioned: false,
             scratch: QuotaScratch::by_agent(ctx.n_cpus, ctx.ways),
-            sampler: CoreSampler::from_ctx(tap)?,
-            xs: XsRatio::from_ctx(tap)?,
-            stream: StreamDetector::from_ctx(if S { ctx } else { &unset })?,
+            tap: TapWatch::from_ctx(ctx)?,
             ucp_mask: false,
             bypasses: 0,
         })
@@ -170,7 +152,7 @@ impl<const TAP: bool, const S: bool> StackRule for UcpPartition<TAP, S> {
     #[inline]
     fn on_miss(&mut self, set: usize, req: &Access) -> MissAction {
         self.observe(set, req, false);
-        if TAP && self.sampler.role(req) == Role::Pol1 {
+        if TAP && self.tap.sampler.role(req) == Role::Pol1 {
             self.bypasses += 1;
             return MissAction::Bypass;
         }
@@ -184,10 +166,7 @@ impl<const TAP: bool, const S: bool> StackRule for UcpPartition<TAP, S> {
         Some((&self.targets, &mut self.scratch))
     }
     fn on_feedback(&mut self, fb: &Feedback) {
-        if TAP {
-            self.sampler.on_feedback(fb);
-        }
-        if self.epoch.on_feedback(fb) {
+        if self.tap.on_feedback(fb) {
             self.end_period();
         }
     }
@@ -197,19 +176,13 @@ impl<const TAP: bool, const S: bool> StackRule for UcpPartition<TAP, S> {
             let name = super::util::slot_name(i, self.n_cpus);
             s.push((format!("ways.{name}"), *t as f64));
         }
-        s.push(("periods".into(), self.epoch.periods as f64));
+        s.push(("periods".into(), self.tap.epoch.periods as f64));
         if TAP {
             s.push(("ucp_mask".into(), self.ucp_mask as u8 as f64));
-            s.push(("xsratio".into(), self.xs.value() as f64));
+            s.push(("xsratio".into(), self.tap.xs.value() as f64));
             s.push(("pol1_bypasses".into(), self.bypasses as f64));
-            self.sampler.push_stats(&mut s);
         }
-        if S {
-            s.push((
-                "streaming_agents".into(),
-                self.stream.count_streaming() as f64,
-            ));
-        }
+        self.tap.push_stats(&mut s);
         s
     }
 }

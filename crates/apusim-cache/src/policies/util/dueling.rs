@@ -348,9 +348,11 @@ impl AgentBimodalDuel {
     /// throttle period of the agent's under the bimodal policy 1.
     #[inline]
     pub fn inserts_near(&mut self, set: usize, agent: Agent) -> bool {
-        if self.duel.policy(set, agent) == 0 {
-            return true;
-        }
+        self.duel.policy(set, agent) == 0 || self.bimodal_near(agent)
+    }
+    /// `agent`'s next bimodal insertion: true (near) once per throttle period.
+    #[inline]
+    pub fn bimodal_near(&mut self, agent: Agent) -> bool {
         let slot = self.duel.slot(agent);
         self.bimodal[slot].insertion() == RRPV_LONG
     }
