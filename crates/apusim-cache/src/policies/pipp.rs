@@ -38,7 +38,7 @@
 
 use super::core_sampling::{self, Epoch, StreamDetector};
 use super::stack_lru::{StackLru, StackRule};
-use super::umon::{lookahead, LruStack, Umon};
+use super::umon::{LruStack, Umon, Utility};
 use super::util::{agent_slot, is_demand, SplitMix64};
 use crate::params::{ParamKind, ParamList, ParamSpec};
 use crate::{CacheError, Feedback, MissAction, PolicyContext, PolicyStat};
@@ -51,8 +51,7 @@ pub type Pipp = StackLru<PippRule>;
 pub struct PippRule {
     ways: usize,
     n_cpus: usize,
-    line_bits: u32,
-    umon: Umon,
+    utility: Utility,
     epoch: Epoch,
     stream: StreamDetector,
     alloc: Vec<usize>,
@@ -68,24 +67,22 @@ impl PippRule {
         &self.alloc
     }
     pub fn umon(&self) -> &Umon {
-        &self.umon
+        self.utility.umon()
     }
     pub fn promotions(&self) -> u64 {
         self.promotions
     }
     pub fn end_period(&mut self) {
         self.stream.end_period();
-        let agents = self.n_cpus + 1;
-        let hits: Vec<Vec<u64>> = (0..agents).map(|i| self.umon.hits(i).to_vec()).collect();
-        let eligible: Vec<bool> = (0..agents).map(|i| !self.stream.streaming(i)).collect();
-        self.alloc = lookahead(&hits, &eligible, self.ways);
-        self.umon.halve();
+        let eligible: Vec<bool> = (0..=self.n_cpus)
+            .map(|i| !self.stream.streaming(i))
+            .collect();
+        self.alloc = self.utility.allocate(&self.utility.curves(), &eligible);
     }
     #[inline]
     fn observe(&mut self, set: usize, req: &Access, hit: bool) {
+        self.utility.observe(set, req);
         if is_demand(req.op) {
-            let slot = agent_slot(req.agent, self.n_cpus);
-            self.umon.access(set, slot, req.addr >> self.line_bits);
             self.stream.record(req.agent, hit);
         }
         if self.epoch.on_access() {
@@ -131,8 +128,7 @@ impl StackRule for PippRule {
         Ok(PippRule {
             ways: ctx.ways,
             n_cpus: ctx.n_cpus,
-            line_bits: ctx.line_bytes.trailing_zeros(),
-            umon: Umon::new(ctx.sets, ctx.ways, ctx.agents()),
+            utility: Utility::from_ctx(ctx),
             epoch: Epoch::from_ctx(ctx)?,
             stream: StreamDetector::from_ctx(ctx)?,
             alloc: vec![(ctx.ways / ctx.agents()).max(1); ctx.agents()],
@@ -177,10 +173,7 @@ impl StackRule for PippRule {
     }
     fn stats(&self) -> Vec<PolicyStat> {
         let mut s = Vec::new();
-        for (i, a) in self.alloc.iter().enumerate() {
-            let name = super::util::slot_name(i, self.n_cpus);
-            s.push((format!("ways.{name}"), *a as f64));
-        }
+        self.utility.push_ways(&self.alloc, &mut s);
         s.push(("promotions".into(), self.promotions as f64));
         s.push((
             "streaming_agents".into(),

@@ -6,7 +6,7 @@
 //! position ([`super::umon::LruStack`]); fills go to the MRU position and hits move the line
 //! there. A [`super::umon::Umon`] watches every agent's demand accesses on 32 sampled sets per
 //! 1024. At the end of each period ([`super::core_sampling::Epoch`]) the look-ahead algorithm
-//! ([`super::umon::lookahead`]) computes each agent's way target and the hit counters are
+//! ([`super::umon::Utility`]) computes each agent's way target and the hit counters are
 //! halved; replacement then follows the targets ([`StackLru`]): a requester
 //! below its target evicts the LRU line of an agent above its own, otherwise its own LRU line.
 //! Before the first period ends the cache is unpartitioned (global LRU).
@@ -31,8 +31,7 @@
 
 use super::core_sampling::{self, CoreSampler, Role, TapWatch};
 use super::stack_lru::{StackLru, StackRule};
-use super::umon::{lookahead, LruStack, QuotaScratch, Umon};
-use super::util::{agent_slot, is_demand};
+use super::umon::{LruStack, QuotaScratch, Umon, Utility};
 use crate::params::ParamList;
 use crate::{CacheError, Feedback, MissAction, PolicyContext, PolicyStat};
 use apusim_trace::Access;
@@ -43,10 +42,8 @@ pub type Ucp<const TAP: bool, const S: bool> = StackLru<UcpPartition<TAP, S>>;
 
 /// The utility partition of [`Ucp`]: one class per agent, its targets from the look-ahead.
 pub struct UcpPartition<const TAP: bool, const S: bool> {
-    ways: usize,
     n_cpus: usize,
-    line_bits: u32,
-    umon: Umon,
+    utility: Utility,
     targets: Vec<usize>,
     partitioned: bool,
     scratch: QuotaScratch,
@@ -78,15 +75,12 @@ impl<const TAP: bool, const S: bool> UcpPartition<TAP, S> {
         &self.tap.sampler
     }
     pub fn umon(&self) -> &Umon {
-        &self.umon
+        self.utility.umon()
     }
 
     #[inline]
     fn observe(&mut self, set: usize, req: &Access, hit: bool) {
-        if is_demand(req.op) {
-            let slot = agent_slot(req.agent, self.n_cpus);
-            self.umon.access(set, slot, req.addr >> self.line_bits);
-        }
+        self.utility.observe(set, req);
         if self.tap.observe(req, hit) {
             self.end_period();
         }
@@ -94,9 +88,8 @@ impl<const TAP: bool, const S: bool> UcpPartition<TAP, S> {
 
     /// Repartition (Algorithm 1).
     pub fn end_period(&mut self) {
-        let agents = self.n_cpus + 1;
-        let mut eligible = vec![true; agents];
-        let mut hits: Vec<Vec<u64>> = (0..agents).map(|i| self.umon.hits(i).to_vec()).collect();
+        let mut eligible = vec![true; self.n_cpus + 1];
+        let mut hits = self.utility.curves();
         if TAP {
             let xs = self.tap.xs.end_period();
             if let Some(friendly) = self.tap.sampler.end_period() {
@@ -115,9 +108,8 @@ impl<const TAP: bool, const S: bool> UcpPartition<TAP, S> {
                 *e = !self.tap.stream.streaming(i);
             }
         }
-        self.targets = lookahead(&hits, &eligible, self.ways);
+        self.targets = self.utility.allocate(&hits, &eligible);
         self.partitioned = true;
-        self.umon.halve();
     }
 }
 
@@ -133,10 +125,8 @@ impl<const TAP: bool, const S: bool> StackRule for UcpPartition<TAP, S> {
             )));
         }
         Ok(UcpPartition {
-            ways: ctx.ways,
             n_cpus: ctx.n_cpus,
-            line_bits: ctx.line_bytes.trailing_zeros(),
-            umon: Umon::new(ctx.sets, ctx.ways, ctx.agents()),
+            utility: Utility::from_ctx(ctx),
             targets: vec![0; ctx.agents()],
             partitioned: false,
             scratch: QuotaScratch::by_agent(ctx.n_cpus, ctx.ways),
@@ -172,10 +162,7 @@ impl<const TAP: bool, const S: bool> StackRule for UcpPartition<TAP, S> {
     }
     fn stats(&self) -> Vec<PolicyStat> {
         let mut s = Vec::new();
-        for (i, t) in self.targets.iter().enumerate() {
-            let name = super::util::slot_name(i, self.n_cpus);
-            s.push((format!("ways.{name}"), *t as f64));
-        }
+        self.utility.push_ways(&self.targets, &mut s);
         s.push(("periods".into(), self.tap.epoch.periods as f64));
         if TAP {
             s.push(("ucp_mask".into(), self.ucp_mask as u8 as f64));
