@@ -17,10 +17,11 @@
 use crate::error::{OracleError, Result};
 use crate::nextuse::{fingerprint, NextUses, Refs, NEVER};
 use crate::stats::{OracleResult, Table};
+use apusim_cache::policies::wrapper::Wrapper;
 use apusim_cache::policies::PolicyVisitor;
 use apusim_cache::{
-    Cache, CacheError, Evicted, Feedback, Geometry, MissAction, Outcome, Policy, PolicyContext,
-    PolicyStat, SetView, WritePolicy,
+    Cache, CacheError, Evicted, Geometry, MissAction, Outcome, Policy, PolicyContext, PolicyStat,
+    WritePolicy,
 };
 use apusim_trace::{Access, AccessSource, BATCH};
 
@@ -163,11 +164,19 @@ impl<P: Policy> OracleBypass<P> {
     }
 }
 
-impl<P: Policy> Policy for OracleBypass<P> {
-    fn build(ctx: &PolicyContext) -> std::result::Result<Self, CacheError> {
-        Ok(Self::wrap(P::build(ctx)?, ctx.sets, ctx.ways, true))
+/// The oracle's own hooks; every other hook, the parameters and the statistics are the
+/// wrapped policy's, forwarded by [`Wrapper`].
+impl<P: Policy> Wrapper for OracleBypass<P> {
+    type Inner = P;
+    fn inner(&self) -> &P {
+        &self.inner
     }
-    const OWN_WRITE_RULES: bool = P::OWN_WRITE_RULES;
+    fn inner_mut(&mut self) -> &mut P {
+        &mut self.inner
+    }
+    fn wrap(inner: P, ctx: &PolicyContext) -> std::result::Result<Self, CacheError> {
+        Ok(OracleBypass::wrap(inner, ctx.sets, ctx.ways, true))
+    }
 
     #[inline]
     fn on_hit(&mut self, set: usize, way: usize, req: &Access) {
@@ -196,10 +205,6 @@ impl<P: Policy> Policy for OracleBypass<P> {
         action
     }
     #[inline]
-    fn victim(&mut self, set: usize, req: &Access, view: &SetView<'_>) -> usize {
-        self.inner.victim(set, req, view)
-    }
-    #[inline]
     fn on_evict(&mut self, set: usize, way: usize, victim: &Evicted) {
         self.valid[set] -= 1;
         self.inner.on_evict(set, way, victim);
@@ -210,19 +215,10 @@ impl<P: Policy> Policy for OracleBypass<P> {
         self.valid[set] += 1;
         self.inner.on_fill(set, way, req);
     }
-    fn on_feedback(&mut self, fb: &Feedback) {
-        self.inner.on_feedback(fb);
-    }
-    #[inline]
-    fn prefetch_set(&self, set: usize) {
-        self.inner.prefetch_set(set);
-    }
-    fn stats(&self) -> Vec<PolicyStat> {
-        let mut s = self.inner.stats();
+    fn extra_stats(&self, stats: &mut Vec<PolicyStat>) {
         if self.enabled {
-            s.push(("oracle_bypasses".to_string(), self.bypasses as f64));
+            stats.push(("oracle_bypasses".to_string(), self.bypasses as f64));
         }
-        s
     }
 }
 

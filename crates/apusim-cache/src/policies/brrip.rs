@@ -5,57 +5,35 @@
 //! ("long"). The choice is a deterministic throttle ([`super::util::Bimodal`]): the 32nd,
 //! 64th, ... insertion of the cache is long, so runs are reproducible without a seed; the
 //! period is parameter `brrip_throttle` (default 32). Hits set the RRPV to 0; victim
-//! selection is SRRIP's.
+//! selection is SRRIP's ([`Rrip`]).
 
-use super::util::{Bimodal, RrpvTable, BRRIP_THROTTLE};
+use super::rrip::{Insertion, Rrip};
+use super::util::{Bimodal, BRRIP_THROTTLE};
 use crate::params::ParamList;
-use crate::{CacheError, Policy, PolicyContext, SetView};
+use crate::{CacheError, PolicyContext};
 use apusim_trace::Access;
 
-pub struct Brrip {
-    rrpv: RrpvTable,
-    bimodal: Bimodal,
-}
-
-impl Brrip {
-    /// RRPV of a line (0 near .. 3 distant), for tests and reports.
-    pub fn rrpv(&self, set: usize, way: usize) -> u8 {
-        self.rrpv.get(set, way)
-    }
-}
-
-impl Policy for Brrip {
-    #[inline]
-    fn prefetch_set(&self, set: usize) {
-        self.rrpv.prefetch(set);
-    }
+impl Insertion for Bimodal {
     fn params(list: &mut ParamList) {
         list.add(&[BRRIP_THROTTLE]);
     }
     fn build(ctx: &PolicyContext) -> Result<Self, CacheError> {
-        Ok(Brrip {
-            rrpv: RrpvTable::new(ctx),
-            bimodal: Bimodal::from_ctx(ctx)?,
-        })
+        Bimodal::from_ctx(ctx)
     }
     #[inline]
-    fn on_hit(&mut self, set: usize, way: usize, _req: &Access) {
-        self.rrpv.set(set, way, 0);
-    }
-    #[inline]
-    fn victim(&mut self, set: usize, _req: &Access, _view: &SetView<'_>) -> usize {
-        self.rrpv.victim(set)
-    }
-    #[inline]
-    fn on_fill(&mut self, set: usize, way: usize, _req: &Access) {
-        self.rrpv.set(set, way, self.bimodal.insertion());
+    fn insertion(&mut self, _set: usize, _req: &Access) -> u8 {
+        Bimodal::insertion(self)
     }
 }
+
+/// BRRIP: [`Rrip`] inserting bimodally.
+pub type Brrip = Rrip<Bimodal>;
 
 #[cfg(test)]
 mod tests {
     use super::super::util::test_support::*;
     use super::*;
+    use crate::Policy;
 
     fn rrpvs(c: &crate::Cache<Brrip>) -> Vec<u8> {
         (0..4).map(|w| c.policy().rrpv(0, w)).collect()

@@ -14,37 +14,26 @@
 //! its long insertions). A scan twice the LLC's size keeps 15 of a set's 16 lines, where
 //! SRRIP proper, inserting at 2, keeps none.
 
-use super::util::{RrpvTable, RRPV_MAX};
-use crate::{CacheError, Policy, PolicyContext, SetView};
+use super::rrip::{Insertion, Rrip};
+use super::util::RRPV_MAX;
+use crate::{CacheError, PolicyContext};
 use apusim_trace::Access;
 
-pub struct ChampSimRrip {
-    rrpv: RrpvTable,
+/// The insertion ChampSim's modules end up with: every fill distant.
+pub struct Distant;
+
+impl Insertion for Distant {
+    fn build(_ctx: &PolicyContext) -> Result<Self, CacheError> {
+        Ok(Distant)
+    }
+    #[inline]
+    fn insertion(&mut self, _set: usize, _req: &Access) -> u8 {
+        RRPV_MAX
+    }
 }
 
-impl Policy for ChampSimRrip {
-    #[inline]
-    fn prefetch_set(&self, set: usize) {
-        self.rrpv.prefetch(set);
-    }
-    fn build(ctx: &PolicyContext) -> Result<Self, CacheError> {
-        Ok(ChampSimRrip {
-            rrpv: RrpvTable::new(ctx),
-        })
-    }
-    #[inline]
-    fn on_hit(&mut self, set: usize, way: usize, _req: &Access) {
-        self.rrpv.set(set, way, 0);
-    }
-    #[inline]
-    fn victim(&mut self, set: usize, _req: &Access, _view: &SetView<'_>) -> usize {
-        self.rrpv.victim(set)
-    }
-    #[inline]
-    fn on_fill(&mut self, set: usize, way: usize, _req: &Access) {
-        self.rrpv.set(set, way, RRPV_MAX);
-    }
-}
+/// RRIP as ChampSim runs it: [`Rrip`] inserting distant.
+pub type ChampSimRrip = Rrip<Distant>;
 
 #[cfg(test)]
 mod tests {

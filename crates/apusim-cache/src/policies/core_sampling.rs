@@ -64,7 +64,7 @@
 //! (default 0.125), PIPP's θm and θmr. Choice: the counts are those of the shared LLC itself
 //! (the "few counters" of §5.3), not of shadow tags.
 
-use super::util::agent_slot;
+use super::util::{agent_slot, is_demand};
 use crate::params::{ParamKind, ParamList, ParamSpec};
 use crate::{CacheError, Feedback, PolicyContext, PolicyStat};
 use apusim_trace::{Access, Agent};
@@ -722,5 +722,66 @@ mod tests {
         assert!(d.any_cpu_streaming());
         d.end_period();
         assert_eq!(d.count_streaming(), 0, "a quiet period clears it");
+    }
+}
+
+/// What TAP watches beside its base policy (§3.1, §3.2, §5.3): core sampling and XSRATIO
+/// with `TAP`, streaming agents with `S`, and the period clock that ends their periods.
+/// TAP-UCP and TAP-RRIP each keep one; a part a variant does not use is built from its
+/// defaults and never fed.
+#[derive(Clone, Debug)]
+pub struct TapWatch<const TAP: bool, const S: bool> {
+    pub epoch: Epoch,
+    pub sampler: CoreSampler,
+    pub xs: XsRatio,
+    pub stream: StreamDetector,
+}
+
+impl<const TAP: bool, const S: bool> TapWatch<TAP, S> {
+    pub fn from_ctx(ctx: &PolicyContext) -> Result<Self, CacheError> {
+        let unset = ctx.without_params();
+        let tap = if TAP { ctx } else { &unset };
+        Ok(TapWatch {
+            epoch: Epoch::from_ctx(ctx)?,
+            sampler: CoreSampler::from_ctx(tap)?,
+            xs: XsRatio::from_ctx(tap)?,
+            stream: StreamDetector::from_ctx(if S { ctx } else { &unset })?,
+        })
+    }
+    /// An LLC access of `req`, a hit if `hit`: the sampled cores see every access, XSRATIO
+    /// and the stream detector the demand ones. True if it ends a period.
+    #[inline]
+    pub fn observe(&mut self, req: &Access, hit: bool) -> bool {
+        if TAP {
+            self.sampler.observe(req);
+        }
+        if is_demand(req.op) {
+            if TAP {
+                self.xs.count(req.agent);
+            }
+            if S {
+                self.stream.record(req.agent, hit);
+            }
+        }
+        self.epoch.on_access()
+    }
+    /// Feedback (the sampled cores' instructions, the clock): true if it ends a period.
+    pub fn on_feedback(&mut self, fb: &Feedback) -> bool {
+        if TAP {
+            self.sampler.on_feedback(fb);
+        }
+        self.epoch.on_feedback(fb)
+    }
+    /// The sampled cores' statistics with `TAP`, then `streaming_agents` with `S`.
+    pub fn push_stats(&self, out: &mut Vec<PolicyStat>) {
+        if TAP {
+            self.sampler.push_stats(out);
+        }
+        if S {
+            out.push((
+                "streaming_agents".into(),
+                self.stream.count_streaming() as f64,
+            ));
+        }
     }
 }

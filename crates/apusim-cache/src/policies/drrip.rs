@@ -18,24 +18,24 @@
 //! rewrites the note, so it always equals the policy the set has at fill time: a wrapper that
 //! bypasses after `on_miss`, or calls `on_fill` alone, gets the same insertions.
 
-use super::util::{is_demand, Bimodal, RrpvTable, SetDuel, BRRIP_THROTTLE, PSEL_BITS, RRPV_LONG};
+use super::rrip::{Insertion, Rrip};
+use super::util::{is_demand, Bimodal, SetDuel, BRRIP_THROTTLE, PSEL_BITS, RRPV_LONG};
 use crate::params::ParamList;
-use crate::{CacheError, MissAction, Policy, PolicyContext, PolicyStat, SetView};
+use crate::{CacheError, MissAction, PolicyContext, PolicyStat};
 use apusim_trace::Access;
 
-pub struct Drrip {
-    rrpv: RrpvTable,
+/// DRRIP's insertion: the cache-wide duel of SRRIP's and BRRIP's.
+pub struct DrripDuel {
     duel: SetDuel,
     bimodal: Bimodal,
     /// The set of the latest miss and its insertion policy (0 SRRIP, 1 BRRIP) after training.
     pending: (usize, u8),
 }
 
-impl Drrip {
-    /// RRPV of a line (0 near .. 3 distant), for tests and reports.
-    pub fn rrpv(&self, set: usize, way: usize) -> u8 {
-        self.rrpv.get(set, way)
-    }
+/// DRRIP: [`Rrip`] with the duel's insertion.
+pub type Drrip = Rrip<DrripDuel>;
+
+impl DrripDuel {
     /// The selector's value.
     pub fn psel(&self) -> u32 {
         self.duel.psel().value()
@@ -46,25 +46,16 @@ impl Drrip {
     }
 }
 
-impl Policy for Drrip {
-    #[inline]
-    fn prefetch_set(&self, set: usize) {
-        self.rrpv.prefetch(set);
-    }
+impl Insertion for DrripDuel {
     fn params(list: &mut ParamList) {
         list.add(&[PSEL_BITS, BRRIP_THROTTLE]);
     }
     fn build(ctx: &PolicyContext) -> Result<Self, CacheError> {
-        Ok(Drrip {
-            rrpv: RrpvTable::new(ctx),
+        Ok(DrripDuel {
             duel: SetDuel::from_ctx(ctx)?,
             bimodal: Bimodal::from_ctx(ctx)?,
             pending: (usize::MAX, 0),
         })
-    }
-    #[inline]
-    fn on_hit(&mut self, set: usize, way: usize, _req: &Access) {
-        self.rrpv.set(set, way, 0);
     }
     #[inline]
     fn on_miss(&mut self, set: usize, req: &Access) -> MissAction {
@@ -76,22 +67,17 @@ impl Policy for Drrip {
         MissAction::Allocate
     }
     #[inline]
-    fn victim(&mut self, set: usize, _req: &Access, _view: &SetView<'_>) -> usize {
-        self.rrpv.victim(set)
-    }
-    #[inline]
-    fn on_fill(&mut self, set: usize, way: usize, _req: &Access) {
+    fn insertion(&mut self, set: usize, _req: &Access) -> u8 {
         let policy = if self.pending.0 == set {
             self.pending.1
         } else {
             self.duel.policy(set)
         };
-        let rrpv = if policy == 0 {
+        if policy == 0 {
             RRPV_LONG
         } else {
             self.bimodal.insertion()
-        };
-        self.rrpv.set(set, way, rrpv);
+        }
     }
     fn stats(&self) -> Vec<PolicyStat> {
         let p = self.duel.psel();
@@ -106,6 +92,7 @@ impl Policy for Drrip {
 mod tests {
     use super::super::util::test_support::*;
     use super::*;
+    use crate::Policy;
     use apusim_trace::{Agent, Op, Stream};
 
     // 64 sets x 2 ways. Thread-0 leaders: SRRIP sets 0 and 33, BRRIP sets 31 and 32.

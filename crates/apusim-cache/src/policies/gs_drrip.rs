@@ -25,22 +25,24 @@
 //! [`super::ucd::Ucd`] (`gs-drrip-ucd`).
 
 use super::gspc::GraphicsClass;
-use super::util::{
-    is_demand, Bimodal, Psel, RrpvTable, SetSampler, BRRIP_THROTTLE, PSEL_BITS, RRPV_LONG,
-};
+use super::rrip::{Insertion, Rrip};
+use super::util::{is_demand, Bimodal, Psel, SetSampler, BRRIP_THROTTLE, PSEL_BITS, RRPV_LONG};
 use crate::params::ParamList;
-use crate::{CacheError, MissAction, Policy, PolicyContext, PolicyStat, SetView};
+use crate::{CacheError, MissAction, PolicyContext, PolicyStat};
 use apusim_trace::Access;
 
-/// DRRIP with `BITS`-bit RRPVs, dueling per graphics stream class when `GS`.
-pub struct GsDrrip<const GS: bool, const BITS: u8> {
-    rrpv: RrpvTable,
+/// The insertion of DRRIP with `BITS`-bit RRPVs, dueling per graphics stream class when `GS`.
+pub struct GsDuel<const GS: bool, const BITS: u8> {
     sampler: SetSampler,
     psel: [Psel; 4],
     bimodal: [Bimodal; 4],
 }
 
-impl<const GS: bool, const BITS: u8> GsDrrip<GS, BITS> {
+/// DRRIP with `BITS`-bit RRPVs, dueling per graphics stream class when `GS`: [`Rrip`] with
+/// the class duels' insertion.
+pub type GsDrrip<const GS: bool, const BITS: u8> = Rrip<GsDuel<GS, BITS>>;
+
+impl<const GS: bool, const BITS: u8> GsDuel<GS, BITS> {
     /// Largest ("distant") RRPV, `2^BITS - 1`.
     pub const DISTANT: u8 = (1u16 << BITS) as u8 - 1;
     /// SRRIP's insertion, `2^BITS - 2`.
@@ -54,10 +56,6 @@ impl<const GS: bool, const BITS: u8> GsDrrip<GS, BITS> {
         } else {
             0
         }
-    }
-    /// RRPV of a line.
-    pub fn rrpv(&self, set: usize, way: usize) -> u8 {
-        self.rrpv.get(set, way)
     }
     /// Selector value of duel class `class`.
     pub fn psel(&self, class: usize) -> u32 {
@@ -76,7 +74,8 @@ impl<const GS: bool, const BITS: u8> GsDrrip<GS, BITS> {
     }
 }
 
-impl<const GS: bool, const BITS: u8> Policy for GsDrrip<GS, BITS> {
+impl<const GS: bool, const BITS: u8> Insertion for GsDuel<GS, BITS> {
+    const DISTANT: u8 = Self::DISTANT;
     fn params(list: &mut ParamList) {
         list.add(&[PSEL_BITS, BRRIP_THROTTLE]);
     }
@@ -84,20 +83,11 @@ impl<const GS: bool, const BITS: u8> Policy for GsDrrip<GS, BITS> {
         assert!((2..=8).contains(&BITS), "RRPV width {BITS} out of range");
         let p = Psel::from_ctx(ctx, &PSEL_BITS)?;
         let b = Bimodal::from_ctx(ctx)?;
-        Ok(GsDrrip {
-            rrpv: RrpvTable::with_distant(ctx, Self::DISTANT),
+        Ok(GsDuel {
             sampler: SetSampler::new(ctx.sets),
             psel: [p; 4],
             bimodal: [b.clone(), b.clone(), b.clone(), b],
         })
-    }
-    #[inline]
-    fn prefetch_set(&self, set: usize) {
-        self.rrpv.prefetch(set);
-    }
-    #[inline]
-    fn on_hit(&mut self, set: usize, way: usize, _req: &Access) {
-        self.rrpv.set(set, way, 0);
     }
     #[inline]
     fn on_miss(&mut self, set: usize, req: &Access) -> MissAction {
@@ -110,15 +100,14 @@ impl<const GS: bool, const BITS: u8> Policy for GsDrrip<GS, BITS> {
         MissAction::Allocate
     }
     #[inline]
-    fn victim(&mut self, set: usize, _req: &Access, _view: &SetView<'_>) -> usize {
-        self.rrpv.victim(set)
-    }
-    #[inline]
-    fn on_fill(&mut self, set: usize, way: usize, req: &Access) {
+    fn insertion(&mut self, set: usize, req: &Access) -> u8 {
         let c = Self::class(req);
         let long = self.policy(set, c) == 0 || self.bimodal[c].insertion() == RRPV_LONG;
-        let rrpv = if long { Self::LONG } else { Self::DISTANT };
-        self.rrpv.set(set, way, rrpv);
+        if long {
+            Self::LONG
+        } else {
+            Self::DISTANT
+        }
     }
     fn stats(&self) -> Vec<PolicyStat> {
         let names: &[&str] = if GS {
@@ -146,6 +135,8 @@ mod tests {
     use super::*;
     use apusim_trace::{Agent, Op, Stream};
 
+    use crate::Policy;
+
     type Gs2 = GsDrrip<true, 2>;
     type Gs4 = GsDrrip<true, 4>;
     type D4 = GsDrrip<false, 4>;
@@ -171,10 +162,10 @@ mod tests {
         let disp_w = gpu(Stream::Display, Op::Write, 0);
         let disp_r = gpu(Stream::Display, Op::Read, 0);
         assert_eq!(
-            [&z, &tex, &rt, &other, &disp_w, &disp_r].map(Gs2::class),
+            [&z, &tex, &rt, &other, &disp_w, &disp_r].map(GsDuel::<true, 2>::class),
             [0, 1, 2, 3, 2, 3]
         );
-        assert_eq!(D4::class(&tex), 0);
+        assert_eq!(GsDuel::<false, 4>::class(&tex), 0);
     }
 
     /// Hand-worked: a TEX miss in TEX's SRRIP leader (set 30) moves only TEX's selector; TEX
@@ -217,8 +208,14 @@ mod tests {
     /// 4-bit RRPVs: SRRIP inserts at 14, BRRIP at 15, victims are at 15 after aging.
     #[test]
     fn four_bit_variants_insert_at_14_and_age_to_15() {
-        assert_eq!((D4::DISTANT, D4::LONG), (15, 14));
-        assert_eq!((Gs2::DISTANT, Gs2::LONG), (3, 2));
+        assert_eq!(
+            (GsDuel::<false, 4>::DISTANT, GsDuel::<false, 4>::LONG),
+            (15, 14)
+        );
+        assert_eq!(
+            (GsDuel::<true, 2>::DISTANT, GsDuel::<true, 2>::LONG),
+            (3, 2)
+        );
         let mut c = cache_of::<D4>(64, 2);
         let f = 5u64; // follower
         assert_eq!(run(&mut c, &cpu_read(f)), Did::Fill(None));

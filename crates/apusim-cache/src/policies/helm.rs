@@ -68,15 +68,19 @@
 //! `helm_high_rate`, `helm_alpha` and `helm_cpu_threshold` remain apusim's choices.
 
 use super::core_sampling::{Epoch, EPOCH_PARAMS};
-use super::util::{is_demand, RrpvTable, SetSampler, RRPV_LONG};
+use super::rrip::{Insertion, Rrip};
+use super::util::{is_demand, SetSampler, RRPV_LONG};
 use crate::params::{ParamKind, ParamList, ParamSpec};
-use crate::{CacheError, Feedback, MissAction, Policy, PolicyContext, PolicyStat, SetView};
+use crate::{CacheError, Feedback, MissAction, PolicyContext, PolicyStat};
 use apusim_trace::{Access, Op};
 
 const READY_SLOTS: usize = 256;
 
-pub struct Helm {
-    rrpv: RrpvTable,
+/// HeLM: [`Rrip`] inserting long, with [`HelmBypass`] deciding which GPU read misses bypass.
+pub type Helm = Rrip<HelmBypass>;
+
+/// HeLM's bypass of GPU read misses (see the module doc); its fills insert long, as SRRIP's.
+pub struct HelmBypass {
     sampler: SetSampler,
     epoch: Epoch,
     low_core: u32,
@@ -102,10 +106,7 @@ pub struct Helm {
     bypasses: u64,
 }
 
-impl Helm {
-    pub fn rrpv(&self, set: usize, way: usize) -> u8 {
-        self.rrpv.get(set, way)
-    }
+impl HelmBypass {
     pub fn cpu_sensitive(&self) -> bool {
         self.cpu_sensitive
     }
@@ -224,7 +225,7 @@ const HELM_PARAMS: &[ParamSpec] = &[
     },
 ];
 
-impl Policy for Helm {
+impl Insertion for HelmBypass {
     fn params(list: &mut ParamList) {
         list.add(EPOCH_PARAMS).add(HELM_PARAMS);
     }
@@ -236,8 +237,7 @@ impl Policy for Helm {
                 "policy parameters `helm_low_core` and `helm_high_core` must differ".into(),
             ));
         }
-        Ok(Helm {
-            rrpv: RrpvTable::new(ctx),
+        Ok(HelmBypass {
             sampler: SetSampler::new(ctx.sets),
             epoch: Epoch::from_ctx(ctx)?,
             low_core,
@@ -260,12 +260,7 @@ impl Policy for Helm {
         })
     }
     #[inline]
-    fn prefetch_set(&self, set: usize) {
-        self.rrpv.prefetch(set);
-    }
-    #[inline]
-    fn on_hit(&mut self, set: usize, way: usize, _req: &Access) {
-        self.rrpv.set(set, way, 0);
+    fn on_hit(&mut self, _req: &Access) {
         if self.epoch.on_access() {
             self.end_period();
         }
@@ -288,12 +283,8 @@ impl Policy for Helm {
         MissAction::Allocate
     }
     #[inline]
-    fn victim(&mut self, set: usize, _req: &Access, _view: &SetView<'_>) -> usize {
-        self.rrpv.victim(set)
-    }
-    #[inline]
-    fn on_fill(&mut self, set: usize, way: usize, _req: &Access) {
-        self.rrpv.set(set, way, RRPV_LONG);
+    fn insertion(&mut self, _set: usize, _req: &Access) -> u8 {
+        RRPV_LONG
     }
     fn on_feedback(&mut self, fb: &Feedback) {
         match *fb {
@@ -339,6 +330,7 @@ impl Policy for Helm {
 mod tests {
     use super::super::util::test_support::*;
     use super::*;
+    use crate::Policy;
     use apusim_trace::{Agent, Stream};
 
     // 64 sets: thread 0's leaders: always-allocate sets 0 and 33, always-bypass 31 and 32.

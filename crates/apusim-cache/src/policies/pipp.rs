@@ -37,18 +37,21 @@
 //!   remain parameters (`pipp_prom`, `stream_min_misses`, `stream_miss_rate`).
 
 use super::core_sampling::{self, Epoch, StreamDetector};
-use super::umon::{lookahead, LruStack, Umon};
+use super::stack_lru::{StackLru, StackRule};
+use super::umon::{LruStack, Umon, Utility};
 use super::util::{agent_slot, is_demand, SplitMix64};
 use crate::params::{ParamKind, ParamList, ParamSpec};
-use crate::{CacheError, Feedback, MissAction, Policy, PolicyContext, PolicyStat, SetView};
+use crate::{CacheError, Feedback, MissAction, PolicyContext, PolicyStat};
 use apusim_trace::Access;
 
-pub struct Pipp {
+/// PIPP: [`StackLru`] with its insertion and promotion.
+pub type Pipp = StackLru<PippRule>;
+
+/// PIPP's insertion at each agent's allocation and its single-step promotion.
+pub struct PippRule {
     ways: usize,
     n_cpus: usize,
-    line_bits: u32,
-    stack: LruStack,
-    umon: Umon,
+    utility: Utility,
     epoch: Epoch,
     stream: StreamDetector,
     alloc: Vec<usize>,
@@ -58,33 +61,28 @@ pub struct Pipp {
     promotions: u64,
 }
 
-impl Pipp {
-    pub fn stack_pos(&self, set: usize, way: usize) -> usize {
-        self.stack.pos(set, way)
-    }
+impl PippRule {
     /// Ways `π_i` per agent (CPU cores, then the GPU).
     pub fn allocation(&self) -> &[usize] {
         &self.alloc
     }
     pub fn umon(&self) -> &Umon {
-        &self.umon
+        self.utility.umon()
     }
     pub fn promotions(&self) -> u64 {
         self.promotions
     }
     pub fn end_period(&mut self) {
         self.stream.end_period();
-        let agents = self.n_cpus + 1;
-        let hits: Vec<Vec<u64>> = (0..agents).map(|i| self.umon.hits(i).to_vec()).collect();
-        let eligible: Vec<bool> = (0..agents).map(|i| !self.stream.streaming(i)).collect();
-        self.alloc = lookahead(&hits, &eligible, self.ways);
-        self.umon.halve();
+        let eligible: Vec<bool> = (0..=self.n_cpus)
+            .map(|i| !self.stream.streaming(i))
+            .collect();
+        self.alloc = self.utility.allocate(&self.utility.curves(), &eligible);
     }
     #[inline]
     fn observe(&mut self, set: usize, req: &Access, hit: bool) {
+        self.utility.observe(set, req);
         if is_demand(req.op) {
-            let slot = agent_slot(req.agent, self.n_cpus);
-            self.umon.access(set, slot, req.addr >> self.line_bits);
             self.stream.record(req.agent, hit);
         }
         if self.epoch.on_access() {
@@ -115,7 +113,7 @@ const PIPP_PARAMS: &[ParamSpec] = &[
     },
 ];
 
-impl Policy for Pipp {
+impl StackRule for PippRule {
     fn params(list: &mut ParamList) {
         core_sampling::declare(list, false, true);
         list.add(PIPP_PARAMS);
@@ -127,12 +125,10 @@ impl Policy for Pipp {
                 LruStack::MAX_WAYS
             )));
         }
-        Ok(Pipp {
+        Ok(PippRule {
             ways: ctx.ways,
             n_cpus: ctx.n_cpus,
-            line_bits: ctx.line_bytes.trailing_zeros(),
-            stack: LruStack::new(ctx.sets, ctx.ways),
-            umon: Umon::new(ctx.sets, ctx.ways, ctx.agents()),
+            utility: Utility::from_ctx(ctx),
             epoch: Epoch::from_ctx(ctx)?,
             stream: StreamDetector::from_ctx(ctx)?,
             alloc: vec![(ctx.ways / ctx.agents()).max(1); ctx.agents()],
@@ -143,22 +139,21 @@ impl Policy for Pipp {
         })
     }
     #[inline]
-    fn prefetch_set(&self, set: usize) {
-        self.stack.prefetch(set);
-    }
-    #[inline]
-    fn on_hit(&mut self, set: usize, way: usize, req: &Access) {
+    fn promote(&mut self, stack: &mut LruStack, set: usize, way: usize, req: &Access) {
         let slot = agent_slot(req.agent, self.n_cpus);
         let p = if self.stream.streaming(slot) {
             self.stream_prom
         } else {
             self.prom
         };
-        let pos = self.stack.pos(set, way);
+        let pos = stack.pos(set, way);
         if pos > 0 && self.chance(p) {
-            self.stack.move_to(set, way, pos - 1);
+            stack.move_to(set, way, pos - 1);
             self.promotions += 1;
         }
+    }
+    #[inline]
+    fn on_hit(&mut self, set: usize, req: &Access) {
         self.observe(set, req, true);
     }
     #[inline]
@@ -167,14 +162,9 @@ impl Policy for Pipp {
         MissAction::Allocate
     }
     #[inline]
-    fn victim(&mut self, set: usize, _req: &Access, _view: &SetView<'_>) -> usize {
-        self.stack.lru(set)
-    }
-    #[inline]
-    fn on_fill(&mut self, set: usize, way: usize, req: &Access) {
+    fn insertion(&mut self, _set: usize, req: &Access) -> usize {
         let pi = self.alloc[agent_slot(req.agent, self.n_cpus)];
-        self.stack
-            .move_to(set, way, self.ways - 1 - pi.min(self.ways - 1));
+        self.ways - 1 - pi.min(self.ways - 1)
     }
     fn on_feedback(&mut self, fb: &Feedback) {
         if self.epoch.on_feedback(fb) {
@@ -183,10 +173,7 @@ impl Policy for Pipp {
     }
     fn stats(&self) -> Vec<PolicyStat> {
         let mut s = Vec::new();
-        for (i, a) in self.alloc.iter().enumerate() {
-            let name = super::util::slot_name(i, self.n_cpus);
-            s.push((format!("ways.{name}"), *a as f64));
-        }
+        self.utility.push_ways(&self.alloc, &mut s);
         s.push(("promotions".into(), self.promotions as f64));
         s.push((
             "streaming_agents".into(),
@@ -200,6 +187,7 @@ impl Policy for Pipp {
 mod tests {
     use super::super::util::test_support::*;
     use super::*;
+    use crate::Policy;
     use apusim_trace::{Op, Stream};
 
     fn gpu_read(l: u64) -> Access {
@@ -257,7 +245,7 @@ mod tests {
             assert_eq!(after[w], want, "way {w}");
         }
         // A hit at the MRU position stays there.
-        d.policy_mut().stack.move_to(0, 0, 0);
+        d.policy_mut().stack_mut().move_to(0, 0, 0);
         run(&mut d, &cpu_read(0));
         assert_eq!(d.policy().stack_pos(0, 0), 0);
         // The victim is the LRU line: fill the remaining ways, then one more miss.
@@ -278,7 +266,7 @@ mod tests {
         let mut moved = 0;
         for _ in 0..4000 {
             // Put the line back at the bottom so every hit can promote.
-            c.policy_mut().stack.move_to(0, 0, 3);
+            c.policy_mut().stack_mut().move_to(0, 0, 3);
             let before = c.policy().promotions();
             assert_eq!(run(&mut c, &cpu_read(0)), Did::Hit);
             moved += (c.policy().promotions() - before) as usize;
@@ -304,7 +292,7 @@ mod tests {
         let way = (0..8).find(|&w| c.policy().stack_pos(0, w) == 6).unwrap();
         let mut moved = 0;
         for _ in 0..12_800 {
-            c.policy_mut().stack.move_to(0, way, 6);
+            c.policy_mut().stack_mut().move_to(0, way, 6);
             let before = c.policy().promotions();
             assert_eq!(run(&mut c, &gpu_read(500)), Did::Hit);
             moved += c.policy().promotions() - before;

@@ -3,50 +3,33 @@
 //!
 //! A fill inserts with RRPV `2^n - 2` = 2 ("long"); a hit sets the RRPV to 0. The victim is
 //! the lowest way with RRPV 3 ("distant"); if there is none, every line of the set ages by one
-//! until one reaches 3 ([`super::util::rrip_victim`] does the aging in one step).
+//! until one reaches 3 ([`super::util::rrip_victim`] does the aging in one step); that
+//! replacement is [`Rrip`]'s, and SRRIP is its long insertion.
 //!
 //! Without the heterogeneous write rules every hit, read or write, promotes; with
 //! `gpu_write_rules` the registry wraps SRRIP in [`super::hetero_writes::HeteroWrites`], which is the
 //! heterogeneous baseline ([`super::drp_baseline`]).
 
-use super::util::{RrpvTable, RRPV_LONG};
-use crate::{CacheError, Policy, PolicyContext, SetView};
+use super::rrip::{Insertion, Rrip};
+use super::util::RRPV_LONG;
+use crate::{CacheError, PolicyContext};
 use apusim_trace::Access;
 
-pub struct Srrip {
-    rrpv: RrpvTable,
+/// SRRIP's insertion: every fill long.
+pub struct Long;
+
+impl Insertion for Long {
+    fn build(_ctx: &PolicyContext) -> Result<Self, CacheError> {
+        Ok(Long)
+    }
+    #[inline]
+    fn insertion(&mut self, _set: usize, _req: &Access) -> u8 {
+        RRPV_LONG
+    }
 }
 
-impl Srrip {
-    /// RRPV of a line (0 near .. 3 distant), for tests and reports.
-    pub fn rrpv(&self, set: usize, way: usize) -> u8 {
-        self.rrpv.get(set, way)
-    }
-}
-
-impl Policy for Srrip {
-    #[inline]
-    fn prefetch_set(&self, set: usize) {
-        self.rrpv.prefetch(set);
-    }
-    fn build(ctx: &PolicyContext) -> Result<Self, CacheError> {
-        Ok(Srrip {
-            rrpv: RrpvTable::new(ctx),
-        })
-    }
-    #[inline]
-    fn on_hit(&mut self, set: usize, way: usize, _req: &Access) {
-        self.rrpv.set(set, way, 0);
-    }
-    #[inline]
-    fn victim(&mut self, set: usize, _req: &Access, _view: &SetView<'_>) -> usize {
-        self.rrpv.victim(set)
-    }
-    #[inline]
-    fn on_fill(&mut self, set: usize, way: usize, _req: &Access) {
-        self.rrpv.set(set, way, RRPV_LONG);
-    }
-}
+/// SRRIP: [`Rrip`] inserting long.
+pub type Srrip = Rrip<Long>;
 
 #[cfg(test)]
 mod tests {

@@ -7,22 +7,26 @@
 //! ways, 16 of 32) and the rest. Within the set, lines keep a true-LRU stack (fills and hits go
 //! to MRU). A miss whose class holds fewer lines than its target evicts the LRU line of the
 //! other class; otherwise it evicts its own class's LRU line
-//! ([`super::umon::quota_victim`]). Choices: the partition is enforced at replacement time, as
+//! ([`StackLru`]). Choices: the partition is enforced at replacement time, as
 //! UCP enforces its targets (a class may use the other's ways while they are invalid); with
 //! a one-way cache the CPU class gets the way.
 
-use super::umon::{quota_victim, LruStack, QuotaScratch};
+use super::stack_lru::{StackLru, StackRule};
+use super::umon::{LruStack, QuotaScratch};
 use crate::params::{ParamKind, ParamList, ParamSpec};
-use crate::{CacheError, Policy, PolicyContext, PolicyStat, SetView};
-use apusim_trace::{Access, Agent};
+use crate::{CacheError, PolicyContext, PolicyStat};
+use apusim_trace::Agent;
 
-pub struct StaticPartition {
-    stack: LruStack,
+/// Static partitioning: [`StackLru`] with the fixed CPU/GPU split.
+pub type StaticPartition = StackLru<StaticSplit>;
+
+/// The fixed split: the CPU cores (class 0) and the GPU (class 1), and their ways.
+pub struct StaticSplit {
     targets: [usize; 2],
     scratch: QuotaScratch,
 }
 
-impl StaticPartition {
+impl StaticSplit {
     /// Way targets: CPU cores, GPU.
     pub fn targets(&self) -> [usize; 2] {
         self.targets
@@ -42,7 +46,7 @@ const CPU_WAYS: ParamSpec = ParamSpec {
     doc: "ways the CPU cores get, the GPU the rest; unset: half the ways, at least 1",
 };
 
-impl Policy for StaticPartition {
+impl StackRule for StaticSplit {
     fn params(list: &mut ParamList) {
         list.add(&[CPU_WAYS]);
     }
@@ -64,8 +68,7 @@ impl Policy for StaticPartition {
                 ctx.ways
             )));
         }
-        Ok(StaticPartition {
-            stack: LruStack::new(ctx.sets, ctx.ways),
+        Ok(StaticSplit {
             targets: [cpu, ctx.ways - cpu],
             scratch: {
                 let mut s = QuotaScratch::new(2, ctx.ways);
@@ -75,27 +78,8 @@ impl Policy for StaticPartition {
         })
     }
     #[inline]
-    fn prefetch_set(&self, set: usize) {
-        self.stack.prefetch(set);
-    }
-    #[inline]
-    fn on_hit(&mut self, set: usize, way: usize, _req: &Access) {
-        self.stack.move_to(set, way, 0);
-    }
-    #[inline]
-    fn victim(&mut self, set: usize, req: &Access, view: &SetView<'_>) -> usize {
-        quota_victim(
-            &self.stack,
-            set,
-            view,
-            &self.targets,
-            req.agent,
-            &mut self.scratch,
-        )
-    }
-    #[inline]
-    fn on_fill(&mut self, set: usize, way: usize, _req: &Access) {
-        self.stack.move_to(set, way, 0);
+    fn quota(&mut self) -> Option<(&[usize], &mut QuotaScratch)> {
+        Some((&self.targets, &mut self.scratch))
     }
     fn stats(&self) -> Vec<PolicyStat> {
         vec![
@@ -109,6 +93,8 @@ impl Policy for StaticPartition {
 mod tests {
     use super::super::util::test_support::*;
     use super::*;
+    use crate::Policy;
+    use apusim_trace::Access;
     use apusim_trace::{Op, Stream};
 
     fn gpu_read(l: u64) -> Access {

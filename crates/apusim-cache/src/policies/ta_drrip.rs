@@ -5,88 +5,60 @@
 //!
 //! Every agent (each CPU core, then the GPU: [`apusim_trace::Agent::dense_index`]) has its own
 //! 10-bit selector (parameter `psel_bits`) and its own leader sets
-//! ([`super::util::AgentDuel`]: thread `i`'s complement-select leaders, 32 SRRIP and 32 BRRIP
-//! per 1024 sets, disjoint between agents for up to 16 agents). An agent's demand misses
+//! ([`super::util::AgentBimodalDuel`]: thread `i`'s complement-select leaders, 32 SRRIP and
+//! 32 BRRIP per 1024 sets, disjoint between agents for up to 16 agents). An agent's demand misses
 //! (op `Read` or `Write`) in its own leader sets train its selector; in every other set —
 //! including other agents' leaders — the agent inserts according to its own selector. Each
 //! agent has its own bimodal throttle (one long insertion in `brrip_throttle`, default 32, of
 //! that agent's BRRIP insertions). Hits set the RRPV to 0; victim selection is SRRIP's.
 
-use super::util::{is_demand, AgentDuel, Bimodal, RrpvTable, BRRIP_THROTTLE, PSEL_BITS, RRPV_LONG};
+use super::rrip::{Insertion, Rrip};
+use super::util::{AgentBimodalDuel, Bimodal, BRRIP_THROTTLE, PSEL_BITS, RRPV_LONG, RRPV_MAX};
 use crate::params::ParamList;
-use crate::{CacheError, MissAction, Policy, PolicyContext, PolicyStat, SetView};
+use crate::{CacheError, MissAction, PolicyContext, PolicyStat};
 use apusim_trace::{Access, Agent};
 
-pub struct TaDrrip {
-    rrpv: RrpvTable,
-    duel: AgentDuel,
-    bimodal: Vec<Bimodal>,
-}
+/// TA-DRRIP's insertion: each agent's duel of SRRIP's and BRRIP's.
+pub struct TaDrripDuel(AgentBimodalDuel);
 
-impl TaDrrip {
-    /// RRPV of a line (0 near .. 3 distant), for tests and reports.
-    pub fn rrpv(&self, set: usize, way: usize) -> u8 {
-        self.rrpv.get(set, way)
-    }
+/// TA-DRRIP: [`Rrip`] with the per-agent duels' insertion.
+pub type TaDrrip = Rrip<TaDrripDuel>;
+
+impl TaDrripDuel {
     /// `agent`'s selector value.
     pub fn psel(&self, agent: Agent) -> u32 {
-        self.duel.psel(agent).value()
+        self.0.duel().psel(agent).value()
     }
     /// True if `agent` inserts like BRRIP in `set` now.
     pub fn uses_brrip(&self, set: usize, agent: Agent) -> bool {
-        self.duel.policy(set, agent) == 1
+        self.0.duel().policy(set, agent) == 1
     }
 }
 
-impl Policy for TaDrrip {
-    #[inline]
-    fn prefetch_set(&self, set: usize) {
-        self.rrpv.prefetch(set);
-    }
+impl Insertion for TaDrripDuel {
     fn params(list: &mut ParamList) {
         list.add(&[PSEL_BITS, BRRIP_THROTTLE]);
     }
     fn build(ctx: &PolicyContext) -> Result<Self, CacheError> {
         let b = Bimodal::from_ctx(ctx)?;
-        Ok(TaDrrip {
-            rrpv: RrpvTable::new(ctx),
-            duel: AgentDuel::from_ctx(ctx)?,
-            bimodal: vec![b; ctx.agents()],
-        })
-    }
-    #[inline]
-    fn on_hit(&mut self, set: usize, way: usize, _req: &Access) {
-        self.rrpv.set(set, way, 0);
+        Ok(TaDrripDuel(AgentBimodalDuel::from_ctx(ctx, b)?))
     }
     #[inline]
     fn on_miss(&mut self, set: usize, req: &Access) -> MissAction {
-        if is_demand(req.op) {
-            self.duel.record_miss(set, req.agent);
-        }
+        self.0.record_miss(set, req);
         MissAction::Allocate
     }
     #[inline]
-    fn victim(&mut self, set: usize, _req: &Access, _view: &SetView<'_>) -> usize {
-        self.rrpv.victim(set)
-    }
-    #[inline]
-    fn on_fill(&mut self, set: usize, way: usize, req: &Access) {
-        let rrpv = if self.duel.policy(set, req.agent) == 0 {
+    fn insertion(&mut self, set: usize, req: &Access) -> u8 {
+        if self.0.inserts_near(set, req.agent) {
             RRPV_LONG
         } else {
-            let slot = self.duel.slot(req.agent);
-            self.bimodal[slot].insertion()
-        };
-        self.rrpv.set(set, way, rrpv);
+            RRPV_MAX
+        }
     }
     fn stats(&self) -> Vec<PolicyStat> {
         let mut s = Vec::new();
-        for i in 0..self.duel.agents() {
-            let name = self.duel.agent_name(i);
-            let p = self.duel.psel_at(i);
-            s.push((format!("psel.{name}"), p.value() as f64));
-            s.push((format!("followers_brrip.{name}"), p.choice() as f64));
-        }
+        self.0.push_stats(&mut s, "brrip");
         s
     }
 }
@@ -95,6 +67,7 @@ impl Policy for TaDrrip {
 mod tests {
     use super::super::util::test_support::*;
     use super::*;
+    use crate::Policy;
     use apusim_trace::{Op, Stream};
 
     // 64 sets x 2 ways, one CPU core and the GPU. cpu0 is thread 0: SRRIP leaders 0, 33,

@@ -3,32 +3,32 @@
 //! the application characteristic and inserts single-use blocks (dead on fill) in the LRU
 //! position to evict as early as possible".
 //!
-//! True LRU ([`super::umon::LruStack`]); hits move the line to MRU; the victim is the LRU
+//! True LRU ([`StackLru`]); hits move the line to MRU; the victim is the LRU
 //! line. Each agent (CPU cores, the GPU) duels two insertion policies with its own 10-bit
-//! selector and leader sets ([`super::util::AgentDuel`], as TA-DRRIP): policy 0 inserts at
+//! selector and leader sets ([`super::util::AgentBimodalDuel`], as TA-DRRIP): policy 0 inserts at
 //! MRU (LRU's insertion), policy 1 is BIP: insert at the LRU position except one insertion in
 //! `bip_throttle` (default 32, DIP's ε = 1/32) at MRU, with a per-agent deterministic
 //! throttle. An agent's demand misses in its own leader sets train its selector (TADIP-F).
 
+use super::stack_lru::{StackLru, StackRule};
 use super::umon::LruStack;
-use super::util::{is_demand, AgentDuel, Bimodal, PSEL_BITS, RRPV_LONG};
+use super::util::{AgentBimodalDuel, Bimodal, PSEL_BITS};
 use crate::params::{ParamKind, ParamList, ParamSpec};
-use crate::{CacheError, MissAction, Policy, PolicyContext, PolicyStat, SetView};
+use crate::{CacheError, MissAction, PolicyContext, PolicyStat};
 use apusim_trace::{Access, Agent};
 
-pub struct Tadip {
+/// TADIP: [`StackLru`] with the per-agent duels' insertion.
+pub type Tadip = StackLru<TadipDuel>;
+
+/// TADIP's insertion: each agent's duel of MRU insertion and BIP.
+pub struct TadipDuel {
     ways: usize,
-    stack: LruStack,
-    duel: AgentDuel,
-    bimodal: Vec<Bimodal>,
+    duel: AgentBimodalDuel,
 }
 
-impl Tadip {
-    pub fn stack_pos(&self, set: usize, way: usize) -> usize {
-        self.stack.pos(set, way)
-    }
+impl TadipDuel {
     pub fn psel(&self, agent: Agent) -> u32 {
-        self.duel.psel(agent).value()
+        self.duel.duel().psel(agent).value()
     }
 }
 
@@ -45,7 +45,7 @@ const BIP_THROTTLE: ParamSpec = ParamSpec {
     doc: "BIP inserts one line in this many at MRU, the rest at LRU (tap §5.7)",
 };
 
-impl Policy for Tadip {
+impl StackRule for TadipDuel {
     fn params(list: &mut ParamList) {
         list.add(&[BIP_THROTTLE, PSEL_BITS]);
     }
@@ -57,54 +57,27 @@ impl Policy for Tadip {
             )));
         }
         let every = ctx.int(&BIP_THROTTLE)?;
-        Ok(Tadip {
+        Ok(TadipDuel {
             ways: ctx.ways,
-            stack: LruStack::new(ctx.sets, ctx.ways),
-            duel: AgentDuel::from_ctx(ctx)?,
-            bimodal: vec![Bimodal::new(every as u32); ctx.agents()],
+            duel: AgentBimodalDuel::from_ctx(ctx, Bimodal::new(every as u32))?,
         })
     }
     #[inline]
-    fn prefetch_set(&self, set: usize) {
-        self.stack.prefetch(set);
-    }
-    #[inline]
-    fn on_hit(&mut self, set: usize, way: usize, _req: &Access) {
-        self.stack.move_to(set, way, 0);
-    }
-    #[inline]
     fn on_miss(&mut self, set: usize, req: &Access) -> MissAction {
-        if is_demand(req.op) {
-            self.duel.record_miss(set, req.agent);
-        }
+        self.duel.record_miss(set, req);
         MissAction::Allocate
     }
     #[inline]
-    fn victim(&mut self, set: usize, _req: &Access, _view: &SetView<'_>) -> usize {
-        self.stack.lru(set)
-    }
-    #[inline]
-    fn on_fill(&mut self, set: usize, way: usize, req: &Access) {
-        let to = if self.duel.policy(set, req.agent) == 0 {
+    fn insertion(&mut self, set: usize, req: &Access) -> usize {
+        if self.duel.inserts_near(set, req.agent) {
             0
         } else {
-            let slot = self.duel.slot(req.agent);
-            if self.bimodal[slot].insertion() == RRPV_LONG {
-                0
-            } else {
-                self.ways - 1
-            }
-        };
-        self.stack.move_to(set, way, to);
+            self.ways - 1
+        }
     }
     fn stats(&self) -> Vec<PolicyStat> {
         let mut s = Vec::new();
-        for i in 0..self.duel.agents() {
-            let name = self.duel.agent_name(i);
-            let p = self.duel.psel_at(i);
-            s.push((format!("psel.{name}"), p.value() as f64));
-            s.push((format!("followers_bip.{name}"), p.choice() as f64));
-        }
+        self.duel.push_stats(&mut s, "bip");
         s
     }
 }
@@ -113,6 +86,7 @@ impl Policy for Tadip {
 mod tests {
     use super::super::util::test_support::*;
     use super::*;
+    use crate::Policy;
     use apusim_trace::{Op, Stream};
 
     /// 64 sets x 4 ways, cpu0 and the GPU: cpu0's LRU-insertion leader is set 0, its BIP

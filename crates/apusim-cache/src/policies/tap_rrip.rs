@@ -1,8 +1,9 @@
 //! TAP-RRIP and TAP-RRIP-S, tap-tlp-aware-llc.txt §3.1, §3.2, §3.4 (Table 3) and §5.3.
 //!
 //! The base is the thread-aware DRRIP the paper evaluates (footnote 2, §5.2: 2-bit RRPVs,
-//! one SRRIP/BRRIP duel per agent, as [`super::ta_drrip`]: 32+32 leader sets per 1K per agent,
-//! 10-bit selectors, BRRIP's long insertion once in `brrip_throttle` = 32). TAP adds:
+//! one SRRIP/BRRIP duel per agent, [`super::util::AgentBimodalDuel`] as in
+//! [`super::ta_drrip`]: 32+32 leader sets per 1K per agent, 10-bit selectors, BRRIP's long
+//! insertion once in `brrip_throttle` = 32). TAP adds:
 //!
 //! - **Core sampling** (§3.1, §3.1.3): GPU accesses from core `pol1_core` (Core-POL1) insert
 //!   at RRPV 3 (LRU insertion), from `pol2_core` (Core-POL2) at RRPV 0 (MRU insertion); every
@@ -34,8 +35,8 @@
 //! GPU's leader sets keep their fixed policy under the mask (so the duel keeps learning);
 //! periods, XSRATIO and streaming detection are those of [`super::core_sampling`].
 
-use super::core_sampling::{self, CoreSampler, Epoch, Role, StreamDetector, XsRatio};
-use super::util::{is_demand, AgentDuel, Bimodal, BRRIP_THROTTLE, PSEL_BITS, RRPV_LONG, RRPV_MAX};
+use super::core_sampling::{self, CoreSampler, Role, TapWatch};
+use super::util::{AgentBimodalDuel, Bimodal, BRRIP_THROTTLE, PSEL_BITS, RRPV_LONG, RRPV_MAX};
 use crate::params::ParamList;
 use crate::{CacheError, Feedback, MissAction, Policy, PolicyContext, PolicyStat, SetView};
 use apusim_trace::{Access, Agent};
@@ -44,12 +45,8 @@ use apusim_trace::{Access, Agent};
 pub struct TapRrip<const S: bool> {
     ways: usize,
     rrpv: Vec<u8>,
-    duel: AgentDuel,
-    bimodal: Vec<Bimodal>,
-    epoch: Epoch,
-    sampler: CoreSampler,
-    xs: XsRatio,
-    stream: StreamDetector,
+    duel: AgentBimodalDuel,
+    tap: TapWatch<true, S>,
     mask: bool,
 }
 
@@ -62,31 +59,31 @@ impl<const S: bool> TapRrip<S> {
         self.mask
     }
     pub fn xsratio(&self) -> u32 {
-        self.xs.value()
+        self.tap.xs.value()
     }
     /// The core-sampling controller (its current sampled cores and decision).
     pub fn sampler(&self) -> &CoreSampler {
-        &self.sampler
+        &self.tap.sampler
     }
     pub fn psel(&self, agent: Agent) -> u32 {
-        self.duel.psel(agent).value()
+        self.duel.duel().psel(agent).value()
     }
     /// True if follower GPU cores insert like BRRIP in `set` now (Table 3).
     pub fn gpu_uses_brrip(&self, set: usize) -> bool {
-        match self.duel.leader(set, Agent::GPU) {
+        match self.duel.duel().leader(set, Agent::GPU) {
             Some(p) => p == 1,
-            None => self.mask || self.duel.policy(set, Agent::GPU) == 1,
+            None => self.mask || self.duel.duel().policy(set, Agent::GPU) == 1,
         }
     }
 
     /// End of a period: CSC decision, XSRATIO, streaming detection, RRIP-Mask.
     pub fn end_period(&mut self) {
-        self.sampler.end_period();
-        let xs = self.xs.end_period();
-        self.mask = !self.sampler.cache_friendly() || xs > 1;
+        self.tap.sampler.end_period();
+        let xs = self.tap.xs.end_period();
+        self.mask = !self.tap.sampler.cache_friendly() || xs > 1;
         if S {
-            self.stream.end_period();
-            if self.stream.any_cpu_streaming() {
+            self.tap.stream.end_period();
+            if self.tap.stream.any_cpu_streaming() {
                 self.mask = false;
             }
         }
@@ -94,14 +91,7 @@ impl<const S: bool> TapRrip<S> {
 
     #[inline]
     fn observe(&mut self, req: &Access, hit: bool) {
-        self.sampler.observe(req);
-        if is_demand(req.op) {
-            self.xs.count(req.agent);
-            if S {
-                self.stream.record(req.agent, hit);
-            }
-        }
-        if self.epoch.on_access() {
+        if self.tap.observe(req, hit) {
             self.end_period();
         }
     }
@@ -122,17 +112,11 @@ impl<const S: bool> Policy for TapRrip<S> {
             ));
         }
         let b = Bimodal::from_ctx(ctx)?;
-        // Without streaming detection (`S`) the detector is built from its defaults.
-        let unset = ctx.without_params();
         Ok(TapRrip {
             ways: ctx.ways,
             rrpv: vec![RRPV_MAX; ctx.sets * ctx.ways],
-            duel: AgentDuel::from_ctx(ctx)?,
-            bimodal: vec![b; ctx.agents()],
-            epoch: Epoch::from_ctx(ctx)?,
-            sampler: CoreSampler::from_ctx(ctx)?,
-            xs: XsRatio::from_ctx(ctx)?,
-            stream: StreamDetector::from_ctx(if S { ctx } else { &unset })?,
+            duel: AgentBimodalDuel::from_ctx(ctx, b)?,
+            tap: TapWatch::from_ctx(ctx)?,
             mask: false,
         })
     }
@@ -142,7 +126,8 @@ impl<const S: bool> Policy for TapRrip<S> {
     }
     #[inline]
     fn on_hit(&mut self, set: usize, way: usize, req: &Access) {
-        let frozen = self.mask && req.agent.is_gpu() && self.sampler.role(req) == Role::Follower;
+        let frozen =
+            self.mask && req.agent.is_gpu() && self.tap.sampler.role(req) == Role::Follower;
         if !frozen {
             self.rrpv[set * self.ways + way] = 0;
         }
@@ -150,8 +135,8 @@ impl<const S: bool> Policy for TapRrip<S> {
     }
     #[inline]
     fn on_miss(&mut self, set: usize, req: &Access) -> MissAction {
-        if is_demand(req.op) && self.sampler.role(req) == Role::Follower {
-            self.duel.record_miss(set, req.agent);
+        if self.tap.sampler.role(req) == Role::Follower {
+            self.duel.record_miss(set, req);
         }
         self.observe(req, false);
         MissAction::Allocate
@@ -180,53 +165,46 @@ impl<const S: bool> Policy for TapRrip<S> {
     }
     #[inline]
     fn on_fill(&mut self, set: usize, way: usize, req: &Access) {
-        let v = match self.sampler.role(req) {
+        let v = match self.tap.sampler.role(req) {
             Role::Pol1 => RRPV_MAX,
             Role::Pol2 => 0,
             Role::Follower => {
                 let brrip = if req.agent.is_gpu() {
                     self.gpu_uses_brrip(set)
                 } else {
-                    self.duel.policy(set, req.agent) == 1
+                    self.duel.duel().policy(set, req.agent) == 1
                 };
-                if brrip {
-                    let slot = self.duel.slot(req.agent);
-                    self.bimodal[slot].insertion()
-                } else {
+                if !brrip || self.duel.bimodal_near(req.agent) {
                     RRPV_LONG
+                } else {
+                    RRPV_MAX
                 }
             }
         };
         self.rrpv[set * self.ways + way] = v;
     }
     fn on_feedback(&mut self, fb: &Feedback) {
-        self.sampler.on_feedback(fb);
-        if self.epoch.on_feedback(fb) {
+        if self.tap.on_feedback(fb) {
             self.end_period();
         }
     }
     fn stats(&self) -> Vec<PolicyStat> {
         let mut s = Vec::new();
-        for i in 0..self.duel.agents() {
-            let name = self.duel.agent_name(i);
-            s.push((format!("psel.{name}"), self.duel.psel_at(i).value() as f64));
+        let duel = self.duel.duel();
+        for i in 0..duel.agents() {
+            let name = duel.agent_name(i);
+            s.push((format!("psel.{name}"), duel.psel_at(i).value() as f64));
         }
         s.push(("rrip_mask".into(), self.mask as u8 as f64));
-        s.push(("xsratio".into(), self.xs.value() as f64));
+        s.push(("xsratio".into(), self.tap.xs.value() as f64));
         s.push((
             "gpu_cache_friendly".into(),
-            self.sampler.cache_friendly() as u8 as f64,
+            self.tap.sampler.cache_friendly() as u8 as f64,
         ));
-        s.push(("periods".into(), self.epoch.periods as f64));
-        self.sampler.push_stats(&mut s);
-        if S {
-            // Agents (CPU cores and the GPU) the stream detector flagged in the last period;
-            // TAP-S acts on the CPU cores among them.
-            s.push((
-                "streaming_agents".into(),
-                self.stream.count_streaming() as f64,
-            ));
-        }
+        s.push(("periods".into(), self.tap.epoch.periods as f64));
+        // With `S`, `streaming_agents` counts the agents (CPU cores and the GPU) the stream
+        // detector flagged in the last period; TAP-S acts on the CPU cores among them.
+        self.tap.push_stats(&mut s);
         s
     }
 }

@@ -8,7 +8,7 @@
 //! miss rate of at least `stream_miss_rate` = 1/8) classifies each agent. The thrashers of the
 //! last period share a cage of `cage_ways` (default 1) ways per thrasher, at most `ways − 1`;
 //! everyone else shares the rest. Replacement enforces the two classes as
-//! [`super::umon::quota_victim`] does (a class below its share evicts the other class's LRU
+//! [`StackLru`] does (a class below its share evicts the other class's LRU
 //! line, otherwise its own LRU line); lines are ordered by true LRU, fills and hits at MRU.
 //!
 //! Choices where the papers are silent: the cage grows by `cage_ways` per thrasher; with no
@@ -28,16 +28,21 @@
 //! (`cage_ways`), both unverified choices.
 
 use super::core_sampling::{self, Epoch, StreamDetector};
-use super::umon::{quota_victim, LruStack, QuotaScratch};
+use super::stack_lru::{StackLru, StackRule};
+use super::umon::{LruStack, QuotaScratch};
 use super::util::{agent_slot, is_demand};
 use crate::params::{ParamKind, ParamList, ParamSpec};
-use crate::{CacheError, Feedback, MissAction, Policy, PolicyContext, PolicyStat, SetView};
+use crate::{CacheError, Feedback, MissAction, PolicyContext, PolicyStat};
 use apusim_trace::{Access, Agent};
 
-pub struct ThrasherCaging {
+/// Thrasher caging: [`StackLru`] with the cage.
+pub type ThrasherCaging = StackLru<Cage>;
+
+/// The cage: the thrashers of the last period (class 1) and everyone else (class 0), and
+/// their ways.
+pub struct Cage {
     ways: usize,
     n_cpus: usize,
-    stack: LruStack,
     epoch: Epoch,
     stream: StreamDetector,
     cage_per: usize,
@@ -46,7 +51,7 @@ pub struct ThrasherCaging {
     scratch: QuotaScratch,
 }
 
-impl ThrasherCaging {
+impl Cage {
     /// Ways of the cage now (0 when nothing is caged).
     pub fn cage(&self) -> usize {
         self.targets[1]
@@ -89,7 +94,7 @@ const CAGE_WAYS: ParamSpec = ParamSpec {
     doc: "ways the shared cage grows by per thrashing agent (tap §5.7)",
 };
 
-impl Policy for ThrasherCaging {
+impl StackRule for Cage {
     fn params(list: &mut ParamList) {
         core_sampling::declare(list, false, true);
         list.add(&[CAGE_WAYS]);
@@ -101,10 +106,9 @@ impl Policy for ThrasherCaging {
                 LruStack::MAX_WAYS
             )));
         }
-        Ok(ThrasherCaging {
+        Ok(Cage {
             ways: ctx.ways,
             n_cpus: ctx.n_cpus,
-            stack: LruStack::new(ctx.sets, ctx.ways),
             epoch: Epoch::from_ctx(ctx)?,
             stream: StreamDetector::from_ctx(ctx)?,
             cage_per: ctx.int(&CAGE_WAYS)? as usize,
@@ -113,12 +117,7 @@ impl Policy for ThrasherCaging {
         })
     }
     #[inline]
-    fn prefetch_set(&self, set: usize) {
-        self.stack.prefetch(set);
-    }
-    #[inline]
-    fn on_hit(&mut self, set: usize, way: usize, req: &Access) {
-        self.stack.move_to(set, way, 0);
+    fn on_hit(&mut self, _set: usize, req: &Access) {
         self.observe(req, true);
     }
     #[inline]
@@ -127,22 +126,11 @@ impl Policy for ThrasherCaging {
         MissAction::Allocate
     }
     #[inline]
-    fn victim(&mut self, set: usize, req: &Access, view: &SetView<'_>) -> usize {
+    fn quota(&mut self) -> Option<(&[usize], &mut QuotaScratch)> {
         if self.targets[1] == 0 {
-            return self.stack.lru(set);
+            return None;
         }
-        quota_victim(
-            &self.stack,
-            set,
-            view,
-            &self.targets,
-            req.agent,
-            &mut self.scratch,
-        )
-    }
-    #[inline]
-    fn on_fill(&mut self, set: usize, way: usize, _req: &Access) {
-        self.stack.move_to(set, way, 0);
+        Some((&self.targets, &mut self.scratch))
     }
     fn on_feedback(&mut self, fb: &Feedback) {
         if self.epoch.on_feedback(fb) {
@@ -165,6 +153,7 @@ impl Policy for ThrasherCaging {
 mod tests {
     use super::super::util::test_support::*;
     use super::*;
+    use crate::Policy;
     use apusim_trace::{Op, Stream};
 
     fn gpu_read(l: u64) -> Access {

@@ -6,8 +6,8 @@
 //! position ([`super::umon::LruStack`]); fills go to the MRU position and hits move the line
 //! there. A [`super::umon::Umon`] watches every agent's demand accesses on 32 sampled sets per
 //! 1024. At the end of each period ([`super::core_sampling::Epoch`]) the look-ahead algorithm
-//! ([`super::umon::lookahead`]) computes each agent's way target and the hit counters are
-//! halved; replacement then follows the targets ([`super::umon::quota_victim`]): a requester
+//! ([`super::umon::Utility`]) computes each agent's way target and the hit counters are
+//! halved; replacement then follows the targets ([`StackLru`]): a requester
 //! below its target evicts the LRU line of an agent above its own, otherwise its own LRU line.
 //! Before the first period ends the cache is unpartitioned (global LRU).
 //!
@@ -29,27 +29,25 @@
 //! `period_cycles`, `period_accesses`, `pol1_core`, `pol2_core`, `threshold_alpha`, `t_xs`,
 //! `stream_min_misses`, `stream_miss_rate` (see [`super::core_sampling`]).
 
-use super::core_sampling::{self, CoreSampler, Epoch, Role, StreamDetector, XsRatio};
-use super::umon::{lookahead, quota_victim, LruStack, QuotaScratch, Umon};
-use super::util::{agent_slot, is_demand};
+use super::core_sampling::{self, CoreSampler, Role, TapWatch};
+use super::stack_lru::{StackLru, StackRule};
+use super::umon::{LruStack, QuotaScratch, Umon, Utility};
 use crate::params::ParamList;
-use crate::{CacheError, Feedback, MissAction, Policy, PolicyContext, PolicyStat, SetView};
+use crate::{CacheError, Feedback, MissAction, PolicyContext, PolicyStat};
 use apusim_trace::Access;
 
-/// UCP (`TAP = false`), TAP-UCP (`TAP = true`), with TAP-S streaming detection when `S`.
-pub struct Ucp<const TAP: bool, const S: bool> {
-    ways: usize,
+/// UCP (`TAP = false`), TAP-UCP (`TAP = true`), with TAP-S streaming detection when `S`:
+/// [`StackLru`] with the utility partition.
+pub type Ucp<const TAP: bool, const S: bool> = StackLru<UcpPartition<TAP, S>>;
+
+/// The utility partition of [`Ucp`]: one class per agent, its targets from the look-ahead.
+pub struct UcpPartition<const TAP: bool, const S: bool> {
     n_cpus: usize,
-    line_bits: u32,
-    stack: LruStack,
-    umon: Umon,
-    epoch: Epoch,
+    utility: Utility,
     targets: Vec<usize>,
     partitioned: bool,
     scratch: QuotaScratch,
-    sampler: CoreSampler,
-    xs: XsRatio,
-    stream: StreamDetector,
+    tap: TapWatch<TAP, S>,
     ucp_mask: bool,
     bypasses: u64,
 }
@@ -61,7 +59,7 @@ pub type TapUcp = Ucp<true, false>;
 /// TAP-UCP with the streaming-CPU extension.
 pub type TapUcpS = Ucp<true, true>;
 
-impl<const TAP: bool, const S: bool> Ucp<TAP, S> {
+impl<const TAP: bool, const S: bool> UcpPartition<TAP, S> {
     /// Way targets of the current partition (CPU cores, then the GPU), if partitioned.
     pub fn targets(&self) -> Option<&[usize]> {
         self.partitioned.then_some(&self.targets[..])
@@ -70,47 +68,31 @@ impl<const TAP: bool, const S: bool> Ucp<TAP, S> {
         self.ucp_mask
     }
     pub fn xsratio(&self) -> u32 {
-        self.xs.value()
+        self.tap.xs.value()
     }
     /// The core-sampling controller (TAP-UCP's current sampled cores and decision).
     pub fn sampler(&self) -> &CoreSampler {
-        &self.sampler
+        &self.tap.sampler
     }
     pub fn umon(&self) -> &Umon {
-        &self.umon
-    }
-    pub fn stack_pos(&self, set: usize, way: usize) -> usize {
-        self.stack.pos(set, way)
+        self.utility.umon()
     }
 
     #[inline]
     fn observe(&mut self, set: usize, req: &Access, hit: bool) {
-        if TAP {
-            self.sampler.observe(req);
-        }
-        if is_demand(req.op) {
-            let slot = agent_slot(req.agent, self.n_cpus);
-            self.umon.access(set, slot, req.addr >> self.line_bits);
-            if TAP {
-                self.xs.count(req.agent);
-            }
-            if S {
-                self.stream.record(req.agent, hit);
-            }
-        }
-        if self.epoch.on_access() {
+        self.utility.observe(set, req);
+        if self.tap.observe(req, hit) {
             self.end_period();
         }
     }
 
     /// Repartition (Algorithm 1).
     pub fn end_period(&mut self) {
-        let agents = self.n_cpus + 1;
-        let mut eligible = vec![true; agents];
-        let mut hits: Vec<Vec<u64>> = (0..agents).map(|i| self.umon.hits(i).to_vec()).collect();
+        let mut eligible = vec![true; self.n_cpus + 1];
+        let mut hits = self.utility.curves();
         if TAP {
-            let xs = self.xs.end_period();
-            if let Some(friendly) = self.sampler.end_period() {
+            let xs = self.tap.xs.end_period();
+            if let Some(friendly) = self.tap.sampler.end_period() {
                 self.ucp_mask = !friendly;
             }
             if xs > 1 {
@@ -121,18 +103,17 @@ impl<const TAP: bool, const S: bool> Ucp<TAP, S> {
             eligible[self.n_cpus] = !self.ucp_mask;
         }
         if S {
-            self.stream.end_period();
+            self.tap.stream.end_period();
             for (i, e) in eligible[..self.n_cpus].iter_mut().enumerate() {
-                *e = !self.stream.streaming(i);
+                *e = !self.tap.stream.streaming(i);
             }
         }
-        self.targets = lookahead(&hits, &eligible, self.ways);
+        self.targets = self.utility.allocate(&hits, &eligible);
         self.partitioned = true;
-        self.umon.halve();
     }
 }
 
-impl<const TAP: bool, const S: bool> Policy for Ucp<TAP, S> {
+impl<const TAP: bool, const S: bool> StackRule for UcpPartition<TAP, S> {
     fn params(list: &mut ParamList) {
         core_sampling::declare(list, TAP, S);
     }
@@ -143,89 +124,52 @@ impl<const TAP: bool, const S: bool> Policy for Ucp<TAP, S> {
                 LruStack::MAX_WAYS
             )));
         }
-        // The parts a variant does not use are built from their defaults (see `params`).
-        let unset = ctx.without_params();
-        let tap = if TAP { ctx } else { &unset };
-        Ok(Ucp {
-            ways: ctx.ways,
+        Ok(UcpPartition {
             n_cpus: ctx.n_cpus,
-            line_bits: ctx.line_bytes.trailing_zeros(),
-            stack: LruStack::new(ctx.sets, ctx.ways),
-            umon: Umon::new(ctx.sets, ctx.ways, ctx.agents()),
-            epoch: Epoch::from_ctx(ctx)?,
+            utility: Utility::from_ctx(ctx),
             targets: vec![0; ctx.agents()],
             partitioned: false,
             scratch: QuotaScratch::by_agent(ctx.n_cpus, ctx.ways),
-            sampler: CoreSampler::from_ctx(tap)?,
-            xs: XsRatio::from_ctx(tap)?,
-            stream: StreamDetector::from_ctx(if S { ctx } else { &unset })?,
+            tap: TapWatch::from_ctx(ctx)?,
             ucp_mask: false,
             bypasses: 0,
         })
     }
     #[inline]
-    fn prefetch_set(&self, set: usize) {
-        self.stack.prefetch(set);
-    }
-    #[inline]
-    fn on_hit(&mut self, set: usize, way: usize, req: &Access) {
-        self.stack.move_to(set, way, 0);
+    fn on_hit(&mut self, set: usize, req: &Access) {
         self.observe(set, req, true);
     }
     #[inline]
     fn on_miss(&mut self, set: usize, req: &Access) -> MissAction {
         self.observe(set, req, false);
-        if TAP && self.sampler.role(req) == Role::Pol1 {
+        if TAP && self.tap.sampler.role(req) == Role::Pol1 {
             self.bypasses += 1;
             return MissAction::Bypass;
         }
         MissAction::Allocate
     }
     #[inline]
-    fn victim(&mut self, set: usize, req: &Access, view: &SetView<'_>) -> usize {
+    fn quota(&mut self) -> Option<(&[usize], &mut QuotaScratch)> {
         if !self.partitioned {
-            return self.stack.lru(set);
+            return None;
         }
-        quota_victim(
-            &self.stack,
-            set,
-            view,
-            &self.targets,
-            req.agent,
-            &mut self.scratch,
-        )
-    }
-    #[inline]
-    fn on_fill(&mut self, set: usize, way: usize, _req: &Access) {
-        self.stack.move_to(set, way, 0);
+        Some((&self.targets, &mut self.scratch))
     }
     fn on_feedback(&mut self, fb: &Feedback) {
-        if TAP {
-            self.sampler.on_feedback(fb);
-        }
-        if self.epoch.on_feedback(fb) {
+        if self.tap.on_feedback(fb) {
             self.end_period();
         }
     }
     fn stats(&self) -> Vec<PolicyStat> {
         let mut s = Vec::new();
-        for (i, t) in self.targets.iter().enumerate() {
-            let name = super::util::slot_name(i, self.n_cpus);
-            s.push((format!("ways.{name}"), *t as f64));
-        }
-        s.push(("periods".into(), self.epoch.periods as f64));
+        self.utility.push_ways(&self.targets, &mut s);
+        s.push(("periods".into(), self.tap.epoch.periods as f64));
         if TAP {
             s.push(("ucp_mask".into(), self.ucp_mask as u8 as f64));
-            s.push(("xsratio".into(), self.xs.value() as f64));
+            s.push(("xsratio".into(), self.tap.xs.value() as f64));
             s.push(("pol1_bypasses".into(), self.bypasses as f64));
-            self.sampler.push_stats(&mut s);
         }
-        if S {
-            s.push((
-                "streaming_agents".into(),
-                self.stream.count_streaming() as f64,
-            ));
-        }
+        self.tap.push_stats(&mut s);
         s
     }
 }
@@ -234,6 +178,7 @@ impl<const TAP: bool, const S: bool> Policy for Ucp<TAP, S> {
 mod tests {
     use super::super::util::test_support::*;
     use super::*;
+    use crate::Policy;
     use apusim_trace::{Agent, Op, Stream};
 
     fn cpu(core: u8, line: u64) -> Access {

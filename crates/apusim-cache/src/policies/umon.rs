@@ -31,8 +31,9 @@
 //! marginal utility go to the smallest block request, then to the lowest agent index (CPU
 //! cores before the GPU); when no application is eligible the leftover ways go to agent 0.
 
-use crate::SetView;
-use apusim_trace::Agent;
+use super::util::{agent_slot, is_demand, slot_name};
+use crate::{PolicyContext, PolicyStat, SetView};
+use apusim_trace::{Access, Agent};
 
 // ---------------------------------------------------------------------------------------------
 // LRU stack
@@ -279,6 +280,61 @@ impl Umon {
     }
     pub fn sampled_sets(&self, sets: usize) -> usize {
         (0..sets).filter(|&s| self.sample(s).is_some()).count()
+    }
+}
+
+/// Per-agent utility monitors and the look-ahead allocation they drive, as UCP
+/// (tap-tlp-aware-llc.txt Appendix A, after Qureshi and Patt, MICRO 2006) and PIPP (tap
+/// §2.3.2: "determined using a utility monitor as in UCP") use them: one [`Umon`] per agent
+/// (CPU cores, then the GPU: [`agent_slot`]) fed the demand accesses; at the end of a period
+/// the look-ahead splits the ways and the counters are halved.
+#[derive(Clone, Debug)]
+pub struct Utility {
+    umon: Umon,
+    n_cpus: usize,
+    line_bits: u32,
+    ways: usize,
+}
+
+impl Utility {
+    pub fn from_ctx(ctx: &PolicyContext) -> Utility {
+        Utility {
+            umon: Umon::new(ctx.sets, ctx.ways, ctx.agents()),
+            n_cpus: ctx.n_cpus,
+            line_bits: ctx.line_bytes.trailing_zeros(),
+            ways: ctx.ways,
+        }
+    }
+    /// An access of `req` to `set`: the monitors see the demand ones.
+    #[inline]
+    pub fn observe(&mut self, set: usize, req: &Access) {
+        if is_demand(req.op) {
+            let slot = agent_slot(req.agent, self.n_cpus);
+            self.umon.access(set, slot, req.addr >> self.line_bits);
+        }
+    }
+    /// Every agent's hit counters by stack position, for [`Utility::allocate`].
+    pub fn curves(&self) -> Vec<Vec<u64>> {
+        (0..=self.n_cpus)
+            .map(|i| self.umon.hits(i).to_vec())
+            .collect()
+    }
+    /// End of a period: the look-ahead's ways per agent for the hit counters `hits` (the
+    /// monitors' [`Utility::curves`], normalized as the policy does) and `eligible` agents;
+    /// the monitors keep half of their counts for the next period.
+    pub fn allocate(&mut self, hits: &[Vec<u64>], eligible: &[bool]) -> Vec<usize> {
+        let alloc = lookahead(hits, eligible, self.ways);
+        self.umon.halve();
+        alloc
+    }
+    pub fn umon(&self) -> &Umon {
+        &self.umon
+    }
+    /// `ways.<agent>` for every agent's share in `alloc`.
+    pub fn push_ways(&self, alloc: &[usize], out: &mut Vec<PolicyStat>) {
+        for (i, a) in alloc.iter().enumerate() {
+            out.push((format!("ways.{}", slot_name(i, self.n_cpus)), *a as f64));
+        }
     }
 }
 

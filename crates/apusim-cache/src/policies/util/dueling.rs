@@ -1,6 +1,7 @@
 //! Set sampling and set dueling: leader sets chosen by the set-index bits ([`SetSampler`]),
 //! policy selectors ([`Psel`]) and the duels built from them, global ([`SetDuel`]) and per
-//! agent ([`AgentDuel`]); with the demand test and per-agent slots duels train and index by.
+//! agent ([`AgentDuel`]; [`AgentBimodalDuel`] with per-agent bimodal throttles); with the
+//! demand test and per-agent slots duels train and index by.
 //!
 //! # Set sampling ("complement-select")
 //!
@@ -42,9 +43,10 @@
 //! another agent, an agent follows its own selector.
 
 use super::counters::SatCounter;
+use super::rrip::{Bimodal, RRPV_LONG};
 use crate::params::{ParamKind, ParamSpec};
-use crate::{CacheError, PolicyContext};
-use apusim_trace::{Agent, Op};
+use crate::{CacheError, PolicyContext, PolicyStat};
+use apusim_trace::{Access, Agent, Op};
 
 /// True for the accesses that train set duels: demand reads and writes (not writebacks from
 /// upper levels, not prefetches).
@@ -311,5 +313,61 @@ impl AgentDuel {
     }
     pub fn psel_at(&self, i: usize) -> &Psel {
         &self.psel[i]
+    }
+}
+
+/// A per-agent duel between an insertion near the top of the stack (policy 0) and its bimodal
+/// form (policy 1), each agent with its own selector, leaders and throttle: TA-DRRIP's SRRIP
+/// against BRRIP (drp §2.1) and TADIP's MRU insertion against BIP (tap §5.7), both after
+/// Jaleel et al.'s thread-aware duels (PACT 2008). An agent's demand misses in its own
+/// leaders train its selector; in every other set it follows its own selector.
+#[derive(Clone, Debug)]
+pub struct AgentBimodalDuel {
+    duel: AgentDuel,
+    bimodal: Vec<Bimodal>,
+}
+
+impl AgentBimodalDuel {
+    /// Leaders and selectors from `ctx` ([`AgentDuel::from_ctx`]); every agent's throttle
+    /// starts as `throttle`.
+    pub fn from_ctx(ctx: &PolicyContext, throttle: Bimodal) -> Result<Self, CacheError> {
+        Ok(AgentBimodalDuel {
+            duel: AgentDuel::from_ctx(ctx)?,
+            bimodal: vec![throttle; ctx.agents()],
+        })
+    }
+    /// A miss of `req` in `set`: trains its agent's selector if it is a demand miss in one of
+    /// the agent's leaders.
+    #[inline]
+    pub fn record_miss(&mut self, set: usize, req: &Access) {
+        if is_demand(req.op) {
+            self.duel.record_miss(set, req.agent);
+        }
+    }
+    /// True if a fill of `agent` in `set` inserts near: always under policy 0, once per
+    /// throttle period of the agent's under the bimodal policy 1.
+    #[inline]
+    pub fn inserts_near(&mut self, set: usize, agent: Agent) -> bool {
+        self.duel.policy(set, agent) == 0 || self.bimodal_near(agent)
+    }
+    /// `agent`'s next bimodal insertion: true (near) once per throttle period.
+    #[inline]
+    pub fn bimodal_near(&mut self, agent: Agent) -> bool {
+        let slot = self.duel.slot(agent);
+        self.bimodal[slot].insertion() == RRPV_LONG
+    }
+    /// The duel's leaders and selectors.
+    pub fn duel(&self) -> &AgentDuel {
+        &self.duel
+    }
+    /// Per agent: `psel.<agent>` and `followers_<bimodal>.<agent>` (1 while its followers
+    /// insert bimodally).
+    pub fn push_stats(&self, stats: &mut Vec<PolicyStat>, bimodal: &str) {
+        for i in 0..self.duel.agents() {
+            let name = self.duel.agent_name(i);
+            let p = self.duel.psel_at(i);
+            stats.push((format!("psel.{name}"), p.value() as f64));
+            stats.push((format!("followers_{bimodal}.{name}"), p.choice() as f64));
+        }
     }
 }

@@ -18,7 +18,8 @@ pub(crate) mod test_support;
 
 pub use counters::{sat_dec, sat_inc, SatCounter};
 pub use dueling::{
-    agent_slot, is_demand, slot_name, AgentDuel, Psel, SetDuel, SetSampler, PSEL_BITS,
+    agent_slot, is_demand, slot_name, AgentBimodalDuel, AgentDuel, Psel, SetDuel, SetSampler,
+    PSEL_BITS,
 };
 pub use rng::SplitMix64;
 pub use rrip::{
