@@ -43,8 +43,8 @@ runs=(
     "tap-fig12|tap-fig12|243"
     "tap-fig12-scale4|tap-fig12 --scale 4|888"
     "tap-table1-scale4|tap-table1 --scale 4|685"
-    "bypass-fig2|bypass-fig2|695"
-    "bypass-fig9|bypass-fig9|272"
+    "bypass-fig2|bypass-fig2|790"
+    "bypass-fig9|bypass-fig9|907"
     "bypass-fig10|bypass-fig10|267"
     "bypass-fig12|bypass-fig12|5"
 )
