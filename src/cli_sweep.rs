@@ -450,12 +450,13 @@ pub fn record_run(
         results,
         std::time::SystemTime::now(),
     )?;
-    eprintln!(
-        "recorded {} runs in {}",
-        results.len(),
-        store.path().display()
-    );
+    announce_recorded(store, results.len());
     Ok(())
+}
+
+/// Say on stderr that `n` runs went into `store`.
+fn announce_recorded(store: &Store, n: usize) {
+    eprintln!("recorded {n} runs in {}", store.path().display());
 }
 
 /// Record `apusim sim`'s results when `--db` was given; `extra` are the options beyond
@@ -480,10 +481,6 @@ pub fn record_sim(
         results,
         std::time::SystemTime::now(),
     )?;
-    eprintln!(
-        "recorded {} runs in {}",
-        results.len(),
-        store.path().display()
-    );
+    announce_recorded(store, results.len());
     Ok(())
 }

@@ -20,8 +20,9 @@ mod cli_workloads;
 mod inputs;
 mod outputs;
 
-use anyhow::{Context, Result};
+use anyhow::Result;
 use apusim_sim::report;
+use apusim_sim::run::in_pool;
 use apusim_sim::SystemConfig;
 // The largest `--scale`, shared with the studies' `scale` option.
 use apusim_workloads::MAX_SCALE;
@@ -276,16 +277,4 @@ fn presets(name: Option<String>, set: &[String]) -> Result<()> {
         }
     }
     Ok(())
-}
-
-/// Run `f` on a pool of `threads` workers (the global pool, every core, when unset).
-fn in_pool<T: Send>(threads: Option<usize>, f: impl FnOnce() -> Result<T> + Send) -> Result<T> {
-    match threads {
-        Some(n) => rayon::ThreadPoolBuilder::new()
-            .num_threads(n)
-            .build()
-            .context("building the thread pool")?
-            .install(f),
-        None => f(),
-    }
 }

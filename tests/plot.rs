@@ -9,13 +9,7 @@ use common::apusim;
 use std::path::Path;
 
 fn rec(config: &str, workload: &str, policy: &str, metric: &str, value: f64) -> Record {
-    Record {
-        config: config.into(),
-        workload: workload.into(),
-        policy: policy.into(),
-        metric: metric.into(),
-        value,
-    }
+    Record::new(config, workload, policy, metric, value)
 }
 
 fn output(study: &str, title: &str, records: Vec<Record>) -> StudyOutput {

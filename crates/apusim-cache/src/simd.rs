@@ -183,7 +183,7 @@ pub(crate) fn rrip_victim_16(set: &mut [u8; 16], distant: u8) -> usize {
     at_distant.trailing_zeros() as usize
 }
 
-/// [`x86::rrip_age_16`] as a portable loop (one bit per way).
+/// `x86::rrip_age_16` as a portable loop (one bit per way).
 #[cfg_attr(
     all(target_arch = "x86_64", target_feature = "sse4.1"),
     allow(dead_code)

@@ -34,24 +34,25 @@ pub struct Request {
 }
 
 impl Request {
-    /// A read from CPU core 0, stream 0, not critical.
-    pub fn read(id: u64, addr: u64, arrival: u64) -> Self {
+    /// A read or write from CPU core 0, stream 0, not critical.
+    pub fn new(id: u64, addr: u64, is_write: bool, arrival: u64) -> Self {
         Request {
             id,
             addr,
-            is_write: false,
+            is_write,
             source: 0,
             stream: 0,
             critical: false,
             arrival,
         }
     }
+    /// A read from CPU core 0, stream 0, not critical.
+    pub fn read(id: u64, addr: u64, arrival: u64) -> Self {
+        Request::new(id, addr, false, arrival)
+    }
     /// A write from CPU core 0, stream 0, not critical.
     pub fn write(id: u64, addr: u64, arrival: u64) -> Self {
-        Request {
-            is_write: true,
-            ..Request::read(id, addr, arrival)
-        }
+        Request::new(id, addr, true, arrival)
     }
     /// Same request from another source.
     pub fn with_source(mut self, source: u8) -> Self {

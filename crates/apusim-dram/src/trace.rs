@@ -276,15 +276,7 @@ impl<R: BufRead> TraceReader<R> {
                             self.interval
                         )
                     })?;
-                Ok(Request {
-                    id,
-                    addr,
-                    is_write,
-                    source: 0,
-                    stream: 0,
-                    critical: false,
-                    arrival,
-                })
+                Ok(Request::new(id, addr, is_write, arrival))
             }
             TraceFormat::DramSim3 => {
                 if t.len() != 3 {
@@ -297,15 +289,7 @@ impl<R: BufRead> TraceReader<R> {
                 let is_write = parse_dramsim_op(t[1])
                     .ok_or_else(|| format!("expected READ or WRITE, got `{}`", show(t[1])))?;
                 let arrival = parse_cycle(t[2])?;
-                Ok(Request {
-                    id,
-                    addr,
-                    is_write,
-                    source: 0,
-                    stream: 0,
-                    critical: false,
-                    arrival,
-                })
+                Ok(Request::new(id, addr, is_write, arrival))
             }
             TraceFormat::ApusimText | TraceFormat::Auto => {
                 if t.len() < 3 || t.len() > 6 {

@@ -300,7 +300,7 @@ pub fn run(fig: Figure, o: &Options) -> Result<StudyOutput> {
     })?;
     let traces = TraceDir::new(o.cache.as_deref())?;
     let inputs = alone_inputs(traces.path(), &jobs)?;
-    let points: Vec<Point> = crate::timed::par_runs(&cases, |&(k, b)| {
+    let points: Vec<Point> = crate::par_counted(&cases, "timed runs", |&(k, b)| {
         let r = o
             .runs
             .sim(
@@ -315,12 +315,8 @@ pub fn run(fig: Figure, o: &Options) -> Result<StudyOutput> {
     let at = |k: usize, b: usize| points[k * bars.len() + b];
     let mut ratios = Vec::new();
     let mut rates = Vec::new();
-    let rec = |workload: &str, policy: &str, metric: &str, value: f64| Record {
-        config: PRESET.into(),
-        workload: workload.into(),
-        policy: policy.into(),
-        metric: metric.into(),
-        value,
+    let rec = |workload: &str, policy: &str, metric: &str, value: f64| {
+        Record::new(PRESET, workload, policy, metric, value)
     };
     let nw = kernels.iter().position(|k| k == "nw");
     for (k, kernel) in kernels.iter().enumerate() {

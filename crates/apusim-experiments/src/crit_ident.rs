@@ -147,13 +147,7 @@ pub fn run(fig: Figure, o: &Options) -> Result<StudyOutput> {
     let runs: Vec<&[SimResult]> = results.chunks(bars.len()).collect();
     let mut records = Vec::new();
     let mut push = |workload: &str, label: &str, metric: &str, value: f64| {
-        records.push(Record {
-            config: "4C1G".into(),
-            workload: workload.into(),
-            policy: label.into(),
-            metric: metric.into(),
-            value,
-        })
+        records.push(Record::new("4C1G", workload, label, metric, value))
     };
     for title in &titles {
         let mine = of_workload(&runs, &title_of, title);

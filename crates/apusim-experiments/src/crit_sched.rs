@@ -240,13 +240,7 @@ pub fn run(fig: Figure, o: &Options) -> Result<StudyOutput> {
             let gpu = geomean(&mine.iter().map(|r| r[b].0).collect::<Vec<_>>());
             let cpu = geomean(&mine.iter().map(|r| r[b].1).collect::<Vec<_>>());
             let mut push = |metric: &str, value: f64| {
-                records.push(Record {
-                    config: "4C1G".into(),
-                    workload: w.clone(),
-                    policy: bar.label.clone(),
-                    metric: metric.into(),
-                    value,
-                })
+                records.push(Record::new("4C1G", w, &bar.label, metric, value))
             };
             push(gpu_metric, gpu);
             push("cpu_ws_norm", cpu);
@@ -270,13 +264,13 @@ pub fn run(fig: Figure, o: &Options) -> Result<StudyOutput> {
                 .expect("a 100% bar");
             let random = bars.len() - 1;
             let ratio: Vec<f64> = mine.iter().map(|r| r[random].0 / r[full].0).collect();
-            records.push(Record {
-                config: "4C1G".into(),
-                workload: w.clone(),
-                policy: "Random".into(),
-                metric: "fps_vs_algorithm".into(),
-                value: geomean(&ratio),
-            });
+            records.push(Record::new(
+                "4C1G",
+                w,
+                "Random",
+                "fps_vs_algorithm",
+                geomean(&ratio),
+            ));
         }
     }
     Ok(StudyOutput {

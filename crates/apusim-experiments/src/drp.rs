@@ -14,7 +14,6 @@ use crate::{overrides_note, with_means, Mean, Record, StudyOutput};
 use anyhow::{bail, Context, Result};
 use apusim_sim::{RunOptions, SystemConfig};
 use apusim_workloads::mixes;
-use rayon::prelude::*;
 use std::path::PathBuf;
 
 /// The figures of drp §6 this module reproduces.
@@ -131,29 +130,19 @@ pub fn run(fig: Figure, o: &Options) -> Result<StudyOutput> {
     let cases: Vec<(usize, &str)> = (0..inputs.len())
         .flat_map(|m| bars.iter().map(move |b| (m, b.1)))
         .collect();
-    let bar = apusim_sim::run::count_bar(cases.len(), "runs");
-    let results: Vec<(u64, u64)> = cases
-        .par_iter()
-        .map(|&(m, policy)| {
-            let mut cfg = base_cfg.clone();
-            cfg.cpus = inputs[m].cpu_jobs();
-            cfg.seed = o.seed;
-            let opts = RunOptions {
-                limit: o.limit,
-                continue_to_run: o.instructions.is_some(),
-                ..RunOptions::default()
-            };
-            let r = apusim_sim::run_policy(&cfg, policy, &inputs[m], &opts)
-                .with_context(|| format!("mix {} under {policy}", o.mixes[m]))?;
-            if let Some(b) = &bar {
-                b.inc(1);
-            }
-            Ok(read_misses(&r))
-        })
-        .collect::<Result<_>>()?;
-    if let Some(b) = bar {
-        b.finish_and_clear();
-    }
+    let results: Vec<(u64, u64)> = crate::par_counted(&cases, "runs", |&(m, policy)| {
+        let mut cfg = base_cfg.clone();
+        cfg.cpus = inputs[m].cpu_jobs();
+        cfg.seed = o.seed;
+        let opts = RunOptions {
+            limit: o.limit,
+            continue_to_run: o.instructions.is_some(),
+            ..RunOptions::default()
+        };
+        let r = apusim_sim::run_policy(&cfg, policy, &inputs[m], &opts)
+            .with_context(|| format!("mix {} under {policy}", o.mixes[m]))?;
+        Ok(read_misses(&r))
+    })?;
     let mut records = Vec::new();
     for (m, chunk) in results.chunks(bars.len()).enumerate() {
         let config = config_name(inputs[m].cpu_jobs());
@@ -166,17 +155,12 @@ pub fn run(fig: Figure, o: &Options) -> Result<StudyOutput> {
                 ("gpu_read_misses_norm", gpu),
                 ("read_misses_norm", cpu + gpu),
             ] {
-                records.push(Record {
-                    config: config.clone(),
-                    workload: workload.clone(),
-                    policy: label.into(),
-                    metric: metric.into(),
-                    value: if base > 0.0 {
-                        v as f64 / base
-                    } else {
-                        f64::NAN
-                    },
-                });
+                let value = if base > 0.0 {
+                    v as f64 / base
+                } else {
+                    f64::NAN
+                };
+                records.push(Record::new(&config, &workload, label, metric, value));
             }
         }
     }

@@ -203,13 +203,7 @@ pub fn run(fig: Figure, o: &Options) -> Result<StudyOutput> {
         let config = format!("{}C1G", mixes.configs[m].cpus);
         let workload = mixes.names[m].clone();
         let mut push = |config: &str, label: &str, metric: &str, value: f64| {
-            records.push(Record {
-                config: config.to_string(),
-                workload: workload.clone(),
-                policy: label.to_string(),
-                metric: metric.to_string(),
-                value,
-            })
+            records.push(Record::new(config, &workload, label, metric, value))
         };
         if fig == Figure::Fig1 {
             let alone = AloneOptions::new(BASELINE, o.cache.clone());

@@ -280,20 +280,9 @@ pub fn run(fig: Figure, o: &Options) -> Result<StudyOutput> {
             cases.extend(bars.iter().map(|b| (s, z, *b)));
         }
     }
-    let bar = apusim_sim::run::count_bar(cases.len(), "policy replays");
-    let replays: Vec<Replay> = cases
-        .par_iter()
-        .map(|&(s, size, b)| {
-            let r = replay(&streams[s], &preset, size, b, fig);
-            if let Some(p) = &bar {
-                p.inc(1);
-            }
-            r
-        })
-        .collect::<Result<_>>()?;
-    if let Some(p) = bar {
-        p.finish_and_clear();
-    }
+    let replays: Vec<Replay> = crate::par_counted(&cases, "policy replays", |&(s, size, b)| {
+        replay(&streams[s], &preset, size, b, fig)
+    })?;
     let mut records = Vec::new();
     let per_case = bars.len();
     for (chunk, group) in replays.chunks(per_case).zip(cases.chunks(per_case)) {
@@ -303,13 +292,7 @@ pub fn run(fig: Figure, o: &Options) -> Result<StudyOutput> {
         let base = chunk[0].result.total.misses();
         for (r, &(_, _, b)) in chunk.iter().zip(group) {
             for (metric, value) in metrics(fig, r, base) {
-                records.push(Record {
-                    config: config.clone(),
-                    workload: workload.clone(),
-                    policy: b.label.into(),
-                    metric: metric.into(),
-                    value,
-                });
+                records.push(Record::new(&config, workload, b.label, metric, value));
             }
         }
     }

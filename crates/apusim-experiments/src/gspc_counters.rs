@@ -21,18 +21,18 @@
 //! CSV `scene,size,access,bank,prod,cons,class`. The recording loop is a separate
 //! instantiation of the replay: without a file, the replay does no per-access work for it.
 //!
-//! The replay drives the engine cache directly (it needs the policy between accesses) and
-//! splits accesses into line references as `apusim oracle` does, so that its misses are
-//! those of [`crate::gspc`]'s replays (a test checks it).
+//! The replay is `apusim oracle`'s loop ([`apusim_oracle::sim::drive`]) on the engine cache
+//! itself (the series reads the policy between accesses), so that its line references and
+//! misses are those of [`crate::gspc`]'s replays (a test checks it).
 
 use crate::gspc::{scene_streams, Streams};
 use crate::{oracle_setup, with_means, Mean, Record, StudyOutput};
 use anyhow::{bail, Context, Result};
 use apusim_cache::policies::gspc::{Gsp, RtStats, CONS, GSPC, GSPZTC_TSE, PROD};
-use apusim_cache::{Cache, Policy, PolicyStat, WritePolicy};
+use apusim_cache::{Cache, CacheError, Outcome, Policy, PolicyStat, WritePolicy};
+use apusim_oracle::{NoObserver, OracleError, RefSim};
 use apusim_sim::SystemConfig;
-use apusim_trace::{Access, AccessSource, BATCH};
-use rayon::prelude::*;
+use apusim_trace::{Access, AccessSource};
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
@@ -128,7 +128,7 @@ fn record<const LEVEL: u8>(p: &Gsp<LEVEL>, access: u64, series: &mut Vec<Point>)
     }));
 }
 
-/// The replay loop: `(references, misses)`. With `RECORD`, the counters go to `series` every
+/// The replay: `(references, misses)`. With `RECORD`, the counters go to `series` every
 /// `every` references and after the last one.
 fn drive<const LEVEL: u8, const RECORD: bool>(
     cache: &mut Cache<Gsp<LEVEL>>,
@@ -136,41 +136,53 @@ fn drive<const LEVEL: u8, const RECORD: bool>(
     every: u64,
     series: &mut Vec<Point>,
 ) -> Result<(u64, u64)> {
-    let line_bits = cache.geometry().line.trailing_zeros();
-    let mut batch: Vec<Access> = Vec::with_capacity(BATCH);
-    let (mut references, mut misses, mut next) = (0u64, 0u64, every);
-    loop {
-        batch.clear();
-        if !src.next_batch(&mut batch)? {
-            break;
+    let geometry = *cache.geometry();
+    let mut sim = Recording::<LEVEL, RECORD> {
+        cache,
+        every,
+        next: every,
+        references: 0,
+        misses: 0,
+        series,
+    };
+    match apusim_oracle::sim::drive(&mut sim, NAME, geometry, None, src, &mut NoObserver) {
+        Err(OracleError::EmptyTrace) => bail!("the LLC stream is empty"),
+        r => r?,
+    };
+    if RECORD && sim.series.last().map(|p| p.access) != Some(sim.references) {
+        record(sim.cache.policy(), sim.references, sim.series);
+    }
+    Ok((sim.references, sim.misses))
+}
+
+/// The engine cache as the oracle replay's simulator (next uses unused), counting line
+/// references and misses and, with `RECORD`, recording the counters every `every`
+/// references.
+struct Recording<'a, const LEVEL: u8, const RECORD: bool> {
+    cache: &'a mut Cache<Gsp<LEVEL>>,
+    every: u64,
+    /// The reference count of the next record.
+    next: u64,
+    references: u64,
+    misses: u64,
+    series: &'a mut Vec<Point>,
+}
+
+impl<const LEVEL: u8, const RECORD: bool> RefSim for Recording<'_, LEVEL, RECORD> {
+    #[inline]
+    fn access(&mut self, req: &Access, _: u64, _: u64) -> Result<Outcome, CacheError> {
+        let o = self.cache.access(req)?;
+        self.misses += u64::from(!o.is_hit());
+        self.references += 1;
+        if RECORD && self.references == self.next {
+            record(self.cache.policy(), self.references, self.series);
+            self.next = self.next.saturating_add(self.every);
         }
-        for a in &batch {
-            let (first, last) = apusim_oracle::nextuse::line_span(a, line_bits);
-            for line in first..=last {
-                let req = if line == first {
-                    *a
-                } else {
-                    Access {
-                        addr: line << line_bits,
-                        ..*a
-                    }
-                };
-                misses += u64::from(!cache.access(&req)?.is_hit());
-                references += 1;
-                if RECORD && references == next {
-                    record(cache.policy(), references, series);
-                    next = next.saturating_add(every);
-                }
-            }
-        }
+        Ok(o)
     }
-    if references == 0 {
-        bail!("the LLC stream is empty");
+    fn policy_stats(&self) -> Vec<PolicyStat> {
+        self.cache.policy().stats()
     }
-    if RECORD && series.last().map(|p| p.access) != Some(references) {
-        record(cache.policy(), references, series);
-    }
-    Ok((references, misses))
 }
 
 /// The policies compared, the base first.
@@ -199,24 +211,13 @@ pub fn run(o: &Options) -> Result<StudyOutput> {
         }
     }
     let every = o.counters.as_ref().map(|_| o.every);
-    let bar = apusim_sim::run::count_bar(cases.len(), "policy replays");
-    let replays: Vec<Replay> = cases
-        .par_iter()
-        .map(|&(s, size, p)| {
-            let r = if p == 0 {
-                replay::<GSPZTC_TSE>(&paths[s], &preset, size, None)
-            } else {
-                replay::<GSPC>(&paths[s], &preset, size, every)
-            };
-            if let Some(b) = &bar {
-                b.inc(1);
-            }
-            r
-        })
-        .collect::<Result<_>>()?;
-    if let Some(b) = bar {
-        b.finish_and_clear();
-    }
+    let replays: Vec<Replay> = crate::par_counted(&cases, "policy replays", |&(s, size, p)| {
+        if p == 0 {
+            replay::<GSPZTC_TSE>(&paths[s], &preset, size, None)
+        } else {
+            replay::<GSPC>(&paths[s], &preset, size, every)
+        }
+    })?;
     let mut records = Vec::new();
     let mut csv = String::from("scene,size,access,bank,prod,cons,class\n");
     for (pair, group) in replays
@@ -228,13 +229,13 @@ pub fn run(o: &Options) -> Result<StudyOutput> {
         let base = pair[0].misses;
         for (r, label) in pair.iter().zip(POLICIES) {
             for (metric, value) in metrics(r, base) {
-                records.push(Record {
-                    config: format!("{size}B"),
-                    workload: scene.clone(),
-                    policy: label.into(),
-                    metric: metric.into(),
+                records.push(Record::new(
+                    &format!("{size}B"),
+                    scene,
+                    label,
+                    metric,
                     value,
-                });
+                ));
             }
             for p in &r.series {
                 let _ = writeln!(

@@ -179,7 +179,7 @@ pub fn run(fig: Figure, o: &Options) -> Result<StudyOutput> {
     let dir = traces.path().to_path_buf();
     let inputs = alone_inputs(&dir, &jobs)?;
     // Each run's frame rate and the GPU's LLC demand misses.
-    let runs: Vec<(f64, f64)> = crate::timed::par_runs(&cases, |&(j, s, b)| {
+    let runs: Vec<(f64, f64)> = crate::par_counted(&cases, "timed runs", |&(j, s, b)| {
         let r = o
             .runs
             .sim(&configs[s], bars[b].1, &inputs[j], &SimOptions::default())
@@ -209,13 +209,7 @@ pub fn run(fig: Figure, o: &Options) -> Result<StudyOutput> {
                     ("fps", at(j, s, b)),
                     ("llc_misses_norm", m),
                 ] {
-                    records.push(Record {
-                        config: sys.label.into(),
-                        workload: scene.clone(),
-                        policy: label.to_string(),
-                        metric: metric.into(),
-                        value,
-                    });
+                    records.push(Record::new(sys.label, scene, label, metric, value));
                 }
             }
             let raw: Vec<f64> = (0..o.scenes.len()).map(|j| at(j, s, b)).collect();
@@ -224,13 +218,7 @@ pub fn run(fig: Figure, o: &Options) -> Result<StudyOutput> {
                 ("fps", geomean(&raw)),
                 ("llc_misses_norm", geomean(&miss_norm)),
             ] {
-                records.push(Record {
-                    config: sys.label.into(),
-                    workload: "mean".into(),
-                    policy: label.to_string(),
-                    metric: metric.into(),
-                    value,
-                });
+                records.push(Record::new(sys.label, "mean", label, metric, value));
             }
         }
     }

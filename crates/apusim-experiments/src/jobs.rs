@@ -11,7 +11,6 @@ use apusim_sim::run::{GpuProgram, Input, Inputs, Reopen};
 use apusim_trace::apt::{AptWriter, ParallelAptReader};
 use apusim_trace::AccessSource;
 use apusim_workloads::mixes::{self, Job};
-use rayon::prelude::*;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
@@ -334,21 +333,10 @@ pub fn prepare_all(dir: &Path, inputs: &[JobInputs]) -> Result<()> {
         .flat_map(|i| i.jobs())
         .map(|j| (j.key(), j))
         .collect();
-    let bar = apusim_sim::run::count_bar(distinct.len(), "workloads generated");
-    distinct
-        .values()
-        .collect::<Vec<_>>()
-        .par_iter()
-        .try_for_each(|j| {
-            ensure_cached(dir, j).with_context(|| format!("generating {}", j.label))?;
-            if let Some(b) = &bar {
-                b.inc(1);
-            }
-            anyhow::Ok(())
-        })?;
-    if let Some(b) = bar {
-        b.finish_and_clear();
-    }
+    let jobs: Vec<&Job> = distinct.into_values().collect();
+    crate::par_counted(&jobs, "workloads generated", |j| {
+        ensure_cached(dir, j).with_context(|| format!("generating {}", j.label))
+    })?;
     Ok(())
 }
 

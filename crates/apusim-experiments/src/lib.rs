@@ -81,6 +81,45 @@ pub struct Record {
     pub value: f64,
 }
 
+impl Record {
+    /// The `metric` of `policy` on `workload` in system variant `config`.
+    pub fn new(config: &str, workload: &str, policy: &str, metric: &str, value: f64) -> Record {
+        Record {
+            config: config.into(),
+            workload: workload.into(),
+            policy: policy.into(),
+            metric: metric.into(),
+            value,
+        }
+    }
+}
+
+/// `run` on every case in parallel on the rayon pool, with a progress bar counting the
+/// finished `what` (on a terminal only); the results in case order, whatever the number of
+/// threads. The first error stops the cases not yet started.
+pub(crate) fn par_counted<C: Sync, T: Send>(
+    cases: &[C],
+    what: &str,
+    run: impl Fn(&C) -> anyhow::Result<T> + Sync,
+) -> anyhow::Result<Vec<T>> {
+    use rayon::prelude::*;
+    let progress = apusim_sim::run::count_bar(cases.len(), what);
+    let out = cases
+        .par_iter()
+        .map(|c| {
+            let r = run(c)?;
+            if let Some(p) = &progress {
+                p.inc(1);
+            }
+            Ok(r)
+        })
+        .collect::<anyhow::Result<Vec<T>>>()?;
+    if let Some(p) = progress {
+        p.finish_and_clear();
+    }
+    Ok(out)
+}
+
 /// A study's results.
 #[derive(Clone, Debug, Serialize)]
 pub struct StudyOutput {
@@ -291,13 +330,7 @@ mod tests {
     use super::*;
 
     fn rec(config: &str, workload: &str, policy: &str, value: f64) -> Record {
-        Record {
-            config: config.into(),
-            workload: workload.into(),
-            policy: policy.into(),
-            metric: "m".into(),
-            value,
-        }
+        Record::new(config, workload, policy, "m", value)
     }
 
     #[test]

@@ -26,7 +26,7 @@ use crate::{
     jobs, tap_char, tap_perf, StudyOutput,
 };
 use anyhow::{bail, Result};
-use apusim_registry::RegistryError;
+use apusim_registry::{ParamKind, ParamSpec, RegistryError};
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
@@ -118,9 +118,6 @@ pub const QUICK_INSTRUCTIONS: u64 = 20_000;
 /// The seed of a study when none is given.
 pub const DEFAULT_SEED: u64 = 1;
 
-/// The largest workload scale (as `apusim run --mix --scale`).
-pub use apusim_workloads::MAX_SCALE;
-
 const U32: u64 = u32::MAX as u64;
 
 const fn opt(
@@ -137,6 +134,20 @@ const fn opt(
         value_name,
         help,
     }
+}
+
+/// The study option of an integer registry parameter: its name, range, default and doc.
+const fn from_param(p: &'static ParamSpec, value_name: &'static str) -> OptionSpec {
+    let ParamKind::Int { min, max } = p.kind else {
+        panic!("only integer registry parameters are study options");
+    };
+    opt(
+        p.name,
+        OptionKind::Int { min, max },
+        Some(p.default),
+        value_name,
+        p.doc,
+    )
 }
 
 const SCENES: OptionSpec = opt(
@@ -160,12 +171,9 @@ const HEIGHT: OptionSpec = opt(
     "HEIGHT",
     "",
 );
-const SCALE_HELP_RUN: &str = "Workload scale, 1 to 1000 (as `apusim run --mix --scale`)";
-const SCALE_HELP_SIM: &str = "Workload scale, 1 to 1000 (as `apusim sim --mix --scale`)";
-const SCALE: OptionKind = OptionKind::Int {
-    min: 1,
-    max: MAX_SCALE,
-};
+/// The workload scale, as the workloads' registry declares it ([`apusim_workloads::SCALE`]:
+/// its range, default and help), so that a change there changes every study that takes it.
+const SCALE: OptionSpec = from_param(&apusim_workloads::SCALE, "SCALE");
 const AT_LEAST_1: OptionKind = OptionKind::Int {
     min: 1,
     max: u64::MAX,
@@ -240,7 +248,7 @@ const DRP_OPTIONS: &[OptionSpec] = &[
         "MIXES",
         "Mixes (comma-separated; `S`, `D` and `Q` stand for S1-S18, D1-D18, Q1-Q18)",
     ),
-    opt("scale", SCALE, Some("1"), "SCALE", SCALE_HELP_RUN),
+    SCALE,
     opt(
         "instructions",
         OptionKind::Int {
@@ -274,7 +282,7 @@ const TIMED_OPTIONS: &[OptionSpec] = &[
          the figure's own, e.g. S1-S14 for drp Fig. 3, S15-S18 for drp Table 4, H1-H14, \
          L1-L14 and HL1-HL14 for the crit figures)",
     ),
-    opt("scale", SCALE, Some("1"), "SCALE", SCALE_HELP_SIM),
+    SCALE,
     opt(
         "warmup",
         OptionKind::Int {
@@ -966,6 +974,19 @@ mod tests {
                     spec.name
                 );
             }
+        }
+    }
+
+    #[test]
+    fn scale_is_the_workloads_declaration() {
+        let w = apusim_workloads::SCALE;
+        for family in [Drp, Timed, Bypass] {
+            let s = family.options().iter().find(|o| o.name == "scale").unwrap();
+            let range = OptionKind::Int {
+                min: 1,
+                max: apusim_workloads::MAX_SCALE,
+            };
+            assert_eq!((s.kind, s.default, s.help), (range, Some(w.default), w.doc));
         }
     }
 

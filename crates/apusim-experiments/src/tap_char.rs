@@ -180,7 +180,7 @@ pub fn run(o: &Options) -> Result<StudyOutput> {
     let cases: Vec<(usize, usize)> = (0..inputs.len())
         .flat_map(|a| (0..WAYS.len()).map(move |w| (a, w)))
         .collect();
-    let points: Vec<(f64, f64)> = crate::timed::par_runs(&cases, |&(a, w)| {
+    let points: Vec<(f64, f64)> = crate::par_counted(&cases, "timed runs", |&(a, w)| {
         let ways = WAYS[w];
         let kb = u64::from(SETS * ways) * 64 / 1024;
         let mut set = o.overrides.clone();
@@ -221,13 +221,7 @@ pub fn run(o: &Options) -> Result<StudyOutput> {
         for (w, ways) in WAYS.iter().enumerate() {
             let size = format!("{}KB", u64::from(SETS * ways) * 64 / 1024);
             for (metric, v) in [("cpi", curves.cpi[w]), ("mpki", curves.mpki[w])] {
-                records.push(Record {
-                    config: config.clone(),
-                    workload: name.clone(),
-                    policy: size.clone(),
-                    metric: metric.into(),
-                    value: v,
-                });
+                records.push(Record::new(&config, name, &size, metric, v));
             }
         }
     }

@@ -343,22 +343,22 @@ pub fn run(fig: Figure, o: &Options) -> Result<StudyOutput> {
                         ("cpu_speedup", true, false),
                         ("gpu_speedup", false, true),
                     ] {
-                        records.push(Record {
-                            config: config.clone(),
-                            workload: mixes.names[m].clone(),
-                            policy: b.label.clone(),
-                            metric: metric.into(),
-                            value: tap_speedup(r, &runs[0], cpu, gpu),
-                        });
+                        records.push(Record::new(
+                            config,
+                            &mixes.names[m],
+                            &b.label,
+                            metric,
+                            tap_speedup(r, &runs[0], cpu, gpu),
+                        ));
                     }
                     if let Some(e) = cpu_speedup_rel_error(r, &runs[0]) {
-                        records.push(Record {
-                            config: config.clone(),
-                            workload: mixes.names[m].clone(),
-                            policy: b.label.clone(),
-                            metric: "cpu_speedup_rel_error".into(),
-                            value: e,
-                        });
+                        records.push(Record::new(
+                            config,
+                            &mixes.names[m],
+                            &b.label,
+                            "cpu_speedup_rel_error",
+                            e,
+                        ));
                     }
                 }
             }

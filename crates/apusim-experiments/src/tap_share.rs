@@ -54,13 +54,7 @@ pub fn records(
     let (base_cpu, _) = shares(&runs[0]);
     let mut out = Vec::new();
     let mut push = |policy: &str, metric: &str, value: f64| {
-        out.push(Record {
-            config: config.to_string(),
-            workload: workload.to_string(),
-            policy: policy.to_string(),
-            metric: metric.into(),
-            value,
-        })
+        out.push(Record::new(config, workload, policy, metric, value))
     };
     for (i, (r, label)) in runs.iter().zip(labels).enumerate() {
         let (cpu, gpu) = shares(r);

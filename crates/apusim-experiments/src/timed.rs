@@ -16,7 +16,6 @@ use anyhow::{bail, Context, Result};
 use apusim_sim::timed::{SampleSpec, SimOptions, SimResult};
 use apusim_sim::{StudyOptions, SystemConfig};
 use apusim_workloads::mixes::{self, GpuJob};
-use rayon::prelude::*;
 use std::path::PathBuf;
 
 /// One bar of a figure: its label, policy, study switches, `key=value` settings of its
@@ -226,7 +225,7 @@ impl TimedMixes {
                 .map(|&(m, b)| self.planned(m, &bars[b]))
                 .collect()
         })?;
-        par_runs(&cases, |&(m, b)| {
+        crate::par_counted(&cases, "timed runs", |&(m, b)| {
             let opts = SimOptions {
                 study: bars[b].study.clone(),
                 ..self.opts.clone()
@@ -263,29 +262,6 @@ impl TimedMixes {
             ideal_critical: bar.study.ideal_critical,
         })
     }
-}
-
-/// `run` on every case in parallel on the rayon pool, with a progress bar of timed runs;
-/// the results in case order, whatever the number of threads.
-pub(crate) fn par_runs<C: Sync, T: Send>(
-    cases: &[C],
-    run: impl Fn(&C) -> Result<T> + Sync,
-) -> Result<Vec<T>> {
-    let progress = apusim_sim::run::count_bar(cases.len(), "timed runs");
-    let out = cases
-        .par_iter()
-        .map(|c| {
-            let r = run(c)?;
-            if let Some(p) = &progress {
-                p.inc(1);
-            }
-            Ok(r)
-        })
-        .collect::<Result<Vec<T>>>()?;
-    if let Some(p) = progress {
-        p.finish_and_clear();
-    }
-    Ok(out)
 }
 
 /// The criticality paper's mixes (§5) of GPU workloads `numbers`: `Hn`, `Ln`, `HLn` each.

@@ -55,7 +55,8 @@ pub trait RefSim {
 }
 
 /// Replay `source` through `sim`, with next uses from `next_uses` (or all [`NEVER`] without).
-pub(crate) fn drive<S: RefSim, O: Observer>(
+/// Public for the studies that drive a cache of their own through the same loop.
+pub fn drive<S: RefSim, O: Observer>(
     sim: &mut S,
     name: &str,
     geometry: Geometry,

@@ -3,9 +3,9 @@
 //! study's long-format records.
 
 use crate::py_err;
-use crate::runs::in_pool;
 use anyhow::{bail, Result};
 use apusim_experiments::studies::{self as registry, OptionKind, OptionValue, Study, StudyArgs};
+use apusim_sim::run::in_pool;
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyDict};
 use std::path::PathBuf;

@@ -3,6 +3,7 @@
 
 use crate::py_err;
 use anyhow::{bail, Context, Result};
+use apusim_sim::run::in_pool;
 use apusim_sim::timed::{
     alone_runs, sim_policies, target_error, AloneOptions, SampleSpec, SimOptions,
 };
@@ -21,6 +22,33 @@ pub(crate) struct System {
 }
 
 impl System {
+    pub(crate) fn new(
+        preset: Option<String>,
+        config: Option<PathBuf>,
+        set: Vec<String>,
+        seed: Option<u64>,
+    ) -> Self {
+        System {
+            preset,
+            config,
+            set,
+            seed,
+        }
+    }
+
+    /// The system for a run of `w` ([`System::load_for`]) and the LLC policies the run
+    /// compares: `policy` ([`policy_list`]) or the configured one; oracles refused.
+    fn policies_for(
+        &self,
+        w: &Workload,
+        policy: Option<&[String]>,
+    ) -> Result<(SystemConfig, Vec<String>)> {
+        let cfg = self.load_for(w)?;
+        let names = policy_list(policy, &cfg);
+        refuse_oracles(&names)?;
+        Ok((cfg, names))
+    }
+
     /// The system for a run of `w` (`apusim_experiments::jobs::load_system`, as the command
     /// line loads it): as many CPU cores as a mix has CPU jobs, none for a scene alone,
     /// unless `set` gives `cpus`.
@@ -160,22 +188,6 @@ fn study_options(
     Ok(o)
 }
 
-/// Run `f` on a pool of `threads` workers (the global pool, every core, when unset).
-pub(crate) fn in_pool<T: Send>(
-    threads: Option<usize>,
-    f: impl FnOnce() -> Result<T> + Send,
-) -> Result<T> {
-    match threads {
-        Some(0) => bail!("threads must be at least 1"),
-        Some(n) => rayon::ThreadPoolBuilder::new()
-            .num_threads(n)
-            .build()
-            .context("building the thread pool")?
-            .install(f),
-        None => f(),
-    }
-}
-
 /// Long-format rows of several runs, one `policy` per run, as Python columns.
 fn metric_columns<'py>(
     py: Python<'py>,
@@ -251,16 +263,9 @@ pub fn run<'py>(
 ) -> PyResult<Bound<'py, PyDict>> {
     let results = py
         .detach(|| -> Result<Vec<(String, Vec<Metric>)>> {
-            let system = System {
-                preset,
-                config,
-                set,
-                seed,
-            };
+            let system = System::new(preset, config, set, seed);
             let w = Workload::new(traces, mix, scene, &resolution, scale, cache_dir, no_cache)?;
-            let cfg = system.load_for(&w)?;
-            let names = policy_list(policy.as_deref(), &cfg);
-            refuse_oracles(&names)?;
+            let (cfg, names) = system.policies_for(&w, policy.as_deref())?;
             if limit == Some(0) {
                 bail!("limit must be at least 1");
             }
@@ -347,16 +352,9 @@ pub fn sim<'py>(
 ) -> PyResult<Bound<'py, PyDict>> {
     let results = py
         .detach(|| -> Result<Vec<(String, Vec<Metric>)>> {
-            let system = System {
-                preset,
-                config,
-                set,
-                seed,
-            };
+            let system = System::new(preset, config, set, seed);
             let w = Workload::new(traces, mix, scene, &resolution, scale, cache_dir, no_cache)?;
-            let cfg = system.load_for(&w)?;
-            let names = policy_list(policy.as_deref(), &cfg);
-            refuse_oracles(&names)?;
+            let (cfg, names) = system.policies_for(&w, policy.as_deref())?;
             if instructions == Some(0) {
                 bail!("instructions must be at least 1");
             }

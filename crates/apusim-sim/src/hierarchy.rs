@@ -706,12 +706,7 @@ impl<P: Policy> Hierarchy<P> {
                 bypassed,
                 evicted,
             } => {
-                if bypassed {
-                    self.stats_at(t).of(req).bypasses += 1;
-                }
-                if let Some(ev) = evicted {
-                    self.evict(t, next, req, ev)?;
-                }
+                self.count_miss(t, next, req, bypassed, evicted)?;
                 if !filled {
                     // Bypass or write-no-allocate: the request continues as it is.
                     self.send(next, sub)?;
@@ -755,12 +750,7 @@ impl<P: Policy> Hierarchy<P> {
                     bypassed,
                     evicted,
                 } => {
-                    if bypassed {
-                        self.llc_stats.counts.of(req).bypasses += 1;
-                    }
-                    if let Some(ev) = evicted {
-                        self.evict(t, next, req, ev)?;
-                    }
+                    self.count_miss(t, next, req, bypassed, evicted)?;
                     if ideal {
                         // Charged as a hit: no memory traffic, whatever the policy did.
                         idealized = true;
@@ -793,6 +783,25 @@ impl<P: Policy> Hierarchy<P> {
                 Target::Level(i) => self.levels[i].fetch_on_write,
                 _ => false,
             },
+        }
+    }
+
+    /// What a miss of `req` at `t` did besides filling: a bypass counted, a victim evicted.
+    #[inline]
+    fn count_miss(
+        &mut self,
+        t: Target,
+        next: Target,
+        req: &Access,
+        bypassed: bool,
+        evicted: Option<Evicted>,
+    ) -> Result<()> {
+        if bypassed {
+            self.stats_at(t).of(req).bypasses += 1;
+        }
+        match evicted {
+            Some(ev) => self.evict(t, next, req, ev),
+            None => Ok(()),
         }
     }
 

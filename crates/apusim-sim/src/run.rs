@@ -102,6 +102,19 @@ pub fn count_bar(n: usize, what: &str) -> Option<indicatif::ProgressBar> {
     })
 }
 
+/// Run `f` on a pool of `threads` workers (the global pool, every core, when unset).
+pub fn in_pool<T: Send>(threads: Option<usize>, f: impl FnOnce() -> Result<T> + Send) -> Result<T> {
+    match threads {
+        Some(0) => bail!("threads must be at least 1"),
+        Some(n) => rayon::ThreadPoolBuilder::new()
+            .num_threads(n)
+            .build()
+            .context("building the thread pool")?
+            .install(f),
+        None => f(),
+    }
+}
+
 /// Build the policy context of `cfg`'s LLC.
 pub fn policy_context(cfg: &SystemConfig) -> Result<PolicyContext> {
     let g = crate::config::parse_geometry(&cfg.llc.geometry)?;

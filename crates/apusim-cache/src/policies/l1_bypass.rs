@@ -390,7 +390,7 @@ pub struct L1Bypass {
     ways: usize,
     line_bits: u32,
     pub predictor: Predictor,
-    /// Decision for the miss about to be looked up (set by [`L1Policy::decide`]).
+    /// Decision for the miss about to be looked up (set by [`L1Bypass::decide`]).
     bypass_next: bool,
     /// Evictions of lines that were hit at least once since their fill.
     pub reused_evictions: u64,

@@ -1,5 +1,6 @@
 //! Requests arriving at the controller: admission into the read and write queues, write
-//! merging and read forwarding, untimed completion, and the write-drain mode they set.
+//! merging and read forwarding, untimed completion, the statistics of every completion, and
+//! the write-drain mode they set.
 
 use super::Controller;
 use crate::mapping::DecodedAddr;
@@ -123,10 +124,26 @@ impl Controller {
 
     /// Statistics and completion of a request served without a DRAM burst.
     fn finish_untimed(&mut self, req: Request, now: u64, done: u64, stall: u64) {
-        let lat = done - now;
+        self.complete(req, now, done, stall, 0);
+    }
+
+    /// Count served request `req` (queued at `enqueued`, its data at `done`) in the channel's
+    /// and its source's statistics, with the `stall` cycles it waited for a queue slot and the
+    /// `bytes` it moved, and report its completion when asked.
+    #[inline]
+    pub(super) fn complete(
+        &mut self,
+        req: Request,
+        enqueued: u64,
+        done: u64,
+        stall: u64,
+        bytes: u64,
+    ) {
+        let lat = done - enqueued;
         let src = Self::source_stats(&mut self.sources, req.source);
         for s in [&mut self.stats.access, src] {
             s.stall_cycles += stall;
+            s.bytes += bytes;
             if req.is_write {
                 s.writes += 1;
                 s.write_latency.record(lat);
@@ -144,7 +161,7 @@ impl Controller {
                 source: req.source,
                 stream: req.stream,
                 arrival: req.arrival,
-                enqueued: now,
+                enqueued,
                 done,
             });
         }

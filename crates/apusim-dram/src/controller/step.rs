@@ -4,7 +4,6 @@
 use super::{CommandRecord, Controller, Effect};
 use crate::config::RowPolicy;
 use crate::device::Command;
-use crate::request::Completion;
 use crate::scheduler::{Candidate, RowStatus, SchedContext};
 
 /// `v.remove(i)` written with slice operations the optimiser inlines where the queue is
@@ -15,6 +14,24 @@ fn remove_at<T: Copy>(v: &mut Vec<T>, i: usize) -> T {
     v.copy_within(i + 1.., i);
     v.pop();
     x
+}
+
+/// The scheduler's view of controller `$c` at cycle `$now`. A macro, not a method: the
+/// context borrows only the fields it shows (views, occupancy, hints), so the controller's
+/// scheduler and planning state stay writable beside it.
+macro_rules! sched_context {
+    ($c:ident, $now:expr) => {
+        SchedContext {
+            now: $now,
+            channel: $c.id,
+            write_mode: $c.write_mode,
+            read_queue_len: $c.rq.len(),
+            write_queue_len: $c.wq.len(),
+            banks: &$c.views,
+            occupied: &$c.occupied,
+            hints: &$c.hints,
+        }
+    };
 }
 
 impl Controller {
@@ -40,16 +57,7 @@ impl Controller {
             self.needs_plan = true;
         }
         let q = if self.write_mode { &self.wq } else { &self.rq };
-        let ctx = SchedContext {
-            now,
-            channel: self.id,
-            write_mode: self.write_mode,
-            read_queue_len: self.rq.len(),
-            write_queue_len: self.wq.len(),
-            banks: &self.views,
-            occupied: &self.occupied,
-            hints: &self.hints,
-        };
+        let ctx = sched_context!(self, now);
         if q.is_empty() {
             self.idle_steps += 1;
             self.planned = None;
@@ -107,16 +115,7 @@ impl Controller {
         if self.dirty || q.is_empty() {
             return;
         }
-        let ctx = SchedContext {
-            now: at,
-            channel: self.id,
-            write_mode: self.write_mode,
-            read_queue_len: self.rq.len(),
-            write_queue_len: self.wq.len(),
-            banks: &self.views,
-            occupied: &self.occupied,
-            hints: &self.hints,
-        };
+        let ctx = sched_context!(self, at);
         self.needs_plan = false;
         let plan = self.sched.plan(&ctx, q);
         self.planned = plan.and_then(|(t, pick)| pick.map(|i| (t, i)));
@@ -131,16 +130,7 @@ impl Controller {
     fn issue(&mut self, now: u64, i: usize) -> Effect {
         let write_mode = self.write_mode;
         if self.observe_issue {
-            let ctx = SchedContext {
-                now,
-                channel: self.id,
-                write_mode,
-                read_queue_len: self.rq.len(),
-                write_queue_len: self.wq.len(),
-                banks: &self.views,
-                occupied: &self.occupied,
-                hints: &self.hints,
-            };
+            let ctx = sched_context!(self, now);
             let q = if write_mode { &self.wq } else { &self.rq };
             self.sched.on_issue(&ctx, q, i);
         }
@@ -230,31 +220,7 @@ impl Controller {
                     c
                 };
                 let done = now + if is_write { self.cwl } else { self.cl } + self.burst;
-                let lat = done - c.enqueued;
-                let src = self.sources[c.req.source as usize].get_or_insert_with(Default::default);
-                for s in [&mut self.stats.access, &mut **src] {
-                    s.bytes += self.tx_bytes;
-                    if is_write {
-                        s.writes += 1;
-                        s.write_latency.record(lat);
-                    } else {
-                        s.reads += 1;
-                        s.read_latency.record(lat);
-                    }
-                }
-                self.stats.last_done = self.stats.last_done.max(done);
-                if self.report_completions {
-                    self.completions.push(Completion {
-                        id: c.req.id,
-                        addr: c.req.addr,
-                        is_write,
-                        source: c.req.source,
-                        stream: c.req.stream,
-                        arrival: c.req.arrival,
-                        enqueued: c.enqueued,
-                        done,
-                    });
-                }
+                self.complete(c.req, c.enqueued, done, 0, self.tx_bytes);
                 Effect::Column {
                     bank,
                     removed: i,

@@ -2,8 +2,8 @@
 //! incrementally after each issued command (with a full check in debug builds).
 
 use super::{Controller, Effect};
-use crate::device::Command;
-use crate::scheduler::{BankView, HeadKeys, NO_CANDIDATE};
+use crate::device::{ChannelState, Command};
+use crate::scheduler::{BankView, Candidate, HeadKeys, NO_CANDIDATE};
 use std::hint::select_unpredictable;
 
 /// Iterator of [`Controller::occupied_in`].
@@ -95,6 +95,20 @@ impl Controller {
         self.occupied[bank / 64] |= 1 << (bank % 64);
     }
 
+    /// Set `views` to the banks' open rows in `dev` and the pending hits and oldest
+    /// candidates of the served queue `q` (the timing is left as it is).
+    fn compute_views(views: &mut [BankView], dev: &ChannelState, q: &[Candidate]) {
+        for (b, v) in views.iter_mut().enumerate() {
+            v.open_row = dev.open_row(b);
+            v.pending_hits = 0;
+            v.oldest_hit = NO_CANDIDATE;
+            v.oldest_other = NO_CANDIDATE;
+        }
+        for (i, c) in q.iter().enumerate() {
+            Self::note(&mut views[c.bank as usize], c.row, i as u32);
+        }
+    }
+
     /// Recompute the drain mode and the bank views (heads, pending hits, and the timing of
     /// every bank that has candidates) of the served queue.
     pub(super) fn rebuild(&mut self) {
@@ -105,16 +119,8 @@ impl Controller {
                 self.stats.write_drains += 1;
             }
         }
-        for (b, v) in self.views.iter_mut().enumerate() {
-            v.open_row = self.dev.open_row(b);
-            v.pending_hits = 0;
-            v.oldest_hit = NO_CANDIDATE;
-            v.oldest_other = NO_CANDIDATE;
-        }
         let q = if self.write_mode { &self.wq } else { &self.rq };
-        for (i, c) in q.iter().enumerate() {
-            Self::note(&mut self.views[c.bank as usize], c.row, i as u32);
-        }
+        Self::compute_views(&mut self.views, &self.dev, q);
         self.occupied.iter_mut().for_each(|w| *w = 0);
         for b in 0..self.views.len() {
             let v = &self.views[b];
@@ -339,16 +345,8 @@ impl Controller {
     #[cfg(debug_assertions)]
     pub(super) fn check_views(&self) {
         let mut fresh = self.views.clone();
-        for (b, v) in fresh.iter_mut().enumerate() {
-            v.open_row = self.dev.open_row(b);
-            v.pending_hits = 0;
-            v.oldest_hit = NO_CANDIDATE;
-            v.oldest_other = NO_CANDIDATE;
-        }
         let q = if self.write_mode { &self.wq } else { &self.rq };
-        for (i, c) in q.iter().enumerate() {
-            Self::note(&mut fresh[c.bank as usize], c.row, i as u32);
-        }
+        Self::compute_views(&mut fresh, &self.dev, q);
         let col_cmd = self.col_cmd();
         for (b, (f, v)) in fresh.iter().zip(&self.views).enumerate() {
             assert_eq!(

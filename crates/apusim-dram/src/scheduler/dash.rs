@@ -42,7 +42,7 @@
 //!
 //! [`SchedHints::frame`]: super::SchedHints::frame
 
-use super::intervals::ServedCounts;
+use super::intervals::{interval_param, ServedCounts};
 use super::ranked::{is_cpu, next_class_first, pick_class_first, HitClasses};
 use super::{Candidate, RowStatus, SchedContext, Scheduler};
 use apusim_registry::{ParamKind, ParamSpec, Params};
@@ -63,16 +63,7 @@ pub const PARAMS: [ParamSpec; 3] = [
         unit: "",
         doc: "share of the CPU requests served by the non-intensive cluster at most",
     },
-    ParamSpec {
-        name: "interval",
-        kind: ParamKind::Int {
-            min: 1,
-            max: 1 << 40,
-        },
-        default: "100000",
-        unit: "DRAM cycles",
-        doc: "length of the intervals over which CPU intensity is measured",
-    },
+    interval_param("length of the intervals over which CPU intensity is measured"),
 ];
 
 /// The memory-intensive CPU sources (bit `n` for source `n`) of per-source served counts:

@@ -40,6 +40,7 @@
 //! ([`SchedHints::emergency`], which the system sets from its LLC miss-rate classification)
 //! join the critical GPU accesses' class.
 
+use super::intervals::interval_param;
 use super::ranked::{
     fr_allowed, is_cpu, is_critical_gpu, next_hit_first, pick_hit_first, unit_draw,
 };
@@ -64,16 +65,7 @@ const fn params(sched: &'static str, llc: &'static str) -> [ParamSpec; 5] {
             unit: "",
             doc: "IM-LLC: rank emergency-mode CPU sources (hints.emergency) with the critical GPU accesses",
         },
-        ParamSpec {
-            name: "interval",
-            kind: ParamKind::Int {
-                min: 1,
-                max: 1 << 40,
-            },
-            default: "100000",
-            unit: "DRAM cycles",
-            doc: "length of IM-SCHED's measurement intervals",
-        },
+        interval_param("length of IM-SCHED's measurement intervals"),
         ParamSpec {
             name: "seed",
             kind: ParamKind::Int {

@@ -1,5 +1,6 @@
 //! Requests served per source in equal intervals of DRAM cycles: the memory-intensity
-//! measure of the schedulers that classify sources (`dash`, `sms`). The schedulers see only
+//! measure of the schedulers that classify sources (`dash`, `sms`), and the `interval`
+//! parameter of every scheduler that measures over intervals (those and `im`). The schedulers see only
 //! the DRAM queues, not instruction counts, so they use requests served per interval where
 //! their papers use misses per kilo-instruction.
 //!
@@ -8,6 +9,23 @@
 //! `now` — is a pure function of those counts and `now` ([`ServedCounts::history_at`]), so
 //! a speculative `pick` in a new interval sees the same history as the `on_issue` that
 //! follows it.
+
+use apusim_registry::{ParamKind, ParamSpec};
+
+/// The `interval` parameter of a scheduler that measures over intervals: its length in DRAM
+/// cycles, `doc` saying what is measured.
+pub(crate) const fn interval_param(doc: &'static str) -> ParamSpec {
+    ParamSpec {
+        name: "interval",
+        kind: ParamKind::Int {
+            min: 1,
+            max: 1 << 40,
+        },
+        default: "100000",
+        unit: "DRAM cycles",
+        doc,
+    }
+}
 
 /// Per-source served requests of the current and the last complete interval.
 #[derive(Clone, Debug)]

@@ -40,7 +40,7 @@
 //! SMS's description as far as it could be consulted here and are otherwise this
 //! implementation's choice (see docs/policies.md).
 
-use super::intervals::ServedCounts;
+use super::intervals::{interval_param, ServedCounts};
 use super::ranked::unit_draw;
 use super::{Candidate, RowStatus, SchedContext, Scheduler};
 use apusim_registry::{ParamKind, ParamSpec, Params};
@@ -82,16 +82,7 @@ const fn params(p: &'static str) -> [ParamSpec; 13] {
             doc: "probability that the batch scheduler picks shortest job first (else round-robin)",
         },
         int("seed", "1", "", "seed of the batch scheduler's draws"),
-        ParamSpec {
-            name: "interval",
-            kind: ParamKind::Int {
-                min: 1,
-                max: 1 << 40,
-            },
-            default: "100000",
-            unit: "DRAM cycles",
-            doc: "length of the intervals over which source intensity is measured",
-        },
+        interval_param("length of the intervals over which source intensity is measured"),
         size("cpu_fifo", "10", "a CPU source's batch is ready when this many of its requests wait for batching"),
         size("gpu_fifo", "20", "a GPU-side source's batch is ready when this many of its requests wait for batching"),
         size("bank_fifo", "16", "capacity of each per-bank FIFO of the DRAM command stage"),

@@ -87,15 +87,7 @@ mod tests {
     use super::*;
 
     fn req(id: u64, addr: u64, is_write: bool) -> Request {
-        Request {
-            id,
-            addr,
-            is_write,
-            source: 0,
-            stream: 0,
-            critical: false,
-            arrival: 0,
-        }
+        Request::new(id, addr, is_write, 0)
     }
 
     /// A full write queue does not hold back a read: with the one channel's write queue

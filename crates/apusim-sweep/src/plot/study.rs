@@ -501,13 +501,7 @@ mod tests {
     use super::*;
 
     fn rec(c: &str, w: &str, p: &str, m: &str, v: f64) -> Record {
-        Record {
-            config: c.into(),
-            workload: w.into(),
-            policy: p.into(),
-            metric: m.into(),
-            value: v,
-        }
+        Record::new(c, w, p, m, v)
     }
 
     #[test]

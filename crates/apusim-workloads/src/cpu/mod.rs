@@ -211,7 +211,7 @@ pub fn params(
     ))
 }
 
-/// The registry entry of kernel `name` (as [`info`] reads names), or the error naming the
+/// The registry entry of kernel `name` (as [`info()`] reads names), or the error naming the
 /// nearest.
 pub fn entry(
     name: &str,

@@ -2,7 +2,8 @@
 //! request, and the emitter that turns a mapped request into block accesses.
 
 use super::options::LcsOptions;
-use crate::{Access, Op, Stream, BATCH};
+use crate::import::ImportOptions;
+use crate::{Access, Op, Result, Stream, BATCH};
 use std::collections::HashMap;
 
 /// Turns object requests into block addresses (see the module documentation).
@@ -90,15 +91,40 @@ pub(super) struct Block {
     pub(super) op: Op,
 }
 
-/// What every request turns into: agent, unit and block size.
+/// What every request turns into (agent, unit and block size), the blocks of the request
+/// being emitted, and where the source is in its input.
 pub(super) struct Emitter {
-    pub(super) agent: crate::Agent,
-    pub(super) unit: u16,
-    pub(super) block: u64,
-    pub(super) pending: Option<Block>,
+    agent: crate::Agent,
+    unit: u16,
+    block: u64,
+    pending: Option<Block>,
+    /// Requests emitted so far: the time of the next one.
+    index: u64,
+    /// The input has ended, or failed.
+    pub(super) done: bool,
 }
 
 impl Emitter {
+    pub(super) fn new(opts: &ImportOptions, block_size: u32) -> Self {
+        Emitter {
+            agent: opts.agent,
+            unit: opts.unit(),
+            block: block_size as u64,
+            pending: None,
+            index: 0,
+            done: false,
+        }
+    }
+
+    /// Emit request `b`, the next in time order, after the `produced` accesses of this batch;
+    /// returns the new count (its blocks beyond [`BATCH`] wait for the next batch).
+    pub(super) fn push(&mut self, mut b: Block, out: &mut Vec<Access>, produced: usize) -> usize {
+        b.time = self.index;
+        self.index += 1;
+        self.pending = Some(b);
+        self.drain(out, produced)
+    }
+
     /// Emit pending blocks into `out` until `produced` reaches [`BATCH`]; returns the new count.
     pub(super) fn drain(&mut self, out: &mut Vec<Access>, mut produced: usize) -> usize {
         while let Some(p) = self.pending.as_mut() {
@@ -123,4 +149,24 @@ impl Emitter {
         }
         produced
     }
+}
+
+/// [`crate::AccessSource::next_batch`] of a source that emits through the [`Emitter`]
+/// `emitter` gives and reads its input with `fill`: no batch once the input has ended and
+/// every block is out, and none after an error.
+pub(super) fn next_batch<S>(
+    src: &mut S,
+    out: &mut Vec<Access>,
+    emitter: fn(&mut S) -> &mut Emitter,
+    fill: fn(&mut S, &mut Vec<Access>) -> Result<bool>,
+) -> Result<bool> {
+    let e = emitter(src);
+    if e.done && e.pending.is_none() {
+        return Ok(false);
+    }
+    fill(src, out).inspect_err(|_| {
+        let e = emitter(src);
+        e.done = true;
+        e.pending = None;
+    })
 }

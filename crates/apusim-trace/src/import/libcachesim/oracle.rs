@@ -1,7 +1,7 @@
 //! The binary `oracleGeneral` and `oracleGeneralOpNS` formats: their records, op codes and
 //! [`OracleGeneralSource`], which streams them.
 
-use super::mapping::{Emitter, ObjectMap};
+use super::mapping::{next_batch, Emitter, ObjectMap};
 use super::{header, maybe_zstd};
 use crate::import::ImportOptions;
 use crate::{Access, AccessSource, Op, Result, TraceError, TraceHeader, BATCH};
@@ -182,9 +182,6 @@ pub struct OracleGeneralSource {
     zstd: bool,
     /// Byte offset of the next record (in the decompressed stream for zstd input).
     offset: u64,
-    /// Requests emitted so far: the time of the next one.
-    index: u64,
-    done: bool,
 }
 
 impl OracleGeneralSource {
@@ -227,18 +224,11 @@ impl OracleGeneralSource {
             input,
             layout,
             header: header(opts, &path, layout.name()),
-            emit: Emitter {
-                agent: opts.agent,
-                unit: opts.unit(),
-                block: opts.libcachesim.block_size as u64,
-                pending: None,
-            },
+            emit: Emitter::new(opts, opts.libcachesim.block_size),
             map,
             path,
             zstd,
             offset: 0,
-            index: 0,
-            done: false,
         })
     }
 
@@ -298,7 +288,7 @@ impl OracleGeneralSource {
         let mut produced = self.emit.drain(out, 0);
         while produced < BATCH {
             let Some((at, rec)) = self.next_record::<N>()? else {
-                self.done = true;
+                self.emit.done = true;
                 break;
             };
             let (obj_id, obj_size, op) = decode(&rec);
@@ -312,10 +302,7 @@ impl OracleGeneralSource {
                 .map(obj_id, false, obj_size as u64)
                 .map_err(|m| self.err(at, m))?;
             b.op = op;
-            b.time = self.index;
-            self.index += 1;
-            self.emit.pending = Some(b);
-            produced = self.emit.drain(out, produced);
+            produced = self.emit.push(b, out, produced);
         }
         Ok(produced > 0)
     }
@@ -327,12 +314,6 @@ impl AccessSource for OracleGeneralSource {
     }
 
     fn next_batch(&mut self, out: &mut Vec<Access>) -> Result<bool> {
-        if self.done && self.emit.pending.is_none() {
-            return Ok(false);
-        }
-        self.fill(out).inspect_err(|_| {
-            self.done = true;
-            self.emit.pending = None;
-        })
+        next_batch(self, out, |s| &mut s.emit, Self::fill)
     }
 }

@@ -1,6 +1,6 @@
 //! The `csv` and `txt` text forms: [`LcsTextSource`] and its field parsing.
 
-use super::mapping::{Block, Emitter, ObjectMap};
+use super::mapping::{next_batch, Block, Emitter, ObjectMap};
 use super::options::{parse_c_u64, LcsOptions};
 use super::{header, maybe_zstd};
 use crate::import::ImportOptions;
@@ -31,8 +31,6 @@ pub struct LcsTextSource {
     started: bool,
     line: Vec<u8>,
     line_no: u64,
-    index: u64,
-    done: bool,
 }
 
 impl LcsTextSource {
@@ -72,18 +70,11 @@ impl LcsTextSource {
             kind,
             opts: o.clone(),
             map,
-            emit: Emitter {
-                agent: opts.agent,
-                unit: opts.unit(),
-                block: o.block_size as u64,
-                pending: None,
-            },
+            emit: Emitter::new(opts, o.block_size),
             path,
             started: false,
             line: Vec::with_capacity(128),
             line_no: 0,
-            index: 0,
-            done: false,
         })
     }
 
@@ -251,24 +242,21 @@ impl LcsTextSource {
         let mut first = false;
         if !self.started {
             if !self.start()? {
-                self.done = true;
+                self.emit.done = true;
                 return Ok(produced > 0);
             }
             first = true;
         }
         while produced < BATCH {
             if !first && !self.next_line()? {
-                self.done = true;
+                self.emit.done = true;
                 break;
             }
             first = false;
-            let Some(mut b) = self.parse_line()? else {
+            let Some(b) = self.parse_line()? else {
                 continue;
             };
-            b.time = self.index;
-            self.index += 1;
-            self.emit.pending = Some(b);
-            produced = self.emit.drain(out, produced);
+            produced = self.emit.push(b, out, produced);
         }
         Ok(produced > 0)
     }
@@ -280,13 +268,7 @@ impl AccessSource for LcsTextSource {
     }
 
     fn next_batch(&mut self, out: &mut Vec<Access>) -> Result<bool> {
-        if self.done && self.emit.pending.is_none() {
-            return Ok(false);
-        }
-        self.fill(out).inspect_err(|_| {
-            self.done = true;
-            self.emit.pending = None;
-        })
+        next_batch(self, out, |s| &mut s.emit, Self::fill)
     }
 }
 
