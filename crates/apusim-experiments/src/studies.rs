@@ -861,7 +861,7 @@ pub static STUDIES: &[Study] = &[
         figure: fig(Bars, "Baseline", KERNEL, "adaptive-gpu-l1-bypassing Fig. 12: execution time of nw with different configurations"),
         run: |o| kernels_alone(bypass_perf::Figure::Fig12, o) },
     Study { name: "tap-fig2", family: Timed, paper: "tap Figs. 2 and 3",
-        description: "tap Figs. 2 and 3 (timed): CPI and LLC MPKI of each application alone with 1 to 32 LLC ways at 4096 sets, and its type A-E (`--mixes` names GPGPU or CPU kernels; default: every GPGPU kernel)",
+        description: "tap Figs. 2 and 3 (timed): CPI and LLC MPKI of each application alone with 1 to 32 LLC ways at 4096 sets, and its type A-E (`--mixes` names GPGPU or CPU kernels; default: every GPGPU kernel but matrixmul-nospm and bfs-rodinia, adaptive-gpu-l1-bypassing Table 2's versions of matrixmul and bfs)",
         figure: fig(Lines, "", "LLC size at 4096 sets (256KB a way)", "tap Figs. 2 and 3: CPI and LLC MPKI against LLC ways"),
         run: |o| tap_char::run(&o.timed(tap_char::default_workloads())) },
     Study { name: "tap-fig6", family: Timed, paper: "tap Fig. 6",
