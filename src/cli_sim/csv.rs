@@ -83,6 +83,21 @@ pub fn csv(results: &[SimResult]) -> String {
             for (name, v) in &iv.policy_stats {
                 row("policy", name, v.to_string());
             }
+            if let Some(g) = &iv.gpu {
+                for (m, v) in [
+                    ("gpu.cycles", g.cycles),
+                    ("gpu.work", g.work),
+                    ("gpu.instructions", g.instructions),
+                    ("gpu.warmed_instructions", g.warmed_instructions),
+                    ("gpu.transactions", g.transactions),
+                ] {
+                    row("gpu", m, v.to_string());
+                }
+                row("gpu", "gpu.work_per_cycle", g.work_per_cycle.to_string());
+                if let Some(p) = g.frame_progress {
+                    row("gpu", "gpu.frame_progress", p.to_string());
+                }
+            }
         }
     }
     s

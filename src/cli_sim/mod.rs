@@ -177,8 +177,10 @@ pub fn run(a: SimArgs) -> Result<()> {
         // docs/validation.md, "Sampled against detailed, rendered frames".
         eprintln!(
             "warning: sampled frame times of the render pipeline are estimates whose error is \
-             not bounded yet: within 10% on 640x512 frames, but 36-49% short on deferred at \
-             1280x1024 (docs/validation.md); run detailed where frame times matter"
+             not bounded yet: within 3% over two 640x512 frames at a 200K-cycle period, but \
+             8-17% off over two 1280x1024 frames at the default windows and up to 38% at \
+             others, while few of a frame's phases are measured (docs/validation.md); run \
+             detailed where frame times matter"
         );
     }
     write_outputs(

@@ -436,12 +436,22 @@ fn interval_table(r: &SimResult) -> String {
     let mut head = vec!["interval".to_string(), "end cycle".to_string()];
     head.extend(first.cores.iter().map(|c| format!("{} IPC", c.agent)));
     head.extend(["LLC misses".to_string(), "DRAM GB/s".to_string()]);
+    let gpu = first.gpu.is_some();
+    if gpu {
+        head.push("GPU work/cycle".to_string());
+    }
     let mut t = TextTable::new(head);
     for iv in r.intervals.iter().take(SHOWN_INTERVALS) {
         let mut row = vec![iv.index.to_string(), iv.end_cycle.to_string()];
         row.extend(iv.cores.iter().map(|c| format!("{:.4}", c.ipc)));
         row.push(iv.system.llc_misses.to_string());
         row.push(format!("{:.2}", iv.system.dram_bandwidth_gbps));
+        if gpu {
+            row.push(
+                iv.gpu
+                    .map_or(String::new(), |g| format!("{:.3}", g.work_per_cycle)),
+            );
+        }
         t.row(row);
     }
     let mut s = t.render();

@@ -708,3 +708,70 @@ fn a_sampled_run_warms_render_work_and_its_frames_follow_the_detailed_ones() {
     );
     assert!(err.abs() < 0.10, "{err:+.3}");
 }
+
+/// `--interval` series carry the GPU's own figures: over a scene's run the intervals' GPU
+/// cycles, instructions and transactions add up to the run's, their work to the pipeline's
+/// work taken, the frame's progress runs between 0 and 1, and recording changes nothing. In
+/// a sampled run the intervals that hold a warming carry its instructions as warmed ones,
+/// and the timed and warmed instructions add up to the detailed run's.
+#[test]
+fn interval_series_carry_the_pipelines_work_and_frame_progress() {
+    let mut scene = Scene::new("deferred");
+    scene.width = 320;
+    scene.height = 256;
+    scene.frames = 2;
+    let cfg = preset(&[]);
+    let plain = run(&cfg, &scene, None);
+    let opts = SimOptions {
+        interval: Some("20000cycles".parse().unwrap()),
+        ..SimOptions::default()
+    };
+    let r = sim_policy(&cfg, "drp-baseline", &scene, &opts).unwrap();
+    let (g, p) = (r.gpu.as_ref().unwrap(), plain.gpu.as_ref().unwrap());
+    assert_eq!(g.cycles, p.cycles, "recording changed the run");
+    assert_eq!(g.stats.warp_instructions, p.stats.warp_instructions);
+    let series: Vec<_> = r.intervals.iter().map(|iv| iv.gpu.unwrap()).collect();
+    assert!(series.len() >= 10, "{} intervals", series.len());
+    let sum = |f: fn(&apusim_sim::timed::GpuInterval) -> u64| series.iter().map(f).sum::<u64>();
+    assert_eq!(sum(|x| x.instructions), g.stats.warp_instructions);
+    assert_eq!(sum(|x| x.transactions), g.stats.transactions);
+    assert_eq!(sum(|x| x.warmed_instructions), 0);
+    // The GPU ran on to the last interval's end, which is the run's end.
+    let last = r.intervals.last().unwrap();
+    let gpu_cycles = sum(|x| x.cycles);
+    assert!(gpu_cycles >= g.cycles, "{gpu_cycles} < {}", g.cycles);
+    assert!(series.iter().all(|x| x.cycles > 0 || x.work == 0));
+    // A 20,000-cycle interval at 4 GHz is 5,000 GPU cycles at 1 GHz.
+    assert!(series[..series.len() - 1].iter().all(|x| x.cycles == 5_000));
+    assert!(series.iter().filter(|x| x.work > 0).count() > series.len() / 2);
+    let progress: Vec<f64> = series.iter().filter_map(|x| x.frame_progress).collect();
+    assert!(!progress.is_empty(), "the estimator never predicted");
+    assert!(
+        progress.iter().all(|&p| (0.0..=1.0).contains(&p)),
+        "{progress:?}"
+    );
+    assert!(last.end_cycle >= r.cycles);
+
+    // Sampled: warmed work shows where warming happened.
+    let opts = SimOptions {
+        interval: Some("20000cycles".parse().unwrap()),
+        sample: Some(apusim_sim::timed::SampleSpec {
+            period: 100_000,
+            warmup: 10_000,
+            unit: 5_000,
+        }),
+        ..SimOptions::default()
+    };
+    let s = sim_policy(&cfg, "drp-baseline", &scene, &opts).unwrap();
+    let sg = s.gpu.as_ref().unwrap();
+    let series: Vec<_> = s.intervals.iter().map(|iv| iv.gpu.unwrap()).collect();
+    let timed: u64 = series.iter().map(|x| x.instructions).sum();
+    let warmed: u64 = series.iter().map(|x| x.warmed_instructions).sum();
+    assert_eq!(timed, sg.stats.warp_instructions);
+    assert_eq!(warmed, sg.stats.warmed_instructions);
+    assert_eq!(timed + warmed, p.stats.warp_instructions);
+    assert!(series.iter().any(|x| x.warmed_instructions > 0));
+    assert!(series
+        .iter()
+        .any(|x| x.instructions > 0 && x.warmed_instructions == 0));
+}

@@ -343,10 +343,24 @@ impl TimedGpu {
         self.model.progress()
     }
 
+    /// The cumulative counters an interval boundary at `at` reads.
+    pub(crate) fn reading(&self, at: Tick) -> super::intervals::GpuReading {
+        let s = self.model.stats();
+        super::intervals::GpuReading {
+            cycle: self.model.domain().cycle(at),
+            work: self.done(),
+            instructions: s.warp_instructions,
+            warmed_instructions: s.warmed_instructions,
+            transactions: s.transactions,
+            frame_progress: self.model.frame_progress().map(|f| f.progress),
+        }
+    }
+
     /// A sampled run's measured window began at `now`.
     pub(crate) fn window_started(&mut self, now: Tick) {
         if self.window.is_none() {
             self.window = Some((now, self.done()));
+            self.model.measure(self.model.domain().cycle(now), true);
         }
     }
 
@@ -360,6 +374,7 @@ impl TimedGpu {
         self.model.set_frozen(true);
         if let Some((t0, i0)) = self.window.take() {
             let d = self.model.domain();
+            self.model.measure(d.cycle(now), false);
             self.measured.0 += self.done() - i0;
             self.measured.1 += d.cycle(now).saturating_sub(d.cycle(t0));
             self.rate = Some(super::sim::ratio(self.measured.0, self.measured.1));

@@ -14,7 +14,14 @@
 //! all cores together and are read at the end of the step that crosses them (a core retires
 //! several instructions a cycle, so an interval may hold a few more than N). Intervals cover
 //! the whole run from cycle 0, warm-up included; the last one ends where the run ends.
+//!
+//! A timed GPU adds its own series ([`GpuInterval`]): its clock's cycles, the work it took
+//! ([`apusim_timing::gpu::GpuModel::progress`], the unit sampled runs pace its warming by),
+//! its issued and warmed instructions, its memory transactions and, for the render
+//! pipeline, how far the current frame stands: the figures that show a frame's phases and
+//! what sampling's windows see of them.
 
+use super::gpu::TimedGpu;
 use super::memory::TimedMemory;
 use super::sim::{core_window, system_window, CoreResult, Snapshot, SystemSnapshot, SystemWindow};
 use crate::config::SystemConfig;
@@ -104,6 +111,57 @@ pub struct Interval {
     pub system: SystemWindow,
     /// The LLC policy's statistics at the interval's end.
     pub policy_stats: Vec<(String, f64)>,
+    /// The timed GPU's figures over the interval (runs with a timed GPU).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gpu: Option<GpuInterval>,
+}
+
+/// A timed GPU's figures over one interval.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct GpuInterval {
+    /// The interval's length in the GPU's clock.
+    pub cycles: u64,
+    /// Work taken, timed or warmed ([`apusim_timing::gpu::GpuModel::progress`]: warp
+    /// instructions, or the render pipeline's unit-cycles ×256).
+    pub work: u64,
+    /// Work per GPU cycle.
+    pub work_per_cycle: f64,
+    /// Warp (shader) instructions issued on the clock, and taken by functional warming.
+    pub instructions: u64,
+    pub warmed_instructions: u64,
+    /// Memory transactions sent on the clock.
+    pub transactions: u64,
+    /// The render pipeline's share of the current frame done at the interval's end (its
+    /// frame-rate estimator's `λ`, once it predicts).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub frame_progress: Option<f64>,
+}
+
+/// The GPU's cumulative counters at one boundary.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct GpuReading {
+    pub(crate) cycle: u64,
+    pub(crate) work: u64,
+    pub(crate) instructions: u64,
+    pub(crate) warmed_instructions: u64,
+    pub(crate) transactions: u64,
+    pub(crate) frame_progress: Option<f64>,
+}
+
+impl GpuInterval {
+    fn between(a: &GpuReading, b: &GpuReading) -> GpuInterval {
+        let cycles = b.cycle.saturating_sub(a.cycle);
+        let work = b.work.saturating_sub(a.work);
+        GpuInterval {
+            cycles,
+            work,
+            work_per_cycle: super::sim::ratio(work, cycles),
+            instructions: b.instructions.saturating_sub(a.instructions),
+            warmed_instructions: b.warmed_instructions.saturating_sub(a.warmed_instructions),
+            transactions: b.transactions.saturating_sub(a.transactions),
+            frame_progress: b.frame_progress,
+        }
+    }
 }
 
 /// Reads the counters at each boundary and keeps the intervals.
@@ -113,6 +171,7 @@ pub(crate) struct Recorder {
     next: u64,
     cores: Vec<Snapshot>,
     system: SystemSnapshot,
+    gpu: Option<GpuReading>,
     pub(crate) intervals: Vec<Interval>,
 }
 
@@ -131,6 +190,7 @@ impl Recorder {
         spec: IntervalSpec,
         mem: &TimedMemory<P>,
         cores: &[Box<dyn CoreModel>],
+        gpu: Option<&TimedGpu>,
         ctx: &Context,
     ) -> Recorder {
         let next = match spec.unit {
@@ -142,6 +202,7 @@ impl Recorder {
             next,
             cores: read_cores(mem, cores, ctx),
             system: SystemSnapshot::take(0, mem),
+            gpu: gpu.map(|g| g.reading(0)),
             intervals: Vec::new(),
         }
     }
@@ -152,6 +213,7 @@ impl Recorder {
         now: Tick,
         mem: &TimedMemory<P>,
         cores: &[Box<dyn CoreModel>],
+        gpu: Option<&TimedGpu>,
         ctx: &Context,
     ) {
         if self.spec.unit != IntervalUnit::Cycles {
@@ -159,7 +221,7 @@ impl Recorder {
         }
         while self.next <= now {
             let at = self.next;
-            self.record(at, mem, cores, ctx);
+            self.record(at, mem, cores, gpu, ctx);
             self.next = self.next.saturating_add(ctx.cpu.cycles(self.spec.every));
         }
     }
@@ -178,12 +240,13 @@ impl Recorder {
         retired: u64,
         mem: &TimedMemory<P>,
         cores: &[Box<dyn CoreModel>],
+        gpu: Option<&TimedGpu>,
         ctx: &Context,
     ) {
         if retired < self.next {
             return;
         }
-        self.record(now, mem, cores, ctx);
+        self.record(now, mem, cores, gpu, ctx);
         while self.next <= retired {
             self.next += self.spec.every;
         }
@@ -195,10 +258,11 @@ impl Recorder {
         now: Tick,
         mem: &TimedMemory<P>,
         cores: &[Box<dyn CoreModel>],
+        gpu: Option<&TimedGpu>,
         ctx: &Context,
     ) {
         if now > self.system.tick || self.intervals.is_empty() {
-            self.record(now, mem, cores, ctx);
+            self.record(now, mem, cores, gpu, ctx);
         }
     }
 
@@ -207,9 +271,11 @@ impl Recorder {
         at: Tick,
         mem: &TimedMemory<P>,
         cores: &[Box<dyn CoreModel>],
+        gpu: Option<&TimedGpu>,
         ctx: &Context,
     ) {
         let now_cores = read_cores(mem, cores, ctx);
+        let now_gpu = gpu.map(|g| g.reading(at));
         let now_system = SystemSnapshot::take(at, mem);
         let mut core_results: Vec<CoreResult> = self
             .cores
@@ -232,9 +298,15 @@ impl Recorder {
             cores: core_results,
             system: system_window(&self.system, &now_system, ctx.cfg, ctx.cpu, ctx.uncore),
             policy_stats: mem.h.llc().policy().stats(),
+            gpu: self
+                .gpu
+                .as_ref()
+                .zip(now_gpu.as_ref())
+                .map(|(a, b)| GpuInterval::between(a, b)),
         });
         self.cores = now_cores;
         self.system = now_system;
+        self.gpu = now_gpu;
     }
 }
 

@@ -29,7 +29,7 @@ pub mod target_error;
 
 pub use config::{LevelTiming, ModelConfig, TimingConfig, MAX_CYCLE};
 pub use gpu::{GpuResult, RenderResult, ShaderCriticalityResult};
-pub use intervals::{Interval, IntervalSpec, IntervalUnit};
+pub use intervals::{GpuInterval, Interval, IntervalSpec, IntervalUnit};
 pub use occupancy::AgentOccupancy;
 pub use policies::sim_policies;
 pub use sampling::{SampleSpec, Sampled, SampledCore};

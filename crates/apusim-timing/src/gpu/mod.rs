@@ -143,6 +143,10 @@ pub trait GpuModel: Send {
     fn set_frozen(&mut self, frozen: bool);
     /// Nothing of the GPU's is in flight in memory.
     fn drained(&self) -> bool;
+    /// A sampled run's measured window opens (`open`) or closes at GPU cycle `cycle`. A
+    /// model whose phases run at very different rates measures each phase's rate here and
+    /// paces its [`GpuModel::warm`] by them (the render pipeline); the default ignores it.
+    fn measure(&mut self, _cycle: u64, _open: bool) {}
     /// Work done so far, timed and warmed, in the unit [`GpuModel::warm`] takes: sampled
     /// runs measure it per GPU cycle in their windows and warm at that pace. Warp
     /// instructions unless the model says otherwise.

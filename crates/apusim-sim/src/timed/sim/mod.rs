@@ -370,7 +370,7 @@ fn simulate<P: Policy>(
     };
     let mut recorder = opts
         .interval
-        .map(|spec| Recorder::new(spec, &mem, &cores, &ctx));
+        .map(|spec| Recorder::new(spec, &mem, &cores, gpu.as_ref(), &ctx));
 
     let mut sampler = opts.sample.map(|spec| Sampler::new(spec, n));
     let mut hints = HintsControl::new(cfg.cpus, cpu, mem.dram_domain());
@@ -452,7 +452,7 @@ fn simulate<P: Policy>(
         }
         last_now = now;
         if let Some(r) = &mut recorder {
-            r.before_step(now, &mem, &cores, &ctx);
+            r.before_step(now, &mem, &cores, gpu.as_ref(), &ctx);
         }
         if now > mem.last_progress.saturating_add(watchdog) && mem.busy() {
             bail!(
@@ -594,7 +594,7 @@ fn simulate<P: Policy>(
         }
         if let Some(r) = recorder.as_mut().filter(|r| r.counts_instructions()) {
             let retired = cores.iter().map(|c| c.stats().instructions).sum();
-            r.after_step(now, retired, &mem, &cores, &ctx);
+            r.after_step(now, retired, &mem, &cores, gpu.as_ref(), &ctx);
         }
         if window_start.is_none() && !phase.iter().any(|p| matches!(p, Phase::Warming)) {
             window_start = Some(SystemSnapshot::take(now, &mem));
@@ -617,7 +617,7 @@ fn simulate<P: Policy>(
     progress.finish();
     mem.h.finish()?;
     if let Some(r) = &mut recorder {
-        r.finish(last_now, &mem, &cores, &ctx);
+        r.finish(last_now, &mem, &cores, gpu.as_ref(), &ctx);
     }
 
     // A core whose program held no instruction at all: an empty input, refused as

@@ -27,7 +27,9 @@ impl Pipeline {
         let Some((item, first)) = self.next_item()? else {
             return Ok(None);
         };
-        self.work += self.item_work(&item);
+        let w = self.item_work(&item);
+        self.work += w;
+        self.pace.take(item.kind, w, Some(self.now_cycle));
         let end = self.next_acc;
         let acc = self.pool.pop().unwrap_or_default();
         let job = Job::new(

@@ -52,6 +52,7 @@ mod issue;
 mod job;
 mod model;
 mod observe;
+mod phases;
 mod rop;
 mod shader;
 
@@ -314,9 +315,11 @@ pub struct Pipeline {
     /// Instructions issued per shader-core id of the work (`WorkItem::core`), the `unit` the
     /// LLC sees on that core's instruction fetches ([`GpuModel::core_instructions`]).
     unit_instructions: Vec<u64>,
-    /// Shader instructions a sampled run's warming owes: warming stops short at a frame's
-    /// end still waiting in the window, and the next warming makes up for it.
+    /// GPU cycles a sampled run's warming owes: warming stops short at a frame's end still
+    /// waiting in the window, and the next warming makes up for it.
     warm_debt: u64,
+    /// Each phase of the frame's rate in the measured windows, which warming goes on at.
+    pace: phases::PhasePace,
     /// The pipeline has run a cycle unfrozen.
     started: bool,
     /// The work of the items taken from the source so far (entered the window, or warmed),
@@ -492,6 +495,7 @@ impl Pipeline {
             now_cycle: 0,
             unit_instructions: vec![0; cfg.cores],
             warm_debt: 0,
+            pace: phases::PhasePace::default(),
             started: false,
             work: 0,
         }

@@ -119,6 +119,14 @@ impl GpuModel for Pipeline {
         self.frozen = frozen;
     }
 
+    fn measure(&mut self, cycle: u64, open: bool) {
+        if open {
+            self.pace.open(cycle);
+        } else {
+            self.pace.close(cycle);
+        }
+    }
+
     fn drained(&self) -> bool {
         self.sent.outstanding == 0
     }
@@ -130,11 +138,13 @@ impl GpuModel for Pipeline {
 
     /// Functional warming of render work: the items after those already in the pipeline
     /// are taken from the source in order and their accesses sent to `port` in the render
-    /// trace's order, until their work (`Pipeline::item_work`) reaches `n` (plus what an
-    /// earlier warming owed); their shader instructions count as warmed instructions.
+    /// trace's order, for the next `over` GPU cycles (plus what an earlier warming owed):
+    /// each item stands for its work (`Pipeline::item_work`) at the rate its phase of the
+    /// frame ran at in the measured windows (`phases`), `n / over` for a phase no window has
+    /// seen. Their shader instructions count as warmed instructions.
     /// The items in the pipeline when it froze go on after the thaw, so their remaining
     /// accesses come after the warmed ones'. Each frame end among the warmed items ends its
-    /// frame at its share of the `over` cycles, and each tile updates the frame-rate
+    /// frame at the cycle its items so far stand for, and each tile updates the frame-rate
     /// estimator there as its last write would; the unit counters ([`RenderStats`]) and the
     /// access counts stay those of the detailed cycles, and warmed accesses carry no
     /// criticality marks. Warming ends at a tile's end, not inside a tile. A frame end still
@@ -142,25 +152,25 @@ impl GpuModel for Pipeline {
     /// makes up the difference.
     fn warm(&mut self, n: u64, over: u64, port: &mut dyn WarmPort) -> Result<u64, TimingError> {
         let c = self.stats.cycles;
-        let n = n + std::mem::take(&mut self.warm_debt);
-        let at = |taken: u64| {
-            c + (u128::from(over) * u128::from(taken.min(n)) / u128::from(n.max(1))) as u64
-        };
+        let all = n as f64 / over.max(1) as f64;
+        let budget = (over + std::mem::take(&mut self.warm_debt)) as f64;
+        let at = |elapsed: f64| c + (over as f64 * elapsed.min(budget) / budget.max(1.0)) as u64;
         let frame_waiting = self
             .window
             .iter()
             .any(|&id| matches!(self.job(id).item.kind, WorkKind::FrameEnd { .. }));
         let mut taken = 0;
+        let mut elapsed = 0.0;
         // The frozen stretch is not occupancy: the units resume where they stopped.
         self.last_cycle = Some(c + over);
         if frame_waiting {
-            self.warm_debt = n;
+            self.warm_debt = budget as u64;
             return Ok(0);
         }
         loop {
             // Never stop inside a tile: its quads and closing writes go with it, as the front
             // end hands a tile on only with them.
-            if taken >= n
+            if elapsed >= budget
                 && !(self.fill()?
                     && matches!(
                         self.batch.items[self.next_item].kind,
@@ -198,12 +208,12 @@ impl GpuModel for Pipeline {
                         .iter()
                         .find(|a| a.stream == Stream::HiZ);
                     if let Some(a) = hiz {
-                        self.estimator.update(a.addr >> 6, at(taken));
+                        self.estimator.update(a.addr >> 6, at(elapsed));
                     }
                     0
                 }
                 WorkKind::FrameEnd { frame } => {
-                    let end = at(taken);
+                    let end = at(elapsed);
                     if self.first_pass {
                         self.frames.push(FrameSpan {
                             frame,
@@ -227,11 +237,13 @@ impl GpuModel for Pipeline {
             }
             self.stats.warmed_instructions += instructions;
             let w = self.item_work(&item);
+            elapsed += self.pace.cycles(self.pace.phase(), w, all);
+            self.pace.take(item.kind, w, None);
             self.work += w;
             taken += w;
         }
         if !self.source_done {
-            self.warm_debt = n.saturating_sub(taken);
+            self.warm_debt = (budget - elapsed).max(0.0) as u64;
         }
         Ok(taken)
     }
