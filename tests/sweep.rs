@@ -741,8 +741,64 @@ fn a_study_is_a_sweep_of_its_printed_spec_and_resumes_from_the_database() {
     // Studies whose runs no sweep point states say so instead of planning.
     let e = fails(&["study", "gspc-fig11", "--print-spec"]);
     assert!(e.contains("--print-spec is for the studies made of"), "{e}");
-    let e = fails(&["study", "tap-fig2", "--quick", "--print-spec"]);
-    assert!(e.contains("a sweep spec cannot state"), "{e}");
+}
+
+#[test]
+fn the_characterization_is_a_sweep_of_kernels_on_systems_of_their_own() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let cache = path(d, "cache");
+    let study = |extra: &[&str]| -> (String, String) {
+        let mut args = vec![
+            "study",
+            "tap-fig2",
+            "--mixes",
+            "backprop",
+            "--instructions",
+            "2000",
+            "--cache-dir",
+            &cache,
+            "--threads",
+            "2",
+        ];
+        args.extend_from_slice(extra);
+        ok_both(&args)
+    };
+    let (plain, _) = study(&[]);
+    // One point per LLC size, 1 to 32 ways at 4096 sets, each on one core of preset `tap`.
+    let (spec, _) = study(&["--print-spec"]);
+    assert_eq!(spec.matches("[[point]]").count(), 6, "{spec}");
+    assert!(spec.contains("kernel = \"backprop\""), "{spec}");
+    assert!(spec.contains("\"llc.geometry\" = \"256K,1,64\""), "{spec}");
+    assert!(
+        spec.contains("\"llc.geometry\" = \"8192K,32,64\""),
+        "{spec}"
+    );
+    assert!(spec.contains("\"cpus\" = 1"), "{spec}");
+    let cut = spec.match_indices("[[point]]").nth(1).unwrap().0;
+    let part = write(d, "part.toml", &spec[..cut]);
+    let db = path(d, "char.sqlite");
+    ok(&["sweep", &part, "--db", &db, "--cache-dir", &cache]);
+    let (resumed, err) = study(&["--db", &db]);
+    assert!(err.contains("1 of the study's runs read"), "{err}");
+    assert!(err.contains("5 simulated"), "{err}");
+    assert_eq!(resumed, plain);
+    let (again, err) = study(&["--db", &db]);
+    assert!(err.contains("6 of the study's runs read"), "{err}");
+    assert!(err.contains("0 simulated"), "{err}");
+    assert_eq!(again, plain);
+    let whole = write(d, "whole.toml", &spec);
+    let out = ok(&["sweep", &whole, "--db", &db, "--cache-dir", &cache]);
+    assert!(out.contains("6 points, 6 already in"), "{out}");
+    // A CPU application alone is no sweep point: its spec is refused, naming it.
+    let e = fails(&[
+        "study",
+        "tap-fig2",
+        "--mixes",
+        "backprop,mcf",
+        "--print-spec",
+    ]);
+    assert!(e.contains("`mcf` is a CPU application"), "{e}");
 }
 
 #[test]

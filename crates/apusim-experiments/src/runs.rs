@@ -20,8 +20,9 @@
 //! switches), so the list is the study's sweep spec — and stops with [`Planned`]. A study's
 //! runs are all asked for in one parallel batch, so the list is complete; the alone runs
 //! behind a figure's slowdowns are not in it (the study makes them, cached beside its
-//! traces). tap's characterization (tap-fig2) runs each application on a one-core system of
-//! its own and has no spec.
+//! traces). tap's characterization (tap-fig2) states each GPGPU kernel's one-core system as
+//! `set` overrides of preset `tap`; a CPU application alone is no sweep point's input, so
+//! the spec of a characterization that names one is refused.
 
 use anyhow::Result;
 use apusim_sim::run::Inputs;
@@ -238,10 +239,7 @@ impl Runs {
         opts: &SimOptions,
     ) -> Result<SimResult> {
         if self.plan.is_some() {
-            anyhow::bail!(
-                "this study runs built-in workloads alone on a system of its own making, which \
-                 a sweep spec cannot state yet"
-            );
+            anyhow::bail!("a study in planning mode lists its timed runs before making any");
         }
         let Some(store) = &self.store else {
             return sim_policy(cfg, policy, inputs, opts);
