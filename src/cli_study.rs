@@ -135,13 +135,13 @@ pub struct CommonArgs {
     /// Keep generated traces only for the duration of the study.
     #[arg(long, conflicts_with = "cache_dir")]
     no_cache: bool,
-    /// Keep every timed run in this results database and read back the runs it already
-    /// holds: a study stopped halfway resumes where it stopped, and a study whose runs a
-    /// sweep of its `--print-spec` made simulates nothing.
+    /// Keep every run in this results database and read back the runs it already holds: a
+    /// study stopped halfway resumes where it stopped, and a study whose runs a sweep of its
+    /// `--print-spec` made simulates nothing (timed studies, drp-fig13 and drp-fig14).
     #[arg(long, value_name = "FILE")]
     db: Option<PathBuf>,
-    /// Print the study's timed runs as a sweep spec (TOML) and run nothing: `apusim sweep`
-    /// of it (on every core, or `--slurm`) then `apusim study ... --db` gives the study.
+    /// Print the study's runs as a sweep spec (TOML) and run nothing: `apusim sweep` of it
+    /// (on every core, or `--slurm`) then `apusim study ... --db` gives the study.
     #[arg(long, conflicts_with = "db")]
     print_spec: bool,
     /// `--csv` (long format: study,config,workload,policy,metric,value) and `--json`.
@@ -232,7 +232,7 @@ pub fn run(c: StudyCommand) -> Result<()> {
 
 /// `--print-spec`: the study in planning mode; its runs as a sweep spec on stdout.
 fn print_spec(study: &Study, mut args: StudyArgs, threads: Option<usize>) -> Result<()> {
-    study_runs::timed_only(study, "--print-spec")?;
+    study_runs::keeps_runs(study, "--print-spec")?;
     let list = Arc::new(Mutex::new(Vec::new()));
     args.runs = Runs::planner(list.clone());
     match crate::in_pool(threads, || study.run(&args)) {

@@ -738,11 +738,67 @@ fn a_study_is_a_sweep_of_its_printed_spec_and_resumes_from_the_database() {
         2,
         "the runs the study made are recorded as its own"
     );
-    // Studies whose runs are not timed runs on mixes say so instead of planning.
-    let e = fails(&["study", "drp-fig13", "--print-spec"]);
-    assert!(e.contains("a functional study"), "{e}");
-    let e = fails(&["study", "tap-fig2", "--quick", "--print-spec"]);
-    assert!(e.contains("a sweep spec cannot state"), "{e}");
+    // Studies whose runs no sweep point states say so instead of planning.
+    let e = fails(&["study", "gspc-fig11", "--print-spec"]);
+    assert!(e.contains("--print-spec is for the studies made of"), "{e}");
+}
+
+#[test]
+fn the_characterization_is_a_sweep_of_kernels_on_systems_of_their_own() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let cache = path(d, "cache");
+    let study = |extra: &[&str]| -> (String, String) {
+        let mut args = vec![
+            "study",
+            "tap-fig2",
+            "--mixes",
+            "backprop",
+            "--instructions",
+            "2000",
+            "--cache-dir",
+            &cache,
+            "--threads",
+            "2",
+        ];
+        args.extend_from_slice(extra);
+        ok_both(&args)
+    };
+    let (plain, _) = study(&[]);
+    // One point per LLC size, 1 to 32 ways at 4096 sets, each on one core of preset `tap`.
+    let (spec, _) = study(&["--print-spec"]);
+    assert_eq!(spec.matches("[[point]]").count(), 6, "{spec}");
+    assert!(spec.contains("kernel = \"backprop\""), "{spec}");
+    assert!(spec.contains("\"llc.geometry\" = \"256K,1,64\""), "{spec}");
+    assert!(
+        spec.contains("\"llc.geometry\" = \"8192K,32,64\""),
+        "{spec}"
+    );
+    assert!(spec.contains("\"cpus\" = 1"), "{spec}");
+    let cut = spec.match_indices("[[point]]").nth(1).unwrap().0;
+    let part = write(d, "part.toml", &spec[..cut]);
+    let db = path(d, "char.sqlite");
+    ok(&["sweep", &part, "--db", &db, "--cache-dir", &cache]);
+    let (resumed, err) = study(&["--db", &db]);
+    assert!(err.contains("1 of the study's runs read"), "{err}");
+    assert!(err.contains("5 simulated"), "{err}");
+    assert_eq!(resumed, plain);
+    let (again, err) = study(&["--db", &db]);
+    assert!(err.contains("6 of the study's runs read"), "{err}");
+    assert!(err.contains("0 simulated"), "{err}");
+    assert_eq!(again, plain);
+    let whole = write(d, "whole.toml", &spec);
+    let out = ok(&["sweep", &whole, "--db", &db, "--cache-dir", &cache]);
+    assert!(out.contains("6 points, 6 already in"), "{out}");
+    // A CPU application alone is no sweep point: its spec is refused, naming it.
+    let e = fails(&[
+        "study",
+        "tap-fig2",
+        "--mixes",
+        "backprop,mcf",
+        "--print-spec",
+    ]);
+    assert!(e.contains("`mcf` is a CPU application"), "{e}");
 }
 
 #[test]
@@ -766,6 +822,117 @@ fn a_study_of_kernels_alone_is_a_sweep_of_kernel_points() {
     assert!(err.contains("8 of the study's runs read"), "{err}");
     assert!(err.contains("0 simulated"), "{err}");
     assert_eq!(read, plain);
+}
+
+#[test]
+fn a_functional_study_is_a_sweep_of_its_printed_spec_and_resumes_from_the_database() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let cache = path(d, "cache");
+    // Two mixes (1C1G and 2C1G), CPU jobs of drp §3's method, each run cut short.
+    let study = |name: &str, extra: &[&str]| -> (String, String) {
+        let mut args = vec![
+            "study",
+            name,
+            "--mixes",
+            "S1,D2",
+            "--instructions",
+            "100000",
+            "--limit",
+            "300000",
+            "--cache-dir",
+            &cache,
+            "--threads",
+            "2",
+        ];
+        args.extend_from_slice(extra);
+        ok_both(&args)
+    };
+    let (plain, _) = study("drp-fig13", &[]);
+    // The spec lists every functional run of the figure: the baseline and DRP on each mix.
+    let (spec, _) = study("drp-fig13", &["--print-spec"]);
+    assert_eq!(spec.matches("[[point]]").count(), 4, "{spec}");
+    assert!(spec.contains("mode = \"functional\""), "{spec}");
+    assert!(spec.contains("limit = 300000"), "{spec}");
+    assert!(spec.contains("instructions = 100000"), "{spec}");
+    assert!(
+        !spec.contains("alone") && !spec.contains("warmup"),
+        "{spec}"
+    );
+    // A sweep of the first point stands for a study stopped after one run.
+    let cut = spec.match_indices("[[point]]").nth(1).unwrap().0;
+    let part = write(d, "part.toml", &spec[..cut]);
+    let db = path(d, "drp.sqlite");
+    ok(&["sweep", &part, "--db", &db, "--cache-dir", &cache]);
+    let (resumed, err) = study("drp-fig13", &["--db", &db]);
+    assert!(err.contains("1 of the study's runs read"), "{err}");
+    assert!(err.contains("3 simulated"), "{err}");
+    assert_eq!(
+        resumed, plain,
+        "runs read back give the study's own numbers"
+    );
+    let (again, err) = study("drp-fig13", &["--db", &db]);
+    assert!(err.contains("4 of the study's runs read"), "{err}");
+    assert!(err.contains("0 simulated"), "{err}");
+    assert_eq!(again, plain);
+    // The study's keys are the sweep's: the whole spec finds every point done.
+    let whole = write(d, "whole.toml", &spec);
+    let out = ok(&["sweep", &whole, "--db", &db, "--cache-dir", &cache]);
+    assert!(out.contains("4 points, 4 already in"), "{out}");
+    let s = Store::open_existing(Path::new(&db)).unwrap();
+    let runs = s.runs().unwrap();
+    assert_eq!(runs.len(), 4);
+    assert_eq!(runs.iter().filter(|r| r.run.command == "study").count(), 3);
+    assert!(runs.iter().all(|r| r.run.mode == "functional"));
+    let sweep_rows = metrics(Path::new(&db));
+
+    // Fig. 14 shares the baseline and DRP runs: a sweep of its spec makes only the other
+    // three policies, and the study then reads all ten back with its own numbers.
+    let (plain14, _) = study("drp-fig14", &[]);
+    let (spec14, _) = study("drp-fig14", &["--print-spec"]);
+    assert_eq!(spec14.matches("[[point]]").count(), 10, "{spec14}");
+    let spec14 = write(d, "fig14.toml", &spec14);
+    let out = ok(&["sweep", &spec14, "--db", &db, "--cache-dir", &cache]);
+    assert!(out.contains("10 points, 4 already in"), "{out}");
+    let (read14, err) = study("drp-fig14", &["--db", &db]);
+    assert!(err.contains("10 of the study's runs read"), "{err}");
+    assert!(err.contains("0 simulated"), "{err}");
+    assert_eq!(read14, plain14);
+
+    // `apusim run --mix --db` records the same run under the same key, with the same rows,
+    // and the study reads it back.
+    let alone = path(d, "run.sqlite");
+    ok(&[
+        "run",
+        "--mix",
+        "D2",
+        "--policy",
+        "drp",
+        "--instructions",
+        "100000",
+        "--limit",
+        "300000",
+        "--seed",
+        "1",
+        "--cache-dir",
+        &cache,
+        "--db",
+        &alone,
+    ]);
+    let from_run = metrics(Path::new(&alone));
+    let (key, rows) = from_run.iter().next().unwrap();
+    assert_eq!(
+        sweep_rows.get(key),
+        Some(rows),
+        "run --db and the study disagree"
+    );
+    let (_, err) = study("drp-fig13", &["--db", &alone]);
+    assert!(err.contains("1 of the study's runs read"), "{err}");
+    assert!(err.contains("3 simulated"), "{err}");
+
+    // The gspc figures replay one LLC stream per scene: neither option is theirs.
+    let e = fails(&["study", "gspc-fig12", "--db", &db]);
+    assert!(e.contains("--db is for the studies made of"), "{e}");
 }
 
 /// Every stored whole result by key.

@@ -284,9 +284,9 @@ def test_study_matches_cli(cli, cache, tmp_path):
     assert by_key(df, cols) == pytest.approx(by_key(want, cols), rel=1e-12)
 
 
-def test_timed_study_keeps_its_runs_in_a_database(cache, tmp_path):
-    """A timed study with `db`: its runs are recorded under `study NAME`, and the study run
-    again reads them back with the same records."""
+def test_a_study_keeps_its_runs_in_a_database(cache, tmp_path):
+    """A timed study and a functional one with `db`: their runs are recorded under
+    `study NAME`, and each study run again reads them back with the same records."""
     db = tmp_path / "study.sqlite"
     kw = dict(quick=True, instructions=2000, cache_dir=cache, db=db, threads=2)
     first = apusim.study("tap-fig6", **kw)
@@ -295,8 +295,16 @@ def test_timed_study_keeps_its_runs_in_a_database(cache, tmp_path):
     again = apusim.study("tap-fig6", **kw)
     cols = ["study", "config", "workload", "policy", "metric"]
     assert by_key(again, cols) == by_key(first, cols)
-    with pytest.raises(apusim.ApusimError, match="a functional study"):
-        apusim.study("drp-fig13", mixes="S1", limit=1000, cache_dir=cache, db=db)
+    # drp Fig. 13's functional runs (`apusim run --mix`'s): the baseline and DRP on S1.
+    kw = dict(mixes="S1", limit=20000, cache_dir=cache, db=db)
+    first = apusim.study("drp-fig13", **kw)
+    rows = apusim.results(db, sweep="study drp-fig13")
+    assert rows["key"].nunique() == 2
+    assert set(rows["mode"]) == {"functional"}
+    again = apusim.study("drp-fig13", **kw)
+    assert by_key(again, cols) == by_key(first, cols)
+    with pytest.raises(apusim.ApusimError, match="replays each scene's LLC stream"):
+        apusim.study("gspc-fig12", cache_dir=cache, db=db)
 
 
 def test_sweep_and_results(cli, cache, tmp_path):

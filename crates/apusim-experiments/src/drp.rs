@@ -8,8 +8,13 @@
 //! stacks its CPU and GPU bars; Fig. 14 averages those over the mixes of each configuration.
 //! The LLC stream depends on the policy here (back-invalidations of CPU lines), so the runs
 //! are full hierarchy runs rather than replays of one LLC stream.
+//!
+//! Every run goes through [`Runs::run`], so `apusim study drp-fig13 --db FILE` keeps each
+//! (mix, policy) run under the key `apusim run --mix NAME --policy P --db FILE` gives it, and
+//! `--print-spec` lists them as functional sweep points.
 
 use crate::jobs::{prepare_all, JobInputs, TraceDir};
+use crate::runs::{PlannedInput, PlannedMode, PlannedRun, Runs};
 use crate::{overrides_note, with_means, Mean, Record, StudyOutput};
 use anyhow::{bail, Context, Result};
 use apusim_sim::{RunOptions, SystemConfig};
@@ -79,6 +84,8 @@ pub struct Options {
     pub overrides: Vec<String>,
     /// Trace cache; `None` keeps the generated traces in a temporary directory for the run.
     pub cache: Option<PathBuf>,
+    /// How the runs are made: simulated, through a results database, or only listed.
+    pub runs: Runs,
 }
 
 impl Default for Options {
@@ -94,6 +101,7 @@ impl Default for Options {
             limit: None,
             overrides: Vec::new(),
             cache: None,
+            runs: Runs::default(),
         }
     }
 }
@@ -112,6 +120,41 @@ fn read_misses(r: &apusim_sim::RunResult) -> (u64, u64) {
     )
 }
 
+/// Mix `mix` (of `inputs`) under `policy`, as the functional sweep point that is the same
+/// run: preset `4c1g` with the figure's overrides, as many cores as the mix has CPU jobs.
+fn planned(
+    o: &Options,
+    cfg: &SystemConfig,
+    inputs: &JobInputs,
+    mix: &str,
+    policy: &str,
+) -> PlannedRun {
+    let mut set = o.overrides.clone();
+    // The figure gives each mix its own core count whatever `--set cpus` says; a sweep
+    // point honours `set.cpus`, so it states the mix's.
+    if o.overrides
+        .iter()
+        .any(|kv| kv.split('=').next().is_some_and(|k| k.trim() == "cpus"))
+    {
+        set.push(format!("cpus={}", inputs.cpu_jobs()));
+    }
+    PlannedRun {
+        preset: "4c1g".into(),
+        set,
+        dram_set: cfg.timing.dram_set.clone(),
+        policy: policy.into(),
+        input: PlannedInput::Mix(mixes::mix(mix).map_or_else(|| mix.into(), |m| m.name.clone())),
+        scale: o.scale,
+        seed: o.seed,
+        warmup: 0,
+        instructions: o.instructions,
+        sample: false,
+        ideal: String::new(),
+        gpu_read_bypass: 0.0,
+        ideal_critical: None,
+    }
+}
+
 /// Run one figure.
 pub fn run(fig: Figure, o: &Options) -> Result<StudyOutput> {
     if o.mixes.is_empty() {
@@ -124,12 +167,19 @@ pub fn run(fig: Figure, o: &Options) -> Result<StudyOutput> {
         .iter()
         .map(|m| JobInputs::mix_at(m, o.scale, o.instructions, o.seed, Some(dir.clone())))
         .collect::<Result<_>>()?;
-    prepare_all(&dir, &inputs)?;
     let base_cfg = SystemConfig::load_preset("4c1g", &o.overrides)?;
     let bars = fig.bars();
     let cases: Vec<(usize, &str)> = (0..inputs.len())
         .flat_map(|m| bars.iter().map(move |b| (m, b.1)))
         .collect();
+    let mode = PlannedMode::Functional { limit: o.limit };
+    o.runs.plan_as(mode, || {
+        Ok(cases
+            .iter()
+            .map(|&(m, policy)| planned(o, &base_cfg, &inputs[m], &o.mixes[m], policy))
+            .collect())
+    })?;
+    prepare_all(&dir, &inputs)?;
     let results: Vec<(u64, u64)> = crate::par_counted(&cases, "runs", |&(m, policy)| {
         let mut cfg = base_cfg.clone();
         cfg.cpus = inputs[m].cpu_jobs();
@@ -139,7 +189,9 @@ pub fn run(fig: Figure, o: &Options) -> Result<StudyOutput> {
             continue_to_run: o.instructions.is_some(),
             ..RunOptions::default()
         };
-        let r = apusim_sim::run_policy(&cfg, policy, &inputs[m], &opts)
+        let r = o
+            .runs
+            .run(&cfg, policy, &inputs[m], &opts)
             .with_context(|| format!("mix {} under {policy}", o.mixes[m]))?;
         Ok(read_misses(&r))
     })?;
@@ -199,6 +251,7 @@ mod tests {
             limit: Some(600_000),
             overrides: Vec::new(),
             cache: None,
+            runs: Runs::default(),
         };
         let out = run(Figure::Fig14, &o).unwrap();
         let get = |c: &str, w: &str, p: &str, m: &str| {

@@ -1,29 +1,33 @@
-//! Where a study's timed runs are kept between invocations, so that a study is resumable.
+//! Where a study's runs are kept between invocations, so that a study is resumable.
 //!
-//! Every timed run a study makes goes through [`Runs::sim`]. Without a store that is
-//! `apusim_sim::timed::sim_policy`. With one (`apusim study --db FILE`) the run is first
-//! looked up by what it simulates — configuration, policy, inputs and the options that shape
-//! its result, as a [`TimedRun`] — and read back when the store holds it; otherwise it is
-//! simulated and handed to the store as soon as it finishes. A study killed halfway keeps the
-//! runs it finished, and starting it again simulates only the rest; a study whose every run
-//! is stored (by an earlier study, by `apusim sim --no-alone --db`, or by a sweep of the spec
-//! `apusim study NAME --print-spec` writes) simulates nothing.
+//! Every timed run a study makes goes through [`Runs::sim`], every functional run (drp's
+//! Figs. 13 and 14) through [`Runs::run`]. Without a store those are
+//! `apusim_sim::timed::sim_policy` and `apusim_sim::run_policy`. With one
+//! (`apusim study --db FILE`) the run is first looked up by what it simulates —
+//! configuration, policy, inputs and the options that shape its result, as a [`TimedRun`] or
+//! a [`FunctionalRun`] — and read back when the store holds it; otherwise it is simulated and
+//! handed to the store as soon as it finishes. A study killed halfway keeps the runs it
+//! finished, and starting it again simulates only the rest; a study whose every run is stored
+//! (by an earlier study, by `apusim sim --no-alone --db` or `apusim run --db`, or by a sweep
+//! of the spec `apusim study NAME --print-spec` writes) simulates nothing.
 //!
 //! The store is a trait so that this crate does not depend on the results database
 //! (`apusim_sweep::study_runs` implements it over one).
 //!
 //! In planning mode ([`Runs::planner`]) nothing runs and no trace is generated: a study lists
-//! the runs it would make as [`PlannedRun`]s — each what a sweep point says (a mix, a kernel
-//! or a scene alone, preset, overrides, policy, run lengths, switches), so the list is the
-//! study's sweep spec — and stops with [`Planned`]. A study's runs are all asked for in one
-//! parallel batch, so the list is complete; the alone runs behind a figure's slowdowns are
-//! not in it (the study makes them, cached beside its traces). tap's characterization
-//! (tap-fig2) runs each application on a one-core system of its own and has no spec.
+//! the runs it would make as [`PlannedPoint`]s — each what a sweep point says (timed or
+//! functional; a mix, a kernel or a scene alone, preset, overrides, policy, run lengths,
+//! switches), so the list is the study's sweep spec — and stops with [`Planned`]. A study's
+//! runs are all asked for in one parallel batch, so the list is complete; the alone runs
+//! behind a figure's slowdowns are not in it (the study makes them, cached beside its
+//! traces). tap's characterization (tap-fig2) states each GPGPU kernel's one-core system as
+//! `set` overrides of preset `tap`; a CPU application alone is no sweep point's input, so
+//! the spec of a characterization that names one is refused.
 
 use anyhow::Result;
 use apusim_sim::run::Inputs;
 use apusim_sim::timed::{sim_policy, SimOptions, SimResult};
-use apusim_sim::SystemConfig;
+use apusim_sim::{run_policy, RunOptions, RunResult, SystemConfig};
 use std::fmt;
 use std::sync::{Arc, Mutex};
 
@@ -35,12 +39,25 @@ pub struct TimedRun<'a> {
     pub opts: &'a SimOptions,
 }
 
-/// Keeps timed runs: called from the study's worker threads, so it synchronizes itself.
+/// One functional run as a study asks for it (`apusim run` semantics: `opts.limit` trace
+/// accesses at most, drp §3's restarts when `opts.continue_to_run`).
+pub struct FunctionalRun<'a> {
+    pub cfg: &'a SystemConfig,
+    pub policy: &'a str,
+    pub inputs: &'a dyn Inputs,
+    pub opts: &'a RunOptions,
+}
+
+/// Keeps a study's runs: called from the study's worker threads, so it synchronizes itself.
 pub trait RunStore: Send + Sync {
     /// The stored result of `run`, if the store holds one it can read.
     fn load(&self, run: &TimedRun<'_>) -> Result<Option<SimResult>>;
     /// Keep the result of `run`, just simulated.
     fn save(&self, run: &TimedRun<'_>, result: &SimResult) -> Result<()>;
+    /// The stored result of functional `run`, if the store holds one it can read.
+    fn load_functional(&self, run: &FunctionalRun<'_>) -> Result<Option<RunResult>>;
+    /// Keep the result of functional `run`, just simulated.
+    fn save_functional(&self, run: &FunctionalRun<'_>, result: &RunResult) -> Result<()>;
 }
 
 /// What a planned run runs on.
@@ -118,6 +135,23 @@ impl PlannedRun {
     }
 }
 
+/// How a planned run is made, as a sweep point's `mode` says.
+#[derive(Clone, Debug, PartialEq)]
+pub enum PlannedMode {
+    /// A timed run (`apusim sim`).
+    Timed,
+    /// A functional run (`apusim run`), stopped after `limit` trace accesses when set; the
+    /// run's `instructions` is its mix's CPU job length, run by drp §3's method.
+    Functional { limit: Option<u64> },
+}
+
+/// One run of a study and how it is made: one sweep point.
+#[derive(Clone, Debug, PartialEq)]
+pub struct PlannedPoint {
+    pub mode: PlannedMode,
+    pub run: PlannedRun,
+}
+
 /// The error a study in planning mode stops with once its runs are listed.
 #[derive(Debug)]
 pub struct Planned;
@@ -134,7 +168,7 @@ impl std::error::Error for Planned {}
 #[derive(Clone, Default)]
 pub struct Runs {
     store: Option<Arc<dyn RunStore>>,
-    plan: Option<Arc<Mutex<Vec<PlannedRun>>>>,
+    plan: Option<Arc<Mutex<Vec<PlannedPoint>>>>,
 }
 
 impl fmt::Debug for Runs {
@@ -158,7 +192,7 @@ impl Runs {
     }
 
     /// Planning mode: the runs a study asks for are added to `list`, none is made.
-    pub fn planner(list: Arc<Mutex<Vec<PlannedRun>>>) -> Runs {
+    pub fn planner(list: Arc<Mutex<Vec<PlannedPoint>>>) -> Runs {
         Runs {
             store: None,
             plan: Some(list),
@@ -170,12 +204,25 @@ impl Runs {
         self.plan.is_some()
     }
 
-    /// In planning mode, list `runs` and return the [`Planned`] error to stop the study.
+    /// In planning mode, list the timed `runs` and return the [`Planned`] error to stop the
+    /// study.
     pub(crate) fn plan(&self, runs: impl FnOnce() -> Result<Vec<PlannedRun>>) -> Result<()> {
+        self.plan_as(PlannedMode::Timed, runs)
+    }
+
+    /// [`Runs::plan`] of runs made as `mode` says.
+    pub(crate) fn plan_as(
+        &self,
+        mode: PlannedMode,
+        runs: impl FnOnce() -> Result<Vec<PlannedRun>>,
+    ) -> Result<()> {
         match &self.plan {
             None => Ok(()),
             Some(list) => {
-                let planned = runs()?;
+                let planned = runs()?.into_iter().map(|run| PlannedPoint {
+                    mode: mode.clone(),
+                    run,
+                });
                 list.lock().expect("the plan's lock").extend(planned);
                 Err(Planned.into())
             }
@@ -192,10 +239,7 @@ impl Runs {
         opts: &SimOptions,
     ) -> Result<SimResult> {
         if self.plan.is_some() {
-            anyhow::bail!(
-                "this study runs built-in workloads alone on a system of its own making, which \
-                 a sweep spec cannot state yet"
-            );
+            anyhow::bail!("a study in planning mode lists its timed runs before making any");
         }
         let Some(store) = &self.store else {
             return sim_policy(cfg, policy, inputs, opts);
@@ -211,6 +255,35 @@ impl Runs {
         }
         let r = sim_policy(cfg, policy, inputs, opts)?;
         store.save(&run, &r)?;
+        Ok(r)
+    }
+
+    /// The result of the functional run of `inputs` on `cfg` under `policy`: the stored one
+    /// when there is one, else simulated and stored.
+    pub fn run(
+        &self,
+        cfg: &SystemConfig,
+        policy: &str,
+        inputs: &dyn Inputs,
+        opts: &RunOptions,
+    ) -> Result<RunResult> {
+        if self.plan.is_some() {
+            anyhow::bail!("a study in planning mode lists its functional runs before making any");
+        }
+        let Some(store) = &self.store else {
+            return run_policy(cfg, policy, inputs, opts);
+        };
+        let run = FunctionalRun {
+            cfg,
+            policy,
+            inputs,
+            opts,
+        };
+        if let Some(r) = store.load_functional(&run)? {
+            return Ok(r);
+        }
+        let r = run_policy(cfg, policy, inputs, opts)?;
+        store.save_functional(&run, &r)?;
         Ok(r)
     }
 }

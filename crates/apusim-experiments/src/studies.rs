@@ -322,13 +322,20 @@ const TIMED_OPTIONS: &[OptionSpec] = &[
 ];
 
 impl Family {
-    /// The options the family takes, in the help's order.
-    /// Whether the family's studies are made of timed runs (which `--db` keeps and
-    /// `--print-spec` lists); the functional ones replay traces.
+    /// Whether the family's studies are made of timed runs.
     pub fn is_timed(self) -> bool {
         !matches!(self, Family::Gspc | Family::GspcCounters | Family::Drp)
     }
 
+    /// Whether the family's studies make their runs through [`Runs`] (which `--db` keeps and
+    /// `--print-spec` lists): every timed study, and drp's functional mix figures, whose runs
+    /// are `apusim run --mix`'s. The gspc functional figures replay one LLC stream per scene
+    /// under every policy, which no sweep point states.
+    pub fn keeps_runs(self) -> bool {
+        self.is_timed() || self == Family::Drp
+    }
+
+    /// The options the family takes, in the help's order.
     pub fn options(self) -> &'static [OptionSpec] {
         match self {
             Family::Gspc => GSPC_OPTIONS,
@@ -354,7 +361,7 @@ pub struct StudyArgs {
     pub cache: Option<PathBuf>,
     /// The family's options given, by name.
     pub given: Vec<(String, OptionValue)>,
-    /// Where the timed runs are kept between invocations (`--db`), or planning mode
+    /// Where the runs are kept between invocations (`--db`), or planning mode
     /// (`--print-spec`); see [`crate::runs`].
     pub runs: Runs,
 }
@@ -483,6 +490,7 @@ impl Options {
             limit: self.int("limit"),
             overrides: self.overrides.clone(),
             cache: self.cache.clone(),
+            runs: self.runs.clone(),
         }
     }
 

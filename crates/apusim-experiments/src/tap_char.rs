@@ -31,6 +31,7 @@
 //! one.
 
 use crate::jobs::{alone_inputs, TraceDir};
+use crate::runs::{PlannedInput, PlannedRun};
 use crate::timed::Options;
 use crate::{Record, StudyOutput};
 use anyhow::{bail, Context, Result};
@@ -170,6 +171,50 @@ fn point(r: &SimResult) -> Result<(f64, f64)> {
     Ok((c.cycles as f64 / c.instructions.max(1) as f64, mpki))
 }
 
+/// The `--set` overrides of preset `tap` for a characterization LLC of `ways` ways at
+/// [`SETS`] sets, and its size in KB.
+fn llc_set(overrides: &[String], ways: u32) -> (Vec<String>, u64) {
+    let kb = u64::from(SETS * ways) * 64 / 1024;
+    let mut set = overrides.to_vec();
+    set.push(format!("llc.geometry={kb}K,{ways},64"));
+    (set, kb)
+}
+
+/// The one-core system of the characterization with `ways` LLC ways, and its LLC's size in
+/// KB.
+fn system(o: &Options, ways: u32) -> Result<(SystemConfig, u64)> {
+    let (set, kb) = llc_set(&o.overrides, ways);
+    let mut cfg = SystemConfig::load_preset("tap", &set)?;
+    cfg.cpus = 1;
+    cfg.seed = o.seed;
+    Ok((cfg, kb))
+}
+
+/// Application `name` with `ways` LLC ways as the sweep point that is the same run: a GPGPU
+/// kernel alone on preset `tap` with the LLC's geometry and one (idle) CPU core as `set`
+/// overrides. A CPU application alone is no sweep point's input, so it is refused.
+fn planned(o: &Options, name: &str, ways: u32, target: u64) -> Result<PlannedRun> {
+    if gpgpu::info(name).is_none() {
+        bail!(
+            "{NAME}: `{name}` is a CPU application, which runs alone on a core of its own; a \
+             sweep point runs a mix, trace files, a GPGPU kernel or a scene"
+        );
+    }
+    let (cfg, _) = system(o, ways)?;
+    let (set, _) = llc_set(&o.overrides, ways);
+    let mut run = PlannedRun::gpu_alone(
+        "tap",
+        set,
+        &cfg,
+        "lru",
+        PlannedInput::Kernel(name.to_string()),
+        (o.scale, o.seed),
+    );
+    run.warmup = o.warmup;
+    run.instructions = Some(target);
+    Ok(run)
+}
+
 /// Run the characterization.
 pub fn run(o: &Options) -> Result<StudyOutput> {
     let names = o.mixes.clone().unwrap_or_else(default_workloads);
@@ -181,20 +226,20 @@ pub fn run(o: &Options) -> Result<StudyOutput> {
         .iter()
         .map(|n| job(n, o.scale, o.seed, o.warmup + target))
         .collect::<Result<_>>()?;
+    let cases: Vec<(usize, usize)> = (0..jobs.len())
+        .flat_map(|a| (0..WAYS.len()).map(move |w| (a, w)))
+        .collect();
+    o.runs.plan(|| {
+        cases
+            .iter()
+            .map(|&(a, w)| planned(o, &names[a], WAYS[w], target))
+            .collect()
+    })?;
     let traces = TraceDir::new(o.cache.as_deref())?;
     let dir = traces.path().to_path_buf();
     let inputs = alone_inputs(&dir, &jobs)?;
-    let cases: Vec<(usize, usize)> = (0..inputs.len())
-        .flat_map(|a| (0..WAYS.len()).map(move |w| (a, w)))
-        .collect();
     let points: Vec<(f64, f64)> = crate::par_counted(&cases, "timed runs", |&(a, w)| {
-        let ways = WAYS[w];
-        let kb = u64::from(SETS * ways) * 64 / 1024;
-        let mut set = o.overrides.clone();
-        set.push(format!("llc.geometry={kb}K,{ways},64"));
-        let mut cfg = SystemConfig::load_preset("tap", &set)?;
-        cfg.cpus = 1;
-        cfg.seed = o.seed;
+        let (cfg, kb) = system(o, WAYS[w])?;
         let opts = SimOptions {
             warmup: o.warmup,
             instructions: Some(target),

@@ -19,6 +19,7 @@ pub mod inputs;
 pub mod report;
 pub mod run;
 pub mod stats;
+pub mod stored;
 pub mod study;
 pub mod timed;
 

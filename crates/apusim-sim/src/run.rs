@@ -16,7 +16,7 @@ use apusim_cache::{Policy, PolicyContext};
 pub use apusim_timing::gpu::GpuProgram;
 use apusim_trace::{Access, AccessSource, Agent};
 use rayon::prelude::*;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::io::IsTerminal;
 use std::time::{Duration, Instant};
 
@@ -76,8 +76,8 @@ pub struct RunOptions {
     pub study: crate::StudyOptions,
 }
 
-/// The result of one policy's run.
-#[derive(Clone, Debug, Serialize)]
+/// The result of one policy's run (kept whole in a results database by [`crate::stored`]).
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct RunResult {
     pub policy: String,
     pub stats: RunStats,

@@ -493,8 +493,8 @@ pub fn config_keys(cfg: &SystemConfig) -> Vec<String> {
     out
 }
 
-/// What a finished job leaves: its metric rows and, for a timed run, its whole result as
-/// `(format, bytes)` ([`stored`]).
+/// What a finished job leaves: its metric rows and its whole result as `(format, bytes)`
+/// ([`stored`] for a timed run, `apusim_sim::stored` for a functional one).
 pub type Outcome = (Vec<Metric>, Option<(&'static str, Vec<u8>)>);
 
 /// Run a job and return its metric rows and stored result.
@@ -510,7 +510,11 @@ pub fn execute(job: &Job) -> Result<Outcome> {
                 study: job.study.clone(),
             };
             let r = run_policy(&job.cfg, &job.policy, inputs, &opts)?;
-            Ok((metrics::functional(&r), None))
+            let whole = apusim_sim::stored::encode(&r)?;
+            Ok((
+                metrics::functional(&r),
+                Some((apusim_sim::stored::FORMAT, whole)),
+            ))
         }
         Mode::Timed => {
             let mut r = sim_policy(&job.cfg, &job.policy, inputs, &job.sim_options())?;

@@ -103,7 +103,7 @@ pub(crate) fn record_one(
     options: &Value,
     times: (SystemTime, SystemTime),
     metrics: &[Metric],
-    result: Option<&SimResult>,
+    result: Option<(&str, &[u8])>,
 ) -> Result<()> {
     let Made {
         command,
@@ -126,16 +126,12 @@ pub(crate) fn record_one(
         times,
         Ok(()),
     );
-    let bytes = result.map(apusim_sim::timed::stored::encode).transpose()?;
-    let result = bytes
-        .as_deref()
-        .map(|b| (apusim_sim::timed::stored::FORMAT, b));
     store.record_with(&record, metrics, result)
 }
 
-/// Record the functional runs of `apusim run` (one per policy): the key is a sweep's for the
-/// same configuration, policy, access limit, drp §3 continuation and inputs; study switches
-/// are part of it.
+/// Record the functional runs of `apusim run` (one per policy), each with its whole result
+/// (`apusim_sim::stored`): the key is a sweep's for the same configuration, policy, access
+/// limit, drp §3 continuation and inputs; study switches are part of it.
 pub fn record_functional(
     store: &mut Store,
     cfg: &SystemConfig,
@@ -155,16 +151,10 @@ pub fn record_functional(
             mode: Mode::Functional,
             policy: &r.policy,
         };
-        record_one(
-            store,
-            run,
-            cfg,
-            inputs,
-            &options,
-            (started, finished),
-            &m,
-            None,
-        )?;
+        let bytes = apusim_sim::stored::encode(r)?;
+        let whole = Some((apusim_sim::stored::FORMAT, bytes.as_slice()));
+        let times = (started, finished);
+        record_one(store, run, cfg, inputs, &options, times, &m, whole)?;
     }
     Ok(())
 }
@@ -200,7 +190,9 @@ pub fn record_timed(
             policy: &r.policy,
         };
         let times = (started, finished);
-        record_one(store, run, cfg, inputs, &options, times, &m, Some(r))?;
+        let bytes = apusim_sim::timed::stored::encode(r)?;
+        let whole = Some((apusim_sim::timed::stored::FORMAT, bytes.as_slice()));
+        record_one(store, run, cfg, inputs, &options, times, &m, whole)?;
     }
     Ok(())
 }

@@ -3,9 +3,9 @@
 //! `runs` holds one row per run key (the latest attempt): what ran (parameters, resolved
 //! configuration as JSON, input identities), which apusim (version, git commit), where
 //! (host) and when (start, end, seconds), and how it ended (`ok` or `failed` with the error).
-//! `metrics` holds the long-format values of the `ok` runs; `results` holds a timed run's
-//! whole result ([`apusim_sim::timed::stored`]), from which a study computes its table again
-//! without simulating (`apusim study --db`). A run, its metrics and its result are written
+//! `metrics` holds the long-format values of the `ok` runs; `results` holds a run's whole
+//! result ([`apusim_sim::timed::stored`], [`apusim_sim::stored`]), from which a study computes
+//! its table again without simulating (`apusim study --db`). A run, its metrics and its result are written
 //! in one transaction, so a run is in the database whole or not at all; the database is in
 //! WAL mode, so a process killed at any moment leaves every committed run readable and loses
 //! only the runs it had in flight. The schema's version is `PRAGMA user_version`; a database

@@ -1,22 +1,27 @@
-//! A study's timed runs kept in the results database: the [`RunStore`] behind
+//! A study's runs kept in the results database: the [`RunStore`] behind
 //! `apusim study NAME --db FILE`.
 //!
-//! A run is looked up under the key a sweep, `apusim sim --db` and this store all compute for
-//! it ([`job::run_key`] of its configuration, policy, inputs and the options that shape its
-//! result: warm-up, instructions, the LLC study switches, sampling). It is read back when the
-//! database holds it as `ok` with a whole result this build can decode; otherwise the study
-//! simulates it, and it is recorded at once — run, metric rows and whole result in one
-//! transaction — under `sweep` = `study NAME`, so `apusim results --sweep "study NAME"` lists
-//! them. The database is shared by the study's worker threads behind a lock; a transaction
-//! per finished run costs microseconds against runs of seconds.
+//! A run is looked up under the key a sweep, `apusim run|sim --db` and this store all compute
+//! for it ([`job::run_key`] of its mode, configuration, policy, inputs and the options that
+//! shape its result: a timed run's warm-up, instructions and sampling, a functional run's
+//! access limit and drp §3 continuation, and the LLC study switches of either). It is read
+//! back when the database holds it as `ok` with a whole result this build can decode
+//! (`apusim_sim::timed::stored` or `apusim_sim::stored`); otherwise the study simulates it,
+//! and it is recorded at once — run, metric rows and whole result in one transaction — under
+//! `sweep` = `study NAME`, so `apusim results --sweep "study NAME"` lists them. The database
+//! is shared by the study's worker threads behind a lock; a transaction per finished run
+//! costs microseconds against runs of seconds.
 
 use crate::job;
 use crate::spec::Mode;
 use crate::{record_one, Made, Store};
 use anyhow::{bail, Result};
-use apusim_experiments::runs::{PlannedInput, PlannedRun, RunStore, Runs, TimedRun};
+use apusim_experiments::runs::{
+    FunctionalRun, PlannedInput, PlannedMode, PlannedPoint, PlannedRun, RunStore, Runs, TimedRun,
+};
 use apusim_experiments::studies::{Study, StudyArgs};
 use apusim_sim::timed::{stored, SimResult};
+use apusim_sim::RunResult;
 use serde_json::Value;
 use std::path::Path;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -60,20 +65,23 @@ impl StudyRuns {
 }
 
 /// Open the database at `path` for study `study` and route the study's runs in `args`
-/// through it; a functional study is refused (its runs are trace replays, not kept).
+/// through it; a study whose runs are not kept is refused ([`keeps_runs`]).
 pub fn attach(study: &Study, args: &mut StudyArgs, path: &Path) -> Result<Arc<StudyRuns>> {
-    timed_only(study, "--db")?;
+    keeps_runs(study, "--db")?;
     let runs = Arc::new(StudyRuns::open(path, study.name)?);
     args.runs = Runs::new(runs.clone());
     Ok(runs)
 }
 
-/// Refuse `what` (`--db`, `--print-spec`) on a functional study.
-pub fn timed_only(study: &Study, what: &str) -> Result<()> {
-    if !study.family.is_timed() {
+/// Refuse `what` (`--db`, `--print-spec`) on a study whose runs are not kept: the gspc
+/// functional figures replay one LLC stream per scene under every policy, which is no run of
+/// `apusim run` or point of a sweep.
+pub fn keeps_runs(study: &Study, what: &str) -> Result<()> {
+    if !study.family.keeps_runs() {
         bail!(
-            "{}: a functional study; {what} is for the timed studies, whose runs are timed \
-             simulations",
+            "{}: {what} is for the studies made of `apusim sim` or `apusim run --mix` runs \
+             (the timed studies, drp-fig13 and drp-fig14); this one replays each scene's LLC \
+             stream under every policy",
             study.name
         );
     }
@@ -98,15 +106,32 @@ fn key(run: &TimedRun<'_>) -> Result<String> {
     job::run_key(Mode::Timed, run.cfg, run.policy, &run_options(run)?, &ids)
 }
 
-impl RunStore for StudyRuns {
-    fn load(&self, run: &TimedRun<'_>) -> Result<Option<SimResult>> {
-        let key = key(run)?;
-        let Some((format, bytes)) = self.store().result(&key)? else {
+/// The options of functional `run` that shape its result, as its key holds them (those of
+/// `apusim run --db`: [`crate::record_functional`]).
+pub fn functional_options(run: &FunctionalRun<'_>) -> Result<Value> {
+    if run.opts.study.dump_llc_trace.is_some() {
+        bail!("a study's stored runs do not keep an LLC trace (--dump-llc-trace)");
+    }
+    let mut options = job::functional_options(run.opts.limit, run.opts.continue_to_run);
+    job::with_study(&mut options, &run.opts.study);
+    Ok(options)
+}
+
+fn functional_key(run: &FunctionalRun<'_>) -> Result<String> {
+    let ids = job::input_ids(run.inputs);
+    let options = functional_options(run)?;
+    job::run_key(Mode::Functional, run.cfg, run.policy, &options, &ids)
+}
+
+impl StudyRuns {
+    /// The stored result of `key` when the database holds one `decode` reads, counted as
+    /// read back. A result this build cannot decode (another format, or written by an apusim
+    /// whose result type differs) is simulated again rather than trusted.
+    fn read_back<T>(&self, key: &str, decode: fn(&str, &[u8]) -> Result<T>) -> Result<Option<T>> {
+        let Some((format, bytes)) = self.store().result(key)? else {
             return Ok(None);
         };
-        // A result this build cannot decode (another format, or written by an apusim whose
-        // result type differs) is simulated again rather than trusted.
-        match stored::decode(&format, &bytes) {
+        match decode(&format, &bytes) {
             Ok(r) => {
                 self.read.fetch_add(1, Ordering::Relaxed);
                 Ok(Some(r))
@@ -115,29 +140,73 @@ impl RunStore for StudyRuns {
         }
     }
 
-    fn save(&self, run: &TimedRun<'_>, result: &SimResult) -> Result<()> {
-        let options = run_options(run)?;
+    /// Record a run just simulated, with its metric rows and its whole `result` as
+    /// `(format, bytes)`.
+    fn keep(
+        &self,
+        mode: Mode,
+        (cfg, policy, inputs): (&apusim_sim::SystemConfig, &str, &dyn apusim_sim::Inputs),
+        options: &Value,
+        seconds: f64,
+        metrics: &[crate::Metric],
+        result: (&str, &[u8]),
+    ) -> Result<()> {
         let finished = SystemTime::now();
-        let started = finished - Duration::from_secs_f64(result.seconds.max(0.0));
+        let started = finished - Duration::from_secs_f64(seconds.max(0.0));
         let made = Made {
             command: "study",
             study: Some(&self.study),
-            mode: Mode::Timed,
-            policy: run.policy,
+            mode,
+            policy,
         };
-        let metrics = crate::metrics::timed(result);
         record_one(
             &mut self.store(),
             made,
-            run.cfg,
-            run.inputs,
-            &options,
+            cfg,
+            inputs,
+            options,
             (started, finished),
-            &metrics,
+            metrics,
             Some(result),
         )?;
         self.recorded.fetch_add(1, Ordering::Relaxed);
         Ok(())
+    }
+}
+
+impl RunStore for StudyRuns {
+    fn load(&self, run: &TimedRun<'_>) -> Result<Option<SimResult>> {
+        self.read_back(&key(run)?, stored::decode)
+    }
+
+    fn save(&self, run: &TimedRun<'_>, result: &SimResult) -> Result<()> {
+        let options = run_options(run)?;
+        let bytes = stored::encode(result)?;
+        self.keep(
+            Mode::Timed,
+            (run.cfg, run.policy, run.inputs),
+            &options,
+            result.seconds,
+            &crate::metrics::timed(result),
+            (stored::FORMAT, &bytes),
+        )
+    }
+
+    fn load_functional(&self, run: &FunctionalRun<'_>) -> Result<Option<RunResult>> {
+        self.read_back(&functional_key(run)?, apusim_sim::stored::decode)
+    }
+
+    fn save_functional(&self, run: &FunctionalRun<'_>, result: &RunResult) -> Result<()> {
+        let options = functional_options(run)?;
+        let bytes = apusim_sim::stored::encode(result)?;
+        self.keep(
+            Mode::Functional,
+            (run.cfg, run.policy, run.inputs),
+            &options,
+            result.seconds,
+            &crate::metrics::functional(result),
+            (apusim_sim::stored::FORMAT, &bytes),
+        )
     }
 }
 
@@ -152,28 +221,42 @@ fn toml_value(v: &str) -> String {
 
 /// The sweep spec of a study's planned runs ([`apusim_experiments::runs::Runs::planner`]):
 /// the settings every run shares at the top, one `[[point]]` per run with the rest, in the
-/// study's order. Each point is keyed as the study keys its run (no alone runs:
-/// `alone = false`), so `apusim sweep` of it into a database leaves the study nothing to
-/// simulate with `--db`.
-pub fn spec_of(study: &str, runs: &[PlannedRun]) -> Result<String> {
+/// study's order. Each point is keyed as the study keys its run (a timed one without alone
+/// runs: `alone = false`), so `apusim sweep` of it into a database leaves the study nothing
+/// to simulate with `--db`.
+pub fn spec_of(study: &str, runs: &[PlannedPoint]) -> Result<String> {
+    let Some(first) = runs.first() else {
+        bail!("{study}: the study plans no runs");
+    };
+    if runs
+        .iter()
+        .any(|r| std::mem::discriminant(&r.mode) != std::mem::discriminant(&first.mode))
+    {
+        bail!("{study}: the study plans timed and functional runs, which one spec cannot hold");
+    }
     let points: Vec<Vec<(&str, String)>> = runs
         .iter()
         .map(|r| settings(study, r))
         .collect::<Result<_>>()?;
-    let Some(first) = points.first() else {
-        bail!("{study}: the study plans no runs");
-    };
-    let shared: Vec<&(&str, String)> = first
+    let shared: Vec<&(&str, String)> = points[0]
         .iter()
         .filter(|s| points.iter().all(|p| p.contains(s)))
         .collect();
-    let mut out = format!(
-        "# The timed runs of `apusim study {study}`, one point each. Run them with\n\
-         # `apusim sweep THIS.toml --db FILE` (or `--slurm`), then `apusim study {study} --db FILE`\n\
-         # with the same options reads them back. The alone runs behind slowdowns are not\n\
-         # points: the study makes them itself, cached beside its traces.\n\
-         mode = \"timed\"\nalone = false\n"
-    );
+    let mut out = match first.mode {
+        PlannedMode::Timed => format!(
+            "# The timed runs of `apusim study {study}`, one point each. Run them with\n\
+             # `apusim sweep THIS.toml --db FILE` (or `--slurm`), then `apusim study {study} --db FILE`\n\
+             # with the same options reads them back. The alone runs behind slowdowns are not\n\
+             # points: the study makes them itself, cached beside its traces.\n\
+             mode = \"timed\"\nalone = false\n"
+        ),
+        PlannedMode::Functional { .. } => format!(
+            "# The functional runs of `apusim study {study}`, one point each (`apusim run --mix`'s).\n\
+             # Run them with `apusim sweep THIS.toml --db FILE` (or `--slurm`), then\n\
+             # `apusim study {study} --db FILE` with the same options reads them back.\n\
+             mode = \"functional\"\n"
+        ),
+    };
     for (k, v) in &shared {
         out.push_str(&format!("{k} = {v}\n"));
     }
@@ -186,8 +269,11 @@ pub fn spec_of(study: &str, runs: &[PlannedRun]) -> Result<String> {
     Ok(out)
 }
 
-/// A planned run's settings as `(key, TOML value)`, in spec order.
-fn settings<'a>(study: &str, r: &PlannedRun) -> Result<Vec<(&'a str, String)>> {
+/// A planned point's settings as `(key, TOML value)`, in spec order; a functional point
+/// has no warm-up and is never sampled.
+fn settings<'a>(study: &str, p: &PlannedPoint) -> Result<Vec<(&'a str, String)>> {
+    let r: &PlannedRun = &p.run;
+    let timed = p.mode == PlannedMode::Timed;
     let quote = |s: &str| toml::Value::String(s.to_string()).to_string();
     let mut out = vec![("preset", quote(&r.preset))];
     match &r.input {
@@ -204,9 +290,16 @@ fn settings<'a>(study: &str, r: &PlannedRun) -> Result<Vec<(&'a str, String)>> {
     }
     out.push(("scale", r.scale.to_string()));
     out.push(("seed", r.seed.to_string()));
-    out.push(("warmup", r.warmup.to_string()));
+    if timed {
+        out.push(("warmup", r.warmup.to_string()));
+    } else if r.warmup != 0 || r.sample {
+        bail!("{study}: a functional run has no warm-up and is not sampled");
+    }
     if let Some(n) = r.instructions {
         out.push(("instructions", n.to_string()));
+    }
+    if let PlannedMode::Functional { limit: Some(n) } = p.mode {
+        out.push(("limit", n.to_string()));
     }
     if r.sample {
         out.push(("sample", "true".into()));
