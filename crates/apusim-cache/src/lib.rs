@@ -32,6 +32,7 @@ mod counts;
 mod error;
 pub mod falru;
 mod geometry;
+pub mod lineindex;
 pub mod params;
 pub mod policies;
 pub mod policy;
@@ -44,6 +45,7 @@ pub use counts::Counts;
 pub use error::CacheError;
 pub use falru::FaLru;
 pub use geometry::{parse_size, Geometry};
+pub use lineindex::LineIndex;
 pub use params::{ParamKind, ParamList, ParamSpec};
 pub use policy::{
     Evicted, Feedback, LineMeta, MissAction, Policy, PolicyContext, PolicyStat, SetView,

@@ -31,6 +31,7 @@
 //! exact rules and `docs/oracles.md` for the choices made where the papers are silent.
 
 pub mod error;
+mod falru;
 mod latest;
 pub mod nextuse;
 pub mod opt;
