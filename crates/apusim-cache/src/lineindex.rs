@@ -104,6 +104,14 @@ impl LineIndex {
         &mut self.slots[self.base + i]
     }
 
+    /// Every indexed line with its slot, in slot order.
+    pub fn iter(&self) -> impl Iterator<Item = (u64, &Slot)> {
+        self.slots[self.base..self.base + self.mask + 1]
+            .iter()
+            .filter(|s| s[0] != 0)
+            .map(|s| ((s[0] & KEY) - 1, s))
+    }
+
     /// The value of `line`.
     #[inline(always)]
     pub fn get(&self, line: u64) -> Option<u64> {
@@ -192,8 +200,10 @@ mod tests {
                 let i = t.find(line).unwrap();
                 proptest::prop_assert_eq!(*t.at(i), [line + 1 | (k as u16 as u64) << 48, k as u64]);
             }
-            let used = t.slots[t.base..t.base + t.mask + 1].iter().filter(|s| s[0] != 0).count();
-            proptest::prop_assert_eq!(used, m.len());
+            proptest::prop_assert_eq!(t.iter().count(), m.len());
+            for (line, s) in t.iter() {
+                proptest::prop_assert_eq!(Some(s[1]), m.get(&line).map(|&k| k as u64));
+            }
         }
     }
 

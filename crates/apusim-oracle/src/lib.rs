@@ -33,6 +33,7 @@
 pub mod error;
 mod falru;
 mod latest;
+mod maxheap;
 pub mod nextuse;
 pub mod opt;
 pub mod reuse;
