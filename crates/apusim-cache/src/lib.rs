@@ -16,8 +16,9 @@
 //!
 //! Sets with many ways ([`SetLayout`], chosen once per cache by associativity) keep
 //! structures whose cost per access does not grow with the ways: the engine a hash index
-//! line → way and a bit set of invalid ways ([`WayBits`]), LRU a recency list per set, the
-//! RRIP family buckets per RRPV value with an aging offset. [`FaLru`] is a separate
+//! line → way ([`LineIndex`], prefetchable a few requests ahead) and a bit set of invalid ways
+//! ([`WayBits`]), LRU a recency queue per set, the RRIP family buckets per RRPV value with an
+//! aging offset. [`FaLru`] is a separate
 //! fully-associative true-LRU cache with a hash index and a recency list, kept as the
 //! reference the engine's wide `lru` sets are tested against.
 //!

@@ -161,7 +161,7 @@ impl WayBits {
 /// Compact sets are flat per-way arrays searched by scanning the set (branch-free SIMD for 8
 /// and 16 ways): the fastest form while a set spans a few host cache lines. Wide sets keep
 /// structures whose cost per access does not grow with the ways: the engine looks lines up in
-/// a hash index and finds invalid ways in a [`WayBits`], LRU keeps a recency list per set, the
+/// a hash index and finds invalid ways in a [`WayBits`], LRU keeps a recency queue per set, the
 /// RRIP family one bucket per RRPV value. Both give the same victims (property tests replay
 /// random streams through both and compare every eviction).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]

@@ -15,12 +15,22 @@
 //!
 //! The engine keeps a tag array, a per-way recency position and the index, and the LRU queue of
 //! ways; every hit there touches three random host lines and every miss about five.
+//!
+//! The heterogeneous baseline's GPU write rules (`llc.gpu_write_rules`, on in the `4c1g`
+//! preset), which the registry wraps around `lru` as
+//! [`apusim_cache::policies::hetero_writes::HeteroWrites`], keep deciding here: the cache asks
+//! that same wrapper, around a [`Touch`] recorder instead of `lru`, whether a miss allocates
+//! and whether a hit reaches the inner policy (promotes the line), so the rules and their
+//! statistics are the wrapper's own code.
 
 use crate::sim::RefSim;
+use apusim_cache::policies::hetero_writes::HeteroWrites;
 use apusim_cache::policies::lru::Lru;
 use apusim_cache::policies::util::prefetch;
+use apusim_cache::policies::wrapper::Wrapper;
 use apusim_cache::{
-    CacheError, Evicted, Geometry, LineIndex, LineMeta, Outcome, Policy, PolicyStat, SetLayout,
+    CacheError, Evicted, Geometry, LineIndex, LineMeta, MissAction, Outcome, Policy,
+    PolicyContext, PolicyStat, SetLayout, SetView,
 };
 use apusim_trace::{Access, Agent};
 use std::any::TypeId;
@@ -39,18 +49,73 @@ const AHEAD: u64 = 24;
 const HIT: Outcome = Outcome::Hit {
     write_through: false,
 };
+const BYPASS: Outcome = Outcome::Miss {
+    filled: false,
+    bypassed: true,
+    evicted: None,
+};
 
-/// True if a replay of policy `P` on a cache of `g` may run on [`QueueLru`]: `P` is the
-/// registered `lru` itself (not wrapped, say by the heterogeneous write rules) and `g` is fully
-/// associative with wide sets.
-pub(crate) fn serves<P: Policy>(g: &Geometry) -> bool {
-    TypeId::of::<P>() == TypeId::of::<Lru>()
-        && g.sets() == 1
-        && SetLayout::Auto.is_wide(g.ways as usize)
+/// Which rules around `lru` a replay of policy `P` on a cache of `g` may run [`QueueLru`]
+/// with: `Some(false)` for `lru` itself, `Some(true)` for `lru` inside the heterogeneous
+/// write rules, `None` for anything else or when `g` is not fully associative with wide sets.
+pub(crate) fn serves<P: Policy>(g: &Geometry) -> Option<bool> {
+    if g.sets() != 1 || !SetLayout::Auto.is_wide(g.ways as usize) {
+        return None;
+    }
+    let p = TypeId::of::<P>();
+    if p == TypeId::of::<Lru>() {
+        Some(false)
+    } else if p == TypeId::of::<HeteroWrites<Lru>>() {
+        Some(true)
+    } else {
+        None
+    }
 }
 
-/// Fully-associative write-back, write-allocate LRU over a hash index (see the module doc).
-pub struct QueueLru {
+/// The policy seat of [`QueueLru`]: it records whether its `on_hit` was called (a wrapper
+/// around it passed the hit on, so `lru` would promote the line) and never bypasses; the
+/// victims are the queue's.
+pub struct Touch {
+    touched: bool,
+}
+
+impl Policy for Touch {
+    fn build(_ctx: &PolicyContext) -> Result<Self, CacheError> {
+        Ok(Touch { touched: false })
+    }
+    #[inline]
+    fn on_hit(&mut self, _set: usize, _way: usize, _req: &Access) {
+        self.touched = true;
+    }
+    fn victim(&mut self, _set: usize, _req: &Access, _view: &SetView<'_>) -> usize {
+        unreachable!("QueueLru chooses its victims itself")
+    }
+    #[inline]
+    fn on_fill(&mut self, _set: usize, _way: usize, _req: &Access) {}
+}
+
+/// `lru` without rules around it: every hit promotes, every miss allocates.
+pub struct NoRules(pub Touch);
+
+impl Wrapper for NoRules {
+    type Inner = Touch;
+    fn inner(&self) -> &Touch {
+        &self.0
+    }
+    fn inner_mut(&mut self) -> &mut Touch {
+        &mut self.0
+    }
+    fn wrap(inner: Touch, _ctx: &PolicyContext) -> Result<Self, CacheError> {
+        Ok(NoRules(inner))
+    }
+}
+
+/// Fully-associative write-back, write-allocate LRU over a hash index, with the rules `R`
+/// around it (see the module doc).
+pub struct QueueLru<R> {
+    rules: R,
+    /// Refuse bypasses of CPU lines, as the engine's `cpu_inclusive`.
+    cpu_inclusive: bool,
     index: LineIndex,
     capacity: usize,
     resident: usize,
@@ -63,9 +128,9 @@ pub struct QueueLru {
     back: u64,
 }
 
-impl QueueLru {
-    /// A cache of `g`, which must be fully associative.
-    pub fn new(g: &Geometry) -> Result<QueueLru, CacheError> {
+impl<R: Wrapper<Inner = Touch>> QueueLru<R> {
+    /// A cache of `g`, which must be fully associative, with `rules` around `lru`.
+    pub fn new(g: &Geometry, rules: R, cpu_inclusive: bool) -> Result<QueueLru<R>, CacheError> {
         g.validate()?;
         if g.sets() != 1 {
             return Err(CacheError::Geometry(format!(
@@ -75,6 +140,8 @@ impl QueueLru {
         let capacity = g.ways as usize;
         let cap = (4 * capacity).next_power_of_two();
         Ok(QueueLru {
+            rules,
+            cpu_inclusive,
             index: LineIndex::with_capacity(capacity),
             capacity,
             resident: 0,
@@ -180,7 +247,7 @@ fn unpack(line: u64, meta: u16) -> Evicted {
     }
 }
 
-impl RefSim for QueueLru {
+impl<R: Wrapper<Inner = Touch>> RefSim for QueueLru<R> {
     #[inline(always)]
     fn access(&mut self, req: &Access, line: u64, _next: u64) -> Result<Outcome, CacheError> {
         if line > apusim_cache::cache::MAX_LINE {
@@ -189,11 +256,23 @@ impl RefSim for QueueLru {
         if let Some(i) = self.index.find(line) {
             let meta = (self.index.at(i)[0] >> 48) as u16;
             let bits = hit_bits(meta, req);
-            let p = self.push(line);
-            let s = self.index.at(i);
-            s[0] |= (bits as u64) << 48;
-            s[1] = p;
+            self.rules.inner_mut().touched = false;
+            Policy::on_hit(&mut self.rules, 0, 0, req);
+            if self.rules.inner().touched {
+                let p = self.push(line);
+                self.index.at(i)[1] = p;
+            }
+            self.index.at(i)[0] |= (bits as u64) << 48;
             return Ok(HIT);
+        }
+        if Policy::on_miss(&mut self.rules, 0, req) == MissAction::Bypass {
+            if self.cpu_inclusive && req.agent.is_cpu() {
+                return Err(CacheError::InclusionViolation {
+                    addr: req.addr,
+                    agent: req.agent,
+                });
+            }
+            return Ok(BYPASS);
         }
         let evicted = if self.resident < self.capacity {
             self.resident += 1;
@@ -202,10 +281,13 @@ impl RefSim for QueueLru {
             let i = self.pop_victim();
             let [word, _] = *self.index.at(i);
             self.index.remove_at(i);
-            Some(unpack((word & KEY) - 1, (word >> 48) as u16))
+            let ev = unpack((word & KEY) - 1, (word >> 48) as u16);
+            Policy::on_evict(&mut self.rules, 0, 0, &ev);
+            Some(ev)
         };
         let p = self.push(line);
         self.index.insert(line, fill_meta(req), p);
+        Policy::on_fill(&mut self.rules, 0, 0, req);
         Ok(Outcome::Miss {
             filled: true,
             bypassed: false,
@@ -221,7 +303,7 @@ impl RefSim for QueueLru {
     }
 
     fn policy_stats(&self) -> Vec<PolicyStat> {
-        Vec::new()
+        self.rules.stats()
     }
 }
 
@@ -229,57 +311,89 @@ impl RefSim for QueueLru {
 mod tests {
     use super::*;
     use crate::sim::{EngineSim, OracleBypass};
-    use apusim_cache::{Cache, PolicyContext, WritePolicy};
+    use apusim_cache::{Cache, WritePolicy};
     use apusim_trace::{Op, Stream};
     use proptest::prelude::*;
 
-    fn engine(g: &Geometry) -> EngineSim<Lru> {
-        let lru = Lru::build(&PolicyContext::for_geometry(g)).unwrap();
-        let wrapped = OracleBypass::wrap(lru, 1, g.ways as usize, false);
+    fn engine<P: Policy>(g: &Geometry) -> EngineSim<P> {
+        let p = P::build(&PolicyContext::for_geometry(g)).unwrap();
+        let wrapped = OracleBypass::wrap(p, 1, g.ways as usize, false);
         let cache = Cache::new(*g, WritePolicy::default(), true, wrapped).unwrap();
         assert!(cache.is_wide());
         EngineSim { cache }
     }
 
     #[test]
-    fn serves_the_unwrapped_lru_on_wide_fully_associative_caches_only() {
+    fn serves_lru_alone_or_in_the_write_rules_on_wide_fully_associative_caches_only() {
         let fa = Geometry::fully_associative(1024 * 64, 64);
-        assert!(serves::<Lru>(&fa));
-        assert!(!serves::<apusim_cache::policies::srrip::Srrip>(&fa));
-        assert!(!serves::<OracleBypass<Lru>>(&fa));
-        assert!(!serves::<Lru>(&Geometry::fully_associative(64 * 64, 64)));
-        assert!(!serves::<Lru>(&Geometry::new(1024 * 64, 512, 64)));
+        assert_eq!(serves::<Lru>(&fa), Some(false));
+        assert_eq!(serves::<HeteroWrites<Lru>>(&fa), Some(true));
+        assert_eq!(serves::<apusim_cache::policies::srrip::Srrip>(&fa), None);
+        assert_eq!(serves::<OracleBypass<Lru>>(&fa), None);
+        assert_eq!(
+            serves::<Lru>(&Geometry::fully_associative(64 * 64, 64)),
+            None
+        );
+        assert_eq!(serves::<Lru>(&Geometry::new(1024 * 64, 512, 64)), None);
+    }
+
+    /// Replays `refs` through `q` and the engine with policy `P`, comparing every outcome and,
+    /// at the end, the policy statistics.
+    fn same_as_engine<P: Policy, R: Wrapper<Inner = Touch>>(
+        mut q: QueueLru<R>,
+        g: &Geometry,
+        refs: &[(u8, usize, usize, u64)],
+        span: u64,
+    ) -> Result<(), TestCaseError> {
+        let mut e = engine::<P>(g);
+        let ways = g.ways as u64;
+        for &(agent, stream, op, x) in refs {
+            let agent = if agent >= 3 {
+                Agent::GPU
+            } else {
+                Agent::cpu(agent)
+            };
+            let stream = if agent.is_cpu() {
+                Stream::CpuData
+            } else {
+                Stream::ALL[stream]
+            };
+            // A hot range of `ways` lines, sometimes wider (misses and evictions).
+            let line = x % (ways * span / 2 + 1);
+            let req = Access::new(agent, stream, Op::ALL[op], line * 64 + 8, 8);
+            prop_assert_eq!(q.access(&req, line, 0), e.access(&req, line, 0));
+        }
+        prop_assert_eq!(q.policy_stats(), e.policy_stats());
+        Ok(())
     }
 
     proptest! {
         #![proptest_config(ProptestConfig::with_cases(48))]
-        /// Every outcome (hit, fill, evicted line and its metadata) equals the engine's with
-        /// `lru` in wide sets, for mixed agents, streams and writes; long streams over few
-        /// lines compact the queue many times.
+        /// Every outcome (hit, fill, bypass, evicted line and its metadata) and the statistics
+        /// equal the engine's with `lru` in wide sets, alone and inside the heterogeneous write
+        /// rules, for mixed agents, streams and writes; long streams over few lines compact the
+        /// queue many times.
         #[test]
         fn equals_the_engine_reference_by_reference(
             ways in 65u32..300,
             span in 1u64..5,
-            refs in proptest::collection::vec((0u8..4, 0usize..Stream::COUNT, 0usize..Op::COUNT, 0u64..1000), 1..8000),
+            refs in proptest::collection::vec((0u8..5, 0usize..Stream::COUNT, 0usize..Op::COUNT, 0u64..1000), 1..8000),
         ) {
             let g = Geometry::fully_associative(ways as u64 * 64, 64);
-            let mut q = QueueLru::new(&g).unwrap();
-            let mut e = engine(&g);
-            for (agent, stream, op, x) in refs {
-                let agent = if agent == 3 { Agent::GPU } else { Agent::cpu(agent) };
-                let stream = if agent.is_cpu() { Stream::CpuData } else { Stream::ALL[stream] };
-                // A hot range of `ways` lines, sometimes wider (misses and evictions).
-                let line = x % (ways as u64 * span / 2 + 1);
-                let req = Access::new(agent, stream, Op::ALL[op], line * 64 + 8, 8);
-                prop_assert_eq!(q.access(&req, line, 0).unwrap(), e.access(&req, line, 0).unwrap());
-            }
+            let ctx = PolicyContext::for_geometry(&g);
+            let plain = QueueLru::new(&g, NoRules(Touch::build(&ctx).unwrap()), true).unwrap();
+            same_as_engine::<Lru, _>(plain, &g, &refs, span)?;
+            let rules = HeteroWrites::wrap(Touch::build(&ctx).unwrap(), &ctx).unwrap();
+            let hetero = QueueLru::new(&g, rules, true).unwrap();
+            same_as_engine::<HeteroWrites<Lru>, _>(hetero, &g, &refs, span)?;
         }
     }
 
     #[test]
     fn evicts_the_least_recently_used_line() {
         let g = Geometry::fully_associative(100 * 64, 64);
-        let mut q = QueueLru::new(&g).unwrap();
+        let ctx = PolicyContext::for_geometry(&g);
+        let mut q = QueueLru::new(&g, NoRules(Touch::build(&ctx).unwrap()), true).unwrap();
         let rd = |l: u64| Access::new(Agent::cpu(0), Stream::CpuData, Op::Read, l * 64, 8);
         for l in 0..100 {
             assert!(!q.access(&rd(l), l, 0).unwrap().is_hit());

@@ -229,6 +229,7 @@ pub fn run_observed<O: Observer>(
                 &ctx,
                 sim::EngineRun {
                     name: &name,
+                    ctx: &ctx,
                     geometry: g,
                     cpu_inclusive: cfg.cpu_inclusive,
                     bypass: *bypass,

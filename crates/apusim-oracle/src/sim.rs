@@ -17,6 +17,7 @@
 use crate::error::{OracleError, Result};
 use crate::nextuse::{fingerprint, NextUses, Refs, NEVER};
 use crate::stats::{OracleResult, Table};
+use apusim_cache::policies::hetero_writes::HeteroWrites;
 use apusim_cache::policies::wrapper::Wrapper;
 use apusim_cache::policies::PolicyVisitor;
 use apusim_cache::{
@@ -279,6 +280,8 @@ impl<P: Policy> RefSim for EngineSim<P> {
 /// Runs the replay for whatever policy type the registry builds.
 pub(crate) struct EngineRun<'a, O> {
     pub name: &'a str,
+    /// The context the registry built the policy from.
+    pub ctx: &'a PolicyContext,
     pub geometry: Geometry,
     pub cpu_inclusive: bool,
     pub bypass: bool,
@@ -291,16 +294,34 @@ impl<O: Observer> PolicyVisitor for EngineRun<'_, O> {
     type Output = Result<OracleResult>;
     fn visit<P: Policy>(self, policy: P) -> Self::Output {
         let g = self.geometry;
-        if !self.bypass && crate::falru::serves::<P>(&g) {
-            let mut sim = crate::falru::QueueLru::new(&g)?;
-            return drive(
-                &mut sim,
-                self.name,
-                g,
-                self.next_uses,
-                self.source,
-                self.observer,
-            );
+        use crate::falru::{serves, NoRules, QueueLru, Touch};
+        let fast = if self.bypass { None } else { serves::<P>(&g) };
+        match fast {
+            Some(false) => {
+                let rules = NoRules(Touch::build(self.ctx)?);
+                let mut sim = QueueLru::new(&g, rules, self.cpu_inclusive)?;
+                return drive(
+                    &mut sim,
+                    self.name,
+                    g,
+                    self.next_uses,
+                    self.source,
+                    self.observer,
+                );
+            }
+            Some(true) => {
+                let rules = HeteroWrites::wrap(Touch::build(self.ctx)?, self.ctx)?;
+                let mut sim = QueueLru::new(&g, rules, self.cpu_inclusive)?;
+                return drive(
+                    &mut sim,
+                    self.name,
+                    g,
+                    self.next_uses,
+                    self.source,
+                    self.observer,
+                );
+            }
+            None => {}
         }
         let wrapped = OracleBypass::wrap(policy, g.sets() as usize, g.ways as usize, self.bypass);
         let cache = Cache::new(g, WritePolicy::default(), self.cpu_inclusive, wrapped)?;
