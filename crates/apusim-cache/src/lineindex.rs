@@ -131,7 +131,7 @@ impl LineIndex {
             );
             i = (i + 1) & self.mask;
         }
-        self.slots[self.base + i] = [line + 1 | (high as u64) << 48, value];
+        self.slots[self.base + i] = [(line + 1) | ((high as u64) << 48), value];
     }
 
     /// Forget `line` (present or not).
@@ -198,7 +198,7 @@ mod tests {
             }
             for (&line, &k) in &m {
                 let i = t.find(line).unwrap();
-                proptest::prop_assert_eq!(*t.at(i), [line + 1 | (k as u16 as u64) << 48, k as u64]);
+                proptest::prop_assert_eq!(*t.at(i), [(line + 1) | ((k as u16 as u64) << 48), k as u64]);
             }
             proptest::prop_assert_eq!(t.iter().count(), m.len());
             for (line, s) in t.iter() {

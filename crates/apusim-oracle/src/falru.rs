@@ -29,8 +29,8 @@ use apusim_cache::policies::lru::Lru;
 use apusim_cache::policies::util::prefetch;
 use apusim_cache::policies::wrapper::Wrapper;
 use apusim_cache::{
-    CacheError, Evicted, Geometry, LineIndex, LineMeta, MissAction, Outcome, Policy,
-    PolicyContext, PolicyStat, SetLayout, SetView,
+    CacheError, Evicted, Geometry, LineIndex, LineMeta, MissAction, Outcome, Policy, PolicyContext,
+    PolicyStat, SetLayout, SetView,
 };
 use apusim_trace::{Access, Agent};
 use std::any::TypeId;
@@ -212,7 +212,7 @@ impl<R: Wrapper<Inner = Touch>> QueueLru<R> {
 /// The engine's line metadata bits of a fill by `req` (write-back: writes dirty the line).
 #[inline]
 fn fill_meta(req: &Access) -> u16 {
-    let flags = u8::from(req.dirties()) * LineMeta::DIRTY | cpu_flag(req);
+    let flags = (u8::from(req.dirties()) * LineMeta::DIRTY) | cpu_flag(req);
     flags as u16
         | ((req.stream.to_byte() & 0xF) as u16) << STREAM_SHIFT
         | (req.agent.to_byte() as u16) << AGENT_SHIFT
@@ -230,8 +230,8 @@ fn hit_bits(meta: u16, req: &Access) -> u16 {
     let other_cpu = req.agent.is_cpu() & ((meta >> AGENT_SHIFT) as u8 != req.agent.to_byte());
     let flags = LineMeta::REUSED
         | cpu_flag(req)
-        | u8::from(other_cpu) * LineMeta::SHARED
-        | u8::from(req.dirties()) * LineMeta::DIRTY;
+        | (u8::from(other_cpu) * LineMeta::SHARED)
+        | (u8::from(req.dirties()) * LineMeta::DIRTY);
     flags as u16
 }
 
