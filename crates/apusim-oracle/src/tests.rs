@@ -335,7 +335,7 @@ fn fully_associative_lru_equals_the_reference_cache() {
             } else {
                 (20_000.0 * u * u * u) as u64
             };
-            let op = if rng.next_u64() % 8 == 0 {
+            let op = if rng.next_u64().is_multiple_of(8) {
                 Op::Write
             } else {
                 Op::Read
