@@ -11,7 +11,7 @@
 //! line addresses instead of ways: the victim is the first queue entry whose line is resident
 //! with that entry's position, and since the queue is read in order, the index slots of the
 //! entries a few places ahead of its front are prefetched before they are checked. The index
-//! slot of a reference itself is prefetched by the replay ([`RefSim::prefetch`]).
+//! slot of a reference itself is prefetched by the replay ([`RefSim::prefetch_early`], 16 references ahead).
 //!
 //! The engine keeps a tag array, a per-way recency position and the index, and the LRU queue of
 //! ways; every hit there touches three random host lines and every miss about five.
