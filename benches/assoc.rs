@@ -2,7 +2,8 @@
 //! (`apusim_oracle::run`: split into line references, next uses read in step, the engine or
 //! OPT, counters per agent and stream), docs/PERFORMANCE.md "Wide sets":
 //! - `oracle/16way/<policy>`: a 16 MiB 16-way cache of 64-byte blocks (compact sets);
-//! - `oracle/fa/<policy>`: the same 16 MiB fully associative (262,144 ways, wide sets);
+//! - `oracle/fa/<policy>`: the same 16 MiB fully associative (262,144 ways, wide sets; `lru`
+//!   replays on the oracle's `QueueLru`, `opt` on `HeapOpt`, as `apusim oracle` does);
 //! - `crossover/<ways>/<layout>/<policy>`: LRU and SRRIP in a 1 MiB cache of 32 to 256 ways,
 //!   compact against wide sets (what `SetLayout::WIDE_ABOVE_WAYS` was chosen from).
 //!

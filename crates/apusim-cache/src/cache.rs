@@ -1,10 +1,10 @@
 //! The set-associative cache engine, generic over its [`Policy`].
 
+use crate::lineindex::LineIndex;
 use crate::policy::{Evicted, LineMeta, MissAction, Policy, SetView};
 use crate::wayset::WayBits;
 use crate::{CacheError, Geometry, LineWords, SetLayout};
 use apusim_trace::{Access, Op};
-use rustc_hash::FxHashMap;
 
 /// Each way is one 64-bit word: the line address in the low 48 bits and the engine's line
 /// metadata (flags, stream, filling agent) in the high 16, so a lookup, a hit's flag update and
@@ -128,7 +128,7 @@ pub struct Cache<P> {
 /// compact set).
 struct WideSets {
     /// Line address → way of every resident line.
-    index: FxHashMap<u64, u32>,
+    index: LineIndex,
     bits: WayBits,
     /// Per set, [`WayBits::stride`] words: its invalid ways.
     invalid: Vec<u64>,
@@ -142,7 +142,7 @@ impl WideSets {
             bits.fill(set);
         }
         WideSets {
-            index: FxHashMap::with_capacity_and_hasher(sets * ways, Default::default()),
+            index: LineIndex::with_capacity(sets * ways),
             bits,
             invalid,
         }
@@ -158,7 +158,7 @@ impl WideSets {
 
     #[inline(never)]
     fn find(&self, line: u64) -> Option<usize> {
-        self.index.get(&line).map(|&way| way as usize)
+        self.index.get(line).map(|way| way as usize)
     }
 
     /// The lowest invalid way of `set`, now taken.
@@ -177,15 +177,15 @@ impl WideSets {
     #[inline(never)]
     fn install(&mut self, evicted: Option<u64>, line: u64, way: usize) {
         if let Some(old) = evicted {
-            self.index.remove(&old);
+            self.index.remove(old);
         }
-        self.index.insert(line, way as u32);
+        self.index.insert(line, 0, way as u64);
     }
 
     /// `line` left `way` of `set` without a replacement.
     #[inline(never)]
     fn invalidate(&mut self, set: usize, line: u64, way: usize) {
-        self.index.remove(&line);
+        self.index.remove(line);
         let bits = self.bits;
         bits.insert(self.invalid_of(set), way);
     }
@@ -286,19 +286,45 @@ impl<P: Policy> Cache<P> {
         }
     }
 
-    /// Ask the host to bring the set that `addr` maps to into its caches (a hint for replaying
-    /// a known stream: see [`Cache::access_batch`]).
+    /// Ask the host to bring what an access to `addr` will touch into its caches (a hint for
+    /// replaying a known stream: see [`Cache::access_batch`]). Compact sets: the set's tags
+    /// and the policy's state of the set. Wide sets: if the line is resident, its tag word
+    /// and the policy's state of its way; this looks the line up in the hash index, whose slot
+    /// [`Cache::prefetch_index`] should have brought in a few requests earlier.
     #[inline]
     pub fn prefetch(&self, addr: u64) {
-        // (For wide sets these are hints for the set's first ways only: harmless, and cheaper
-        // than telling the layouts apart here.)
-        let set = self.set_of(self.line_of(addr));
-        let base = set * self.ways;
-        crate::policies::util::prefetch(&self.tags, base);
-        if self.ways > 8 {
-            crate::policies::util::prefetch(&self.tags, base + 8);
+        let line = self.line_of(addr);
+        let set = self.set_of(line);
+        match self.wide.as_deref() {
+            None => {
+                let base = set * self.ways;
+                crate::policies::util::prefetch(&self.tags, base);
+                if self.ways > 8 {
+                    crate::policies::util::prefetch(&self.tags, base + 8);
+                }
+                self.policy.prefetch_set(set);
+            }
+            Some(w) => {
+                if line <= MAX_LINE {
+                    if let Some(way) = w.find(line) {
+                        crate::policies::util::prefetch(&self.tags, set * self.ways + way);
+                        self.policy.prefetch_way(set, way);
+                    }
+                }
+            }
         }
-        self.policy.prefetch_set(set);
+    }
+
+    /// The first of the two prefetch steps of wide sets: bring in the hash index slot of
+    /// `addr`'s line, whose address depends on the line alone. A no-op for compact sets.
+    #[inline]
+    pub fn prefetch_index(&self, addr: u64) {
+        if let Some(w) = self.wide.as_deref() {
+            let line = self.line_of(addr);
+            if line <= MAX_LINE {
+                w.index.prefetch(line);
+            }
+        }
     }
 
     /// Access every request of `reqs` in order, prefetching a few requests ahead, and hand each
@@ -310,10 +336,16 @@ impl<P: Policy> Cache<P> {
         mut on_outcome: impl FnMut(&Access, Outcome),
     ) -> Result<(), CacheError> {
         const AHEAD: usize = 8;
+        for r in reqs.iter().take(2 * AHEAD) {
+            self.prefetch_index(r.addr);
+        }
         for r in reqs.iter().take(AHEAD) {
             self.prefetch(r.addr);
         }
         for (i, r) in reqs.iter().enumerate() {
+            if let Some(next) = reqs.get(i + 2 * AHEAD) {
+                self.prefetch_index(next.addr);
+            }
             if let Some(next) = reqs.get(i + AHEAD) {
                 self.prefetch(next.addr);
             }
@@ -558,6 +590,7 @@ impl<P: Policy> Cache<P> {
         let base = set * self.ways;
         let view = SetView {
             tags: &self.tags[base..base + self.ways],
+            index: self.wide.as_deref().map(|w| &w.index),
         };
         let w = self.policy.victim(set, req, &view);
         if w >= self.ways {

@@ -16,8 +16,9 @@
 //!
 //! Sets with many ways ([`SetLayout`], chosen once per cache by associativity) keep
 //! structures whose cost per access does not grow with the ways: the engine a hash index
-//! line → way and a bit set of invalid ways ([`WayBits`]), LRU a recency list per set, the
-//! RRIP family buckets per RRPV value with an aging offset. [`FaLru`] is a separate
+//! line → way ([`LineIndex`], prefetchable a few requests ahead) and a bit set of invalid ways
+//! ([`WayBits`]), LRU a recency queue per set, the RRIP family buckets per RRPV value with an
+//! aging offset. [`FaLru`] is a separate
 //! fully-associative true-LRU cache with a hash index and a recency list, kept as the
 //! reference the engine's wide `lru` sets are tested against.
 //!
@@ -32,6 +33,7 @@ mod counts;
 mod error;
 pub mod falru;
 mod geometry;
+pub mod lineindex;
 pub mod params;
 pub mod policies;
 pub mod policy;
@@ -44,6 +46,7 @@ pub use counts::Counts;
 pub use error::CacheError;
 pub use falru::FaLru;
 pub use geometry::{parse_size, Geometry};
+pub use lineindex::LineIndex;
 pub use params::{ParamKind, ParamList, ParamSpec};
 pub use policy::{
     Evicted, Feedback, LineMeta, MissAction, Policy, PolicyContext, PolicyStat, SetView,

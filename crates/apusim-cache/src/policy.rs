@@ -76,6 +76,8 @@ impl LineMeta {
 /// A read-only view of one set: line addresses (`None` for invalid ways) and metadata.
 pub struct SetView<'a> {
     pub(crate) tags: &'a [u64],
+    /// The hash index of wide sets, for [`SetView::prefetch_eviction`].
+    pub(crate) index: Option<&'a crate::lineindex::LineIndex>,
 }
 
 impl<'a> SetView<'a> {
@@ -90,6 +92,23 @@ impl<'a> SetView<'a> {
     /// Metadata of a valid way (meaningless for an invalid one).
     pub fn meta(&self, way: usize) -> LineMeta {
         crate::cache::word_meta(self.tags[way])
+    }
+    /// Hint: `way` may be evicted by one of the next misses; prefetch its tag word (a policy
+    /// that knows its coming victims ahead, like wide LRU, calls this a few victims ahead).
+    #[inline(always)]
+    pub fn prefetch_way(&self, way: usize) {
+        crate::policies::util::prefetch(self.tags, way);
+    }
+    /// Hint: `way` will likely be evicted soon; prefetch what its eviction touches besides
+    /// the tag word (the hash index slot of its line in wide sets). Reads the tag word, so it
+    /// should follow [`SetView::prefetch_way`] of the same way by a few victims.
+    #[inline(always)]
+    pub fn prefetch_eviction(&self, way: usize) {
+        if let (Some(index), Some(&word)) = (self.index, self.tags.get(way)) {
+            if word != crate::cache::INVALID {
+                index.prefetch(crate::cache::word_line(word));
+            }
+        }
     }
 }
 
@@ -246,6 +265,12 @@ pub trait Policy: Send + 'static {
     /// Hint: the set will be accessed soon; prefetch the policy's state for it. Default: none.
     #[inline]
     fn prefetch_set(&self, _set: usize) {}
+
+    /// Hint: `way` of `set` holds a line that will be accessed soon; prefetch the policy's
+    /// state for that way (wide sets, where a set's state spans far more than a few host
+    /// lines). Default: none.
+    #[inline]
+    fn prefetch_way(&self, _set: usize, _way: usize) {}
 
     /// Policy-specific statistics for reports.
     fn stats(&self) -> Vec<PolicyStat> {

@@ -114,6 +114,33 @@ impl WayBits {
         words[self.offsets[self.levels - 1]] == 0
     }
 
+    /// The `n`-th member above `way` (`n` ≥ 1) if it lies within the few level-0 words from
+    /// `way`'s on (a look-ahead for hints: `None` also when the members are sparse there).
+    #[inline]
+    pub fn nth_after(&self, words: &[u64], way: usize, n: u32) -> Option<usize> {
+        const WORDS: usize = 4;
+        let mut left = n;
+        let first = way / 64;
+        let end = (first + WORDS).min(self.n.div_ceil(64));
+        let mut bits = words[first] & (u64::MAX << (way % 64)) << 1;
+        let mut i = first;
+        loop {
+            let c = bits.count_ones();
+            if c >= left {
+                for _ in 1..left {
+                    bits &= bits - 1;
+                }
+                return Some(i * 64 + bits.trailing_zeros() as usize);
+            }
+            left -= c;
+            i += 1;
+            if i >= end {
+                return None;
+            }
+            bits = words[i];
+        }
+    }
+
     /// The lowest member.
     #[inline]
     pub fn first(&self, words: &[u64]) -> Option<usize> {
@@ -134,7 +161,7 @@ impl WayBits {
 /// Compact sets are flat per-way arrays searched by scanning the set (branch-free SIMD for 8
 /// and 16 ways): the fastest form while a set spans a few host cache lines. Wide sets keep
 /// structures whose cost per access does not grow with the ways: the engine looks lines up in
-/// a hash index and finds invalid ways in a [`WayBits`], LRU keeps a recency list per set, the
+/// a hash index and finds invalid ways in a [`WayBits`], LRU keeps a recency queue per set, the
 /// RRIP family one bucket per RRPV value. Both give the same victims (property tests replay
 /// random streams through both and compare every eviction).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
@@ -207,6 +234,15 @@ mod tests {
                 proptest::prop_assert_eq!(l.first(&words), want.first().copied());
                 proptest::prop_assert_eq!(l.is_empty(&words), want.is_empty());
                 proptest::prop_assert_eq!(l.contains(&words, way), want.contains(&way));
+                for n in 1..4u32 {
+                    let got = l.nth_after(&words, way, n);
+                    let exact = want.range(way + 1..).nth(n as usize - 1).copied();
+                    // Exact when found; absent only when the member lies beyond the window.
+                    match got {
+                        Some(g) => proptest::prop_assert_eq!(Some(g), exact),
+                        None => proptest::prop_assert!(exact.is_none_or(|e| e / 64 >= way / 64 + 4)),
+                    }
+                }
             }
         }
     }

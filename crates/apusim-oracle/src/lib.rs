@@ -31,7 +31,9 @@
 //! exact rules and `docs/oracles.md` for the choices made where the papers are silent.
 
 pub mod error;
+mod falru;
 mod latest;
+mod maxheap;
 pub mod nextuse;
 pub mod opt;
 pub mod reuse;
@@ -227,6 +229,7 @@ pub fn run_observed<O: Observer>(
                 &ctx,
                 sim::EngineRun {
                     name: &name,
+                    ctx: &ctx,
                     geometry: g,
                     cpu_inclusive: cfg.cpu_inclusive,
                     bypass: *bypass,

@@ -15,20 +15,23 @@
 //!   ways side by side (one contiguous run of memory), a vectorizable tag compare for lookup and
 //!   a linear scan of the next uses for the victim;
 //! - [`HeapOpt`], for sets with hundreds of thousands of ways (fully-associative studies): per
-//!   set, a hash map line → (next use, tag word) and a max-heap of (next use, line) with lazy
-//!   deletion (an entry is live while it matches the map; the heap is rebuilt from the map when
-//!   stale entries outnumber live ones), O(log ways) per reference.
+//!   set, a hash index line → (tag word metadata, next use) ([`LineIndex`]: one host line per
+//!   lookup, prefetched by the replay) and a max-heap of (next use, line) with lazy deletion
+//!   (an entry is live while it matches the index; the heap is rebuilt from the index when
+//!   stale entries outnumber live ones; four children per node, one host line per level:
+//!   `maxheap`), O(log ways) per reference.
 //!
 //! Finite next uses are distinct reference indices, so two resident lines can only tie at
 //! [`crate::NEVER`]; evicting either of them costs nothing (neither is referenced again), so the
 //! miss count does not depend on the [`TieBreak`].
 
+use crate::maxheap::MaxHeap4;
 use crate::nextuse::NEVER;
 use crate::sim::RefSim;
-use apusim_cache::{CacheError, Evicted, Geometry, LineMeta, LineWords, Outcome, PolicyStat};
+use apusim_cache::{
+    CacheError, Evicted, Geometry, LineIndex, LineMeta, LineWords, Outcome, PolicyStat,
+};
 use apusim_trace::Access;
-use rustc_hash::FxHashMap;
-use std::collections::BinaryHeap;
 
 /// Which of several equally-far (never used again) lines OPT evicts. The miss count is the same
 /// either way; the choice exists to show that.
@@ -243,12 +246,12 @@ fn bypass_stats(bypass: bool, n: u64) -> Vec<PolicyStat> {
 }
 
 /// One set of [`HeapOpt`].
-#[derive(Default)]
 struct HeapSet {
-    /// Resident line → (next use, tag word).
-    map: FxHashMap<u64, (u64, u64)>,
+    /// Resident line → its tag word's metadata (high 16 bits) and its next use.
+    map: LineIndex,
+    resident: usize,
     /// (next use, line key) for every resident line, plus stale entries.
-    heap: BinaryHeap<(u64, u64)>,
+    heap: MaxHeap4,
 }
 
 /// OPT for sets of any associativity, fully-associative included (see the module doc).
@@ -265,10 +268,17 @@ impl HeapOpt {
     pub fn new(g: &Geometry, bypass: bool, tie: TieBreak) -> Result<HeapOpt, CacheError> {
         g.validate()?;
         let sets = g.sets() as usize;
+        let ways = g.ways as usize;
         Ok(HeapOpt {
             index: SetIndex::new(g),
-            ways: g.ways as usize,
-            sets: (0..sets).map(|_| HeapSet::default()).collect(),
+            ways,
+            sets: (0..sets)
+                .map(|_| HeapSet {
+                    map: LineIndex::with_capacity(ways),
+                    resident: 0,
+                    heap: MaxHeap4::default(),
+                })
+                .collect(),
             bypass,
             tie,
             bypasses: 0,
@@ -288,37 +298,44 @@ fn heap_key(tie: TieBreak, line: u64) -> u64 {
 
 impl RefSim for HeapOpt {
     fn access(&mut self, req: &Access, line: u64, next: u64) -> Result<Outcome, CacheError> {
+        debug_assert!(
+            line <= apusim_cache::cache::MAX_LINE,
+            "lines are checked by the replay"
+        );
         let set_i = self.index.of(line);
         let tie = self.tie;
         let key = heap_key(tie, line);
         let ways = self.ways;
         let set = &mut self.sets[set_i];
-        if let Some(e) = set.map.get_mut(&line) {
-            e.0 = next;
-            e.1 |= hit_flags(req);
+        if let Some(i) = set.map.find(line) {
+            let s = set.map.at(i);
+            s[0] |= hit_flags(req);
+            s[1] = next;
             set.heap.push((next, key));
-            if set.heap.len() > 2 * set.map.len() + 64 {
-                let rebuilt: Vec<(u64, u64)> = set
+            if set.heap.len() > 2 * set.resident + 64 {
+                let live: Vec<(u64, u64)> = set
                     .map
                     .iter()
-                    .map(|(&l, &(n, _))| (n, heap_key(tie, l)))
+                    .map(|(l, s)| (s[1], heap_key(tie, l)))
                     .collect();
-                set.heap = BinaryHeap::from(rebuilt);
+                set.heap.rebuild(live.into_iter());
             }
             return Ok(HIT);
         }
-        let evicted = if set.map.len() < ways {
+        let evicted = if set.resident < ways {
+            set.resident += 1;
             None
         } else {
             // The live entry with the farthest next use.
-            let (far, victim) = loop {
-                let &(n, k) = set
+            let (far, slot) = loop {
+                let (n, k) = set
                     .heap
                     .peek()
                     .expect("a full set has a live heap entry for every resident line");
-                let l = heap_key(tie, k);
-                if set.map.get(&l).is_some_and(|e| e.0 == n) {
-                    break (n, l);
+                if let Some(i) = set.map.find(heap_key(tie, k)) {
+                    if set.map.at(i)[1] == n {
+                        break (n, i);
+                    }
                 }
                 set.heap.pop();
             };
@@ -327,16 +344,23 @@ impl RefSim for HeapOpt {
                 return Ok(BYPASS);
             }
             set.heap.pop();
-            let (_, word) = set.map.remove(&victim).expect("the victim is resident");
+            // The slot's first word is the tag word plus one (line + 1 in the low bits).
+            let word = set.map.at(slot)[0] - 1;
+            set.map.remove_at(slot);
             Some(unpack(word))
         };
-        set.map.insert(line, (next, pack(line, req)));
+        set.map.insert(line, (pack(line, req) >> 48) as u16, next);
         set.heap.push((next, key));
         Ok(Outcome::Miss {
             filled: true,
             bypassed: false,
             evicted,
         })
+    }
+
+    #[inline]
+    fn prefetch_early(&self, _req: &Access, line: u64) {
+        self.sets[self.index.of(line)].map.prefetch(line);
     }
 
     fn policy_stats(&self) -> Vec<PolicyStat> {

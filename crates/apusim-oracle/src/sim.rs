@@ -17,6 +17,7 @@
 use crate::error::{OracleError, Result};
 use crate::nextuse::{fingerprint, NextUses, Refs, NEVER};
 use crate::stats::{OracleResult, Table};
+use apusim_cache::policies::hetero_writes::HeteroWrites;
 use apusim_cache::policies::wrapper::Wrapper;
 use apusim_cache::policies::PolicyVisitor;
 use apusim_cache::{
@@ -48,11 +49,21 @@ pub trait RefSim {
         line: u64,
         next_use: u64,
     ) -> std::result::Result<Outcome, CacheError>;
-    /// Hint: `line` will be accessed soon.
+    /// Hint: `line` will be accessed soon (`drive` calls it [`AHEAD`] references ahead).
     #[inline]
     fn prefetch(&self, _req: &Access, _line: u64) {}
+    /// Hint: `line` will be accessed a little later than [`RefSim::prefetch`]'s line (`drive`
+    /// calls it twice [`AHEAD`] references ahead): the first step of a two-step prefetch,
+    /// whose second step ([`RefSim::prefetch`]) reads what the first brought in (the engine's
+    /// wide sets: the hash index slot, then the way's tag and policy state).
+    #[inline]
+    fn prefetch_early(&self, _req: &Access, _line: u64) {}
     fn policy_stats(&self) -> Vec<PolicyStat>;
 }
+
+/// How many references ahead of its access `drive` calls [`RefSim::prefetch`] (and twice as
+/// many, [`RefSim::prefetch_early`]).
+pub const AHEAD: usize = 8;
 
 /// Replay `source` through `sim`, with next uses from `next_uses` (or all [`NEVER`] without).
 /// Public for the studies that drive a cache of their own through the same loop.
@@ -64,7 +75,6 @@ pub fn drive<S: RefSim, O: Observer>(
     source: &mut dyn AccessSource,
     observer: &mut O,
 ) -> Result<OracleResult> {
-    const AHEAD: usize = 8;
     let line_bits = geometry.line.trailing_zeros();
     let mut reader = next_uses.map(|n| n.reader()).transpose()?;
     let mut table = Table::new();
@@ -87,10 +97,16 @@ pub fn drive<S: RefSim, O: Observer>(
                 nexts.resize(lines.len(), NEVER);
             }
         }
+        for (req, &line) in reqs.iter().zip(lines).take(2 * AHEAD) {
+            sim.prefetch_early(req, line);
+        }
         for (req, &line) in reqs.iter().zip(lines).take(AHEAD) {
             sim.prefetch(req, line);
         }
         for (i, ((req, &line), &next)) in reqs.iter().zip(lines).zip(&nexts).enumerate() {
+            if let (Some(r), Some(&l)) = (reqs.get(i + 2 * AHEAD), lines.get(i + 2 * AHEAD)) {
+                sim.prefetch_early(r, l);
+            }
             if let (Some(r), Some(&l)) = (reqs.get(i + AHEAD), lines.get(i + AHEAD)) {
                 sim.prefetch(r, l);
             }
@@ -131,7 +147,8 @@ pub fn drive<S: RefSim, O: Observer>(
 pub struct OracleBypass<P> {
     inner: P,
     ways: usize,
-    /// Next use of the line in each way, `sets * ways`.
+    /// Next use of the line in each way, `sets * ways` (empty, and never written, when the
+    /// bypass is off: a plain replay needs no next uses).
     next: Vec<u64>,
     /// Valid ways per set.
     valid: Vec<u32>,
@@ -148,7 +165,11 @@ impl<P: Policy> OracleBypass<P> {
         OracleBypass {
             inner,
             ways,
-            next: vec![NEVER; sets * ways],
+            next: if enabled {
+                vec![NEVER; sets * ways]
+            } else {
+                Vec::new()
+            },
             valid: vec![0; sets],
             pending: NEVER,
             enabled,
@@ -181,7 +202,9 @@ impl<P: Policy> Wrapper for OracleBypass<P> {
 
     #[inline]
     fn on_hit(&mut self, set: usize, way: usize, req: &Access) {
-        self.next[set * self.ways + way] = self.pending;
+        if self.enabled {
+            self.next[set * self.ways + way] = self.pending;
+        }
         self.inner.on_hit(set, way, req);
     }
     #[inline]
@@ -212,7 +235,9 @@ impl<P: Policy> Wrapper for OracleBypass<P> {
     }
     #[inline]
     fn on_fill(&mut self, set: usize, way: usize, req: &Access) {
-        self.next[set * self.ways + way] = self.pending;
+        if self.enabled {
+            self.next[set * self.ways + way] = self.pending;
+        }
         self.valid[set] += 1;
         self.inner.on_fill(set, way, req);
     }
@@ -243,6 +268,10 @@ impl<P: Policy> RefSim for EngineSim<P> {
     fn prefetch(&self, req: &Access, _line: u64) {
         self.cache.prefetch(req.addr);
     }
+    #[inline]
+    fn prefetch_early(&self, req: &Access, _line: u64) {
+        self.cache.prefetch_index(req.addr);
+    }
     fn policy_stats(&self) -> Vec<PolicyStat> {
         self.cache.policy().stats()
     }
@@ -251,6 +280,8 @@ impl<P: Policy> RefSim for EngineSim<P> {
 /// Runs the replay for whatever policy type the registry builds.
 pub(crate) struct EngineRun<'a, O> {
     pub name: &'a str,
+    /// The context the registry built the policy from.
+    pub ctx: &'a PolicyContext,
     pub geometry: Geometry,
     pub cpu_inclusive: bool,
     pub bypass: bool,
@@ -263,6 +294,35 @@ impl<O: Observer> PolicyVisitor for EngineRun<'_, O> {
     type Output = Result<OracleResult>;
     fn visit<P: Policy>(self, policy: P) -> Self::Output {
         let g = self.geometry;
+        use crate::falru::{serves, NoRules, QueueLru, Touch};
+        let fast = if self.bypass { None } else { serves::<P>(&g) };
+        match fast {
+            Some(false) => {
+                let rules = NoRules(Touch::build(self.ctx)?);
+                let mut sim = QueueLru::new(&g, rules, self.cpu_inclusive)?;
+                return drive(
+                    &mut sim,
+                    self.name,
+                    g,
+                    self.next_uses,
+                    self.source,
+                    self.observer,
+                );
+            }
+            Some(true) => {
+                let rules = HeteroWrites::wrap(Touch::build(self.ctx)?, self.ctx)?;
+                let mut sim = QueueLru::new(&g, rules, self.cpu_inclusive)?;
+                return drive(
+                    &mut sim,
+                    self.name,
+                    g,
+                    self.next_uses,
+                    self.source,
+                    self.observer,
+                );
+            }
+            None => {}
+        }
         let wrapped = OracleBypass::wrap(policy, g.sets() as usize, g.ways as usize, self.bypass);
         let cache = Cache::new(g, WritePolicy::default(), self.cpu_inclusive, wrapped)?;
         let mut sim = EngineSim { cache };

@@ -316,6 +316,62 @@ fn fully_associative_opt_with_262144_ways() {
     assert_eq!(misses, lines + (lines - g.ways as u64));
 }
 
+/// Fully-associative `lru` through `run` (the oracle's `QueueLru`) against
+/// `apusim_cache::FaLru`, the engine-independent reference: the same misses, evictions and
+/// dirty evictions on a power-law stream with writes, and a golden miss count. Inside the
+/// heterogeneous write rules write hits do not promote, so that run is compared on the same
+/// stream read-only.
+#[test]
+fn fully_associative_lru_equals_the_reference_cache() {
+    use apusim_cache::policies::util::SplitMix64;
+    use apusim_cache::{CacheCounters, FaLru, WritePolicy};
+    let g = Geometry::fully_associative(4096 * 64, 64);
+    let mut rng = SplitMix64::new(7);
+    let trace: Vec<Access> = (0..200_000u64)
+        .map(|i| {
+            let u = (rng.next_u64() >> 11) as f64 / (1u64 << 53) as f64;
+            let line = if i % 10 == 0 {
+                i * 7 % 20_000
+            } else {
+                (20_000.0 * u * u * u) as u64
+            };
+            let op = if rng.next_u64().is_multiple_of(8) {
+                Op::Write
+            } else {
+                Op::Read
+            };
+            acc(Agent::cpu((i % 3) as u8), Stream::CpuData, op, line)
+        })
+        .collect();
+    let reads: Vec<Access> = trace
+        .iter()
+        .map(|a| Access { op: Op::Read, ..*a })
+        .collect();
+    let reference = |t: &[Access]| -> CacheCounters {
+        let mut fa = FaLru::new(g, WritePolicy::default()).unwrap();
+        for a in t {
+            fa.access(a).unwrap();
+        }
+        *fa.counters()
+    };
+    for (t, rules) in [(&trace, false), (&reads, false), (&reads, true)] {
+        let want = reference(t);
+        let mut c = ctx(&g);
+        c.gpu_write_rules = rules;
+        let policies = [OraclePolicy::parse("lru").unwrap()];
+        let mut open =
+            || -> Result<Box<dyn AccessSource>> { Ok(Box::new(VecSource::new(t.to_vec()))) };
+        let r = run_many(&mut open, &policies, &OracleConfig::new(g), &c).unwrap();
+        let got = &r[0].total;
+        assert_eq!(
+            (got.misses(), got.evictions, got.dirty_evictions),
+            (want.misses, want.evictions, want.dirty_evictions),
+            "write rules {rules}"
+        );
+    }
+    assert_eq!(reference(&trace).misses, 115_273);
+}
+
 #[test]
 fn reuse_characterization_by_hand() {
     // Two ways, one set, GPU only.

@@ -4,109 +4,71 @@
 //! a victim choice one scan of the set. Ties cannot occur (stamps are unique, and the victim
 //! is asked for only when every way of the set has been filled).
 //!
-//! Wide sets ([`crate::SetLayout`]) also keep each set's ways in a doubly-linked recency list
-//! (most recent first), so the victim is the list's tail instead of the end of a scan of
-//! hundreds of thousands of stamps: the same way, since the list order is the stamp order.
+//! Wide sets ([`crate::SetLayout`]) keep the same order in a [`RecencyQueue`] per set instead
+//! (each way's position in a queue of touches), so the victim is the queue's oldest live entry
+//! instead of the end of a scan of hundreds of thousands of stamps.
 
+use super::util::RecencyQueue;
 use crate::{CacheError, Policy, PolicyContext, SetView};
 use apusim_trace::Access;
-
-/// "No way" in the recency lists.
-const NIL: u32 = u32::MAX;
 
 pub struct Lru {
     ways: usize,
     clock: u64,
+    /// Compact sets: the recency stamp of every way (empty for wide sets).
     stamp: Vec<u64>,
-    /// The recency lists of wide sets, `None` for compact ones.
-    list: Option<Box<RecencyList>>,
-}
-
-/// One doubly-linked list of ways per set, most recent first; a way joins its set's list at
-/// its first fill (stamp 0 means "never filled").
-struct RecencyList {
-    /// Per `set * ways + way`: the next more recent and the next less recent way.
-    prev: Vec<u32>,
-    next: Vec<u32>,
-    /// Per set: most and least recent way.
-    head: Vec<u32>,
-    tail: Vec<u32>,
-}
-
-impl RecencyList {
-    fn new(sets: usize, ways: usize) -> RecencyList {
-        RecencyList {
-            prev: vec![NIL; sets * ways],
-            next: vec![NIL; sets * ways],
-            head: vec![NIL; sets],
-            tail: vec![NIL; sets],
-        }
-    }
-
-    /// Move `way` (listed iff `listed`) to the front of `set`'s list. Out of line, so that
-    /// compact sets' inlined hooks keep their size.
-    #[inline(never)]
-    fn make_most_recent(&mut self, set: usize, ways: usize, way: usize, listed: bool) {
-        let base = set * ways;
-        let w = way as u32;
-        if listed {
-            if self.head[set] == w {
-                return;
-            }
-            let (p, n) = (self.prev[base + way], self.next[base + way]);
-            // `way` is not the head, so it has a more recent neighbour.
-            self.next[base + p as usize] = n;
-            if n == NIL {
-                self.tail[set] = p;
-            } else {
-                self.prev[base + n as usize] = p;
-            }
-        }
-        let h = self.head[set];
-        self.prev[base + way] = NIL;
-        self.next[base + way] = h;
-        if h == NIL {
-            self.tail[set] = w;
-        } else {
-            self.prev[base + h as usize] = w;
-        }
-        self.head[set] = w;
-    }
+    /// The recency queues of wide sets, `None` for compact ones.
+    queue: Option<Box<RecencyQueue>>,
 }
 
 impl Lru {
     #[inline]
     fn touch(&mut self, set: usize, way: usize) {
-        self.clock += 1;
-        let i = set * self.ways + way;
-        if let Some(list) = self.list.as_deref_mut() {
-            list.make_most_recent(set, self.ways, way, self.stamp[i] != 0);
+        match self.queue.as_deref_mut() {
+            Some(q) => q.touch(set, way),
+            None => {
+                self.clock += 1;
+                self.stamp[set * self.ways + way] = self.clock;
+            }
         }
-        self.stamp[i] = self.clock;
     }
-    /// Recency stamp of a line (larger is more recent), for tests.
+    /// Recency stamp of a line (larger is more recent within a set), for tests.
     pub fn stamp(&self, set: usize, way: usize) -> u64 {
-        self.stamp[set * self.ways + way]
+        match self.queue.as_deref() {
+            Some(q) => q.position(set, way),
+            None => self.stamp[set * self.ways + way],
+        }
     }
-    /// True if this instance keeps recency lists (wide sets).
+    /// True if this instance keeps recency queues (wide sets).
     pub fn is_wide(&self) -> bool {
-        self.list.is_some()
+        self.queue.is_some()
     }
 }
 
 impl Policy for Lru {
     #[inline]
     fn prefetch_set(&self, set: usize) {
-        super::util::prefetch(&self.stamp, set * self.ways);
+        if self.queue.is_none() {
+            super::util::prefetch(&self.stamp, set * self.ways);
+        }
+    }
+    #[inline]
+    fn prefetch_way(&self, set: usize, way: usize) {
+        if let Some(q) = self.queue.as_deref() {
+            q.prefetch(set, way);
+        }
     }
     fn build(ctx: &PolicyContext) -> Result<Self, CacheError> {
+        let wide = ctx.wide_sets();
         Ok(Lru {
             ways: ctx.ways,
             clock: 0,
-            stamp: vec![0; ctx.sets * ctx.ways],
-            list: ctx
-                .wide_sets()
-                .then(|| Box::new(RecencyList::new(ctx.sets, ctx.ways))),
+            stamp: if wide {
+                Vec::new()
+            } else {
+                vec![0; ctx.sets * ctx.ways]
+            },
+            queue: wide.then(|| Box::new(RecencyQueue::new(ctx.sets, ctx.ways))),
         })
     }
     #[inline]
@@ -114,9 +76,9 @@ impl Policy for Lru {
         self.touch(set, way);
     }
     #[inline]
-    fn victim(&mut self, set: usize, _req: &Access, _view: &SetView<'_>) -> usize {
-        if let Some(list) = self.list.as_deref() {
-            return list.tail[set] as usize;
+    fn victim(&mut self, set: usize, _req: &Access, view: &SetView<'_>) -> usize {
+        if let Some(q) = self.queue.as_deref_mut() {
+            return q.least_recent(set, Some(view));
         }
         let base = set * self.ways;
         let s = &self.stamp[base..base + self.ways];

@@ -97,8 +97,8 @@ impl<I: Insertion> Policy for Rrip<I> {
         self.insertion.on_miss(set, req)
     }
     #[inline]
-    fn victim(&mut self, set: usize, _req: &Access, _view: &SetView<'_>) -> usize {
-        self.rrpv.victim(set)
+    fn victim(&mut self, set: usize, _req: &Access, view: &SetView<'_>) -> usize {
+        self.rrpv.victim_hinted(set, view)
     }
     #[inline]
     fn on_fill(&mut self, set: usize, way: usize, req: &Access) {

@@ -168,8 +168,8 @@ impl<S: Signature, const BANKED: bool> Policy for Ship<S, BANKED> {
         sat_inc(&mut self.table[t], COUNTER_MAX);
     }
     #[inline]
-    fn victim(&mut self, set: usize, _req: &Access, _view: &SetView<'_>) -> usize {
-        self.rrpv.victim(set)
+    fn victim(&mut self, set: usize, _req: &Access, view: &SetView<'_>) -> usize {
+        self.rrpv.victim_hinted(set, view)
     }
     #[inline]
     fn on_evict(&mut self, set: usize, way: usize, _victim: &Evicted) {

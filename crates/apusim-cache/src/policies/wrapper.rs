@@ -67,6 +67,11 @@ pub trait Wrapper: Send + Sized + 'static {
     fn prefetch_set(&self, set: usize) {
         self.inner().prefetch_set(set);
     }
+    /// [`Policy::prefetch_way`].
+    #[inline]
+    fn prefetch_way(&self, set: usize, way: usize) {
+        self.inner().prefetch_way(set, way);
+    }
     /// Append the wrapper's own statistics to the inner policy's `stats`. Default: none.
     fn extra_stats(&self, _stats: &mut Vec<PolicyStat>) {}
 }
@@ -106,6 +111,10 @@ impl<W: Wrapper> Policy for W {
     #[inline]
     fn prefetch_set(&self, set: usize) {
         <W as Wrapper>::prefetch_set(self, set);
+    }
+    #[inline]
+    fn prefetch_way(&self, set: usize, way: usize) {
+        <W as Wrapper>::prefetch_way(self, set, way);
     }
     fn stats(&self) -> Vec<PolicyStat> {
         let mut s = self.inner().stats();

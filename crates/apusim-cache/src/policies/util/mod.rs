@@ -3,10 +3,12 @@
 //! baseline's write rules built from them are [`super::hetero_writes::HeteroWrites`].
 //!
 //! One building block per file: `counters`, `rng` (SplitMix64), `rrip` (victim selection and
-//! bimodal insertion) and `dueling` (set sampling and selectors); all are re-exported here.
+//! bimodal insertion), `dueling` (set sampling and selectors) and `recency` (the LRU order of
+//! wide sets); all are re-exported here.
 
 mod counters;
 mod dueling;
+mod recency;
 mod rng;
 mod rrip;
 #[cfg(test)]
@@ -21,6 +23,7 @@ pub use dueling::{
     agent_slot, is_demand, slot_name, AgentBimodalDuel, AgentDuel, Psel, SetDuel, SetSampler,
     PSEL_BITS,
 };
+pub use recency::RecencyQueue;
 pub use rng::SplitMix64;
 pub use rrip::{
     prefetch, rrip_victim, rrip_victim_max, Bimodal, RrpvTable, BRRIP_THROTTLE, RRPV_LONG, RRPV_MAX,

@@ -3,7 +3,7 @@
 
 use crate::params::{ParamKind, ParamSpec};
 use crate::wayset::WayBits;
-use crate::{CacheError, PolicyContext};
+use crate::{CacheError, PolicyContext, SetView};
 
 /// Largest re-reference prediction value of a 2-bit RRIP policy ("distant").
 pub const RRPV_MAX: u8 = 3;
@@ -114,9 +114,12 @@ impl RrpvBuckets {
         }
     }
 
-    /// The SRRIP victim of a full `set`, aging it as needed.
+    /// The SRRIP victim of a full `set`, aging it as needed; `view`, if given, receives hints
+    /// for the next victims (the next members of the distant bucket, which later misses take
+    /// in increasing order while the bucket lasts): the tag word of the eighth above the victim,
+    /// the eviction of the fourth, whose tag word the hint four victims earlier brought in.
     #[inline(never)]
-    fn victim(&mut self, set: usize) -> usize {
+    fn victim(&mut self, set: usize, view: Option<&SetView<'_>>) -> usize {
         let (values, bits, age, distant) = (
             self.distant as usize + 1,
             self.bits,
@@ -133,9 +136,19 @@ impl RrpvBuckets {
             top -= 1;
         };
         self.age[set] = age.wrapping_add(distant - top) & distant;
-        let way = bits.first(self.bucket(set, values, bucket));
+        let words = self.bucket(set, values, bucket);
+        let way = bits.first(words);
         debug_assert!(way.is_some(), "every way of a set is in one of its buckets");
-        way.unwrap_or(0)
+        let way = way.unwrap_or(0);
+        if let Some(v) = view {
+            if let Some(w) = bits.nth_after(words, way, 8) {
+                v.prefetch_way(w);
+            }
+            if let Some(w) = bits.nth_after(words, way, 4) {
+                v.prefetch_eviction(w);
+            }
+        }
+        way
     }
 }
 
@@ -202,7 +215,16 @@ impl RrpvTable {
                 let base = set * self.ways;
                 rrip_victim_max(&mut self.v[base..base + self.ways], self.distant)
             }
-            Some(w) => w.victim(set),
+            Some(w) => w.victim(set, None),
+        }
+    }
+
+    /// [`RrpvTable::victim`], with hints for the coming victims to `view` (wide sets).
+    #[inline]
+    pub fn victim_hinted(&mut self, set: usize, view: &SetView<'_>) -> usize {
+        match self.wide.as_deref_mut() {
+            None => self.victim(set),
+            Some(w) => w.victim(set, Some(view)),
         }
     }
 
