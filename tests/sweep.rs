@@ -684,6 +684,46 @@ fn ok_both(args: &[&str]) -> (String, String) {
     (String::from_utf8(o.stdout).unwrap(), err)
 }
 
+/// A study stopped after its first run, then resumed: a sweep of the first point of its
+/// printed `spec` (of `points` points) into `db`, then the study with `--db` reads that one
+/// run back and simulates the rest, and once more reads all and simulates none, both times
+/// printing `plain`, the study's own output; a sweep of the whole spec then finds every
+/// point done, so the study's keys are the sweep's.
+fn resumes_after_its_first_run(
+    study: impl Fn(&[&str]) -> (String, String),
+    plain: &str,
+    spec: &str,
+    points: usize,
+    db: &str,
+    d: &Path,
+    cache: &str,
+) {
+    assert_eq!(spec.matches("[[point]]").count(), points, "{spec}");
+    let cut = spec.match_indices("[[point]]").nth(1).unwrap().0;
+    let part = write(d, "part.toml", &spec[..cut]);
+    ok(&["sweep", &part, "--db", db, "--cache-dir", cache]);
+    let (resumed, err) = study(&["--db", db]);
+    assert!(err.contains("1 of the study's runs read"), "{err}");
+    assert!(err.contains(&format!("{} simulated", points - 1)), "{err}");
+    assert_eq!(
+        resumed, plain,
+        "runs read back give the study's own numbers"
+    );
+    let (again, err) = study(&["--db", db]);
+    assert!(
+        err.contains(&format!("{points} of the study's runs read")),
+        "{err}"
+    );
+    assert!(err.contains("0 simulated"), "{err}");
+    assert_eq!(again, plain);
+    let whole = write(d, "whole.toml", spec);
+    let out = ok(&["sweep", &whole, "--db", db, "--cache-dir", cache]);
+    assert!(
+        out.contains(&format!("{points} points, {points} already in")),
+        "{out}"
+    );
+}
+
 #[test]
 fn a_study_is_a_sweep_of_its_printed_spec_and_resumes_from_the_database() {
     let dir = tempfile::tempdir().unwrap();
@@ -707,29 +747,9 @@ fn a_study_is_a_sweep_of_its_printed_spec_and_resumes_from_the_database() {
     let (plain, _) = study(&[]);
     // The spec lists every timed run of the study: LRU, UCP and TAP-UCP on the quick mix.
     let (spec, _) = study(&["--print-spec"]);
-    assert_eq!(spec.matches("[[point]]").count(), 3, "{spec}");
     assert!(spec.contains("alone = false"), "{spec}");
-    // A sweep of the first point stands for a study stopped after one run.
-    let cut = spec.match_indices("[[point]]").nth(1).unwrap().0;
-    let part = write(d, "part.toml", &spec[..cut]);
     let db = path(d, "study.sqlite");
-    ok(&["sweep", &part, "--db", &db, "--cache-dir", &cache]);
-    let (resumed, err) = study(&["--db", &db]);
-    assert!(err.contains("1 of the study's runs read"), "{err}");
-    assert!(err.contains("2 simulated"), "{err}");
-    assert_eq!(
-        resumed, plain,
-        "runs read back give the study's own numbers"
-    );
-    // Everything is now recorded: nothing is simulated, and the sweep of the whole spec finds
-    // every point done, so the study's keys are the sweep's.
-    let (again, err) = study(&["--db", &db]);
-    assert!(err.contains("3 of the study's runs read"), "{err}");
-    assert!(err.contains("0 simulated"), "{err}");
-    assert_eq!(again, plain);
-    let whole = write(d, "whole.toml", &spec);
-    let out = ok(&["sweep", &whole, "--db", &db, "--cache-dir", &cache]);
-    assert!(out.contains("3 already in"), "{out}");
+    resumes_after_its_first_run(study, &plain, &spec, 3, &db, d, &cache);
     let s = Store::open_existing(Path::new(&db)).unwrap();
     let runs = s.runs().unwrap();
     assert_eq!(runs.len(), 3);
@@ -775,21 +795,8 @@ fn the_characterization_is_a_sweep_of_kernels_on_systems_of_their_own() {
         "{spec}"
     );
     assert!(spec.contains("\"cpus\" = 1"), "{spec}");
-    let cut = spec.match_indices("[[point]]").nth(1).unwrap().0;
-    let part = write(d, "part.toml", &spec[..cut]);
     let db = path(d, "char.sqlite");
-    ok(&["sweep", &part, "--db", &db, "--cache-dir", &cache]);
-    let (resumed, err) = study(&["--db", &db]);
-    assert!(err.contains("1 of the study's runs read"), "{err}");
-    assert!(err.contains("5 simulated"), "{err}");
-    assert_eq!(resumed, plain);
-    let (again, err) = study(&["--db", &db]);
-    assert!(err.contains("6 of the study's runs read"), "{err}");
-    assert!(err.contains("0 simulated"), "{err}");
-    assert_eq!(again, plain);
-    let whole = write(d, "whole.toml", &spec);
-    let out = ok(&["sweep", &whole, "--db", &db, "--cache-dir", &cache]);
-    assert!(out.contains("6 points, 6 already in"), "{out}");
+    resumes_after_its_first_run(study, &plain, &spec, 6, &db, d, &cache);
     // A CPU application alone is no sweep point: its spec is refused, naming it.
     let e = fails(&[
         "study",
@@ -851,7 +858,6 @@ fn a_functional_study_is_a_sweep_of_its_printed_spec_and_resumes_from_the_databa
     let (plain, _) = study("drp-fig13", &[]);
     // The spec lists every functional run of the figure: the baseline and DRP on each mix.
     let (spec, _) = study("drp-fig13", &["--print-spec"]);
-    assert_eq!(spec.matches("[[point]]").count(), 4, "{spec}");
     assert!(spec.contains("mode = \"functional\""), "{spec}");
     assert!(spec.contains("limit = 300000"), "{spec}");
     assert!(spec.contains("instructions = 100000"), "{spec}");
@@ -859,26 +865,9 @@ fn a_functional_study_is_a_sweep_of_its_printed_spec_and_resumes_from_the_databa
         !spec.contains("alone") && !spec.contains("warmup"),
         "{spec}"
     );
-    // A sweep of the first point stands for a study stopped after one run.
-    let cut = spec.match_indices("[[point]]").nth(1).unwrap().0;
-    let part = write(d, "part.toml", &spec[..cut]);
     let db = path(d, "drp.sqlite");
-    ok(&["sweep", &part, "--db", &db, "--cache-dir", &cache]);
-    let (resumed, err) = study("drp-fig13", &["--db", &db]);
-    assert!(err.contains("1 of the study's runs read"), "{err}");
-    assert!(err.contains("3 simulated"), "{err}");
-    assert_eq!(
-        resumed, plain,
-        "runs read back give the study's own numbers"
-    );
-    let (again, err) = study("drp-fig13", &["--db", &db]);
-    assert!(err.contains("4 of the study's runs read"), "{err}");
-    assert!(err.contains("0 simulated"), "{err}");
-    assert_eq!(again, plain);
-    // The study's keys are the sweep's: the whole spec finds every point done.
-    let whole = write(d, "whole.toml", &spec);
-    let out = ok(&["sweep", &whole, "--db", &db, "--cache-dir", &cache]);
-    assert!(out.contains("4 points, 4 already in"), "{out}");
+    let fig13 = |extra: &[&str]| study("drp-fig13", extra);
+    resumes_after_its_first_run(fig13, &plain, &spec, 4, &db, d, &cache);
     let s = Store::open_existing(Path::new(&db)).unwrap();
     let runs = s.runs().unwrap();
     assert_eq!(runs.len(), 4);
