@@ -290,36 +290,36 @@ pub(crate) struct EngineRun<'a, O> {
     pub observer: &'a mut O,
 }
 
+impl<O: Observer> EngineRun<'_, O> {
+    /// Replay on [`crate::falru::QueueLru`] with `rules` around its recency queue.
+    fn queue<R: Wrapper<Inner = crate::falru::Touch>>(self, rules: R) -> Result<OracleResult> {
+        let g = self.geometry;
+        let mut sim = crate::falru::QueueLru::new(&g, rules, self.cpu_inclusive)?;
+        drive(
+            &mut sim,
+            self.name,
+            g,
+            self.next_uses,
+            self.source,
+            self.observer,
+        )
+    }
+}
+
 impl<O: Observer> PolicyVisitor for EngineRun<'_, O> {
     type Output = Result<OracleResult>;
     fn visit<P: Policy>(self, policy: P) -> Self::Output {
         let g = self.geometry;
-        use crate::falru::{serves, NoRules, QueueLru, Touch};
+        use crate::falru::{serves, NoRules, Touch};
         let fast = if self.bypass { None } else { serves::<P>(&g) };
         match fast {
             Some(false) => {
                 let rules = NoRules(Touch::build(self.ctx)?);
-                let mut sim = QueueLru::new(&g, rules, self.cpu_inclusive)?;
-                return drive(
-                    &mut sim,
-                    self.name,
-                    g,
-                    self.next_uses,
-                    self.source,
-                    self.observer,
-                );
+                return self.queue(rules);
             }
             Some(true) => {
                 let rules = HeteroWrites::wrap(Touch::build(self.ctx)?, self.ctx)?;
-                let mut sim = QueueLru::new(&g, rules, self.cpu_inclusive)?;
-                return drive(
-                    &mut sim,
-                    self.name,
-                    g,
-                    self.next_uses,
-                    self.source,
-                    self.observer,
-                );
+                return self.queue(rules);
             }
             None => {}
         }
