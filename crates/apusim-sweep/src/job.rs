@@ -127,6 +127,15 @@ pub fn functional_options(limit: Option<u64>, continue_to_run: bool) -> Value {
     o
 }
 
+/// The options of `apusim run` under `opts` that shape its results, as its key holds them:
+/// the access limit, drp §3's continuation and the study switches. `apusim run --db` and a
+/// study's stored functional runs key by the same.
+pub fn functional_run_options(opts: &RunOptions) -> Value {
+    let mut o = functional_options(opts.limit, opts.continue_to_run);
+    with_study(&mut o, &opts.study);
+    o
+}
+
 /// Options of the timed run that shape its results.
 pub fn timed_options(warmup: u64, instructions: Option<u64>) -> Value {
     json!({ "warmup": warmup, "instructions": instructions })

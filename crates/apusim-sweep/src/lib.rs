@@ -140,8 +140,7 @@ pub fn record_functional(
     results: &[RunResult],
     finished: SystemTime,
 ) -> Result<()> {
-    let mut options = job::functional_options(opts.limit, opts.continue_to_run);
-    job::with_study(&mut options, &opts.study);
+    let options = job::functional_run_options(opts);
     for r in results {
         let m = metrics::functional(r);
         let started = finished - std::time::Duration::from_secs_f64(r.seconds.max(0.0));

@@ -112,9 +112,7 @@ pub fn functional_options(run: &FunctionalRun<'_>) -> Result<Value> {
     if run.opts.study.dump_llc_trace.is_some() {
         bail!("a study's stored runs do not keep an LLC trace (--dump-llc-trace)");
     }
-    let mut options = job::functional_options(run.opts.limit, run.opts.continue_to_run);
-    job::with_study(&mut options, &run.opts.study);
-    Ok(options)
+    Ok(job::functional_run_options(run.opts))
 }
 
 fn functional_key(run: &FunctionalRun<'_>) -> Result<String> {

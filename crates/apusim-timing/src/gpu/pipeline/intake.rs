@@ -29,7 +29,7 @@ impl Pipeline {
         };
         let w = self.item_work(&item);
         self.work += w;
-        self.pace.take(item.kind, w, Some(self.now_cycle));
+        self.pace.take(item.kind, w, self.now_cycle);
         let end = self.next_acc;
         let acc = self.pool.pop().unwrap_or_default();
         let job = Job::new(

@@ -237,8 +237,7 @@ impl GpuModel for Pipeline {
             }
             self.stats.warmed_instructions += instructions;
             let w = self.item_work(&item);
-            elapsed += self.pace.cycles(self.pace.phase(), w, all);
-            self.pace.take(item.kind, w, None);
+            elapsed += self.pace.warm(item.kind, w, all);
             self.work += w;
             taken += w;
         }

@@ -39,18 +39,27 @@ pub(super) struct PhasePace {
 }
 
 impl PhasePace {
-    /// The phase of the next item.
-    pub(super) fn phase(&self) -> u32 {
-        self.phase
+    /// An item of `work` taken in detail at GPU cycle `cycle`: measured while a window is
+    /// open.
+    pub(super) fn take(&mut self, kind: WorkKind, work: u64, cycle: u64) {
+        if let Some((charged, mark)) = self.open {
+            self.entry(charged).1 += cycle.saturating_sub(mark);
+            self.entry(self.phase).0 += work;
+            self.open = Some((self.phase, cycle));
+        }
+        self.advance(kind);
     }
 
-    /// An item of `work` taken at GPU cycle `cycle` (`None`: by warming, not measured).
-    pub(super) fn take(&mut self, kind: WorkKind, work: u64, cycle: Option<u64>) {
-        if let (Some((charged, mark)), Some(now)) = (self.open, cycle) {
-            self.entry(charged).1 += now.saturating_sub(mark);
-            self.entry(self.phase).0 += work;
-            self.open = Some((self.phase, now));
-        }
+    /// An item of `work` taken by warming: the GPU cycles it stands for at its phase's
+    /// rate, `all` the rate of every window.
+    pub(super) fn warm(&mut self, kind: WorkKind, work: u64, all: f64) -> f64 {
+        let cycles = self.cycles(self.phase, work, all);
+        self.advance(kind);
+        cycles
+    }
+
+    /// Past a draw or pass boundary the next phase begins; past a frame's end, phase 0.
+    fn advance(&mut self, kind: WorkKind) {
         match kind {
             WorkKind::Sync => self.phase += 1,
             WorkKind::FrameEnd { .. } => self.phase = 0,
@@ -73,7 +82,7 @@ impl PhasePace {
     }
 
     /// GPU cycles an item of `work` in `phase` stands for, `all` the rate of every window.
-    pub(super) fn cycles(&self, phase: u32, work: u64, all: f64) -> f64 {
+    fn cycles(&self, phase: u32, work: u64, all: f64) -> f64 {
         let (w, c) = self.table.get(phase as usize).copied().unwrap_or((0, 0));
         let rate = (w as f64 + PRIOR_CYCLES * all) / (c as f64 + PRIOR_CYCLES);
         if rate > 0.0 {
@@ -105,18 +114,18 @@ mod tests {
     #[test]
     fn windows_charge_cycles_to_the_phase_of_the_item_before_and_phases_count_from_the_frame() {
         let mut p = PhasePace::default();
-        p.take(QUAD, 10, None); // warmed: not measured
+        p.warm(QUAD, 10, 1.0); // warmed: not measured
         p.open(100);
-        p.take(QUAD, 10, Some(110)); // phase 0: 10 cycles, 10 work
-        p.take(WorkKind::Sync, 0, Some(150)); // phase 0 waits 40 cycles at its boundary
-        p.take(QUAD, 30, Some(160)); // phase 1: 30 work; the 10 cycles before go to phase 0
+        p.take(QUAD, 10, 110); // phase 0: 10 cycles, 10 work
+        p.take(WorkKind::Sync, 0, 150); // phase 0 waits 40 cycles at its boundary
+        p.take(QUAD, 30, 160); // phase 1: 30 work; the 10 cycles before go to phase 0
         p.close(200); // phase 1: 40 cycles
         assert_eq!(p.table, vec![(10, 60), (30, 40)]);
-        assert_eq!(p.phase(), 1);
-        p.take(WorkKind::FrameEnd { frame: 0 }, 0, None);
-        assert_eq!(p.phase(), 0);
+        assert_eq!(p.phase, 1);
+        p.warm(WorkKind::FrameEnd { frame: 0 }, 0, 1.0);
+        assert_eq!(p.phase, 0);
         // Out of a window nothing is measured.
-        p.take(QUAD, 50, Some(300));
+        p.take(QUAD, 50, 300);
         assert_eq!(p.table, vec![(10, 60), (30, 40)]);
     }
 
@@ -126,7 +135,7 @@ mod tests {
         // Unmeasured: the rate of all windows.
         assert_eq!(p.cycles(3, 100, 2.0), 50.0);
         p.open(0);
-        p.take(QUAD, 1_000, Some(0));
+        p.take(QUAD, 1_000, 0);
         p.close(100_000); // phase 0: rate 0.01 over 100,000 cycles
         let c = p.cycles(0, 100, 2.0);
         let own = 100.0 / ((1_000.0 + PRIOR_CYCLES * 2.0) / (100_000.0 + PRIOR_CYCLES));
