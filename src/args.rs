@@ -174,6 +174,7 @@ impl StudySwitches {
             ideal_critical: self.ideal_gpu.map(|w| w == IdealGpu::Critical),
             gpu_read_bypass: self.gpu_read_bypass,
             dump_llc_trace: None,
+            dump_llc_name: None,
         };
         o.validate()?;
         Ok(o)

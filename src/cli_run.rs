@@ -168,6 +168,7 @@ pub(super) fn run(a: RunArgs) -> Result<()> {
     let mut staged = Outputs::new();
     if let Some(p) = study.dump_llc_trace.take() {
         study.dump_llc_trace = Some(staged.reserve(&p)?);
+        study.dump_llc_name = Some(p);
     }
     let opts = RunOptions {
         progress: true,

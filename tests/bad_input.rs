@@ -827,3 +827,62 @@ fn a_run_whose_outputs_fail_leaves_no_llc_dump() {
     assert!(n > 0 && !apt.is_empty());
     assert_eq!(std::fs::read_dir(&dumps).unwrap().count(), 1);
 }
+
+/// An LLC dump that cannot be written (here: the file-size limit of `ulimit -f`, with
+/// `SIGXFSZ` ignored so that the write fails with `EFBIG` as on a full disk) stops the run
+/// with an error naming the user's `--dump-llc-trace` path, not the temporary file the dump
+/// is streamed to, and leaves nothing in the directory.
+#[cfg(unix)]
+#[test]
+fn a_dump_that_cannot_be_written_is_named_by_the_users_path() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let dumps = d.join("dumps");
+    std::fs::create_dir(&dumps).unwrap();
+    // 200,000 accesses to scattered lines: an LLC stream far above the 8 KiB limit below.
+    let mut x = 1u64;
+    let records: Vec<u8> = (0..200_000u64)
+        .flat_map(|_| {
+            x = x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            import::OracleGeneralRecord {
+                clock_time: 0,
+                obj_id: (x >> 20) & 0xff_ffff,
+                obj_size: 1,
+                next_access_vtime: -1,
+            }
+            .encode()
+        })
+        .collect();
+    let trace = d.join("t.oracleGeneral");
+    std::fs::write(&trace, &records).unwrap();
+    let dump = dumps.join("llc.apt");
+    let o = Command::new("sh")
+        .args(["-c", "trap '' XFSZ; ulimit -f 16 && exec \"$@\"", "sh"])
+        .arg(env!("CARGO_BIN_EXE_apusim"))
+        .args(["run", trace.to_str().unwrap(), "--policy", "lru"])
+        .args(["--dump-llc-trace", dump.to_str().unwrap()])
+        .stdout(Stdio::null())
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(!o.status.success(), "{err}");
+    assert!(
+        o.status.code().is_some() && !err.contains("panicked"),
+        "{err}"
+    );
+    assert!(
+        err.contains(&format!("--dump-llc-trace {}", dump.display())),
+        "{err}"
+    );
+    let left: Vec<_> = std::fs::read_dir(&dumps)
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert!(
+        !err.contains(".llc.apt.p"),
+        "the error names a temporary file: {err}"
+    );
+    assert!(left.is_empty(), "the failed run left {left:?}: {err}");
+}

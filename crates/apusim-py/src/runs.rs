@@ -183,6 +183,7 @@ fn study_options(
         ideal_critical,
         gpu_read_bypass,
         dump_llc_trace: None,
+        dump_llc_name: None,
     };
     o.validate()?;
     Ok(o)

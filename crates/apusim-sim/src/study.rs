@@ -18,7 +18,7 @@ use apusim_trace::{Access, Agent, AgentInfo, Stream, TraceHeader};
 use rustc_hash::FxHashSet;
 use std::fs::File;
 use std::io::BufWriter;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 /// The study switches of a run (all off by default).
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -33,6 +33,10 @@ pub struct StudyOptions {
     pub gpu_read_bypass: f64,
     /// Write the LLC's access stream here.
     pub dump_llc_trace: Option<PathBuf>,
+    /// The path the dump's errors name, when `dump_llc_trace` is a temporary file standing
+    /// in for it (the command line reserves one, renamed into place with the run's other
+    /// outputs); `None`: `dump_llc_trace` itself.
+    pub dump_llc_name: Option<PathBuf>,
 }
 
 impl StudyOptions {
@@ -87,7 +91,19 @@ pub(crate) struct LlcStudy {
     /// `P * 2^64`: a GPU read miss bypasses when the next random number is below it.
     bypass_below: u64,
     rng: SplitMix64,
+    /// The dump's writer, and the path its errors name.
     dump: Option<(PathBuf, AptWriter<BufWriter<File>>)>,
+}
+
+/// An error of the LLC dump, naming `shown` (the user's path) rather than the temporary file
+/// it is written to: an I/O error keeps only the system's message.
+fn dump_error(shown: &Path, what: &str, e: apusim_trace::TraceError) -> anyhow::Error {
+    match e {
+        apusim_trace::TraceError::Io { err, .. } => {
+            anyhow::anyhow!("--dump-llc-trace {}: {what}: {err}", shown.display())
+        }
+        e => anyhow::Error::new(e).context(format!("--dump-llc-trace {}: {what}", shown.display())),
+    }
 }
 
 impl LlcStudy {
@@ -121,9 +137,10 @@ impl LlcStudy {
                         cfg.name, cfg.llc.geometry
                     ),
                 };
+                let shown = opts.dump_llc_name.as_ref().unwrap_or(path);
                 let w = AptWriter::create(path, &header)
-                    .with_context(|| format!("--dump-llc-trace {}", path.display()))?;
-                Some((path.clone(), w))
+                    .map_err(|e| dump_error(shown, "creating", e))?;
+                Some((shown.clone(), w))
             }
         };
         Ok(LlcStudy {
@@ -140,8 +157,7 @@ impl LlcStudy {
     /// Record an access reaching the LLC in the dump.
     pub fn dump(&mut self, req: &Access) -> Result<()> {
         if let Some((path, w)) = &mut self.dump {
-            w.write(req)
-                .with_context(|| format!("writing {}", path.display()))?;
+            w.write(req).map_err(|e| dump_error(path, "writing", e))?;
         }
         Ok(())
     }
@@ -172,8 +188,7 @@ impl LlcStudy {
     /// Finish the dump file (atomically renamed into place).
     pub fn finish(&mut self) -> Result<()> {
         if let Some((path, w)) = self.dump.take() {
-            w.finish()
-                .with_context(|| format!("finishing {}", path.display()))?;
+            w.finish().map_err(|e| dump_error(&path, "finishing", e))?;
         }
         Ok(())
     }
