@@ -11,7 +11,7 @@
 //!   written to an `.apt` trace, so oracles and policies can be compared offline on exactly the
 //!   same LLC stream, as the papers do.
 
-use anyhow::{bail, Context, Result};
+use anyhow::{bail, Result};
 use apusim_cache::policies::util::SplitMix64;
 use apusim_trace::apt::AptWriter;
 use apusim_trace::{Access, Agent, AgentInfo, Stream, TraceHeader};
