@@ -2,6 +2,7 @@
 # Run apusim's fuzz targets (fuzz/fuzz_targets/) under AddressSanitizer, SECONDS each.
 #
 #   scripts/fuzz.sh SECONDS [TARGET...]      # no TARGET: every target, one after the other
+#   scripts/fuzz.sh --runs N [TARGET...]     # each target until it has run N inputs
 #
 # Needs the nightly toolchain and cargo-fuzz (`cargo install cargo-fuzz`). Builds with
 # cargo-fuzz's defaults (AddressSanitizer, optimized, debug assertions on), then runs each
@@ -16,12 +17,20 @@
 # fuzz/target/logs).
 set -euo pipefail
 
-if [[ $# -lt 1 || ! $1 =~ ^[0-9]+$ || $1 -eq 0 ]]; then
-    echo "usage: $0 SECONDS [TARGET...]  (SECONDS: a positive whole number)" >&2
+usage() {
+    echo "usage: $0 SECONDS [TARGET...]  or  $0 --runs N [TARGET...]  (SECONDS, N: positive whole numbers)" >&2
     exit 2
+}
+# The stopping rule passed to libFuzzer: a time budget, or a number of inputs run.
+if [[ ${1:-} == --runs ]]; then
+    [[ $# -ge 2 && $2 =~ ^[0-9]+$ && $2 -gt 0 ]] || usage
+    limit="-runs=$2"
+    shift 2
+else
+    [[ $# -ge 1 && $1 =~ ^[0-9]+$ && $1 -gt 0 ]] || usage
+    limit="-max_total_time=$1"
+    shift
 fi
-secs=$1
-shift
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root/fuzz"
 
@@ -60,7 +69,7 @@ for t in "${targets[@]}"; do
     log="$logs/$t.log"
     rc=0
     nice -n 19 cargo +nightly fuzz run "$t" "$work" "$root/fuzz/corpus/$t" -- \
-        -max_total_time="$secs" -timeout="${FUZZ_TIMEOUT:-10}" \
+        "$limit" -timeout="${FUZZ_TIMEOUT:-10}" \
         -rss_limit_mb="${FUZZ_RSS_MB:-2048}" -print_final_stats=1 >"$log" 2>&1 || rc=$?
     execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -n 1)
     rate=$(sed -n 's/^stat::average_exec_per_sec: *//p' "$log" | tail -n 1)

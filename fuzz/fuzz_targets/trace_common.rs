@@ -2,7 +2,7 @@
 //! the fuzz input itself rather than through the 1 MiB read buffers of `open_reader` (whose
 //! allocation, under AddressSanitizer, cost more than parsing a small input).
 
-use apusim_trace::{AccessSource, TraceError, BATCH};
+use apusim_trace::{Access, AccessSource, TraceError, BATCH};
 
 /// Records read before giving up, so that a small compressed input expanding to a huge trace
 /// cannot time out.
@@ -15,11 +15,20 @@ pub fn drain(src: Result<impl AccessSource, TraceError>) {
         Ok(s) => s,
         Err(e) => return check_error(&e),
     };
-    let mut batch = Vec::with_capacity(BATCH);
+    // One batch buffer for every input: a fresh 160 KB buffer per input is an mmap under
+    // AddressSanitizer, and cost more than parsing the input.
+    BUFFER.with_borrow_mut(|batch| read_all(&mut src, batch));
+}
+
+thread_local! {
+    static BUFFER: std::cell::RefCell<Vec<Access>> = std::cell::RefCell::new(Vec::with_capacity(BATCH));
+}
+
+fn read_all(src: &mut impl AccessSource, batch: &mut Vec<Access>) {
     let mut n = 0u64;
     while n < LIMIT {
         batch.clear();
-        match src.next_batch(&mut batch) {
+        match src.next_batch(batch) {
             Ok(true) => {}
             Ok(false) => break,
             Err(e) => return check_error(&e),
