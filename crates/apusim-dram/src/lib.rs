@@ -68,7 +68,7 @@ pub mod stats;
 pub mod system;
 pub mod trace;
 
-pub use cli::{run_requests, run_trace_file, write_atomic, DramCliArgs, USAGE as DRAM_CLI_USAGE};
+pub use cli::{run_requests, run_trace_file, write_atomic, DramCliArgs};
 pub use config::{DramConfig, RowPolicy};
 pub use controller::CommandRecord;
 pub use device::{ChannelState, Command, CommandError};
