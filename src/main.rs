@@ -19,6 +19,7 @@ mod cli_sweep;
 mod cli_workloads;
 mod inputs;
 mod outputs;
+mod progress;
 
 use anyhow::Result;
 use apusim_sim::report;
@@ -170,6 +171,8 @@ enum TraceCommand {
 
 fn main() {
     restore_sigpipe();
+    // Progress spinners and bars on a terminal (the simulation library only reports).
+    apusim_sim::progress::install(Box::new(progress::Terminal));
     let mut cmd = negative_values(Cli::command());
     let mut matches = cmd.clone().get_matches();
     let cli = Cli::from_arg_matches_mut(&mut matches).unwrap_or_else(|e| e.format(&mut cmd).exit());

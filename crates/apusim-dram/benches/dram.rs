@@ -1,8 +1,10 @@
 //! DRAM model throughput (requests simulated per second) on traces shaped like the reference
 //! traces of ../shared/reference/dram (70% reads; half one sequential 64 B stream, half
 //! uniformly random lines in 1 GiB), at light load (one request every 16 DRAM cycles) and at
-//! saturation (every 4 cycles), on the `ddr3-1600-11-1ch` preset. The trace is generated in
-//! memory with a fixed seed, so parsing is not measured (see docs/dram-performance.md).
+//! saturation (every 4 cycles), on the `ddr3-1600-11-1ch` preset with its FR-FCFS-cap and with
+//! the `frfcfs`, `fcfs` and `gpu-favoring` schedulers. It drives [`run_requests`], the loop
+//! `apusim dram` runs; the trace is generated in memory with a fixed seed, so parsing is not
+//! measured (docs/PERFORMANCE.md, DRAM section, times the whole command).
 
 use apusim_dram::{presets::preset, run_requests, MemorySystem, Request};
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
@@ -50,18 +52,24 @@ fn bench(c: &mut Criterion) {
     g.throughput(Throughput::Elements(n as u64));
     for (name, interval) in [("light_interval16", 16u64), ("saturated_interval4", 4)] {
         let reqs = trace(n, interval);
-        g.bench_with_input(
-            BenchmarkId::new("ddr3-1600-11-1ch", name),
-            &reqs,
-            |b, reqs| {
+        for sched in ["frfcfs-cap", "frfcfs", "fcfs", "gpu-favoring"] {
+            let mut cfg = preset("ddr3-1600-11-1ch").unwrap();
+            cfg.scheduler = sched.into();
+            // The preset's own scheduler keeps the benchmark's original name.
+            let id = if sched == "frfcfs-cap" {
+                "ddr3-1600-11-1ch".to_string()
+            } else {
+                format!("ddr3-1600-11-1ch/{sched}")
+            };
+            g.bench_with_input(BenchmarkId::new(id, name), &reqs, |b, reqs| {
                 b.iter(|| {
-                    let mut mem = MemorySystem::new(preset("ddr3-1600-11-1ch").unwrap()).unwrap();
+                    let mut mem = MemorySystem::new(cfg.clone()).unwrap();
                     mem.set_report_completions(false);
                     run_requests(&mut mem, reqs.iter().copied().map(Ok)).unwrap();
                     mem.report().cycles
                 })
-            },
-        );
+            });
+        }
     }
     g.finish();
 }

@@ -1,6 +1,6 @@
 //! Standalone trace mode (`apusim dram --preset NAME TRACE`), as library functions the
-//! `apusim` binary wires up: [`DramCliArgs`] (with a small argument parser for the
-//! subcommand), [`run_trace_file`], and the request-driving loop [`run_requests`].
+//! `apusim` binary wires up: [`DramCliArgs`] (what its command line, parsed by the binary,
+//! asks for), [`run_trace_file`], and the request-driving loop [`run_requests`].
 
 use crate::config::DramConfig;
 use crate::error::DramError;
@@ -30,25 +30,6 @@ pub struct DramCliArgs {
     pub csv: Option<PathBuf>,
 }
 
-/// Usage text of `apusim dram`.
-pub const USAGE: &str = "\
-usage: apusim dram [--preset NAME|FILE.toml] [--format auto|apusim-text|ramulator|dramsim3]
-                   [--interval N] [--set KEY=VALUE]... [--json FILE] [--csv FILE] TRACE
-       apusim dram --list-presets
-
-Runs a DRAM request trace through apusim's DRAM model and prints statistics.
-  --preset     preset name (default ddr3-1600-11-1ch) or a TOML configuration file
-  --format     trace format (default auto-detect from the first line)
-  --interval   cycles between requests of a Ramulator LD/ST trace (default 1, at most 2^62)
-  --set        override a setting: timings (tCL=12, tRCD=…, tFAW=…), scheduler=NAME,
-               scheduler.PARAM=VALUE (a parameter of the scheduler, e.g. scheduler.p=0.5),
-               mapping=RoBaRaCoCh|RoChRaBaCo|RoBaRaCoCh-xor|…, row_policy=open|closed,
-               read_queue=N, write_queue=N, write_high=N, write_low=N, row_hit_cap=N, refresh=on|off
-  --json/--csv write the report as JSON / CSV (atomically)
-
-Schedulers (docs/policies.md): fcfs, frfcfs, frfcfs-cap (row_hit_cap); gpu-favoring, im, im-sched,
-im-llc (gpu-access-criticality §4.3); dynprio, dash, sms, sms-0.9, sms-0 (its §6.1.4 baselines).";
-
 impl DramCliArgs {
     /// Defaults: format auto, no overrides, no output files.
     pub fn new(preset: impl Into<String>, trace: impl Into<PathBuf>) -> Self {
@@ -60,63 +41,6 @@ impl DramCliArgs {
             json: None,
             csv: None,
         }
-    }
-
-    /// Parse the subcommand's arguments (everything after `dram`). `Ok(None)` means
-    /// `--list-presets` or `--help` was asked for (print [`crate::presets()`] / [`USAGE`]).
-    pub fn parse(args: &[String]) -> Result<Option<Self>, DramError> {
-        let bad = |k: &str, v: &str, m: &str| DramError::BadOverride {
-            key: k.to_string(),
-            value: v.to_string(),
-            msg: m.to_string(),
-        };
-        let mut out = DramCliArgs::new("ddr3-1600-11-1ch", "");
-        let mut trace = None;
-        let mut it = args.iter();
-        while let Some(a) = it.next() {
-            let (flag, inline) = match a.split_once('=') {
-                Some((f, v)) if f.starts_with("--") => (f, Some(v.to_string())),
-                _ => (a.as_str(), None),
-            };
-            let mut value = |name: &str| -> Result<String, DramError> {
-                inline
-                    .clone()
-                    .or_else(|| it.next().cloned())
-                    .ok_or_else(|| bad(name, "", "missing value"))
-            };
-            match flag {
-                "--help" | "-h" | "--list-presets" => return Ok(None),
-                "--preset" | "-p" => out.preset = value("--preset")?,
-                "--format" | "-f" => {
-                    let v = value("--format")?;
-                    out.format = v.parse().map_err(|m: String| bad("--format", &v, &m))?;
-                }
-                "--interval" => out
-                    .overrides
-                    .push(("interval".into(), value("--interval")?)),
-                "--set" | "-D" => {
-                    let v = value("--set")?;
-                    let (k, val) = v
-                        .split_once('=')
-                        .ok_or_else(|| bad("--set", &v, "expected KEY=VALUE"))?;
-                    out.overrides
-                        .push((k.trim().to_string(), val.trim().to_string()));
-                }
-                "--json" => out.json = Some(PathBuf::from(value("--json")?)),
-                "--csv" => out.csv = Some(PathBuf::from(value("--csv")?)),
-                f if f.starts_with('-') && f.len() > 1 => {
-                    return Err(bad(f, "", "unknown option (see --help)"))
-                }
-                _ => {
-                    if trace.is_some() {
-                        return Err(bad(a, "", "more than one trace file given"));
-                    }
-                    trace = Some(PathBuf::from(a));
-                }
-            }
-        }
-        out.trace = trace.ok_or_else(|| bad("TRACE", "", "no trace file given"))?;
-        Ok(Some(out))
     }
 
     /// The configuration these arguments describe (preset or TOML file, plus overrides),
@@ -251,45 +175,13 @@ pub fn write_atomic(path: &Path, data: &[u8]) -> Result<(), DramError> {
 mod tests {
     use super::*;
 
-    fn s(v: &[&str]) -> Vec<String> {
-        v.iter().map(|x| x.to_string()).collect()
-    }
-
     #[test]
-    fn parses_arguments() {
-        let a = DramCliArgs::parse(&s(&[
-            "--preset",
-            "tap",
-            "--format=dramsim3",
-            "--interval",
-            "16",
-            "--set",
-            "tCL=10",
-            "--json",
-            "o.json",
-            "t.trace",
-        ]))
-        .unwrap()
-        .unwrap();
-        assert_eq!(a.preset, "tap");
-        assert_eq!(a.format, TraceFormat::DramSim3);
-        assert_eq!(a.trace, PathBuf::from("t.trace"));
-        assert_eq!(a.json, Some(PathBuf::from("o.json")));
-        assert_eq!(
-            a.overrides,
-            vec![
-                ("interval".to_string(), "16".to_string()),
-                ("tCL".into(), "10".into())
-            ]
-        );
+    fn config_applies_the_interval_and_overrides() {
+        let mut a = DramCliArgs::new("tap", "t.trace");
+        a.overrides.push(("interval".into(), "16".into()));
+        a.overrides.push(("tCL".into(), "10".into()));
         let (cfg, interval) = a.config().unwrap();
         assert_eq!((cfg.spec.timing.cl, interval), (10, 16));
-        assert!(DramCliArgs::parse(&s(&["--list-presets"]))
-            .unwrap()
-            .is_none());
-        assert!(DramCliArgs::parse(&s(&["--bogus", "x"])).is_err());
-        assert!(DramCliArgs::parse(&s(&["--preset", "tap"])).is_err());
-        assert!(DramCliArgs::parse(&s(&["a", "b"])).is_err());
     }
 
     #[test]

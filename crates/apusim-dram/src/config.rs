@@ -3,6 +3,7 @@
 //! file, and `key=value` overrides.
 
 use crate::error::DramError;
+use crate::scheduler::SchedulerConfig;
 use crate::spec::DramSpec;
 use serde::{Deserialize, Serialize};
 use std::path::Path;
@@ -85,6 +86,15 @@ impl DramConfig {
         }
     }
 
+    /// The part of this configuration a scheduler is built from.
+    pub fn scheduler_config(&self) -> SchedulerConfig<'_> {
+        SchedulerConfig {
+            name: &self.scheduler,
+            params: &self.scheduler_params,
+            row_hit_cap: self.row_hit_cap,
+        }
+    }
+
     /// Effective (high, low) write-drain watermarks.
     pub fn watermarks(&self) -> (usize, usize) {
         let q = self.write_queue;
@@ -97,7 +107,7 @@ impl DramConfig {
     pub fn validate(&self) -> Result<(), DramError> {
         self.spec.validate()?;
         crate::mapping::make_mapper(&self.mapping, &self.spec.org)?;
-        crate::scheduler::make_scheduler(&self.scheduler, self)?;
+        crate::scheduler::make_scheduler(&self.scheduler_config())?;
         if self.read_queue == 0 || self.write_queue == 0 {
             return Err(DramError::InvalidConfig(
                 "read_queue and write_queue must hold at least one entry".into(),

@@ -31,11 +31,9 @@
 //! row-hit cap, and the heterogeneous CPU-GPU schedulers of gpu-access-criticality §4.3 and
 //! §6.1.4 — GPU-favoring, IM, DynPrio, DASH, SMS — which also see the system's
 //! [`SchedHints`], set with [`MemorySystem::set_hints`]). The controller keeps the
-//! bank views up to date incrementally as commands issue, including each bank's
-//! [`HeadKeys`] (which of its heads the scheduler may pick, in which priority class), computed
-//! by the scheduler's [`Scheduler::head_keys`] hook whenever that bank changes. The
-//! simulation is event-driven: when nothing can issue now, the scheduler names the next cycle
-//! it could issue something ([`Scheduler::plan`]); the controller sleeps until then, a
+//! bank views up to date incrementally as commands issue. The simulation is event-driven:
+//! when nothing can issue now, the scheduler names the next cycle it could issue something
+//! ([`Scheduler::next_decision`]); the controller sleeps until then, a
 //! refresh deadline or an arrival, and the clock jumps there instead of ticking through idle
 //! cycles. A controller with nothing queued goes further: it jumps over whole rounds of
 //! refresh at once (the REFs owed are computed, not issued one by one), so an idle stretch
@@ -70,7 +68,7 @@ pub mod stats;
 pub mod system;
 pub mod trace;
 
-pub use cli::{run_requests, run_trace_file, write_atomic, DramCliArgs, USAGE as DRAM_CLI_USAGE};
+pub use cli::{run_requests, run_trace_file, write_atomic, DramCliArgs};
 pub use config::{DramConfig, RowPolicy};
 pub use controller::CommandRecord;
 pub use device::{ChannelState, Command, CommandError};
@@ -79,8 +77,8 @@ pub use mapping::{make_mapper, AddressMapper, DecodedAddr};
 pub use presets::presets;
 pub use request::{Completion, Request, GPU_SOURCE, MAX_CYCLE};
 pub use scheduler::{
-    make_scheduler, BankView, Candidate, FrameHint, HeadKeys, RowStatus, SchedContext, SchedHints,
-    Scheduler, NO_CANDIDATE,
+    make_scheduler, BankView, Candidate, FrameHint, RowStatus, SchedContext, SchedHints, Scheduler,
+    SchedulerConfig, NO_CANDIDATE,
 };
 pub use spec::{DramSpec, Organization, Timings};
 pub use stats::DramReport;

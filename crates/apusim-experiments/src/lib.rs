@@ -109,13 +109,13 @@ pub(crate) fn par_counted<C: Sync, T: Send>(
         .map(|c| {
             let r = run(c)?;
             if let Some(p) = &progress {
-                p.inc(1);
+                p.inc();
             }
             Ok(r)
         })
         .collect::<anyhow::Result<Vec<T>>>()?;
     if let Some(p) = progress {
-        p.finish_and_clear();
+        p.finish();
     }
     Ok(out)
 }

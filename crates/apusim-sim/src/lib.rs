@@ -16,6 +16,7 @@
 pub mod config;
 pub mod hierarchy;
 pub mod inputs;
+pub mod progress;
 pub mod report;
 pub mod run;
 pub mod stats;

@@ -17,8 +17,7 @@ pub use apusim_timing::gpu::GpuProgram;
 use apusim_trace::{Access, AccessSource, Agent};
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
-use std::io::IsTerminal;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 /// Something that can open the run's inputs afresh (each policy of a comparison reads them
 /// again, so a trace is never held in memory).
@@ -86,21 +85,7 @@ pub struct RunResult {
     pub seconds: f64,
 }
 
-/// A progress bar counting `n` finished units of work (`{pos}/{len} what`), on a terminal only
-/// (`None` otherwise).
-pub fn count_bar(n: usize, what: &str) -> Option<indicatif::ProgressBar> {
-    std::io::stderr().is_terminal().then(|| {
-        let bar = indicatif::ProgressBar::new(n as u64);
-        bar.set_style(
-            indicatif::ProgressStyle::with_template(&format!(
-                "{{spinner}} {{elapsed}} {{pos}}/{{len}} {what}"
-            ))
-            .unwrap_or_else(|_| indicatif::ProgressStyle::default_spinner()),
-        );
-        bar.enable_steady_tick(Duration::from_millis(250));
-        bar
-    })
-}
+pub use crate::progress::{count_bar, Progress};
 
 /// Run `f` on a pool of `threads` workers (the global pool, every core, when unset).
 pub fn in_pool<T: Send>(threads: Option<usize>, f: impl FnOnce() -> Result<T> + Send) -> Result<T> {
@@ -184,13 +169,13 @@ pub fn run_policies(
             let r = run_policy(&cfg.for_policy(n), n, inputs, &o)
                 .with_context(|| format!("policy {n}"));
             if let Some(b) = &bar {
-                b.inc(1);
+                b.inc();
             }
             r
         })
         .collect();
     if let Some(b) = bar {
-        b.finish_and_clear();
+        b.finish();
     }
     results
 }
@@ -481,7 +466,10 @@ fn merge<P: Policy>(
                 break 'merge;
             }
             if count & 0xF_FFFF == 0 {
-                progress.tick(count);
+                progress.show(|secs| {
+                    let rate = count as f64 / secs / 1e6;
+                    format!("{count} accesses ({rate:.1} M/s)")
+                });
             }
             let last = acc;
             c.fill()?;
@@ -507,50 +495,4 @@ fn merge<P: Policy>(
     stats.instructions = instructions;
     stats.trace_accesses = count;
     Ok(stats)
-}
-
-/// A progress display that appears only on a terminal and only after a second.
-pub(crate) struct Progress {
-    enabled: bool,
-    start: Instant,
-    bar: Option<indicatif::ProgressBar>,
-}
-
-impl Progress {
-    pub(crate) fn new(want: bool) -> Progress {
-        Progress {
-            enabled: want && std::io::stderr().is_terminal(),
-            start: Instant::now(),
-            bar: None,
-        }
-    }
-    fn tick(&mut self, count: u64) {
-        self.show(|secs| {
-            let rate = count as f64 / secs / 1e6;
-            format!("{count} accesses ({rate:.1} M/s)")
-        });
-    }
-    /// Show the message `msg(seconds since start)`.
-    pub(crate) fn show(&mut self, msg: impl FnOnce(f64) -> String) {
-        if !self.enabled {
-            return;
-        }
-        if self.bar.is_none() && self.start.elapsed() > Duration::from_secs(1) {
-            let bar = indicatif::ProgressBar::new_spinner();
-            bar.set_style(
-                indicatif::ProgressStyle::with_template("{spinner} {elapsed} {msg}")
-                    .unwrap_or_else(|_| indicatif::ProgressStyle::default_spinner()),
-            );
-            self.bar = Some(bar);
-        }
-        if let Some(bar) = &self.bar {
-            bar.set_message(msg(self.start.elapsed().as_secs_f64()));
-            bar.tick();
-        }
-    }
-    pub(crate) fn finish(&mut self) {
-        if let Some(bar) = self.bar.take() {
-            bar.finish_and_clear();
-        }
-    }
 }

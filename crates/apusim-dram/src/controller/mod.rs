@@ -7,15 +7,13 @@
 //!
 //! The controller is never ticked cycle by cycle. It keeps one [`BankView`] per bank for the
 //! queue it serves (open row, earliest ACT/PRE/column cycle, pending hits, oldest hit and
-//! oldest non-hit, the non-hits' ready cycle, and the scheduler's
-//! [`HeadKeys`](crate::scheduler::HeadKeys)) and updates only what an issued command changed:
-//! the keys are recomputed with [`Scheduler::head_keys`] only for the bank whose heads, row or
-//! hit streak changed; the other banks' keys just shift with their heads when a candidate
-//! leaves the queue. After a change it asks the scheduler for a plan — the earliest cycle it
-//! could issue something and what — and sleeps until then, the next refresh deadline, or an
-//! arrival (which pulls `next_wake` back to the current cycle). The command bus carries one
-//! command per cycle, so after a command the next decision is at the following cycle at the
-//! earliest. Between those cycles nothing can happen, so the simulation jumps.
+//! oldest non-hit, the non-hits' ready cycle) and updates only what an issued command
+//! changed. After a change it asks the scheduler for its next decision — the earliest cycle
+//! it could issue something ([`Scheduler::next_decision`]) — and sleeps until then, the next
+//! refresh deadline, or an arrival (which pulls `next_wake` back to the current cycle). The
+//! command bus carries one command per cycle, so after a command the next decision is at the
+//! following cycle at the earliest. Between those cycles nothing can happen, so the
+//! simulation jumps.
 
 mod queue;
 mod refresh;
@@ -85,8 +83,6 @@ pub(crate) struct Controller {
     ref_due: Vec<u64>,
     ref_pending: Vec<bool>,
     sched: Box<dyn Scheduler>,
-    /// `sched.observes_issue()`: whether [`Scheduler::on_issue`] needs calling.
-    observe_issue: bool,
     /// The system's hints, shown to the scheduler in every context.
     hints: SchedHints,
     /// `sched.uses_hints()`: whether new hints call for a new plan.
@@ -96,10 +92,7 @@ pub(crate) struct Controller {
     occupied: Vec<u64>,
     /// `views` and `occupied` are stale.
     dirty: bool,
-    /// The scheduler's plan made when going to sleep: pick `.1` at cycle `.0` (valid while
-    /// nothing changes; every change re-plans).
-    planned: Option<(u64, usize)>,
-    /// Something changed since `planned` was made.
+    /// Something changed since the scheduler last named its next decision.
     needs_plan: bool,
     pub(crate) next_wake: u64,
     /// The cycle the running [`crate::MemorySystem::advance_to`] simulates up to: decisions
@@ -130,7 +123,7 @@ impl Controller {
             .map(|r| refi - r * refi / ranks as u64)
             .collect();
         let first_due = ref_due.iter().copied().min().unwrap_or(u64::MAX);
-        let sched = make_scheduler(&cfg.scheduler, cfg)?;
+        let sched = make_scheduler(&cfg.scheduler_config())?;
         Ok(Controller {
             id,
             dev,
@@ -155,14 +148,12 @@ impl Controller {
             refresh: cfg.refresh,
             ref_due,
             ref_pending: vec![false; ranks],
-            observe_issue: sched.observes_issue(),
             hints: SchedHints::default(),
             uses_hints: sched.uses_hints(),
             sched,
             views: vec![BankView::IDLE; n_banks],
             occupied: vec![0; n_banks.div_ceil(64)],
             dirty: true,
-            planned: None,
             needs_plan: true,
             next_wake: if cfg.refresh { first_due } else { u64::MAX },
             horizon: 0,
@@ -189,7 +180,6 @@ impl Controller {
         self.hints = hints;
         if self.uses_hints {
             self.needs_plan = true;
-            self.planned = None;
             self.next_wake = self.next_wake.min(now);
         }
     }
@@ -214,11 +204,9 @@ impl Controller {
         self.sched.stats()
     }
 
-    /// Replace the scheduler (tests of schedulers that are not registered); the views are
-    /// rebuilt with its head keys at the next decision.
+    /// Replace the scheduler (tests of schedulers that are not registered).
     #[cfg(test)]
     pub(crate) fn set_scheduler(&mut self, sched: Box<dyn Scheduler>) {
-        self.observe_issue = sched.observes_issue();
         self.uses_hints = sched.uses_hints();
         self.sched = sched;
         self.dirty = true;

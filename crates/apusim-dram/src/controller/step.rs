@@ -37,11 +37,11 @@ macro_rules! sched_context {
 impl Controller {
     /// Make the decision of cycle `now` (which must be `next_wake`).
     ///
-    /// After any change (an issued command, an arrival) the controller re-plans at its next
-    /// decision: the scheduler names the earliest cycle it could issue something and what it
-    /// would issue then ([`Scheduler::plan`](crate::scheduler::Scheduler::plan)); if that is
+    /// After any change (an issued command, an arrival) the controller asks the scheduler
+    /// at its next decision for the earliest cycle it could issue something
+    /// ([`Scheduler::next_decision`](crate::scheduler::Scheduler::next_decision)); if that is
     /// later, the controller sleeps until then (or an earlier refresh deadline, or an arrival)
-    /// and issues the planned pick when it wakes. So each issued command costs one plan,
+    /// and picks when it wakes. So each issued command costs one such question and one pick,
     /// whatever the number of arrivals.
     pub(crate) fn process(&mut self, now: u64) {
         debug_assert!(now >= self.next_wake);
@@ -60,7 +60,6 @@ impl Controller {
         let ctx = sched_context!(self, now);
         if q.is_empty() {
             self.idle_steps += 1;
-            self.planned = None;
             self.needs_plan = false;
             self.next_wake = self.refresh_wake().max(now + 1);
             if self.horizon.saturating_sub(self.next_wake) >= self.refi
@@ -73,22 +72,17 @@ impl Controller {
         }
         if self.needs_plan {
             self.needs_plan = false;
-            let plan = self.sched.plan(&ctx, q);
-            self.planned = plan.and_then(|(t, pick)| pick.map(|i| (t, i)));
-            match plan {
-                Some((t, _)) if t <= now => {}
+            match self.sched.next_decision(&ctx, q) {
+                Some(t) if t <= now => {}
                 later => {
-                    // Sleep until the planned cycle (or a refresh event).
-                    let t = later.map_or(u64::MAX, |(t, _)| t);
+                    // Sleep until that cycle (or a refresh event).
+                    let t = later.unwrap_or(u64::MAX);
                     self.next_wake = t.min(self.refresh_wake()).max(now + 1);
                     return;
                 }
             }
         }
-        let pick = match self.planned.take() {
-            Some((t, i)) if t == now => Some(i),
-            _ => self.sched.pick(&ctx, q),
-        };
+        let pick = self.sched.pick(&ctx, q);
         let mut row_change = false;
         if let Some(i) = pick.filter(|&i| i < q.len() && ctx.ready(&q[i])) {
             let effect = self.issue(now, i);
@@ -101,15 +95,15 @@ impl Controller {
         self.next_wake = now + 1;
         if row_change {
             // An ACT/PRE frees no queue slot, so no arrival is waiting for this command:
-            // make the next cycle's plan now and sleep through to it.
+            // ask for the next cycle's decision now and sleep through to it.
             self.plan_ahead(now + 1);
         }
     }
 
-    /// The plan [`Controller::process`] would make at cycle `at` (the next one), made now:
-    /// sleep until the planned cycle, or a refresh event, if that is later than `at`. Any
-    /// change before then (an arrival) re-plans as usual. Does nothing if the views are
-    /// stale or the served queue is empty (`process` at `at` handles those).
+    /// The next decision [`Controller::process`] would ask for at cycle `at` (the next
+    /// one), asked now: sleep until that cycle, or a refresh event, if it is later than
+    /// `at`. Any change before then (an arrival) asks again as usual. Does nothing if the
+    /// views are stale or the served queue is empty (`process` at `at` handles those).
     fn plan_ahead(&mut self, at: u64) {
         let q = if self.write_mode { &self.wq } else { &self.rq };
         if self.dirty || q.is_empty() {
@@ -117,9 +111,7 @@ impl Controller {
         }
         let ctx = sched_context!(self, at);
         self.needs_plan = false;
-        let plan = self.sched.plan(&ctx, q);
-        self.planned = plan.and_then(|(t, pick)| pick.map(|i| (t, i)));
-        let t = plan.map_or(u64::MAX, |(t, _)| t);
+        let t = self.sched.next_decision(&ctx, q).unwrap_or(u64::MAX);
         if t > at {
             // A refresh event at `at` itself still wakes the controller at `at`.
             self.next_wake = t.min(self.refresh_wake()).max(at);
@@ -129,7 +121,7 @@ impl Controller {
     /// Issue the command of candidate `i` of the served queue at `now`.
     fn issue(&mut self, now: u64, i: usize) -> Effect {
         let write_mode = self.write_mode;
-        if self.observe_issue {
+        {
             let ctx = sched_context!(self, now);
             let q = if write_mode { &self.wq } else { &self.rq };
             self.sched.on_issue(&ctx, q, i);

@@ -1,40 +1,23 @@
-//! Tests of the controller: custom scheduler keys driving the plan, the idle refresh jump
+//! Tests of the controller: a custom scheduler driving the schedule, the idle refresh jump
 //! and its deadline check, and the debug check of the bank views.
 
 use super::*;
 use crate::presets::preset;
 use crate::request::Request;
-use crate::scheduler::frfcfs::plan_heads;
-use crate::scheduler::{HeadKeys, SchedContext, NO_CANDIDATE};
+use crate::scheduler::SchedContext;
 use crate::system::MemorySystem;
 
-/// "First ready, oldest head": every existing head is eligible, all in one class (no
-/// row-hit priority, no held-back precharges), and the plan is FR-FCFS's minimum over the
-/// cached keys. A scheduler that changes only the key hook.
+/// "First ready": the oldest ready request, no row-hit priority and no held-back
+/// precharges. A scheduler that is not registered.
 #[derive(Debug)]
-struct OldestReadyHead;
+struct OldestReady;
 
-impl Scheduler for OldestReadyHead {
+impl Scheduler for OldestReady {
     fn name(&self) -> &'static str {
-        "oldest-ready-head"
+        "oldest-ready"
     }
-    fn observes_issue(&self) -> bool {
-        false
-    }
-    fn head_keys(&self, v: &BankView) -> HeadKeys {
-        HeadKeys {
-            hit: HeadKeys::key(v.oldest_hit != NO_CANDIDATE, 0, v.oldest_hit),
-            other: HeadKeys::key(v.oldest_other != NO_CANDIDATE, 0, v.oldest_other),
-        }
-    }
-    fn pick(&mut self, ctx: &SchedContext, _cands: &[Candidate]) -> Option<usize> {
-        plan_heads(ctx).and_then(|(t, pick)| pick.filter(|_| t == ctx.now))
-    }
-    fn next_decision(&self, ctx: &SchedContext, _cands: &[Candidate]) -> Option<u64> {
-        plan_heads(ctx).map(|(t, _)| t)
-    }
-    fn plan(&mut self, ctx: &SchedContext, _c: &[Candidate]) -> Option<(u64, Option<usize>)> {
-        plan_heads(ctx)
+    fn pick(&mut self, ctx: &SchedContext, cands: &[Candidate]) -> Option<usize> {
+        cands.iter().position(|c| ctx.ready(c))
     }
 }
 
@@ -66,11 +49,10 @@ fn run(mem: &mut MemorySystem, reqs: &[Request]) -> crate::stats::DramReport {
     mem.report()
 }
 
-/// The controller computes the cached keys with the scheduler's own hook: a custom hook
-/// changes the schedule (in debug builds, every command also checks the cached keys
-/// against the hook, see `check_views`).
+/// The controller issues what the scheduler picks: a scheduler without row-hit priority
+/// gets fewer row hits than FR-FCFS on the same requests.
 #[test]
-fn custom_head_keys_drive_the_plan() {
+fn the_scheduler_drives_the_schedule() {
     let cfg = preset("ddr3-1600-11-1ch").unwrap();
     let mut fr = MemorySystem::new(cfg.clone()).unwrap();
     let reqs = requests(&fr, 3000);
@@ -78,13 +60,13 @@ fn custom_head_keys_drive_the_plan() {
     let mut oldest = MemorySystem::new(cfg).unwrap();
     oldest
         .controller_mut(0)
-        .set_scheduler(Box::new(OldestReadyHead));
+        .set_scheduler(Box::new(OldestReady));
     let oldest_report = run(&mut oldest, &reqs);
     let (a, b) = (&fr_report.total.access, &oldest_report.total.access);
     assert_eq!(a.reads + a.writes, b.reads + b.writes);
     assert!(
         a.row_hits > b.row_hits,
-        "FR-FCFS-cap {} hits, oldest ready head {}",
+        "FR-FCFS-cap {} hits, oldest ready {}",
         a.row_hits,
         b.row_hits
     );
@@ -158,10 +140,10 @@ fn idle_jump_refuses_when_a_ref_would_miss_its_deadline() {
     );
 }
 
-/// The debug view check notices a cached key that no longer matches the hook.
+/// The debug view check notices a stale head.
 #[cfg(debug_assertions)]
 #[test]
-fn view_check_catches_stale_keys() {
+fn view_check_catches_stale_heads() {
     let cfg = preset("ddr3-1600-11-1ch").unwrap();
     let mut mem = MemorySystem::new(cfg).unwrap();
     let reqs = requests(&mem, 40);
@@ -174,9 +156,9 @@ fn view_check_catches_stale_keys() {
     c.rebuild();
     c.check_views();
     let b = (0..c.views.len())
-        .find(|&b| c.views[b].keys.other != HeadKeys::INELIGIBLE)
-        .expect("a bank with an eligible non-hit");
-    c.views[b].keys.other -= 1;
+        .find(|&b| c.views[b].oldest_other != crate::scheduler::NO_CANDIDATE)
+        .expect("a bank with a non-hit");
+    c.views[b].oldest_other += 1;
     let caught = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| c.check_views()));
     assert!(caught.is_err());
 }

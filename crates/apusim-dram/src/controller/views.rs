@@ -3,7 +3,7 @@
 
 use super::{Controller, Effect};
 use crate::device::{ChannelState, Command};
-use crate::scheduler::{BankView, Candidate, HeadKeys, NO_CANDIDATE};
+use crate::scheduler::{BankView, Candidate, NO_CANDIDATE};
 use std::hint::select_unpredictable;
 
 /// Iterator of [`Controller::occupied_in`].
@@ -76,13 +76,6 @@ impl Controller {
         }
     }
 
-    /// Recompute bank `b`'s cached plan keys
-    /// ([`Scheduler::head_keys`](crate::scheduler::Scheduler::head_keys)) from its view.
-    #[inline]
-    fn rekey(&mut self, b: usize) {
-        self.views[b].keys = self.sched.head_keys(&self.views[b]);
-    }
-
     /// Account a newly queued candidate of the served queue without a rebuild (the state has
     /// not changed since the last one; only banks that had candidates carry timing).
     pub(super) fn note_new(&mut self, bank: usize, row: u32, idx: u32) {
@@ -91,7 +84,6 @@ impl Controller {
             self.time_view(bank);
         }
         Self::note(&mut self.views[bank], row, idx);
-        self.rekey(bank);
         self.occupied[bank / 64] |= 1 << (bank % 64);
     }
 
@@ -127,15 +119,6 @@ impl Controller {
             if v.oldest_hit != NO_CANDIDATE || v.oldest_other != NO_CANDIDATE {
                 self.occupied[b / 64] |= 1 << (b % 64);
                 self.time_view(b);
-                self.rekey(b);
-            } else {
-                // No heads, nothing eligible (the hook is not asked). Clear the heads' ready
-                // cycles too: a refresh leaves them at u64::MAX, which would send every plan
-                // that visits this bank to the scheduler's slow exact pass.
-                let v = &mut self.views[b];
-                v.keys = HeadKeys::NONE;
-                v.col_ready = 0;
-                v.other_ready = 0;
             }
         }
         self.dirty = false;
@@ -263,7 +246,6 @@ impl Controller {
                         v.other_ready = v.act_ready;
                     }
                 }
-                self.rekey(bank);
             }
             Effect::Column {
                 bank,
@@ -274,14 +256,10 @@ impl Controller {
                 let lost_head = self.views[bank].oldest_hit == r;
                 self.views[bank].pending_hits -= 1;
                 // Heads behind the removed candidate move up one; NO_CANDIDATE (u32::MAX)
-                // stays, as it wraps to 0 when incremented (one compare per head). The other
-                // banks' keys shift with them (their eligibility and classes do not change:
-                // nothing of their banks did, and their heads keep their order); the issued
-                // bank is re-keyed below.
+                // stays, as it wraps to 0 when incremented (one compare per head).
                 let shift = |v: &mut BankView| {
                     v.oldest_hit -= (v.oldest_hit.wrapping_add(1) > r + 1) as u32;
                     v.oldest_other -= (v.oldest_other.wrapping_add(1) > r + 1) as u32;
-                    v.keys.shift(r);
                 };
                 // Column commands constrain every rank's column commands.
                 let all = self.occupied_in(0, self.views.len());
@@ -333,7 +311,6 @@ impl Controller {
                     v.pre_ready = self.dev.earliest(Command::Pre, bank);
                     v.other_ready = v.non_hit_ready();
                 }
-                self.rekey(bank);
             }
         }
         self.dirty = false;
@@ -354,7 +331,6 @@ impl Controller {
                 (v.open_row, v.pending_hits, v.oldest_hit, v.oldest_other),
                 "bank {b} heads"
             );
-            assert_eq!(self.sched.head_keys(f), v.keys, "bank {b} keys");
             if f.oldest_hit != NO_CANDIDATE || f.oldest_other != NO_CANDIDATE {
                 let expect = if self.ref_pending[b >> self.rank_shift] {
                     (u64::MAX, u64::MAX, u64::MAX, u64::MAX)

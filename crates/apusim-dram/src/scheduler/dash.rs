@@ -172,18 +172,8 @@ impl Scheduler for Dash {
     }
     /// The earliest ready candidate the classes of `ctx.now` allow, or the next change of a
     /// class if that is sooner.
-    fn next_decision(&self, ctx: &SchedContext, cands: &[Candidate]) -> Option<u64> {
-        let class = self.classes(ctx);
-        let mut hits = HitClasses::default();
-        hits.fill(ctx, cands, &class);
-        let t = next_class_first(ctx, cands, class, &hits).unwrap_or(u64::MAX);
-        let t = t.min(self.next_change(ctx));
-        (t != u64::MAX).then_some(t)
-    }
-    fn plan(&mut self, ctx: &SchedContext, cands: &[Candidate]) -> Option<(u64, Option<usize>)> {
-        let t = self.next_with(ctx, cands)?;
-        let at = SchedContext { now: t, ..*ctx };
-        Some((t, self.pick(&at, cands)))
+    fn next_decision(&mut self, ctx: &SchedContext, cands: &[Candidate]) -> Option<u64> {
+        self.next_with(ctx, cands)
     }
     /// Counts the requests served per source (column commands) for the CPU clusters.
     fn on_issue(&mut self, ctx: &SchedContext, cands: &[Candidate], picked: usize) {
@@ -298,7 +288,10 @@ mod tests {
             .gpu(0, 7);
         late.hints.frame = frame(1.0);
         // The GPU's PRE (class 2) may close row 4 (no pending hit there) at once.
-        assert_eq!(d.plan(&late.ctx(1010), &late.cands), Some((1010, Some(1))));
+        assert_eq!(
+            crate::scheduler::test_util::plan(&mut d, &late.ctx(1010), &late.cands),
+            Some((1010, Some(1)))
+        );
         let mut held = Scene::new(8)
             .bank(0, Some(4), 0, 0, 5000)
             .req(0, 4, 1, false)
@@ -306,7 +299,10 @@ mod tests {
         held.hints.frame = frame(1.0);
         // Not urgent: the GPU PRE waits for the non-intensive CPU hit (class 1) ... until
         // the GPU turns urgent at 1900.
-        assert_eq!(d.plan(&held.ctx(1010), &held.cands), Some((1900, Some(1))));
+        assert_eq!(
+            crate::scheduler::test_util::plan(&mut d, &held.ctx(1010), &held.cands),
+            Some((1900, Some(1)))
+        );
         assert_eq!(d.next_decision(&held.ctx(1010), &held.cands), Some(1900));
     }
 }

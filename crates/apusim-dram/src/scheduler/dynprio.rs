@@ -88,10 +88,6 @@ impl Scheduler for DynPrio {
     fn name(&self) -> &'static str {
         "dynprio"
     }
-    /// Stateless between decisions (the scratch space is rebuilt at each one).
-    fn observes_issue(&self) -> bool {
-        false
-    }
     fn uses_hints(&self) -> bool {
         true
     }
@@ -103,17 +99,8 @@ impl Scheduler for DynPrio {
     }
     /// The earliest ready candidate the classes of `ctx.now` allow, or the next change of
     /// the GPU's class if that is sooner.
-    fn next_decision(&self, ctx: &SchedContext, cands: &[Candidate]) -> Option<u64> {
-        let mut scratch = DynPrio {
-            express: self.express,
-            hits: HitClasses::default(),
-        };
-        scratch.next_with(ctx, cands)
-    }
-    fn plan(&mut self, ctx: &SchedContext, cands: &[Candidate]) -> Option<(u64, Option<usize>)> {
-        let t = self.next_with(ctx, cands)?;
-        let at = SchedContext { now: t, ..*ctx };
-        Some((t, self.pick(&at, cands)))
+    fn next_decision(&mut self, ctx: &SchedContext, cands: &[Candidate]) -> Option<u64> {
+        self.next_with(ctx, cands)
     }
 }
 
@@ -181,9 +168,15 @@ mod tests {
         // On track at 300: the GPU's PRE waits for the CPU hit; the next decision is the
         // GPU's class change at cycle 501 (behind: equal class, still held back) ...
         assert_eq!(d.pick(&s.ctx(300), &s.cands), None);
-        assert_eq!(d.plan(&s.ctx(300), &s.cands), Some((501, None)));
+        assert_eq!(
+            crate::scheduler::test_util::plan(&mut d, &s.ctx(300), &s.cands),
+            Some((501, None))
+        );
         // ... then express at 1080, when the PRE may close the CPU's row.
-        assert_eq!(d.plan(&s.ctx(501), &s.cands), Some((1080, Some(1))));
+        assert_eq!(
+            crate::scheduler::test_util::plan(&mut d, &s.ctx(501), &s.cands),
+            Some((1080, Some(1)))
+        );
         assert_eq!(d.next_decision(&s.ctx(501), &s.cands), Some(1080));
     }
 }

@@ -10,14 +10,10 @@ impl Scheduler for Fcfs {
     fn name(&self) -> &'static str {
         "fcfs"
     }
-    /// Stateless: it decides from the context alone.
-    fn observes_issue(&self) -> bool {
-        false
-    }
     fn pick(&mut self, _ctx: &SchedContext, cands: &[Candidate]) -> Option<usize> {
         (!cands.is_empty()).then_some(0)
     }
-    fn next_decision(&self, ctx: &SchedContext, cands: &[Candidate]) -> Option<u64> {
+    fn next_decision(&mut self, ctx: &SchedContext, cands: &[Candidate]) -> Option<u64> {
         cands.first().map(|c| ctx.ready_at(c).max(ctx.now))
     }
 }

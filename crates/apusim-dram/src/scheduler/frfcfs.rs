@@ -1,188 +1,70 @@
-//! FR-FCFS (Rixner et al., ISCA 2000): first ready row hits, oldest first; then the oldest
-//! request whose next command is ready. A precharge that would close a row other queued
-//! requests still hit is held back until those hits are served (as DRAMsim3's FR-FCFS does;
-//! see `frfcfs-cap` for the variant that bounds this).
+//! FR-FCFS (frfcfs: Rixner et al., ISCA 2000): first the ready row hits, oldest first; then
+//! the oldest request whose next command is ready. A precharge that would close a row other
+//! queued requests still hit is held back until those hits are served (as DRAMsim3's FR-FCFS
+//! does; `frfcfs-cap` bounds this with a row-hit cap, stfm).
 //!
-//! Because this order depends only on row-hit status and age, and all non-hits of a bank need
-//! the same command at the same cycle, the decision is taken over the per-bank heads
-//! ([`BankView::oldest_hit`], [`BankView::oldest_other`]) in O(banks); the tests check it
-//! against the O(queue) definition. The part of that decision that depends on one bank alone
-//! — which of its heads may issue, and in which priority class — is the bank's
-//! [`HeadKeys`] ([`head_keys`], the default [`Scheduler::head_keys`] hook), which the
-//! controller caches in the views; the plan ([`plan_heads`]) combines those keys with the
-//! heads' ready cycles and takes one minimum.
+//! [`pick`] and [`next`] are the definition, over the queue view (O(queue) per decision, like
+//! Ramulator 2's `get_best_request`); the row-hit cap is a parameter so that `frfcfs-cap` is
+//! the same code. The schedulers decide with the same functions over the per-bank heads
+//! (O(banks), the private `frfcfs_heads` module), which a proptest checks against these.
 
-use super::{BankView, Candidate, HeadKeys, SchedContext, Scheduler, NO_CANDIDATE};
-use std::hint::select_unpredictable;
+use super::{frfcfs_heads, Candidate, RowStatus, SchedContext, Scheduler};
 
 #[derive(Debug, Default)]
 pub struct FrFcfs;
 
-/// Ready time of a bank's non-hit head and whether FR-FCFS may issue it (`cap`: row-hit cap,
-/// `u32::MAX` for none).
+/// May FR-FCFS with row-hit cap `cap` (`u32::MAX`: none) issue `cands[i]`'s next command
+/// once it is ready? A row hit, unless its bank has served `cap` hits from the open row and
+/// an older request of the bank needs another row (the bank is back in FCFS order); an
+/// activate always; a precharge only if it closes no row other requests still hit, or the
+/// bank is capped.
 #[inline]
-pub(crate) fn other_head(v: &BankView, cap: u32) -> (u64, bool) {
-    let allowed = v.open_row.is_none() | (v.pending_hits == 0) | (v.hit_streak >= cap);
-    (v.non_hit_ready(), allowed)
-}
-
-/// May the hits of a bank be issued at all? Under the cap, a bank that has served `cap` hits
-/// from its open row reverts to FCFS order: its hits wait while an older request of the bank
-/// needs another row.
-///
-/// Callers also require the hit head to exist (`oldest_hit != NO_CANDIDATE`), so "the bank has
-/// no non-hit" (`oldest_other == NO_CANDIDATE`, i.e. `u32::MAX`) needs no test of its own: an
-/// existing hit head is then below it.
-#[inline]
-fn hits_eligible(v: &BankView, cap: u32) -> bool {
-    (v.hit_streak < cap) | (v.oldest_hit < v.oldest_other)
-}
-
-/// `x` if `cond`, else [`NO_CANDIDATE`] (written to compile to a conditional move: the
-/// per-bank conditions are data-dependent and would mispredict as branches).
-#[inline]
-fn keep(cond: bool, x: u32) -> u32 {
-    select_unpredictable(cond, x, NO_CANDIDATE)
-}
-
-/// The FR-FCFS(-cap) pick over the heads of the banks that have candidates.
-#[inline]
-pub(crate) fn pick_heads(ctx: &SchedContext, cap: u32) -> Option<usize> {
-    let now = ctx.now;
-    let mut best_hit = NO_CANDIDATE;
-    let mut best_other = NO_CANDIDATE;
-    ctx.for_candidate_banks(|v| {
-        let hit_ok = (v.col_ready <= now) & hits_eligible(v, cap);
-        let uncapped = v.hit_streak < cap;
-        best_hit = best_hit.min(keep(hit_ok & uncapped, v.oldest_hit));
-        let (ready, allowed) = other_head(v, cap);
-        let capped_hit = keep(hit_ok & !uncapped, v.oldest_hit);
-        let other = keep(allowed & (ready <= now), v.oldest_other);
-        best_other = best_other.min(capped_hit).min(other);
-    });
-    if best_hit != NO_CANDIDATE {
-        Some(best_hit as usize)
-    } else if best_other != NO_CANDIDATE {
-        Some(best_other as usize)
-    } else {
-        None
+pub fn may_issue(ctx: &SchedContext, cands: &[Candidate], i: usize, cap: u32) -> bool {
+    let c = &cands[i];
+    let bank = ctx.bank(c);
+    let capped = bank.hit_streak >= cap;
+    match ctx.status(c) {
+        RowStatus::Hit => !capped || bank.oldest_other > i as u32,
+        RowStatus::Conflict => capped || bank.pending_hits == 0,
+        RowStatus::Miss => true,
     }
 }
 
-/// Earliest cycle the FR-FCFS(-cap) pick could return something.
-#[inline]
-pub(crate) fn next_heads(ctx: &SchedContext, cap: u32) -> Option<u64> {
-    let mut t = u64::MAX;
-    ctx.for_candidate_banks(|v| {
-        let hit = (v.oldest_hit != NO_CANDIDATE) & hits_eligible(v, cap);
-        let (ready, allowed) = other_head(v, cap);
-        let other = (v.oldest_other != NO_CANDIDATE) & allowed;
-        t = t
-            .min(select_unpredictable(hit, v.col_ready, u64::MAX))
-            .min(select_unpredictable(other, ready, u64::MAX));
-    });
-    (t != u64::MAX).then(|| t.max(ctx.now))
-}
-
-/// The FR-FCFS(-cap) plan keys of a bank's heads ([`Scheduler::head_keys`]): its oldest hit,
-/// eligible if it exists and the bank's hits may issue, in class 0 while the bank is below the
-/// cap and class 1 after; its oldest non-hit, eligible if it exists and FR-FCFS(-cap) allows
-/// its command, in class 1.
-#[inline]
-pub fn head_keys(v: &BankView, cap: u32) -> HeadKeys {
-    let hit_ok = (v.oldest_hit != NO_CANDIDATE) & hits_eligible(v, cap);
-    let (_, allowed) = other_head(v, cap);
-    let other_ok = (v.oldest_other != NO_CANDIDATE) & allowed;
-    HeadKeys {
-        hit: HeadKeys::key(hit_ok, u32::from(v.hit_streak >= cap), v.oldest_hit),
-        other: HeadKeys::key(other_ok, 1, v.oldest_other),
+/// The FR-FCFS pick under row-hit cap `cap`: the oldest ready uncapped row hit, else the
+/// oldest ready request it may issue.
+pub fn pick(ctx: &SchedContext, cands: &[Candidate], cap: u32) -> Option<usize> {
+    let mut oldest = None;
+    for (i, c) in cands.iter().enumerate() {
+        if !ctx.ready(c) || !may_issue(ctx, cands, i, cap) {
+            continue;
+        }
+        if ctx.status(c) == RowStatus::Hit && ctx.hit_streak(c) < cap {
+            return Some(i);
+        }
+        oldest.get_or_insert(i);
     }
+    oldest
 }
 
-/// Call `f(ready, key)` for the two heads of every bank that has candidates (and possibly of
-/// some that have none: their keys are ineligible).
-#[inline(always)]
-fn for_each_head(ctx: &SchedContext, mut f: impl FnMut(u64, u64)) {
-    ctx.for_candidate_banks(|v| {
-        f(v.col_ready, v.keys.hit);
-        f(v.other_ready, v.keys.other);
-    });
-}
-
-/// The FR-FCFS(-cap) plan ([`Scheduler::plan`]: the earliest cycle `T` anything could issue
-/// and the pick at `T`) in one pass over the banks' cached [`HeadKeys`] (so the row-hit cap,
-/// or any other eligibility rule, is whatever [`Scheduler::head_keys`] computed them with):
-/// the pick at `T` is among the heads whose (clamped) ready cycle is `T`. A scheduler that
-/// supplies its own key hook can use this as its plan.
-///
-/// The pass takes the lexicographic minimum of (ready cycle, class, index) over the eligible
-/// heads, where class 0 is an uncapped hit and 1 anything else: the earliest cycle `T`, then
-/// at `T` the oldest uncapped hit, else the oldest other head. The key is packed into one
-/// `u64` — ready cycle relative to `now` in the high 32 bits, OR-ed onto the head's key
-/// (class in bit 31, index in the low 31; queues hold at most 4096; an ineligible head has
-/// all ones in the high half) — so each head costs a few conditional moves. The packing is
-/// exact while every head's ready cycle is less than 2^32 cycles away (the pass ORs the
-/// distances together to know); otherwise — some head waits for a refresh (ready =
-/// `u64::MAX`) or a bank without candidates still carries such a cycle, absurd timing sets —
-/// or when no head is eligible, the decision goes to the wide-key pass.
-#[inline]
-pub fn plan_heads(ctx: &SchedContext) -> Option<(u64, Option<usize>)> {
-    let from = ctx.now;
-    let mut best = u64::MAX;
-    // OR of all deltas: a set high half means some delta did not fit the packed key.
-    let mut far = 0u64;
-    for_each_head(ctx, |ready, key| {
-        let delta = ready.saturating_sub(from);
-        far |= delta;
-        let k = (delta << 32) | key;
-        best = select_unpredictable(k < best, k, best);
-    });
-    if far >> 32 != 0 || best >= HeadKeys::INELIGIBLE {
-        return plan_heads_wide(ctx);
-    }
-    Some((from + (best >> 32), Some((best & HeadKeys::INDEX) as usize)))
-}
-
-/// [`plan_heads`] with a (ready cycle, key) pair per head: exact for any ready cycle, and
-/// about half as fast.
-#[cold]
-#[inline(never)]
-fn plan_heads_wide(ctx: &SchedContext) -> Option<(u64, Option<usize>)> {
-    let from = ctx.now;
-    let mut t = u64::MAX;
-    let mut best = u64::MAX;
-    for_each_head(ctx, |ready, key| {
-        let ok = key != HeadKeys::INELIGIBLE;
-        let r = select_unpredictable(ok, ready.max(from), u64::MAX);
-        let better = (r < t) | ((r == t) & (key < best));
-        t = select_unpredictable(better, r, t);
-        best = select_unpredictable(better, key, best);
-    });
-    if t == u64::MAX {
-        return None;
-    }
-    Some((t, Some((best & HeadKeys::INDEX) as usize)))
+/// The earliest cycle the FR-FCFS pick under cap `cap` could return something: a precharge
+/// held back for pending hits cannot be picked before one of those hits is served, which is
+/// a decision of its own, so its ready cycle is skipped.
+pub fn next(ctx: &SchedContext, cands: &[Candidate], cap: u32) -> Option<u64> {
+    (0..cands.len())
+        .filter(|&i| may_issue(ctx, cands, i, cap))
+        .map(|i| ctx.ready_at(&cands[i]).max(ctx.now))
+        .min()
 }
 
 impl Scheduler for FrFcfs {
     fn name(&self) -> &'static str {
         "frfcfs"
     }
-    /// Stateless: it decides from the context alone.
-    fn observes_issue(&self) -> bool {
-        false
-    }
     fn pick(&mut self, ctx: &SchedContext, _cands: &[Candidate]) -> Option<usize> {
-        pick_heads(ctx, u32::MAX)
+        frfcfs_heads::pick(ctx, u32::MAX)
     }
-    /// A precharge held back for pending hits cannot be picked before one of those hits is
-    /// served, which is a decision of its own: its ready time is skipped.
-    fn next_decision(&self, ctx: &SchedContext, _cands: &[Candidate]) -> Option<u64> {
-        next_heads(ctx, u32::MAX)
-    }
-    /// Over the cached keys of the default [`Scheduler::head_keys`] (no cap).
-    fn plan(&mut self, ctx: &SchedContext, _cands: &[Candidate]) -> Option<(u64, Option<usize>)> {
-        plan_heads(ctx)
+    fn next_decision(&mut self, ctx: &SchedContext, _cands: &[Candidate]) -> Option<u64> {
+        frfcfs_heads::next(ctx, u32::MAX)
     }
 }
 
@@ -214,8 +96,9 @@ pub(crate) mod tests {
         }
     }
 
-    /// The O(queue) definition of FR-FCFS(-cap), for checking the O(banks) implementation:
-    /// the oldest ready uncapped hit, else the oldest ready eligible request.
+    /// The definition of FR-FCFS(-cap) from the candidates alone (no bank-view heads), to
+    /// check the implementation: the oldest ready uncapped hit, else the oldest ready
+    /// eligible request.
     pub fn reference_pick(ctx: &SchedContext, cands: &[Candidate], cap: u32) -> Option<usize> {
         let mut first_ready = None;
         for (i, c) in cands.iter().enumerate() {
@@ -292,40 +175,7 @@ pub(crate) mod tests {
         assert_eq!(FrFcfs.next_decision(&s2.ctx(5), &s2.cands), Some(10));
     }
 
-    #[test]
-    fn plan_is_exact_for_far_ready_cycles() {
-        // Bank 0's hit is 2^33 cycles away, bank 1's ACT 2^33 + 5: the packed key cannot hold
-        // them, so the plan takes the wide pass, which must still order them correctly.
-        let far = 1u64 << 33;
-        let s = Scene::new(8)
-            .bank(0, Some(4), 0, 0, far)
-            .bank(1, None, far + 5, 0, 0)
-            .cand(1, 2)
-            .cand(0, 4);
-        assert_eq!(plan_heads(&s.ctx(3)), Some((far, Some(1))));
-        let s = Scene::new(8)
-            .bank(0, Some(4), 0, 0, far + 5)
-            .bank(1, None, far, 0, 0)
-            .cand(1, 2)
-            .cand(0, 4);
-        assert_eq!(plan_heads(&s.ctx(3)), Some((far, Some(0))));
-        // Heads waiting for a refresh are never planned.
-        let s = Scene::new(8).bank(0, None, u64::MAX, 0, 0).cand(0, 1);
-        assert_eq!(plan_heads(&s.ctx(3)), None);
-        // A far cycle in a bank without candidates (stale timing) changes nothing.
-        let s = Scene::new(8)
-            .bank(0, Some(4), 0, 0, 7)
-            .bank(1, Some(2), u64::MAX, u64::MAX, u64::MAX)
-            .cand(0, 4);
-        assert_eq!(plan_heads(&s.ctx(3)), Some((7, Some(0))));
-        // No eligible head at all (not reachable from the controller: a bank with
-        // candidates always has one) also takes the wide pass and plans nothing.
-        let mut s = Scene::new(8).bank(0, None, 0, 0, 0).cand(0, 1);
-        s.banks[0].keys = HeadKeys::NONE;
-        assert_eq!(plan_heads(&s.ctx(3)), None);
-    }
-
-    /// Random bank states and queues: the O(banks) pick equals the O(queue) definition.
+    /// Random bank states and queues (and a row-hit cap).
     pub fn scene_strategy() -> impl Strategy<Value = (Scene, u64, u32)> {
         (
             prop::collection::vec(
@@ -355,22 +205,13 @@ pub(crate) mod tests {
     }
 
     proptest! {
+        /// The pick over the queue view equals the literal definition.
         #[test]
-        fn heads_match_reference((s, now, cap) in scene_strategy()) {
+        fn matches_reference((s, now, cap) in scene_strategy()) {
             let x = s.ctx(now);
-            prop_assert_eq!(pick_heads(&x, u32::MAX), reference_pick(&x, &s.cands, u32::MAX));
-            prop_assert_eq!(next_heads(&x, u32::MAX), reference_next(&x, &s.cands, u32::MAX));
-            prop_assert_eq!(pick_heads(&x, cap), reference_pick(&x, &s.cands, cap));
-            prop_assert_eq!(next_heads(&x, cap), reference_next(&x, &s.cands, cap));
-            // The fused plan equals next_decision followed by pick at that cycle.
-            // The keyed scene's views carry the head keys of that cap.
             for c in [u32::MAX, cap] {
-                let expect = reference_next(&x, &s.cands, c).map(|t| {
-                    let at = SchedContext { now: t, ..x };
-                    (t, reference_pick(&at, &s.cands, c))
-                });
-                let keyed = s.keyed(c);
-                prop_assert_eq!(plan_heads(&keyed.ctx(now)), expect);
+                prop_assert_eq!(pick(&x, &s.cands, c), reference_pick(&x, &s.cands, c));
+                prop_assert_eq!(next(&x, &s.cands, c), reference_next(&x, &s.cands, c));
             }
         }
     }

@@ -2,10 +2,9 @@
 //! cap of 4): row hits are prioritized only until `cap` column commands have been served
 //! from the currently open row of a bank; after that the bank reverts to FCFS order (its hits
 //! wait behind an older request for another row, which may now close the row). Bounds the
-//! starvation plain FR-FCFS allows. Decided over bank heads like [`super::frfcfs`].
+//! starvation plain FR-FCFS allows. The definition is [`super::frfcfs`]'s, with the cap.
 
-use super::frfcfs::{head_keys, next_heads, pick_heads, plan_heads};
-use super::{BankView, Candidate, HeadKeys, SchedContext, Scheduler};
+use super::{frfcfs_heads, Candidate, SchedContext, Scheduler};
 
 #[derive(Debug)]
 pub struct FrFcfsCap {
@@ -13,6 +12,7 @@ pub struct FrFcfsCap {
 }
 
 impl FrFcfsCap {
+    /// Row hits lose priority after `cap` (at least 1) column commands to the open row.
     pub fn new(cap: u32) -> Self {
         FrFcfsCap { cap: cap.max(1) }
     }
@@ -22,24 +22,11 @@ impl Scheduler for FrFcfsCap {
     fn name(&self) -> &'static str {
         "frfcfs-cap"
     }
-    /// Stateless: it decides from the context alone.
-    fn observes_issue(&self) -> bool {
-        false
-    }
     fn pick(&mut self, ctx: &SchedContext, _cands: &[Candidate]) -> Option<usize> {
-        pick_heads(ctx, self.cap)
+        frfcfs_heads::pick(ctx, self.cap)
     }
-    fn next_decision(&self, ctx: &SchedContext, _cands: &[Candidate]) -> Option<u64> {
-        next_heads(ctx, self.cap)
-    }
-    /// FR-FCFS's keys under this cap: a capped bank's hits drop to class 1, and wait behind
-    /// an older non-hit of their bank, whose precharge is then allowed.
-    fn head_keys(&self, v: &BankView) -> HeadKeys {
-        head_keys(v, self.cap)
-    }
-    /// Over the cached keys of [`FrFcfsCap::head_keys`].
-    fn plan(&mut self, ctx: &SchedContext, _cands: &[Candidate]) -> Option<(u64, Option<usize>)> {
-        plan_heads(ctx)
+    fn next_decision(&mut self, ctx: &SchedContext, _cands: &[Candidate]) -> Option<u64> {
+        frfcfs_heads::next(ctx, self.cap)
     }
 }
 

@@ -22,15 +22,11 @@ impl Scheduler for GpuFavoring {
     fn name(&self) -> &'static str {
         "gpu-favoring"
     }
-    /// Stateless: it decides from the context alone.
-    fn observes_issue(&self) -> bool {
-        false
-    }
     fn pick(&mut self, ctx: &SchedContext, cands: &[Candidate]) -> Option<usize> {
         pick_hit_first(ctx, cands, |c| u8::from(!is_critical_gpu(c)))
     }
     /// FR-FCFS's: the same candidates may issue, only their order differs.
-    fn next_decision(&self, ctx: &SchedContext, _cands: &[Candidate]) -> Option<u64> {
+    fn next_decision(&mut self, ctx: &SchedContext, _cands: &[Candidate]) -> Option<u64> {
         next_hit_first(ctx)
     }
 }
@@ -38,7 +34,6 @@ impl Scheduler for GpuFavoring {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::scheduler::frfcfs::pick_heads;
     use crate::scheduler::frfcfs::tests::scene_strategy;
     use crate::scheduler::test_util::Scene;
     use crate::scheduler::RowStatus;
@@ -127,7 +122,7 @@ mod tests {
             flags in prop::collection::vec((any::<bool>(), any::<bool>()), 24),
         ) {
             let x = s.ctx(now);
-            prop_assert_eq!(GpuFavoring.pick(&x, &s.cands), pick_heads(&x, u32::MAX));
+            prop_assert_eq!(GpuFavoring.pick(&x, &s.cands), crate::scheduler::frfcfs::pick(&x, &s.cands, u32::MAX));
             let mut s = s;
             for (c, (gpu, crit)) in s.cands.iter_mut().zip(flags) {
                 c.req.source = if gpu { crate::GPU_SOURCE } else { 1 };

@@ -229,7 +229,7 @@ impl Scheduler for Im {
     }
     /// FR-FCFS's: the same candidates may issue, only their order differs (and the order at
     /// a cycle is computed at that cycle).
-    fn next_decision(&self, ctx: &SchedContext, _cands: &[Candidate]) -> Option<u64> {
+    fn next_decision(&mut self, ctx: &SchedContext, _cands: &[Candidate]) -> Option<u64> {
         next_hit_first(ctx)
     }
     fn on_issue(&mut self, ctx: &SchedContext, cands: &[Candidate], picked: usize) {
@@ -290,7 +290,11 @@ mod tests {
             let e = crate::scheduler::scheduler_entry(name).unwrap();
             let p = e.params(&Table::new()).unwrap();
             assert_eq!((p.bool("sched"), p.bool("llc")), (sched, llc), "{name}");
-            assert_eq!(make_scheduler(name, &cfg).unwrap().name(), name);
+            let named = crate::scheduler::SchedulerConfig {
+                name,
+                ..cfg.scheduler_config()
+            };
+            assert_eq!(make_scheduler(&named).unwrap().name(), name);
         }
     }
 

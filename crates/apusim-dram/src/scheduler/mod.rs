@@ -1,48 +1,43 @@
 //! Memory schedulers: the seam where request-ordering policies plug in.
 //!
-//! The controller keeps each channel's read and write queues in arrival order. Whenever the
-//! command bus is free it hands the [`Scheduler`] the queue the write-drain policy is serving
-//! as a slice of [`Candidate`]s (oldest first: the request with its source, stream, critical
-//! flag and arrival, plus where it goes) and a [`SchedContext`] holding one [`BankView`] per
-//! bank: the open row, the earliest cycle each command kind is legal there, how many queued
-//! requests hit the open row, and the oldest hit and oldest non-hit of the bank. From these
-//! the context derives each candidate's row-hit status, next command and ready cycle
-//! ([`SchedContext::status`], [`SchedContext::command`], [`SchedContext::ready_at`]). The
-//! scheduler picks one candidate; the controller issues its command if it is ready and
-//! otherwise waits (this is how strict FCFS stalls behind its oldest request). Refresh and the
-//! read/write-drain switch are the controller's business, not the scheduler's.
+//! The interface is Ramulator 2's (ramulator2): pick the next request from a view of the
+//! queue. The controller keeps each channel's read and write queues in arrival order.
+//! Whenever the command bus is free it hands the [`Scheduler`] the queue the write-drain
+//! policy is serving as a slice of [`Candidate`]s (oldest first: the request with its source,
+//! stream, critical flag and arrival, plus where it goes) and a [`SchedContext`] holding one
+//! [`BankView`] per bank: the open row, the earliest cycle each command kind is legal there,
+//! how many queued requests hit the open row, and the oldest hit and oldest non-hit of the
+//! bank. From these the context derives each candidate's row-hit status, next command and
+//! ready cycle ([`SchedContext::status`], [`SchedContext::command`],
+//! [`SchedContext::ready_at`]). The scheduler picks one candidate; the controller issues its
+//! command if it is ready and otherwise waits (this is how strict FCFS stalls behind its
+//! oldest request). Refresh and the read/write-drain switch are the controller's business,
+//! not the scheduler's.
 //!
-//! A scheduler may look at every candidate (O(queue) per decision, like Ramulator 2's
-//! `get_best_request`) or, if it ranks only by row-hit status and age as the FR-FCFS family
-//! does, use the per-bank heads and decide in O(banks); both see the same information.
-//! [`Scheduler::next_decision`] tells the event-driven controller how long it may sleep.
-//!
-//! Such a scheduler can go one step further and let the controller precompute, per bank, the
-//! part of its decision that depends on that bank alone: [`Scheduler::head_keys`] turns a
-//! bank's view into the [`HeadKeys`] of its two heads (eligibility, priority class, index),
-//! which the controller stores in the view ([`BankView::keys`]) and recomputes only for the
-//! banks a command or an arrival changed. The plan is then a minimum over the banks' keys
-//! combined with their ready cycles ([`BankView::col_ready`], [`BankView::other_ready`]).
-//! The default hook is FR-FCFS's; a scheduler that decides otherwise simply ignores the keys.
+//! The controller is event-driven: after every change it asks [`Scheduler::next_decision`]
+//! for the earliest cycle the scheduler could pick a ready candidate and sleeps until then.
+//! A scheduler needs only [`Scheduler::name`] and [`Scheduler::pick`]; the other methods
+//! have default bodies (wake at the earliest ready candidate, keep no state, ignore hints,
+//! count nothing).
 //!
 //! Implementations live one per file and are registered in [`REGISTRY`] (name, description,
-//! paper key, typed parameters, constructor; [`make_scheduler`] builds one by name with the
-//! parameters of [`DramConfig::scheduler_params`]): `fcfs` ([`fcfs::Fcfs`]), `frfcfs`
-//! ([`frfcfs::FrFcfs`]) and `frfcfs-cap` ([`frfcfs_cap::FrFcfsCap`]); the heterogeneous
-//! schedulers of gpu-access-criticality §4.3 — `gpu-favoring` ([`gpu_favoring::GpuFavoring`]),
-//! `im`, `im-sched`, `im-llc` ([`im::Im`]) — and the baselines it compares against in §6.1.4:
+//! paper key, typed parameters, constructor; [`make_scheduler`] builds one from a
+//! [`SchedulerConfig`]): `fcfs` ([`fcfs::Fcfs`]), `frfcfs` ([`frfcfs::FrFcfs`]) and
+//! `frfcfs-cap` ([`frfcfs_cap::FrFcfsCap`]); the heterogeneous schedulers of
+//! gpu-access-criticality §4.3 — `gpu-favoring` ([`gpu_favoring::GpuFavoring`]), `im`,
+//! `im-sched`, `im-llc` ([`im::Im`]) — and the baselines it compares against in §6.1.4:
 //! `dynprio` ([`dynprio::DynPrio`]), `dash` ([`dash::Dash`]), `sms`, `sms-0.9`, `sms-0`
 //! ([`sms::Sms`]). These see what only the system knows through [`SchedContext::hints`]
-//! ([`SchedHints`], set with [`crate::MemorySystem::set_hints`]); they rank beyond row-hit
-//! status and age, so they decide over the whole queue rather than the cached head keys. A
-//! new scheduler is a new file plus one entry in the registry (docs/policies.md lists them
-//! with every choice the papers leave open).
+//! ([`SchedHints`], set with [`crate::MemorySystem::set_hints`]). A new scheduler is a new
+//! file plus one entry in the registry (docs/policies.md lists them with every choice the
+//! papers leave open).
 
 pub mod dash;
 pub mod dynprio;
 pub mod fcfs;
 pub mod frfcfs;
 pub mod frfcfs_cap;
+mod frfcfs_heads;
 pub mod gpu_favoring;
 pub mod hints;
 pub mod im;
@@ -56,7 +51,6 @@ mod tests;
 
 pub use hints::{FrameHint, SchedHints};
 
-use crate::config::DramConfig;
 use crate::device::Command;
 use crate::error::DramError;
 use crate::request::Request;
@@ -75,51 +69,6 @@ pub enum RowStatus {
 
 /// No candidate (in [`BankView`] head fields).
 pub const NO_CANDIDATE: u32 = u32::MAX;
-
-/// The precomputed plan keys of a bank's two heads (see [`Scheduler::head_keys`]): for an
-/// eligible head, its priority class in bit 31 (0 = preferred, e.g. an uncapped row hit) and
-/// its candidate index in bits 0..31; for a head that does not exist or may not be picked,
-/// [`HeadKeys::INELIGIBLE`]. A plan combines each key with its head's ready cycle relative to
-/// the decision cycle, in bits 32..64, and takes the minimum: the earliest ready cycle, then
-/// the class, then the oldest.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct HeadKeys {
-    /// Key of the oldest hit (ready at [`BankView::col_ready`]).
-    pub hit: u64,
-    /// Key of the oldest non-hit (ready at [`BankView::other_ready`]).
-    pub other: u64,
-}
-
-impl HeadKeys {
-    /// Key of a head that cannot be picked: all ones in the ready half, so that it is above
-    /// every eligible key whatever ready cycle is OR-ed in, and zero index bits, so that the
-    /// index shift after a removal leaves it alone.
-    pub const INELIGIBLE: u64 = 0xffff_ffff_0000_0000;
-    /// Both heads ineligible.
-    pub const NONE: HeadKeys = HeadKeys {
-        hit: Self::INELIGIBLE,
-        other: Self::INELIGIBLE,
-    };
-    /// Mask of the candidate index in a key.
-    pub const INDEX: u64 = 0x7fff_ffff;
-
-    /// The key of a head: `index` (below 2^31) with priority class `class` (0 or 1, 0 first)
-    /// if `eligible`.
-    #[inline]
-    pub fn key(eligible: bool, class: u32, index: u32) -> u64 {
-        debug_assert!(class <= 1 && (!eligible || u64::from(index) <= Self::INDEX));
-        let k = (u64::from(class) << 31) | u64::from(index);
-        std::hint::select_unpredictable(eligible, k, Self::INELIGIBLE)
-    }
-
-    /// The keys after candidate `removed` left the queue: indices behind it move up one.
-    #[inline]
-    pub fn shift(&mut self, removed: u32) {
-        let r = u64::from(removed);
-        self.hit -= u64::from((self.hit & Self::INDEX) > r);
-        self.other -= u64::from((self.other & Self::INDEX) > r);
-    }
-}
 
 /// One queued request as the scheduler sees it.
 #[derive(Clone, Copy, Debug)]
@@ -159,8 +108,6 @@ pub struct BankView {
     /// Earliest cycle the non-hits' command is legal: `pre_ready` if a row is open, else
     /// `act_ready`.
     pub other_ready: u64,
-    /// The scheduler's [`Scheduler::head_keys`] of this view, kept current by the controller.
-    pub keys: HeadKeys,
 }
 
 impl BankView {
@@ -175,7 +122,6 @@ impl BankView {
         oldest_hit: NO_CANDIDATE,
         oldest_other: NO_CANDIDATE,
         other_ready: 0,
-        keys: HeadKeys::NONE,
     };
 
     /// Earliest cycle the non-hits' command is legal, from the open row and the ACT/PRE
@@ -309,29 +255,34 @@ impl<'a> SchedContext<'a> {
     }
 }
 
-/// A request-ordering policy (Ramulator-2 style interface).
+/// A request-ordering policy (Ramulator 2's interface: pick the next request from a view of
+/// the queue).
 pub trait Scheduler: Send + std::fmt::Debug {
     /// Registered name.
     fn name(&self) -> &'static str;
     /// Pick the candidate whose command should issue (index into `cands`, which is in arrival
     /// order, oldest first), or `None` to issue nothing. The controller issues the command
-    /// only if it is ready ([`SchedContext::ready`]).
+    /// only if it is ready ([`SchedContext::ready`]). `pick` may be called more than once for
+    /// the same decision: keep state changes in [`Scheduler::on_issue`].
     fn pick(&mut self, ctx: &SchedContext, cands: &[Candidate]) -> Option<usize>;
-    /// Called just before the controller issues the command of `cands[picked]` (if
-    /// [`Scheduler::observes_issue`]), with the context and candidates of that decision: the
-    /// place for a scheduler's state changes. A column command (the candidate's status is
-    /// [`RowStatus::Hit`]) then removes the candidate from the queue; nothing else removes
-    /// candidates, and arrivals are appended, so a scheduler can keep per-candidate state in
-    /// step with the queue.
-    fn on_issue(&mut self, _ctx: &SchedContext, _cands: &[Candidate], _picked: usize) {}
-    /// Whether [`Scheduler::on_issue`] does anything. A scheduler that keeps no state of its
-    /// own between decisions returns false, and the controller then skips the call (and the
-    /// context it would build for it) on every command. The default is true.
-    fn observes_issue(&self) -> bool {
-        true
+    /// The earliest cycle `>= ctx.now` at which [`Scheduler::pick`] could return a ready
+    /// candidate, assuming the candidates do not change before then (every change — an
+    /// arrival, an issued command, a refresh — triggers a new decision anyway); `None` if
+    /// never. The controller sleeps until then and picks at that cycle. The default is the
+    /// earliest ready cycle of any candidate; a scheduler may skip candidates it will
+    /// certainly not pick, but must never report a cycle later than its next possible pick.
+    /// `&mut self` only for scratch space: what later decisions do must not change.
+    fn next_decision(&mut self, ctx: &SchedContext, cands: &[Candidate]) -> Option<u64> {
+        cands.iter().map(|c| ctx.ready_at(c).max(ctx.now)).min()
     }
+    /// Called just before the controller issues the command of `cands[picked]`, with the
+    /// context and candidates of that decision: the place for a scheduler's state changes.
+    /// A column command (the candidate's status is [`RowStatus::Hit`]) then removes the
+    /// candidate from the queue; nothing else removes candidates, and arrivals are appended,
+    /// so a scheduler can keep per-candidate state in step with the queue. Nothing by default.
+    fn on_issue(&mut self, _ctx: &SchedContext, _cands: &[Candidate], _picked: usize) {}
     /// Whether the decisions depend on [`SchedContext::hints`]. If so, the controller
-    /// re-plans when the hints change; if not (the default), new hints leave it asleep.
+    /// decides again when the hints change; if not (the default), new hints leave it asleep.
     fn uses_hints(&self) -> bool {
         false
     }
@@ -341,49 +292,27 @@ pub trait Scheduler: Send + std::fmt::Debug {
     fn stats(&self) -> Vec<(&'static str, f64)> {
         Vec::new()
     }
-    /// The earliest cycle `>= ctx.now` at which [`Scheduler::pick`] could return a ready
-    /// candidate, assuming the candidates do not change before then (every change — an
-    /// arrival, an issued command, a refresh — triggers a new decision anyway); `None` if
-    /// never. The controller sleeps until then. The default is the earliest ready cycle of
-    /// any candidate; a scheduler may skip candidates it will certainly not pick, but must
-    /// never report a cycle later than its next possible pick.
-    fn next_decision(&self, ctx: &SchedContext, cands: &[Candidate]) -> Option<u64> {
-        cands.iter().map(|c| ctx.ready_at(c).max(ctx.now)).min()
-    }
-    /// The plan keys of bank view `v`'s heads (the view's own `keys` field is not an input).
-    /// The controller calls this whenever a view's heads, pending hits, open row or hit
-    /// streak change (and for every bank with candidates on a rebuild) and stores the result
-    /// in [`BankView::keys`], so a scheduler's [`Scheduler::plan`] can read per-bank keys
-    /// instead of recomputing them; a bank without candidates gets [`HeadKeys::NONE`] without
-    /// a call. The keys must depend on the view alone, and an eligible key's index must be
-    /// its head's ([`BankView::oldest_hit`] / [`BankView::oldest_other`]): when a candidate
-    /// leaves the queue the controller shifts the indices of the other banks' keys with their
-    /// heads instead of asking again. The default is FR-FCFS's (no row-hit cap): the oldest
-    /// hit is eligible in class 0, the oldest non-hit in class 1 unless its precharge would
-    /// close a row other queued requests still hit. A scheduler that does not use the keys
-    /// can ignore them.
-    fn head_keys(&self, v: &BankView) -> HeadKeys {
-        frfcfs::head_keys(v, u32::MAX)
-    }
-    /// [`Scheduler::next_decision`] and the pick at that cycle together: `(T, pick at T)`.
-    /// The controller calls this when it goes to sleep and, if nothing changes before `T`,
-    /// issues the planned pick at `T` without calling [`Scheduler::pick`] again. The default
-    /// composes the two methods; a scheduler may fuse them into one pass. `pick` may thus be
-    /// called speculatively: keep state changes in [`Scheduler::on_issue`].
-    fn plan(&mut self, ctx: &SchedContext, cands: &[Candidate]) -> Option<(u64, Option<usize>)> {
-        let t = self.next_decision(ctx, cands)?;
-        let at = SchedContext { now: t, ..*ctx };
-        Some((t, self.pick(&at, cands)))
-    }
 }
 
-/// Constructor of a registered scheduler: its validated parameters and the configuration of
-/// the memory system it serves.
-pub type BuildScheduler = fn(&Params, &DramConfig) -> Box<dyn Scheduler>;
+/// What building a scheduler takes from the memory system's configuration
+/// ([`crate::DramConfig::scheduler_config`]).
+#[derive(Clone, Copy, Debug)]
+pub struct SchedulerConfig<'a> {
+    /// Registered name (or an accepted spelling, see [`scheduler_entry`]).
+    pub name: &'a str,
+    /// Parameters by name (`--set scheduler.KEY=VALUE`), validated against the entry's.
+    pub params: &'a toml::Table,
+    /// Row-hit cap of `frfcfs-cap`.
+    pub row_hit_cap: u32,
+}
+
+/// Constructor of a registered scheduler: its validated parameters and the configuration it
+/// was chosen with.
+pub type BuildScheduler = fn(&Params, &SchedulerConfig) -> Box<dyn Scheduler>;
 
 /// The registered memory schedulers (apusim's one registration shape: name, description,
 /// paper key, typed validated parameters, constructor). Parameters come from
-/// [`DramConfig::scheduler_params`] (`--set scheduler.KEY=VALUE`).
+/// [`SchedulerConfig::params`] (`--set scheduler.KEY=VALUE`).
 pub const REGISTRY: &[Entry<BuildScheduler>] = &[
     Entry {
         name: "fcfs",
@@ -507,12 +436,12 @@ pub fn scheduler_entry(name: &str) -> Result<&'static Entry<BuildScheduler>, Dra
     }
 }
 
-/// Build the scheduler `cfg.scheduler` names with the parameters `cfg.scheduler_params`
-/// gives (validated: unknown keys, wrong types and out-of-range values are refused).
-pub fn make_scheduler(name: &str, cfg: &DramConfig) -> Result<Box<dyn Scheduler>, DramError> {
-    let e = scheduler_entry(name)?;
+/// Build the scheduler `cfg.name` names with the parameters `cfg.params` gives (validated:
+/// unknown keys, wrong types and out-of-range values are refused).
+pub fn make_scheduler(cfg: &SchedulerConfig) -> Result<Box<dyn Scheduler>, DramError> {
+    let e = scheduler_entry(cfg.name)?;
     let params = e
-        .params(&cfg.scheduler_params)
+        .params(cfg.params)
         .map_err(|err| DramError::SchedulerParams {
             scheduler: e.name.to_string(),
             err: Box::new(err),

@@ -7,7 +7,7 @@
 //!   before considering the rest. When a new row needs to be activated …, the oldest critical
 //!   GPU access is given priority over the global oldest"): (not a hit, class, age). Which
 //!   candidates may issue is FR-FCFS's rule (a precharge waits while its bank has pending
-//!   hits), so the next decision is FR-FCFS's ([`super::frfcfs::next_heads`]) and the
+//!   hits), so the next decision is FR-FCFS's ([`super::frfcfs::next`]) and the
 //!   schedulers reduce to `frfcfs` when every candidate is in one class.
 //! * **Class first** (`dynprio`, `dash`: priority levels above FR-FCFS): (class, not a hit,
 //!   age). A precharge waits only while its bank has a pending hit of the same or a better
@@ -15,9 +15,8 @@
 //!
 //! Both are work-conserving: a better candidate that is not ready never holds back a ready
 //! one, as in FR-FCFS. Both scan the queue (O(queue) per decision, like Ramulator 2's
-//! `get_best_request`); they do not use the controller's cached FR-FCFS head keys.
+//! `get_best_request`).
 
-use super::frfcfs::next_heads;
 use super::{Candidate, RowStatus, SchedContext};
 use crate::request::GPU_SOURCE;
 
@@ -83,7 +82,7 @@ pub(crate) fn pick_hit_first(
 /// eligibility it shares.
 #[inline]
 pub(crate) fn next_hit_first(ctx: &SchedContext) -> Option<u64> {
-    next_heads(ctx, u32::MAX)
+    super::frfcfs_heads::next(ctx, u32::MAX)
 }
 
 /// Per bank, the best (smallest) class among the candidates hitting its open row
@@ -159,7 +158,6 @@ pub(crate) fn next_class_first(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::scheduler::frfcfs::pick_heads;
     use crate::scheduler::frfcfs::tests::{reference_next, scene_strategy};
     use crate::scheduler::test_util::Scene;
     use proptest::prelude::*;
@@ -179,7 +177,7 @@ mod tests {
         #[test]
         fn one_class_is_frfcfs((s, now, _cap) in scene_strategy()) {
             let x = s.ctx(now);
-            let fr = pick_heads(&x, u32::MAX);
+            let fr = crate::scheduler::frfcfs::pick(&x, &s.cands, u32::MAX);
             prop_assert_eq!(pick_hit_first(&x, &s.cands, |_| 3), fr);
             let mut h = HitClasses::default();
             h.fill(&x, &s.cands, &|_| 3);

@@ -456,20 +456,9 @@ impl Scheduler for Sms {
         self.speculate(ctx, cands);
         self.dcs_pick(ctx, cands)
     }
-    fn next_decision(&self, ctx: &SchedContext, cands: &[Candidate]) -> Option<u64> {
-        let mut scratch = self.clone();
-        scratch.speculate(ctx, cands);
-        scratch.next_from_spec(ctx, cands)
-    }
-    fn plan(&mut self, ctx: &SchedContext, cands: &[Candidate]) -> Option<(u64, Option<usize>)> {
+    fn next_decision(&mut self, ctx: &SchedContext, cands: &[Candidate]) -> Option<u64> {
         self.speculate(ctx, cands);
-        let t = self.next_from_spec(ctx, cands)?;
-        if t == ctx.now {
-            // The stages of this cycle are those just computed.
-            return Some((t, self.dcs_pick(ctx, cands)));
-        }
-        let at = SchedContext { now: t, ..*ctx };
-        Some((t, self.pick(&at, cands)))
+        self.next_from_spec(ctx, cands)
     }
     /// Commits the stage moves of this decision, counts served requests per source for the
     /// intensity categories, and drops the issued request from its stage state when its
@@ -528,7 +517,10 @@ mod tests {
         let sc = Scene::new(8).gpu(0, 1);
         assert_eq!(s.staged(&sc.ctx(3), &sc.cands), vec![0]);
         assert_eq!(s.pick(&sc.ctx(3), &sc.cands), None);
-        assert_eq!(s.plan(&sc.ctx(3), &sc.cands), Some((800, Some(0))));
+        assert_eq!(
+            crate::scheduler::test_util::plan(&mut s, &sc.ctx(3), &sc.cands),
+            Some((800, Some(0)))
+        );
         assert_eq!(s.next_decision(&sc.ctx(3), &sc.cands), Some(800));
     }
 

@@ -1,18 +1,16 @@
-//! A scenario builder the schedulers' unit tests share: banks, candidates and the views and
-//! head keys the controller would derive from them.
+//! A scenario builder the schedulers' unit tests share: banks, candidates and the views the
+//! controller would derive from them.
 
 use super::*;
 
 /// A scenario for scheduler tests: banks with given open rows and ready times, and
-/// candidates (bank, row) in age order. Heads, pending hits, the non-hits' ready cycle and
-/// the FR-FCFS head keys for row-hit cap `cap` (no cap unless [`Scene::keyed`]) are
-/// derived like the controller derives them.
+/// candidates (bank, row) in age order. Heads, pending hits and the non-hits' ready cycle
+/// are derived like the controller derives them.
 #[derive(Clone, Debug)]
 pub struct Scene {
     pub banks: Vec<BankView>,
     pub cands: Vec<Candidate>,
     pub occupied: Vec<u64>,
-    pub cap: u32,
     pub hints: SchedHints,
 }
 
@@ -22,7 +20,6 @@ impl Scene {
             banks: vec![BankView::IDLE; n_banks],
             cands: Vec::new(),
             occupied: vec![0; n_banks.div_ceil(64)],
-            cap: u32::MAX,
             hints: SchedHints::default(),
         }
     }
@@ -80,15 +77,6 @@ impl Scene {
         self.derive();
         self
     }
-    /// This scene with the head keys of FR-FCFS with row-hit cap `cap` (`u32::MAX`: none).
-    pub fn keyed(&self, cap: u32) -> Self {
-        let mut s = Scene {
-            cap,
-            ..self.clone()
-        };
-        s.derive();
-        s
-    }
     fn derive(&mut self) {
         for v in &mut self.banks {
             v.pending_hits = 0;
@@ -110,7 +98,6 @@ impl Scene {
         }
         for v in &mut self.banks {
             v.other_ready = v.non_hit_ready();
-            v.keys = frfcfs::head_keys(v, self.cap);
         }
     }
     pub fn ctx(&self, now: u64) -> SchedContext<'_> {
@@ -125,4 +112,16 @@ impl Scene {
             hints: &self.hints,
         }
     }
+}
+
+/// What the controller does with a scheduler at a decision: the cycle it would sleep until
+/// ([`Scheduler::next_decision`]) and the pick at that cycle.
+pub fn plan(
+    s: &mut dyn Scheduler,
+    ctx: &SchedContext,
+    cands: &[Candidate],
+) -> Option<(u64, Option<usize>)> {
+    let t = s.next_decision(ctx, cands)?;
+    let at = SchedContext { now: t, ..*ctx };
+    Some((t, s.pick(&at, cands)))
 }

@@ -1,5 +1,5 @@
 //! Tests of the scheduler seam: the docs table against the registry, every entry building
-//! with its defaults, plans never picking early, and which schedulers skip `on_issue`.
+//! with its defaults, and next decisions never skipping a pick.
 
 use super::*;
 
@@ -95,7 +95,11 @@ fn registry_entries_build_with_their_defaults() {
             p.default_value()
                 .unwrap_or_else(|err| panic!("{}: {err}", e.name));
         }
-        let s = make_scheduler(e.name, &cfg).unwrap();
+        let s = make_scheduler(&SchedulerConfig {
+            name: e.name,
+            ..cfg.scheduler_config()
+        })
+        .unwrap();
         assert_eq!(s.name(), e.name);
         assert!(e.paper.len() > 3 && !e.description.is_empty());
     }
@@ -112,10 +116,9 @@ fn registry_entries_build_with_their_defaults() {
 proptest::proptest! {
     #![proptest_config(proptest::prelude::ProptestConfig { cases: 64, ..Default::default() })]
 
-    /// The planning contract of every registered scheduler on random queues of CPU and
-    /// GPU requests under random hints: nothing ready could be picked before the planned
-    /// cycle (the controller sleeps until then), and the planned pick is the pick at that
-    /// cycle, ready then.
+    /// The contract of every registered scheduler's next decision on random queues of CPU
+    /// and GPU requests under random hints: nothing ready could be picked before it (the
+    /// controller sleeps until then), and the pick at that cycle is ready then.
     #[test]
     fn nothing_is_pickable_before_the_planned_cycle(
         (scene, now, _cap) in frfcfs::tests::scene_strategy(),
@@ -141,15 +144,12 @@ proptest::proptest! {
         };
         let cfg = crate::presets::preset("ddr3-1600-11-1ch").unwrap();
         for e in REGISTRY {
-            let mut s = make_scheduler(e.name, &cfg).unwrap();
-            // The views carry this scheduler's head keys, as the controller keeps them.
-            let mut scene = scene.clone();
-            for v in &mut scene.banks {
-                let some = v.oldest_hit != NO_CANDIDATE || v.oldest_other != NO_CANDIDATE;
-                v.keys = if some { s.head_keys(v) } else { HeadKeys::NONE };
-            }
+            let mut s = make_scheduler(&SchedulerConfig {
+                name: e.name,
+                ..cfg.scheduler_config()
+            }).unwrap();
             let x = scene.ctx(now);
-            let plan = s.plan(&x, &scene.cands);
+            let plan = test_util::plan(&mut *s, &x, &scene.cands);
             let until = plan.map_or(now + 300, |(t, _)| t.min(now + 300));
             for t in now..until {
                 let at = scene.ctx(t);
@@ -168,14 +168,18 @@ proptest::proptest! {
     }
 }
 
-/// The registered schedulers are stateless and let the controller skip `on_issue`; a
-/// scheduler that does not say so is told about every command (the default).
+/// A scheduler with only the required methods gets the defaults: it wakes at the earliest
+/// ready candidate, ignores hints and counts nothing.
 #[test]
-fn only_stateless_schedulers_opt_out_of_on_issue() {
-    let cfg = crate::presets::preset("ddr3-1600-11-1ch").unwrap();
-    for name in ["fcfs", "frfcfs", "frfcfs-cap"] {
-        let s = make_scheduler(name, &cfg).unwrap();
-        assert!(!s.observes_issue(), "{name}");
-    }
-    assert!(Oldest.observes_issue());
+fn defaults_of_a_minimal_scheduler() {
+    let s = test_util::Scene::new(8)
+        .bank(0, Some(1), 0, 50, 0)
+        .bank(1, None, 20, 0, 0)
+        .cand(0, 0)
+        .cand(1, 0);
+    let mut o = Oldest;
+    assert_eq!(o.next_decision(&s.ctx(10), &s.cands), Some(20));
+    assert_eq!(o.next_decision(&s.ctx(30), &s.cands), Some(30));
+    assert_eq!(o.next_decision(&s.ctx(10), &[]), None);
+    assert!(!o.uses_hints() && o.stats().is_empty());
 }

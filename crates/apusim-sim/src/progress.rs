@@ -1,0 +1,100 @@
+//! Progress displays, as hooks the front end fills: the library says what is running and how
+//! far it got, and a [`Reporter`] installed by the program ([`install`]) decides how (if at
+//! all) to show it. The `apusim` binary installs one that draws indicatif spinners and bars
+//! on a terminal; without one (the Python bindings, tests, other embedders) nothing is shown.
+//!
+//! Two displays exist: a status line for one long piece of work ([`Progress`]: the functional
+//! merge of `apusim run`, the timed loop of `apusim sim`), shown only after it has run for a
+//! second, and a count of finished units ([`count_bar`]: policies of a run, cases of a study).
+
+use std::sync::OnceLock;
+use std::time::{Duration, Instant};
+
+/// How a front end shows progress. Each method returns `None` when it will not show that
+/// display (e.g. stderr is not a terminal).
+pub trait Reporter: Send + Sync {
+    /// A status line for one running piece of work, updated with [`StatusLine::set`].
+    fn status(&self) -> Option<Box<dyn StatusLine>>;
+    /// A count of `n` units of work, `what` naming what is counted ("policies done").
+    fn counter(&self, n: usize, what: &str) -> Option<Box<dyn Counter>>;
+}
+
+/// A shown status line.
+pub trait StatusLine: Send {
+    /// Show `msg` as the current status.
+    fn set(&mut self, msg: String);
+    /// Remove the line.
+    fn finish(self: Box<Self>);
+}
+
+/// A shown count of finished units.
+pub trait Counter: Send + Sync {
+    /// One more unit finished.
+    fn inc(&self);
+    /// Remove the display.
+    fn finish(self: Box<Self>);
+}
+
+static REPORTER: OnceLock<Box<dyn Reporter>> = OnceLock::new();
+
+/// Install the program's reporter (once; a second call is refused and returns false).
+pub fn install(r: Box<dyn Reporter>) -> bool {
+    REPORTER.set(r).is_ok()
+}
+
+fn reporter() -> Option<&'static dyn Reporter> {
+    REPORTER.get().map(|r| &**r)
+}
+
+/// A display counting `n` finished units of `what` (`{pos}/{len} what`), if the installed
+/// reporter shows one.
+pub fn count_bar(n: usize, what: &str) -> Option<Box<dyn Counter>> {
+    reporter()?.counter(n, what)
+}
+
+/// The status line of one long piece of work: it appears only once the work has run for a
+/// second, and only if the installed reporter shows status lines.
+pub struct Progress {
+    enabled: bool,
+    start: Instant,
+    line: Option<Box<dyn StatusLine>>,
+}
+
+impl Progress {
+    /// A status line if `want` (the run's `progress` option) and a reporter is installed.
+    pub fn new(want: bool) -> Progress {
+        Progress {
+            enabled: want && reporter().is_some(),
+            start: Instant::now(),
+            line: None,
+        }
+    }
+
+    /// Show the message `msg(seconds since start)`.
+    pub fn show(&mut self, msg: impl FnOnce(f64) -> String) {
+        if !self.enabled {
+            return;
+        }
+        if self.line.is_none() {
+            if self.start.elapsed() <= Duration::from_secs(1) {
+                return;
+            }
+            self.line = reporter().and_then(|r| r.status());
+            if self.line.is_none() {
+                // The reporter does not show status lines here: stop asking.
+                self.enabled = false;
+                return;
+            }
+        }
+        if let Some(line) = &mut self.line {
+            line.set(msg(self.start.elapsed().as_secs_f64()));
+        }
+    }
+
+    /// Remove the status line.
+    pub fn finish(&mut self) {
+        if let Some(line) = self.line.take() {
+            line.finish();
+        }
+    }
+}
