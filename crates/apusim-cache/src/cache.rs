@@ -1,48 +1,15 @@
 //! The set-associative cache engine, generic over its [`Policy`].
 
 use crate::lineindex::LineIndex;
-use crate::policy::{Evicted, LineMeta, MissAction, Policy, SetView};
+use crate::policy::{Evicted, MissAction, Policy, SetView};
+use crate::tagword::{
+    pack, word_line, word_meta, LineMeta, AGENT_SHIFT, FLAG_SHIFT, INVALID, LINE_MASK,
+};
 use crate::wayset::WayBits;
 use crate::{CacheError, Geometry, LineWords, SetLayout};
 use apusim_trace::{Access, Op};
 
-/// Each way is one 64-bit word: the line address in the low 48 bits and the engine's line
-/// metadata (flags, stream, filling agent) in the high 16, so a lookup, a hit's flag update and
-/// a fill touch only the tag array.
-const LINE_MASK: u64 = (1 << 48) - 1;
-const FLAG_SHIFT: u32 = 48;
-const STREAM_SHIFT: u32 = 52;
-const AGENT_SHIFT: u32 = 56;
-
-/// Word of an invalid way (its line field, all ones, is no valid line address).
-pub(crate) const INVALID: u64 = u64::MAX;
-
-/// Largest line address (byte address >> line bits) a cache can hold: 2^48 - 2, i.e. byte
-/// addresses below 2^54 with 64-byte lines.
-pub const MAX_LINE: u64 = LINE_MASK - 1;
-
-#[inline]
-fn pack(line: u64, meta: LineMeta) -> u64 {
-    line | (meta.flags as u64) << FLAG_SHIFT
-        | (meta.stream as u64 & 0xF) << STREAM_SHIFT
-        | (meta.agent.to_byte() as u64) << AGENT_SHIFT
-}
-
-/// The line address of a valid way's word.
-#[inline]
-pub(crate) fn word_line(word: u64) -> u64 {
-    word & LINE_MASK
-}
-
-/// The metadata of a valid way's word.
-#[inline]
-pub(crate) fn word_meta(word: u64) -> LineMeta {
-    LineMeta {
-        agent: apusim_trace::Agent::from_byte((word >> AGENT_SHIFT) as u8).unwrap_or_default(),
-        stream: (word >> STREAM_SHIFT) as u8 & 0xF,
-        flags: (word >> FLAG_SHIFT) as u8 & 0xF,
-    }
-}
+pub use crate::tagword::MAX_LINE;
 
 /// How a level treats writes.
 #[derive(Clone, Copy, PartialEq, Eq, Debug, serde::Serialize, serde::Deserialize)]
@@ -111,8 +78,9 @@ pub struct Cache<P> {
     ways: usize,
     write: WritePolicy,
     cpu_inclusive: bool,
-    /// One word per way (see [`pack`]), `sets * ways` long, starting a host cache line (so
-    /// that a 16-way set is two host lines, both prefetched by [`Cache::prefetch`]).
+    /// One word per way (its layout: [`crate::tagword`]), `sets * ways` long, starting a host
+    /// cache line (so that a 16-way set is two host lines, both prefetched by
+    /// [`Cache::prefetch`]).
     tags: LineWords,
     /// Valid ways in the whole cache: once every way is valid (the steady state), a miss
     /// skips the search for an invalid way.
@@ -298,16 +266,16 @@ impl<P: Policy> Cache<P> {
         match self.wide.as_deref() {
             None => {
                 let base = set * self.ways;
-                crate::policies::util::prefetch(&self.tags, base);
+                crate::hostprefetch::prefetch(&self.tags, base);
                 if self.ways > 8 {
-                    crate::policies::util::prefetch(&self.tags, base + 8);
+                    crate::hostprefetch::prefetch(&self.tags, base + 8);
                 }
                 self.policy.prefetch_set(set);
             }
             Some(w) => {
                 if line <= MAX_LINE {
                     if let Some(way) = w.find(line) {
-                        crate::policies::util::prefetch(&self.tags, set * self.ways + way);
+                        crate::hostprefetch::prefetch(&self.tags, set * self.ways + way);
                         self.policy.prefetch_way(set, way);
                     }
                 }
