@@ -255,7 +255,7 @@ impl<P: Policy> Cache<P> {
     }
 
     /// Ask the host to bring what an access to `addr` will touch into its caches (a hint for
-    /// replaying a known stream: see [`Cache::access_batch`]). Compact sets: the set's tags
+    /// replaying a known stream a few requests ahead, as the oracle's replay loop does). Compact sets: the set's tags
     /// and the policy's state of the set. Wide sets: if the line is resident, its tag word
     /// and the policy's state of its way; this looks the line up in the hash index, whose slot
     /// [`Cache::prefetch_index`] should have brought in a few requests earlier.
@@ -295,34 +295,6 @@ impl<P: Policy> Cache<P> {
         }
     }
 
-    /// Access every request of `reqs` in order, prefetching a few requests ahead, and hand each
-    /// outcome to `on_outcome`. Same results as calling [`Cache::access`] one by one.
-    #[inline(never)]
-    pub fn access_batch(
-        &mut self,
-        reqs: &[Access],
-        mut on_outcome: impl FnMut(&Access, Outcome),
-    ) -> Result<(), CacheError> {
-        const AHEAD: usize = 8;
-        for r in reqs.iter().take(2 * AHEAD) {
-            self.prefetch_index(r.addr);
-        }
-        for r in reqs.iter().take(AHEAD) {
-            self.prefetch(r.addr);
-        }
-        for (i, r) in reqs.iter().enumerate() {
-            if let Some(next) = reqs.get(i + 2 * AHEAD) {
-                self.prefetch_index(next.addr);
-            }
-            if let Some(next) = reqs.get(i + AHEAD) {
-                self.prefetch(next.addr);
-            }
-            let o = self.access_inlined::<true>(r)?;
-            on_outcome(r, o);
-        }
-        Ok(())
-    }
-
     /// True if the line holding byte address `addr` is resident (no state changes).
     pub fn probe(&self, addr: u64) -> bool {
         let line = self.line_of(addr);
@@ -353,9 +325,15 @@ impl<P: Policy> Cache<P> {
     }
 
     /// Access the line holding `req.addr` (the caller splits accesses that straddle lines).
+    /// The hit path is inlined into the caller (every level of the hierarchy); the miss path
+    /// stays a call.
     #[inline]
     pub fn access(&mut self, req: &Access) -> Result<Outcome, CacheError> {
-        self.access_inlined::<false>(req)
+        let (set, line, way) = self.lookup(req)?;
+        match way {
+            Some(way) => Ok(self.hit(set, way, req)),
+            None => self.miss(set, line, req),
+        }
     }
 
     /// [`Cache::access`] where the victim may be spared: when the policy's victim is a line
@@ -388,26 +366,6 @@ impl<P: Policy> Cache<P> {
         Ok((set, line, self.find(set, line)))
     }
 
-    /// [`Cache::access`], always inlined: the body of [`Cache::access_batch`]'s loop. With
-    /// `INLINE_MISS` the miss path is inlined too (the batch loop: an out-of-line miss saved
-    /// and restored six registers and returned its `Outcome` through memory, about 30
-    /// instructions per miss); without, it stays a call, so that callers of [`Cache::access`]
-    /// (every level of the hierarchy) inline only the hit path.
-    #[inline(always)]
-    fn access_inlined<const INLINE_MISS: bool>(
-        &mut self,
-        req: &Access,
-    ) -> Result<Outcome, CacheError> {
-        let (set, line, way) = self.lookup(req)?;
-        match way {
-            Some(way) => Ok(self.hit(set, way, req)),
-            None if INLINE_MISS => self
-                .miss_inlined(set, line, req, 0, &mut |_, _| false)
-                .map(|(o, _)| o),
-            None => self.miss(set, line, req),
-        }
-    }
-
     #[inline]
     fn hit(&mut self, set: usize, way: usize, req: &Access) -> Outcome {
         self.counters.hits += 1;
@@ -429,9 +387,9 @@ impl<P: Policy> Cache<P> {
     }
 
     /// [`Cache::miss_inlined`] kept out of line for [`Cache::access`], so that its callers
-    /// (every hierarchy level) inline only the hit path; [`Cache::access_batch`] inlines the
-    /// miss path instead. (Inlining it into `access` too cut the hierarchy's instructions by
-    /// 6%, but wall-clock comparisons were inconclusive; docs/PERFORMANCE.md, "Cache engine".)
+    /// (every hierarchy level) inline only the hit path. (Inlining it into `access` too cut the
+    /// hierarchy's instructions by 6%, but wall-clock comparisons were inconclusive;
+    /// docs/PERFORMANCE.md, "Cache engine".)
     #[inline(never)]
     fn miss(&mut self, set: usize, line: u64, req: &Access) -> Result<Outcome, CacheError> {
         self.miss_inlined(set, line, req, 0, &mut |_, _| false)
@@ -737,29 +695,5 @@ mod tests {
         assert_eq!(counts[Agent::GPU.to_byte() as usize], 2);
         assert_eq!(counts.iter().sum::<u64>(), c.occupancy() as u64);
         assert_eq!(c.capacity_lines(), 4);
-    }
-
-    #[test]
-    fn batch_access_matches_one_by_one() {
-        let g = Geometry::new(4096, 4, 64);
-        let reqs: Vec<Access> = (0..2000u64)
-            .map(|i| {
-                Access::new(
-                    Agent::cpu(0),
-                    Stream::CpuData,
-                    Op::Read,
-                    (if i % 2 == 0 { i % 30 } else { i * 7919 % 211 }) * 64,
-                    8,
-                )
-            })
-            .collect();
-        let mut a = lru_cache(g);
-        let one: Vec<bool> = reqs.iter().map(|r| a.access(r).unwrap().is_hit()).collect();
-        let mut b = lru_cache(g);
-        let mut batch = Vec::new();
-        b.access_batch(&reqs, |_, o| batch.push(o.is_hit()))
-            .unwrap();
-        assert_eq!(one, batch);
-        assert!(one.iter().any(|h| *h) && one.iter().any(|h| !*h));
     }
 }
