@@ -1,6 +1,7 @@
 //! Cache engine throughput (docs/PERFORMANCE.md):
 //! - `llc/<policy>`: a 16 MB 16-way LLC alone, fed the realistic mixed LLC stream that the demo
-//!   mix's private caches let through (target ≥ 40 M accesses/s for srrip and drrip);
+//!   mix's private caches let through, one `Cache::access` at a time as the hierarchy calls it
+//!   (target ≥ 40 M accesses/s for srrip and drrip);
 //! - `hierarchy/cpu-4c`: the whole 4-core CPU hierarchy (L1I, L1D, L2, LLC) of the 4c1g preset
 //!   fed the CPU cores' raw accesses (target ≥ 10 M accesses/s);
 //! - `hierarchy/4c1g-mix`: the full demo mix, GPU render caches included.
@@ -94,22 +95,9 @@ impl PolicyVisitor for LlcBench<'_> {
         group.sample_size(10);
         let fresh =
             || Cache::new(g, WritePolicy::default(), true, P::build(&ctx).unwrap()).unwrap();
-        // Replay with look-ahead prefetching (how a trace replay drives the LLC).
+        // One access at a time, no look-ahead: how the hierarchy that `apusim run` replays
+        // traces through drives its LLC (`Cache::access`).
         group.bench_function(&self.name, |b| {
-            b.iter_batched_ref(
-                fresh,
-                |cache| {
-                    cache
-                        .access_batch(stream, |_, o| {
-                            black_box(o);
-                        })
-                        .unwrap()
-                },
-                BatchSize::LargeInput,
-            )
-        });
-        // One access at a time, no look-ahead (how the hierarchy drives it).
-        group.bench_function(format!("{}/no-prefetch", self.name), |b| {
             b.iter_batched_ref(
                 fresh,
                 |cache| {

@@ -1,8 +1,10 @@
 //! Arguments several commands share (the system, a built-in workload, the trace cache,
 //! outputs, the LLC study switches) and the value parsers that check them when the command line
-//! is read.
+//! is read, among them `registry_values`, which parses the options of a built-in workload or scene
+//! by its registry parameters.
 
-use anyhow::Result;
+use anyhow::{anyhow, Result};
+use apusim_registry::{ParamSpec, Value};
 use apusim_sim::SystemConfig;
 use clap::Args;
 use std::path::PathBuf;
@@ -285,4 +287,23 @@ pub(super) fn at_least_one(s: &str) -> Result<usize, String> {
         Ok(n) => Ok(n),
         Err(e) => Err(format!("{e} (expected a whole number of at least 1)")),
     }
+}
+
+/// The options given on the command line (`--KEY VALUE`), each parsed by the registry
+/// parameter `KEY` of `specs`, whose message (key, range) a bad value gets.
+pub(super) fn registry_values<const N: usize>(
+    specs: &'static [ParamSpec],
+    options: [(&'static str, Option<String>); N],
+) -> Result<Vec<(&'static str, Value)>> {
+    let mut given = Vec::new();
+    for (key, text) in options {
+        if let Some(text) = text {
+            let spec = specs
+                .iter()
+                .find(|p| p.name == key)
+                .ok_or_else(|| anyhow!("--{key} is not a declared parameter"))?;
+            given.push((key, spec.parse(&text).map_err(|e| anyhow!("--{key}: {e}"))?));
+        }
+    }
+    Ok(given)
 }

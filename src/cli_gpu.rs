@@ -182,10 +182,8 @@ fn run_study(a: GpuStudyArgs) -> Result<()> {
 /// (`apusim_workloads::gpgpu::params`).
 fn kernel_size_seed(k: &str, size: Option<String>, seed: Option<String>) -> Result<(usize, u64)> {
     use apusim_workloads::gpgpu;
-    let given = crate::cli_workloads::registry_values(
-        gpgpu::entry(k)?.params,
-        [("size", size), ("seed", seed)],
-    )?;
+    let given =
+        crate::args::registry_values(gpgpu::entry(k)?.params, [("size", size), ("seed", seed)])?;
     let (_, p) = gpgpu::params(k, &given)?;
     Ok((p.size, p.seed))
 }

@@ -48,7 +48,7 @@ pub fn run(a: RenderArgs) -> Result<()> {
     let Some(scene) = a.scene else {
         bail!("name a scene (apusim gen render --list) or a scene file");
     };
-    let given = crate::cli_workloads::registry_values(
+    let given = crate::args::registry_values(
         builtin::PARAMS,
         [
             ("width", a.width),

@@ -8,7 +8,6 @@
 //! `~/.cache/apusim`), so later runs read them back; `--no-cache` generates on the fly.
 
 use anyhow::{anyhow, Result};
-use apusim_registry::{ParamSpec, Value};
 use apusim_sim::report::TextTable;
 use apusim_trace::apt::AptWriter;
 use apusim_trace::import::ChampSimWriter;
@@ -93,8 +92,10 @@ pub fn gen(c: GenCommand) -> Result<()> {
             seed,
         } => {
             let entry = gpgpu::entry(&kernel)?;
-            let given =
-                registry_values(entry.params, [("size", size), ("sms", sms), ("seed", seed)])?;
+            let given = crate::args::registry_values(
+                entry.params,
+                [("size", size), ("sms", sms), ("seed", seed)],
+            )?;
             let (_, p) = gpgpu::params(&kernel, &given)?;
             (gpgpu::generate(&kernel, &p)?, output)
         }
@@ -107,7 +108,7 @@ pub fn gen(c: GenCommand) -> Result<()> {
             seed,
         } => {
             let entry = cpu::entry(&kernel)?;
-            let given = registry_values(
+            let given = crate::args::registry_values(
                 entry.params,
                 [
                     ("instructions", instructions),
@@ -126,25 +127,6 @@ pub fn gen(c: GenCommand) -> Result<()> {
     w.finish()?;
     eprintln!("wrote {n} accesses to {}", output.display());
     Ok(())
-}
-
-/// The options given on the command line (`--KEY VALUE`), each parsed by the registry
-/// parameter `KEY` of `specs`, whose message (key, range) a bad value gets.
-pub(crate) fn registry_values<const N: usize>(
-    specs: &'static [ParamSpec],
-    options: [(&'static str, Option<String>); N],
-) -> Result<Vec<(&'static str, Value)>> {
-    let mut given = Vec::new();
-    for (key, text) in options {
-        if let Some(text) = text {
-            let spec = specs
-                .iter()
-                .find(|p| p.name == key)
-                .ok_or_else(|| anyhow!("--{key} is not a declared parameter"))?;
-            given.push((key, spec.parse(&text).map_err(|e| anyhow!("--{key}: {e}"))?));
-        }
-    }
-    Ok(given)
 }
 
 /// Write a generated ChampSim trace (atomically: `output` appears only when complete).

@@ -1,48 +1,15 @@
 //! The set-associative cache engine, generic over its [`Policy`].
 
 use crate::lineindex::LineIndex;
-use crate::policy::{Evicted, LineMeta, MissAction, Policy, SetView};
+use crate::policy::{Evicted, MissAction, Policy, SetView};
+use crate::tagword::{
+    pack, word_line, word_meta, LineMeta, AGENT_SHIFT, FLAG_SHIFT, INVALID, LINE_MASK,
+};
 use crate::wayset::WayBits;
 use crate::{CacheError, Geometry, LineWords, SetLayout};
 use apusim_trace::{Access, Op};
 
-/// Each way is one 64-bit word: the line address in the low 48 bits and the engine's line
-/// metadata (flags, stream, filling agent) in the high 16, so a lookup, a hit's flag update and
-/// a fill touch only the tag array.
-const LINE_MASK: u64 = (1 << 48) - 1;
-const FLAG_SHIFT: u32 = 48;
-const STREAM_SHIFT: u32 = 52;
-const AGENT_SHIFT: u32 = 56;
-
-/// Word of an invalid way (its line field, all ones, is no valid line address).
-pub(crate) const INVALID: u64 = u64::MAX;
-
-/// Largest line address (byte address >> line bits) a cache can hold: 2^48 - 2, i.e. byte
-/// addresses below 2^54 with 64-byte lines.
-pub const MAX_LINE: u64 = LINE_MASK - 1;
-
-#[inline]
-fn pack(line: u64, meta: LineMeta) -> u64 {
-    line | (meta.flags as u64) << FLAG_SHIFT
-        | (meta.stream as u64 & 0xF) << STREAM_SHIFT
-        | (meta.agent.to_byte() as u64) << AGENT_SHIFT
-}
-
-/// The line address of a valid way's word.
-#[inline]
-pub(crate) fn word_line(word: u64) -> u64 {
-    word & LINE_MASK
-}
-
-/// The metadata of a valid way's word.
-#[inline]
-pub(crate) fn word_meta(word: u64) -> LineMeta {
-    LineMeta {
-        agent: apusim_trace::Agent::from_byte((word >> AGENT_SHIFT) as u8).unwrap_or_default(),
-        stream: (word >> STREAM_SHIFT) as u8 & 0xF,
-        flags: (word >> FLAG_SHIFT) as u8 & 0xF,
-    }
-}
+pub use crate::tagword::MAX_LINE;
 
 /// How a level treats writes.
 #[derive(Clone, Copy, PartialEq, Eq, Debug, serde::Serialize, serde::Deserialize)]
@@ -111,8 +78,9 @@ pub struct Cache<P> {
     ways: usize,
     write: WritePolicy,
     cpu_inclusive: bool,
-    /// One word per way (see [`pack`]), `sets * ways` long, starting a host cache line (so
-    /// that a 16-way set is two host lines, both prefetched by [`Cache::prefetch`]).
+    /// One word per way (its layout: [`crate::tagword`]), `sets * ways` long, starting a host
+    /// cache line (so that a 16-way set is two host lines, both prefetched by
+    /// [`Cache::prefetch`]).
     tags: LineWords,
     /// Valid ways in the whole cache: once every way is valid (the steady state), a miss
     /// skips the search for an invalid way.
@@ -287,7 +255,7 @@ impl<P: Policy> Cache<P> {
     }
 
     /// Ask the host to bring what an access to `addr` will touch into its caches (a hint for
-    /// replaying a known stream: see [`Cache::access_batch`]). Compact sets: the set's tags
+    /// replaying a known stream a few requests ahead, as the oracle's replay loop does). Compact sets: the set's tags
     /// and the policy's state of the set. Wide sets: if the line is resident, its tag word
     /// and the policy's state of its way; this looks the line up in the hash index, whose slot
     /// [`Cache::prefetch_index`] should have brought in a few requests earlier.
@@ -298,16 +266,16 @@ impl<P: Policy> Cache<P> {
         match self.wide.as_deref() {
             None => {
                 let base = set * self.ways;
-                crate::policies::util::prefetch(&self.tags, base);
+                crate::hostprefetch::prefetch(&self.tags, base);
                 if self.ways > 8 {
-                    crate::policies::util::prefetch(&self.tags, base + 8);
+                    crate::hostprefetch::prefetch(&self.tags, base + 8);
                 }
                 self.policy.prefetch_set(set);
             }
             Some(w) => {
                 if line <= MAX_LINE {
                     if let Some(way) = w.find(line) {
-                        crate::policies::util::prefetch(&self.tags, set * self.ways + way);
+                        crate::hostprefetch::prefetch(&self.tags, set * self.ways + way);
                         self.policy.prefetch_way(set, way);
                     }
                 }
@@ -325,34 +293,6 @@ impl<P: Policy> Cache<P> {
                 w.index.prefetch(line);
             }
         }
-    }
-
-    /// Access every request of `reqs` in order, prefetching a few requests ahead, and hand each
-    /// outcome to `on_outcome`. Same results as calling [`Cache::access`] one by one.
-    #[inline(never)]
-    pub fn access_batch(
-        &mut self,
-        reqs: &[Access],
-        mut on_outcome: impl FnMut(&Access, Outcome),
-    ) -> Result<(), CacheError> {
-        const AHEAD: usize = 8;
-        for r in reqs.iter().take(2 * AHEAD) {
-            self.prefetch_index(r.addr);
-        }
-        for r in reqs.iter().take(AHEAD) {
-            self.prefetch(r.addr);
-        }
-        for (i, r) in reqs.iter().enumerate() {
-            if let Some(next) = reqs.get(i + 2 * AHEAD) {
-                self.prefetch_index(next.addr);
-            }
-            if let Some(next) = reqs.get(i + AHEAD) {
-                self.prefetch(next.addr);
-            }
-            let o = self.access_inlined::<true>(r)?;
-            on_outcome(r, o);
-        }
-        Ok(())
     }
 
     /// True if the line holding byte address `addr` is resident (no state changes).
@@ -385,9 +325,15 @@ impl<P: Policy> Cache<P> {
     }
 
     /// Access the line holding `req.addr` (the caller splits accesses that straddle lines).
+    /// The hit path is inlined into the caller (every level of the hierarchy); the miss path
+    /// stays a call.
     #[inline]
     pub fn access(&mut self, req: &Access) -> Result<Outcome, CacheError> {
-        self.access_inlined::<false>(req)
+        let (set, line, way) = self.lookup(req)?;
+        match way {
+            Some(way) => Ok(self.hit(set, way, req)),
+            None => self.miss(set, line, req),
+        }
     }
 
     /// [`Cache::access`] where the victim may be spared: when the policy's victim is a line
@@ -420,26 +366,6 @@ impl<P: Policy> Cache<P> {
         Ok((set, line, self.find(set, line)))
     }
 
-    /// [`Cache::access`], always inlined: the body of [`Cache::access_batch`]'s loop. With
-    /// `INLINE_MISS` the miss path is inlined too (the batch loop: an out-of-line miss saved
-    /// and restored six registers and returned its `Outcome` through memory, about 30
-    /// instructions per miss); without, it stays a call, so that callers of [`Cache::access`]
-    /// (every level of the hierarchy) inline only the hit path.
-    #[inline(always)]
-    fn access_inlined<const INLINE_MISS: bool>(
-        &mut self,
-        req: &Access,
-    ) -> Result<Outcome, CacheError> {
-        let (set, line, way) = self.lookup(req)?;
-        match way {
-            Some(way) => Ok(self.hit(set, way, req)),
-            None if INLINE_MISS => self
-                .miss_inlined(set, line, req, 0, &mut |_, _| false)
-                .map(|(o, _)| o),
-            None => self.miss(set, line, req),
-        }
-    }
-
     #[inline]
     fn hit(&mut self, set: usize, way: usize, req: &Access) -> Outcome {
         self.counters.hits += 1;
@@ -461,9 +387,9 @@ impl<P: Policy> Cache<P> {
     }
 
     /// [`Cache::miss_inlined`] kept out of line for [`Cache::access`], so that its callers
-    /// (every hierarchy level) inline only the hit path; [`Cache::access_batch`] inlines the
-    /// miss path instead. (Inlining it into `access` too cut the hierarchy's instructions by
-    /// 6%, but wall-clock comparisons were inconclusive; docs/PERFORMANCE.md, "Cache engine".)
+    /// (every hierarchy level) inline only the hit path. (Inlining it into `access` too cut the
+    /// hierarchy's instructions by 6%, but wall-clock comparisons were inconclusive;
+    /// docs/PERFORMANCE.md, "Cache engine".)
     #[inline(never)]
     fn miss(&mut self, set: usize, line: u64, req: &Access) -> Result<Outcome, CacheError> {
         self.miss_inlined(set, line, req, 0, &mut |_, _| false)
@@ -769,29 +695,5 @@ mod tests {
         assert_eq!(counts[Agent::GPU.to_byte() as usize], 2);
         assert_eq!(counts.iter().sum::<u64>(), c.occupancy() as u64);
         assert_eq!(c.capacity_lines(), 4);
-    }
-
-    #[test]
-    fn batch_access_matches_one_by_one() {
-        let g = Geometry::new(4096, 4, 64);
-        let reqs: Vec<Access> = (0..2000u64)
-            .map(|i| {
-                Access::new(
-                    Agent::cpu(0),
-                    Stream::CpuData,
-                    Op::Read,
-                    (if i % 2 == 0 { i % 30 } else { i * 7919 % 211 }) * 64,
-                    8,
-                )
-            })
-            .collect();
-        let mut a = lru_cache(g);
-        let one: Vec<bool> = reqs.iter().map(|r| a.access(r).unwrap().is_hit()).collect();
-        let mut b = lru_cache(g);
-        let mut batch = Vec::new();
-        b.access_batch(&reqs, |_, o| batch.push(o.is_hit()))
-            .unwrap();
-        assert_eq!(one, batch);
-        assert!(one.iter().any(|h| *h) && one.iter().any(|h| !*h));
     }
 }

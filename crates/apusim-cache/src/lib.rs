@@ -33,11 +33,13 @@ mod counts;
 mod error;
 pub mod falru;
 mod geometry;
+mod hostprefetch;
 pub mod lineindex;
 pub mod params;
 pub mod policies;
 pub mod policy;
 mod simd;
+mod tagword;
 pub mod wayset;
 
 pub use aligned::LineWords;

@@ -21,7 +21,7 @@
 //!   replacements.
 //! - **Fixed hashing** (Fibonacci multiplicative): the layout never depends on a seed.
 
-use crate::policies::util::prefetch;
+use crate::hostprefetch::prefetch;
 
 /// Lines per 64-byte block of slots.
 const BLOCK: u64 = 4;

@@ -14,9 +14,12 @@
 //! Writes that do not allocate (write-no-allocate levels) reach no hook but `on_miss` is not
 //! called either: the engine forwards them.
 
+pub use crate::tagword::LineMeta;
+
 use crate::params::{ParamList, ParamSpec, Value};
+use crate::tagword::{word_line, word_meta, INVALID};
 use crate::{CacheError, Geometry, SetLayout};
-use apusim_trace::{Access, Agent, Stream};
+use apusim_trace::Access;
 use std::collections::BTreeMap;
 
 /// What a policy decides for a miss.
@@ -26,51 +29,6 @@ pub enum MissAction {
     Allocate,
     /// Do not allocate: the access goes on to the next level untouched.
     Bypass,
-}
-
-/// Engine-owned facts about one resident line, visible to policies.
-#[derive(Clone, Copy, PartialEq, Eq, Debug, Default)]
-pub struct LineMeta {
-    /// Agent whose miss filled the line.
-    pub agent: Agent,
-    /// Stream of the access that filled the line.
-    pub stream: u8,
-    /// Bit set of [`LineMeta::DIRTY`], [`LineMeta::REUSED`], [`LineMeta::CPU`],
-    /// [`LineMeta::SHARED`].
-    pub flags: u8,
-}
-
-impl LineMeta {
-    /// The line holds data newer than the next level.
-    pub const DIRTY: u8 = 1;
-    /// The line has been hit since it was filled.
-    pub const REUSED: u8 = 2;
-    /// A CPU core has touched the line (so inclusion requires back-invalidating it).
-    pub const CPU: u8 = 4;
-    /// A CPU core other than the filling agent has touched the line: copies may sit in any
-    /// core's private caches, not only the filler's.
-    pub const SHARED: u8 = 8;
-
-    pub fn stream(&self) -> Stream {
-        Stream::from_byte(self.stream).unwrap_or(Stream::Other)
-    }
-    pub fn dirty(&self) -> bool {
-        self.flags & Self::DIRTY != 0
-    }
-    pub fn reused(&self) -> bool {
-        self.flags & Self::REUSED != 0
-    }
-    pub fn cpu_touched(&self) -> bool {
-        self.flags & Self::CPU != 0
-    }
-    /// The CPU core whose private caches alone can hold copies, if only one can.
-    pub fn sole_cpu(&self) -> Option<usize> {
-        if self.flags & Self::SHARED == 0 {
-            self.agent.cpu_index()
-        } else {
-            None
-        }
-    }
 }
 
 /// A read-only view of one set: line addresses (`None` for invalid ways) and metadata.
@@ -87,17 +45,17 @@ impl<'a> SetView<'a> {
     /// Line address (byte address >> line bits) held by `way`, or `None` if the way is invalid.
     pub fn line(&self, way: usize) -> Option<u64> {
         let t = self.tags[way];
-        (t != crate::cache::INVALID).then(|| crate::cache::word_line(t))
+        (t != INVALID).then(|| word_line(t))
     }
     /// Metadata of a valid way (meaningless for an invalid one).
     pub fn meta(&self, way: usize) -> LineMeta {
-        crate::cache::word_meta(self.tags[way])
+        word_meta(self.tags[way])
     }
     /// Hint: `way` may be evicted by one of the next misses; prefetch its tag word (a policy
     /// that knows its coming victims ahead, like wide LRU, calls this a few victims ahead).
     #[inline(always)]
     pub fn prefetch_way(&self, way: usize) {
-        crate::policies::util::prefetch(self.tags, way);
+        crate::hostprefetch::prefetch(self.tags, way);
     }
     /// Hint: `way` will likely be evicted soon; prefetch what its eviction touches besides
     /// the tag word (the hash index slot of its line in wide sets). Reads the tag word, so it
@@ -105,8 +63,8 @@ impl<'a> SetView<'a> {
     #[inline(always)]
     pub fn prefetch_eviction(&self, way: usize) {
         if let (Some(index), Some(&word)) = (self.index, self.tags.get(way)) {
-            if word != crate::cache::INVALID {
-                index.prefetch(crate::cache::word_line(word));
+            if word != INVALID {
+                index.prefetch(word_line(word));
             }
         }
     }

@@ -20,8 +20,11 @@
 //!   distinct line, O(distinct lines). The backward pass sizes it for one chunk's worth of
 //!   distinct lines up front, so short traces never grow it.
 
-use crate::nextuse::NEVER;
 use apusim_cache::policies::util::prefetch;
+
+/// Next use of a reference whose line is never referenced again: what the backward pass's
+/// table answers for a line it has not seen yet.
+pub const NEVER: u64 = u64::MAX;
 
 /// Ask the kernel to back a large table with transparent huge pages (fewer page faults and TLB
 /// misses for random lookups); a hint, ignored where unsupported.

@@ -30,6 +30,7 @@
 //! allocates unless the oracle (or the registered policy itself) bypasses it; see `opt` for the
 //! exact rules and `docs/oracles.md` for the choices made where the papers are silent.
 
+mod engine_run;
 pub mod error;
 mod falru;
 mod latest;
@@ -227,7 +228,7 @@ pub fn run_observed<O: Observer>(
             policies::build(
                 base,
                 &ctx,
-                sim::EngineRun {
+                engine_run::EngineRun {
                     name: &name,
                     ctx: &ctx,
                     geometry: g,

@@ -20,6 +20,8 @@
 //! Memory is O(distinct lines) for the table (21–43 bytes per distinct line) plus three chunk buffers. The spill files are
 //! removed when the [`NextUses`] is dropped.
 
+pub use crate::latest::NEVER;
+
 use crate::error::{OracleError, Result};
 use crate::latest::LatestUse;
 use apusim_cache::cache::MAX_LINE;
@@ -29,9 +31,6 @@ use std::fs::File;
 use std::io::{Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-
-/// Next use of a reference whose line is never referenced again.
-pub const NEVER: u64 = u64::MAX;
 
 /// Where and in what chunk size the backward pass spills.
 #[derive(Clone, Debug)]

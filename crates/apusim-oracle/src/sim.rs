@@ -17,12 +17,9 @@
 use crate::error::{OracleError, Result};
 use crate::nextuse::{fingerprint, NextUses, Refs, NEVER};
 use crate::stats::{OracleResult, Table};
-use apusim_cache::policies::hetero_writes::HeteroWrites;
 use apusim_cache::policies::wrapper::Wrapper;
-use apusim_cache::policies::PolicyVisitor;
 use apusim_cache::{
     Cache, CacheError, Evicted, Geometry, MissAction, Outcome, Policy, PolicyContext, PolicyStat,
-    WritePolicy,
 };
 use apusim_trace::{Access, AccessSource, BATCH};
 
@@ -274,65 +271,5 @@ impl<P: Policy> RefSim for EngineSim<P> {
     }
     fn policy_stats(&self) -> Vec<PolicyStat> {
         self.cache.policy().stats()
-    }
-}
-
-/// Runs the replay for whatever policy type the registry builds.
-pub(crate) struct EngineRun<'a, O> {
-    pub name: &'a str,
-    /// The context the registry built the policy from.
-    pub ctx: &'a PolicyContext,
-    pub geometry: Geometry,
-    pub cpu_inclusive: bool,
-    pub bypass: bool,
-    pub next_uses: Option<&'a NextUses>,
-    pub source: &'a mut dyn AccessSource,
-    pub observer: &'a mut O,
-}
-
-impl<O: Observer> EngineRun<'_, O> {
-    /// Replay on [`crate::falru::QueueLru`] with `rules` around its recency queue.
-    fn queue<R: Wrapper<Inner = crate::falru::Touch>>(self, rules: R) -> Result<OracleResult> {
-        let g = self.geometry;
-        let mut sim = crate::falru::QueueLru::new(&g, rules, self.cpu_inclusive)?;
-        drive(
-            &mut sim,
-            self.name,
-            g,
-            self.next_uses,
-            self.source,
-            self.observer,
-        )
-    }
-}
-
-impl<O: Observer> PolicyVisitor for EngineRun<'_, O> {
-    type Output = Result<OracleResult>;
-    fn visit<P: Policy>(self, policy: P) -> Self::Output {
-        let g = self.geometry;
-        use crate::falru::{serves, NoRules, Touch};
-        let fast = if self.bypass { None } else { serves::<P>(&g) };
-        match fast {
-            Some(false) => {
-                let rules = NoRules(Touch::build(self.ctx)?);
-                return self.queue(rules);
-            }
-            Some(true) => {
-                let rules = HeteroWrites::wrap(Touch::build(self.ctx)?, self.ctx)?;
-                return self.queue(rules);
-            }
-            None => {}
-        }
-        let wrapped = OracleBypass::wrap(policy, g.sets() as usize, g.ways as usize, self.bypass);
-        let cache = Cache::new(g, WritePolicy::default(), self.cpu_inclusive, wrapped)?;
-        let mut sim = EngineSim { cache };
-        drive(
-            &mut sim,
-            self.name,
-            g,
-            self.next_uses,
-            self.source,
-            self.observer,
-        )
     }
 }

@@ -6,6 +6,7 @@
 //! `size,ways,line`; the shorthands `l1i`, `l1d`, `l2` and `llc` set a geometry directly
 //! (`--set llc=16777216,16,64`), as cachegrind's `--I1`, `--D1` and `--LL` do.
 
+use crate::timed::config::{check_level, LevelTiming};
 use anyhow::{anyhow, bail, Context, Result};
 use apusim_cache::{Geometry, WritePolicy};
 use apusim_trace::Stream;
@@ -94,7 +95,7 @@ pub struct GpuCacheConfig {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub replacement: Option<String>,
     /// Lookup latency in cycles of the GPU's clock (timed runs; see
-    /// [`crate::timed::TimingConfig::gpu_level`]).
+    /// [`GpuCacheConfig::timing`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub latency: Option<u32>,
     /// Miss-status holding registers per instance (timed runs).
@@ -310,7 +311,32 @@ impl SystemConfig {
         }
         self.check_gpu_chains_acyclic()?;
         self.check_memory(available_memory())?;
-        self.timing.validate(self)
+        self.timing.validate()?;
+        for (name, l) in self.cpu_levels() {
+            check_level(&format!("cpu.{name}"), l.latency, l.mshrs)?;
+        }
+        check_level("llc", self.llc.latency, self.llc.mshrs)?;
+        for c in &self.gpu.caches {
+            check_level(&format!("gpu.caches.{}", c.name), c.latency, c.mshrs)?;
+        }
+        Ok(())
+    }
+
+    /// The timing of CPU level `name` (`l1i`, `l1d`, `l2`) or `llc`: its configured latency
+    /// and MSHRs, with [`LevelTiming::cpu`]'s defaults.
+    pub fn level_timing(&self, name: &str) -> LevelTiming {
+        let (latency, mshrs) = match name {
+            "llc" => (self.llc.latency, self.llc.mshrs),
+            n => {
+                let l = self
+                    .cpu_levels()
+                    .into_iter()
+                    .find(|(x, _)| *x == n)
+                    .map(|x| x.1);
+                (l.and_then(|l| l.latency), l.and_then(|l| l.mshrs))
+            }
+        };
+        LevelTiming::cpu(name, latency, mshrs)
     }
 
     /// Warnings about levels smaller than a level they back (an L2 smaller than an L1, an LLC
@@ -456,6 +482,11 @@ impl LevelConfig {
 pub const GPU_REPLACEMENTS: &[&str] = &["lru", "plru"];
 
 impl GpuCacheConfig {
+    /// Its timing: latency in GPU cycles and MSHRs per instance ([`LevelTiming::gpu`]).
+    pub fn timing(&self) -> LevelTiming {
+        LevelTiming::gpu(self.latency, self.mshrs)
+    }
+
     /// Tree pseudo-LRU instead of LRU (`replacement = "plru"`, or a bypass predictor).
     pub fn pseudo_lru(&self) -> bool {
         self.replacement.as_deref() == Some("plru") || self.bypass_predictor.is_some()

@@ -1,6 +1,5 @@
 //! The `[timing]` section of a system configuration, and each level's timing.
 
-use crate::config::SystemConfig;
 use anyhow::{bail, Context, Result};
 use serde::{Deserialize, Serialize};
 
@@ -196,8 +195,9 @@ impl TimingConfig {
         Ok(d)
     }
 
-    /// Check everything a timed run will use, naming the key.
-    pub fn validate(&self, cfg: &SystemConfig) -> Result<()> {
+    /// Check the `[timing]` section, naming the key (each level's `latency` and `mshrs` sit
+    /// beside its geometry, and `SystemConfig::validate` checks them there).
+    pub fn validate(&self) -> Result<()> {
         let core = apusim_registry::find(
             apusim_timing::core::REGISTRY,
             "core model",
@@ -264,52 +264,39 @@ impl TimingConfig {
             );
         }
         self.dram_config()?;
-        for (name, l) in cfg.cpu_levels() {
-            check_level(&format!("cpu.{name}"), l.latency, l.mshrs)?;
-        }
-        check_level("llc", cfg.llc.latency, cfg.llc.mshrs)?;
-        for c in &cfg.gpu.caches {
-            check_level(&format!("gpu.caches.{}", c.name), c.latency, c.mshrs)?;
-        }
         Ok(())
     }
+}
 
-    /// The timing of GPU cache `c`: its latency in GPU cycles and MSHRs per instance.
-    /// Defaults: adaptive-gpu-l1-bypassing Table 1's L1 (1 cycle of tag and 4 of data
-    /// access: 5 cycles) and 32 MSHRs (GPGPU-Sim's Fermi L1D), as the papers give no more.
-    pub fn gpu_level(c: &crate::config::GpuCacheConfig) -> LevelTiming {
+impl LevelTiming {
+    /// The timing of a GPU cache: its latency in GPU cycles and MSHRs per instance, as
+    /// configured. Defaults: adaptive-gpu-l1-bypassing Table 1's L1 (1 cycle of tag and 4 of
+    /// data access: 5 cycles) and 32 MSHRs (GPGPU-Sim's Fermi L1D), as the papers give no more.
+    pub fn gpu(latency: Option<u32>, mshrs: Option<u32>) -> LevelTiming {
         LevelTiming {
-            latency: c.latency.unwrap_or(5),
-            mshrs: c.mshrs.unwrap_or(32),
+            latency: latency.unwrap_or(5),
+            mshrs: mshrs.unwrap_or(32),
         }
     }
 
-    /// The timing of CPU level `name` (`l1i`, `l1d`, `l2`) or `llc`.
-    pub fn level(cfg: &SystemConfig, name: &str) -> LevelTiming {
-        let (lat, mshrs, d_lat, d_mshrs) = match name {
-            "llc" => (cfg.llc.latency, cfg.llc.mshrs, 20, 64),
-            n => {
-                let l = cfg
-                    .cpu_levels()
-                    .into_iter()
-                    .find(|(x, _)| *x == n)
-                    .map(|x| x.1);
-                let (dl, dm) = match n {
-                    "l1i" => (4, 8),
-                    "l1d" => (5, 16),
-                    _ => (10, 32),
-                };
-                (l.and_then(|l| l.latency), l.and_then(|l| l.mshrs), dl, dm)
-            }
+    /// The timing of CPU level `name` (`l1i`, `l1d`, `l2`) or `llc`, as configured, with
+    /// ChampSim's defaults for what is not.
+    pub fn cpu(name: &str, latency: Option<u32>, mshrs: Option<u32>) -> LevelTiming {
+        let (d_lat, d_mshrs) = match name {
+            "llc" => (20, 64),
+            "l1i" => (4, 8),
+            "l1d" => (5, 16),
+            _ => (10, 32),
         };
         LevelTiming {
-            latency: lat.unwrap_or(d_lat),
+            latency: latency.unwrap_or(d_lat),
             mshrs: mshrs.unwrap_or(d_mshrs),
         }
     }
 }
 
-fn check_level(key: &str, latency: Option<u32>, mshrs: Option<u32>) -> Result<()> {
+/// Check one level's `latency` and `mshrs` (`key` names the level).
+pub(crate) fn check_level(key: &str, latency: Option<u32>, mshrs: Option<u32>) -> Result<()> {
     if let Some(l) = latency {
         if l > MAX_LATENCY {
             bail!("{key}.latency = {l}: above the maximum of {MAX_LATENCY} cycles");

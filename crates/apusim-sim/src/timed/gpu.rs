@@ -9,6 +9,7 @@
 //! their traces.
 
 use super::memory::{CorePort, TimedMemory};
+use super::ratio::ratio;
 use crate::config::SystemConfig;
 use crate::run::{Input, Reopen};
 use anyhow::{Context, Result};
@@ -68,10 +69,7 @@ pub struct ShaderCriticalityResult {
 impl ShaderCriticalityResult {
     fn new(marks: CriticalityStats, llc_bypasses: u64) -> Self {
         ShaderCriticalityResult {
-            critical_fraction: super::sim::ratio(
-                marks.critical(),
-                marks.critical() + marks.non_critical(),
-            ),
+            critical_fraction: ratio(marks.critical(), marks.critical() + marks.non_critical()),
             marks,
             llc_bypasses,
         }
@@ -344,9 +342,9 @@ impl TimedGpu {
     }
 
     /// The cumulative counters an interval boundary at `at` reads.
-    pub(crate) fn reading(&self, at: Tick) -> super::intervals::GpuReading {
+    pub(crate) fn reading(&self, at: Tick) -> GpuReading {
         let s = self.model.stats();
-        super::intervals::GpuReading {
+        GpuReading {
             cycle: self.model.domain().cycle(at),
             work: self.done(),
             instructions: s.warp_instructions,
@@ -377,7 +375,7 @@ impl TimedGpu {
             self.model.measure(d.cycle(now), false);
             self.measured.0 += self.done() - i0;
             self.measured.1 += d.cycle(now).saturating_sub(d.cycle(t0));
-            self.rate = Some(super::sim::ratio(self.measured.0, self.measured.1));
+            self.rate = Some(ratio(self.measured.0, self.measured.1));
         }
     }
 
@@ -458,12 +456,11 @@ impl TimedGpu {
             clock_mhz: self.clock_mhz,
             sms: render.map_or(self.model.units(), |r| r.shader_cores as u16),
             cycles,
-            ipc: super::sim::ratio(stats.warp_instructions + stats.warmed_instructions, cycles),
+            ipc: ratio(stats.warp_instructions + stats.warmed_instructions, cycles),
             stats,
             cores,
             kernels: self.model.kernels().to_vec(),
-            load_latency_cycles: super::sim::ratio(stats.load_ticks, stats.loads_done)
-                / d.period as f64,
+            load_latency_cycles: ratio(stats.load_ticks, stats.loads_done) / d.period as f64,
             stall_pcs: pcs.into_iter().take(TOP_PCS).collect(),
             restarts: self.restarts,
             render: render.map(|r| {
@@ -480,4 +477,15 @@ impl TimedGpu {
             shader_criticality,
         }
     }
+}
+
+/// The GPU's cumulative counters at one boundary.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct GpuReading {
+    pub(crate) cycle: u64,
+    pub(crate) work: u64,
+    pub(crate) instructions: u64,
+    pub(crate) warmed_instructions: u64,
+    pub(crate) transactions: u64,
+    pub(crate) frame_progress: Option<f64>,
 }

@@ -21,9 +21,12 @@
 //! pipeline, how far the current frame stands: the figures that show a frame's phases and
 //! what sampling's windows see of them.
 
-use super::gpu::TimedGpu;
+use super::gpu::{GpuReading, TimedGpu};
 use super::memory::TimedMemory;
-use super::sim::{core_window, system_window, CoreResult, Snapshot, SystemSnapshot, SystemWindow};
+use super::ratio::ratio;
+use super::window::{
+    core_window, system_window, CoreResult, Snapshot, SystemSnapshot, SystemWindow,
+};
 use crate::config::SystemConfig;
 use anyhow::{bail, Result};
 use apusim_cache::Policy;
@@ -137,17 +140,6 @@ pub struct GpuInterval {
     pub frame_progress: Option<f64>,
 }
 
-/// The GPU's cumulative counters at one boundary.
-#[derive(Clone, Copy, Debug, Default)]
-pub(crate) struct GpuReading {
-    pub(crate) cycle: u64,
-    pub(crate) work: u64,
-    pub(crate) instructions: u64,
-    pub(crate) warmed_instructions: u64,
-    pub(crate) transactions: u64,
-    pub(crate) frame_progress: Option<f64>,
-}
-
 impl GpuInterval {
     fn between(a: &GpuReading, b: &GpuReading) -> GpuInterval {
         let cycles = b.cycle.saturating_sub(a.cycle);
@@ -155,7 +147,7 @@ impl GpuInterval {
         GpuInterval {
             cycles,
             work,
-            work_per_cycle: super::sim::ratio(work, cycles),
+            work_per_cycle: ratio(work, cycles),
             instructions: b.instructions.saturating_sub(a.instructions),
             warmed_instructions: b.warmed_instructions.saturating_sub(a.warmed_instructions),
             transactions: b.transactions.saturating_sub(a.transactions),
@@ -289,7 +281,7 @@ impl Recorder {
         let cycles = (at - self.system.tick) / ctx.cpu.period;
         for c in &mut core_results {
             c.cycles = cycles;
-            c.ipc = super::sim::ratio(c.instructions, cycles);
+            c.ipc = ratio(c.instructions, cycles);
         }
         self.intervals.push(Interval {
             index: self.intervals.len() as u64,

@@ -20,12 +20,14 @@ pub mod intervals;
 pub mod memory;
 pub mod occupancy;
 pub mod policies;
+mod ratio;
 pub mod sampling;
 pub mod sim;
 pub mod speedup;
 pub mod stored;
 pub mod streams;
 pub mod target_error;
+pub mod window;
 
 pub use config::{LevelTiming, ModelConfig, TimingConfig, MAX_CYCLE};
 pub use gpu::{GpuResult, RenderResult, ShaderCriticalityResult};

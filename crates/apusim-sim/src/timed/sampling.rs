@@ -27,6 +27,7 @@
 //! interval ([`super::estimate`]); MPKI per level is exact (warming counts every access).
 
 use super::estimate::{self, Estimate};
+use super::ratio::ratio;
 use apusim_timing::{CoreModel, Domain, Tick};
 use serde::{Deserialize, Serialize};
 
@@ -221,7 +222,7 @@ impl Sampler {
             .iter()
             .zip(&self.seg_retired)
             .map(|(c, &r0)| {
-                let ipc = super::sim::ratio(c.stats().instructions - r0, detailed);
+                let ipc = ratio(c.stats().instructions - r0, detailed);
                 (ipc * jump as f64).round() as u64
             })
             .collect();
@@ -267,7 +268,7 @@ impl Sampler {
         Sampled {
             spec: self.spec,
             cores: out,
-            detailed_fraction: super::sim::ratio(detailed, detailed + warmed),
+            detailed_fraction: ratio(detailed, detailed + warmed),
             target_error: None,
             rounds: 1,
         }

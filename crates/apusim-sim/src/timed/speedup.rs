@@ -23,7 +23,10 @@
 //! warm-up and target, the input's identity and its core. A second study over the same mix
 //! reads them back instead of simulating them again.
 
-use super::sim::{core_of, ratio, sim_policy, SimOptions, SimResult};
+pub use super::sim::{GpuSpeedup, JobSpeedup, Speedup};
+
+use super::ratio::ratio;
+use super::sim::{core_of, sim_policy, SimOptions, SimResult};
 use crate::config::SystemConfig;
 use crate::report::write_atomic;
 use crate::run::{Input, Inputs};
@@ -105,46 +108,6 @@ pub struct AloneRun {
     /// Read from the cache rather than simulated in this run.
     #[serde(skip)]
     pub cached: bool,
-}
-
-/// The multiprogram metrics of one policy's run.
-#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
-pub struct Speedup {
-    /// The LLC policy of the alone runs.
-    pub alone_policy: String,
-    /// Per CPU job: agent, IPC in the mix, IPC alone, slowdown (alone / mix).
-    pub jobs: Vec<JobSpeedup>,
-    pub weighted: f64,
-    /// A sampled run's weighted speedup interval (half its width): each job's term
-    /// `s_i / a_i` varies by its relative errors in the mix and alone together (linear
-    /// propagation, no independence assumed).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub weighted_half_width: Option<f64>,
-    pub harmonic: f64,
-    pub max_slowdown: f64,
-    /// The timed GPU's execution cycles in the mix and alone.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub gpu: Option<GpuSpeedup>,
-}
-
-/// The timed GPU's program in the mix and alone.
-#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
-pub struct GpuSpeedup {
-    pub agent: String,
-    /// GPU cycles to run the program once, in the mix and alone.
-    pub cycles: u64,
-    pub alone_cycles: u64,
-    /// `cycles / alone_cycles`.
-    pub slowdown: f64,
-}
-
-/// One CPU job's IPC in the mix and alone.
-#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
-pub struct JobSpeedup {
-    pub agent: String,
-    pub ipc: f64,
-    pub alone_ipc: f64,
-    pub slowdown: f64,
 }
 
 /// The metrics of `shared` against the alone runs of its CPU jobs.

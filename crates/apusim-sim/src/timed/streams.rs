@@ -4,7 +4,7 @@
 //! reuse; the criticality paper: which stream's latency the frame feels), so the timed run
 //! reports these beside the per-core and per-agent figures.
 
-use super::sim::ratio;
+use super::ratio::ratio;
 use apusim_trace::Stream;
 use serde::{Deserialize, Serialize};
 

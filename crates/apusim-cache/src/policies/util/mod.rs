@@ -4,7 +4,8 @@
 //!
 //! One building block per file: `counters`, `rng` (SplitMix64), `rrip` (victim selection and
 //! bimodal insertion), `dueling` (set sampling and selectors) and `recency` (the LRU order of
-//! wide sets); all are re-exported here.
+//! wide sets); all are re-exported here, as is [`prefetch`], the host prefetch hint the engine
+//! and the policies share.
 
 mod counters;
 mod dueling;
@@ -18,6 +19,7 @@ mod tests;
 #[cfg(test)]
 pub(crate) mod test_support;
 
+pub use crate::hostprefetch::prefetch;
 pub use counters::{sat_dec, sat_inc, SatCounter};
 pub use dueling::{
     agent_slot, is_demand, slot_name, AgentBimodalDuel, AgentDuel, Psel, SetDuel, SetSampler,
@@ -26,5 +28,5 @@ pub use dueling::{
 pub use recency::RecencyQueue;
 pub use rng::SplitMix64;
 pub use rrip::{
-    prefetch, rrip_victim, rrip_victim_max, Bimodal, RrpvTable, BRRIP_THROTTLE, RRPV_LONG, RRPV_MAX,
+    rrip_victim, rrip_victim_max, Bimodal, RrpvTable, BRRIP_THROTTLE, RRPV_LONG, RRPV_MAX,
 };

@@ -1,6 +1,7 @@
 //! RRIP building blocks: RRPV constants, victim selection (by scan, or by buckets for wide
 //! caches in [`RrpvTable`]), and the bimodal insertion of BRRIP.
 
+use crate::hostprefetch::prefetch;
 use crate::params::{ParamKind, ParamSpec};
 use crate::wayset::WayBits;
 use crate::{CacheError, PolicyContext, SetView};
@@ -9,19 +10,6 @@ use crate::{CacheError, PolicyContext, SetView};
 pub const RRPV_MAX: u8 = 3;
 /// SRRIP's insertion value `2^n - 2` ("long").
 pub const RRPV_LONG: u8 = 2;
-
-/// Prefetch hint for `v[i]` (never faults; a no-op off x86-64).
-#[inline(always)]
-pub fn prefetch<T>(v: &[T], i: usize) {
-    let p = v.as_ptr().wrapping_add(i);
-    #[cfg(target_arch = "x86_64")]
-    // SAFETY: prefetch is a hint that never faults, whatever the address.
-    unsafe {
-        std::arch::x86_64::_mm_prefetch(p as *const i8, std::arch::x86_64::_MM_HINT_T0);
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    let _ = p;
-}
 
 /// RRIP victim selection on the RRPVs of one set: the lowest way whose RRPV is
 /// [`RRPV_MAX`], after aging every line by the same amount until one reaches it (equivalent to

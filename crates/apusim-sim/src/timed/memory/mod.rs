@@ -32,7 +32,6 @@
 //! what happens when a message arrives; `counters.rs` the counters read out.
 
 use super::backlog::Backlog;
-use super::config::TimingConfig;
 use super::streams::{StreamCounts, StreamTable};
 
 mod counters;
@@ -198,7 +197,7 @@ impl<P: Policy> TimedMemory<P> {
     ) -> Result<Self> {
         h.set_deferred(true);
         let t = &cfg.timing;
-        let lvl = |n: &str| TimingConfig::level(cfg, n);
+        let lvl = |n: &str| cfg.level_timing(n);
         let banks = cfg.llc.banks.max(1);
         let channels = dram.config().spec.org.channels as usize;
         let n_agents = cfg.cpus + 1;
@@ -291,7 +290,7 @@ impl<P: Policy> TimedMemory<P> {
                 // A chain is at most as long as the list (`next` never loops: validated).
                 for _ in 0..caches.len() {
                     let Some(level) = at else { break };
-                    sum += gpu.cycles(TimingConfig::gpu_level(level).latency.into());
+                    sum += gpu.cycles(level.timing().latency.into());
                     chain.push(sum);
                     at = level.next.as_deref().and_then(index).map(|i| &caches[i]);
                 }
@@ -307,7 +306,7 @@ impl<P: Policy> TimedMemory<P> {
                 }
                 let probe = Access::new(apusim_trace::Agent::GPU, c.streams[0], Op::Read, 0, 1);
                 let bits = self.h.entry_line_bits(&probe);
-                let mshrs = TimingConfig::gpu_level(c).mshrs as usize;
+                let mshrs = c.timing().mshrs as usize;
                 let first = self.gpu_units.len();
                 self.gpu_units.extend((0..c.units.max(1)).map(|_| Private {
                     l1i: Mshrs::new(1),

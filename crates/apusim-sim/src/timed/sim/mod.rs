@@ -14,7 +14,7 @@
 //!
 //! This file holds the options and the engine loop (`simulate`, one function because every
 //! phase of a run — warming, measuring, sampling, intervals — acts on the same local state);
-//! `result.rs` what a run reports; `open_loop.rs` the GPU trace replayed beside the cores.
+//! `result.rs` what a run reports (the figures of its windows are `super::window`'s); `open_loop.rs` the GPU trace replayed beside the cores.
 
 mod open_loop;
 mod result;
@@ -23,26 +23,25 @@ use super::config::MAX_CYCLE;
 use super::gpu::TimedGpu;
 use super::hints::HintsControl;
 use super::intervals::{self, IntervalSpec, Recorder};
-use super::memory::{AgentLatency, CorePort, DramCounts, LlcTiming, TimedMemory};
+use super::memory::{CorePort, TimedMemory};
 use super::occupancy::Occupancy;
 use super::sampling::{SampleSpec, Sampler};
-use super::streams::{self, StreamTable};
+use super::window::{core_window, system_window, Snapshot, SystemSnapshot};
+pub use super::window::{CoreResult, DramSource, LevelWindow, SystemWindow};
 use crate::config::SystemConfig;
 use crate::hierarchy::Hierarchy;
 use crate::run::{policy_context, Input, Inputs, Progress};
-use crate::stats::RunStats;
 use crate::study::StudyOptions;
 use anyhow::{bail, Context, Result};
 use apusim_cache::policies::{self, PolicyVisitor};
 use apusim_cache::{Feedback, Policy};
 use apusim_timing::{
-    AccessInstrs, ChampSimInstrs, Clock, CoreModel, CoreStats, DepModel, Domain, InstrSource,
-    Replay, Tick, Timebase, Wake,
+    AccessInstrs, ChampSimInstrs, Clock, CoreModel, DepModel, Domain, InstrSource, Replay, Tick,
+    Timebase, Wake,
 };
 use apusim_trace::{Agent, TraceError};
 use open_loop::OpenLoop;
-pub(crate) use result::ratio;
-pub use result::{CoreResult, DramSource, LevelWindow, SimResult, SystemWindow};
+pub use result::{GpuSpeedup, JobSpeedup, SimResult, Speedup};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Instant;
@@ -89,35 +88,6 @@ impl SimOptions {
             over("--sample-unit", s.unit)?;
         }
         Ok(())
-    }
-}
-
-/// A snapshot of one core's counters.
-#[derive(Clone)]
-pub(crate) struct Snapshot {
-    pub(crate) core: CoreStats,
-    pub(crate) functional: RunStats,
-    pub(crate) latency: AgentLatency,
-}
-
-/// The system-wide counters at one moment.
-pub(crate) struct SystemSnapshot {
-    pub(crate) tick: Tick,
-    llc: LlcTiming,
-    dram: Vec<DramCounts>,
-    network: (u64, Tick),
-    streams: StreamTable,
-}
-
-impl SystemSnapshot {
-    pub(crate) fn take<P: Policy>(tick: Tick, mem: &TimedMemory<P>) -> SystemSnapshot {
-        SystemSnapshot {
-            tick,
-            llc: mem.llc_timing,
-            dram: mem.dram_counts(),
-            network: mem.net.counters(),
-            streams: mem.streams,
-        }
     }
 }
 
@@ -711,100 +681,6 @@ fn core_states(
         "no CPU cores".to_string()
     } else {
         format!("cores: {}", states.join("; "))
-    }
-}
-
-/// One core's figures between snapshots `start` and `end` (`reached_target` and `restarts`
-/// are left for the caller).
-pub(crate) fn core_window(
-    agent: Agent,
-    start: &Snapshot,
-    end: &Snapshot,
-    level_names: &[String],
-    cpu: Domain,
-) -> CoreResult {
-    let core = end.core.since(&start.core);
-    // A sampled run's warmed instructions count (their accesses are in the functional
-    // counters too).
-    let instructions = core.instructions + core.warmed;
-    let kilo = instructions as f64 / 1000.0;
-    let levels = level_names
-        .iter()
-        .enumerate()
-        .map(|(li, name)| {
-            let c = end.functional.levels[li]
-                .counts
-                .agent_total(agent)
-                .since(&start.functional.levels[li].counts.agent_total(agent));
-            let misses = c.read_misses + c.write_misses + c.prefetch_misses;
-            LevelWindow {
-                level: name.clone(),
-                accesses: c.reads + c.writes + c.prefetches,
-                misses,
-                mpki: if kilo > 0.0 {
-                    misses as f64 / kilo
-                } else {
-                    0.0
-                },
-            }
-        })
-        .collect();
-    let llc_requests = end.latency.llc_requests - start.latency.llc_requests;
-    let llc_ticks = end.latency.llc_request_ticks - start.latency.llc_request_ticks;
-    CoreResult {
-        agent: agent.to_string(),
-        instructions,
-        cycles: core.cycles,
-        ipc: ratio(core.instructions, core.cycles),
-        reached_target: false,
-        restarts: 0,
-        core,
-        levels,
-        llc_requests,
-        llc_request_cycles: ratio(llc_ticks, llc_requests) / cpu.period as f64,
-        merges: end.latency.merges - start.latency.merges,
-    }
-}
-
-/// The system's figures between readings `start` and `end`.
-pub(crate) fn system_window(
-    start: &SystemSnapshot,
-    end: &SystemSnapshot,
-    cfg: &SystemConfig,
-    cpu: Domain,
-    uncore: Domain,
-) -> SystemWindow {
-    let window_cycles = (end.tick - start.tick) / cpu.period;
-    let seconds = window_cycles as f64 / (f64::from(cfg.cpu_clock_mhz) * 1e6);
-    let llc = end.llc.since(&start.llc);
-    let mut dram = Vec::new();
-    let mut total = DramCounts::default();
-    for (a, (e, s)) in end.dram.iter().zip(&start.dram).enumerate() {
-        let c = e.since(s);
-        if c == DramCounts::default() {
-            continue;
-        }
-        total.add(&c);
-        let agent = if a == cfg.cpus {
-            Agent::GPU
-        } else {
-            Agent::cpu(a as u8)
-        };
-        dram.push(DramSource::new(agent.to_string(), &c, seconds));
-    }
-    let all = DramSource::new("all".into(), &total, seconds);
-    SystemWindow {
-        window_cycles,
-        llc_misses: llc.misses,
-        llc_miss_cycles: ratio(llc.miss_ticks, llc.misses) / uncore.period as f64,
-        llc,
-        dram,
-        dram_bandwidth_gbps: all.bandwidth_gbps,
-        dram_row_hit_rate: all.row_hit_rate,
-        dram_read_latency_cycles: all.read_latency_cycles,
-        streams: streams::window(&end.streams, &start.streams, uncore.period),
-        network_messages: end.network.0 - start.network.0,
-        network_wait_cycles: (end.network.1 - start.network.1) as f64 / uncore.period as f64,
     }
 }
 

@@ -1,87 +1,16 @@
-//! What a timed run reports: per-core windows, DRAM traffic per source, the system-wide
-//! figures, and the result of one policy's run.
+//! What a timed run reports: the result of one policy's run ([`SimResult`]), its measured
+//! window's figures (of [`super::super::window`]) and the other parts it collects, among them
+//! the multiprogram metrics against the jobs' alone runs ([`Speedup`], computed by
+//! [`mod@super::super::speedup`]).
 
 use super::super::gpu::GpuResult;
 use super::super::hints::HintCounters;
 use super::super::intervals::Interval;
-use super::super::memory::{DramCounts, LlcTiming};
 use super::super::occupancy::AgentOccupancy;
 use super::super::sampling::Sampled;
-use super::super::streams::StreamResult;
+use super::super::window::{CoreResult, SystemWindow};
 use crate::stats::RunStats;
-use apusim_timing::CoreStats;
 use serde::{Deserialize, Serialize};
-
-/// One level's demand traffic of one core in the measured window.
-#[derive(Clone, Debug, Serialize, Deserialize)]
-pub struct LevelWindow {
-    pub level: String,
-    pub accesses: u64,
-    pub misses: u64,
-    /// Demand misses (reads, writes, prefetches) per thousand instructions.
-    pub mpki: f64,
-}
-
-/// One core's measured window.
-#[derive(Clone, Debug, Serialize, Deserialize)]
-pub struct CoreResult {
-    pub agent: String,
-    pub instructions: u64,
-    pub cycles: u64,
-    pub ipc: f64,
-    /// False if the trace ended before the target.
-    pub reached_target: bool,
-    /// Times the core's trace was started again from its beginning (a trace shorter than
-    /// the run is replayed while any core has not reached its target).
-    pub restarts: u64,
-    pub core: CoreStats,
-    pub levels: Vec<LevelWindow>,
-    /// Requests to the LLC and their mean round trip (issue to data) in core cycles.
-    pub llc_requests: u64,
-    pub llc_request_cycles: f64,
-    pub merges: u64,
-}
-
-/// One source's DRAM traffic in the measured window.
-#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
-pub struct DramSource {
-    pub agent: String,
-    pub reads: u64,
-    pub writes: u64,
-    pub bandwidth_gbps: f64,
-    /// Mean time of a read from arrival at the controller (a wait for a queue slot
-    /// included) to its data, in DRAM cycles.
-    pub read_latency_cycles: f64,
-    pub row_hit_rate: f64,
-}
-
-impl DramSource {
-    pub(super) fn new(agent: String, c: &DramCounts, seconds: f64) -> DramSource {
-        let t = &c.traffic;
-        DramSource {
-            agent,
-            reads: t.reads,
-            writes: t.writes,
-            bandwidth_gbps: if seconds > 0.0 {
-                c.bytes as f64 / seconds / 1e9
-            } else {
-                0.0
-            },
-            read_latency_cycles: ratio(t.read_cycles, t.reads),
-            row_hit_rate: ratio(c.row_hits, c.row_accesses),
-        }
-    }
-}
-
-/// `a / b`, or 0 when `b` is 0 (IPC, mean latencies, rates; the alone runs of weighted
-/// speedup compute their IPC with it too, so a cached one is the same to the bit).
-pub(crate) fn ratio(a: u64, b: u64) -> f64 {
-    if b > 0 {
-        a as f64 / b as f64
-    } else {
-        0.0
-    }
-}
 
 /// The result of one policy's timed run. System-wide figures cover the measured window:
 /// from the moment the last core finished its warm-up to the moment the last core reached its
@@ -112,7 +41,7 @@ pub struct SimResult {
     /// Weighted and harmonic speedup and maximum slowdown against the jobs' alone runs
     /// (filled by the caller that made them; see [`mod@super::super::speedup`]).
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub speedup: Option<super::super::speedup::Speedup>,
+    pub speedup: Option<Speedup>,
     /// What the DRAM schedulers were told: IM-LLC emergency intervals and GPGPU priority
     /// windows (gpu-access-criticality §4.3).
     pub hints: HintCounters,
@@ -136,39 +65,42 @@ impl SimResult {
     }
 }
 
-/// The system-wide figures between two readings (the measured window, or one interval).
-#[derive(Clone, Debug, Serialize, Deserialize)]
-pub struct SystemWindow {
-    /// CPU cycles of the window.
-    pub window_cycles: u64,
-    /// LLC misses and their mean time from bank arrival to fill, in uncore cycles.
-    pub llc_misses: u64,
-    pub llc_miss_cycles: f64,
-    pub llc: LlcTiming,
-    /// DRAM traffic per agent, and of all agents together.
-    pub dram: Vec<DramSource>,
-    pub dram_bandwidth_gbps: f64,
-    pub dram_row_hit_rate: f64,
-    pub dram_read_latency_cycles: f64,
-    /// Per stream with traffic: LLC round trips and misses, DRAM traffic and latency.
-    pub streams: Vec<StreamResult>,
-    /// Network messages and the cycles they waited for a link.
-    pub network_messages: u64,
-    pub network_wait_cycles: f64,
+/// The multiprogram metrics of one policy's run.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct Speedup {
+    /// The LLC policy of the alone runs.
+    pub alone_policy: String,
+    /// Per CPU job: agent, IPC in the mix, IPC alone, slowdown (alone / mix).
+    pub jobs: Vec<JobSpeedup>,
+    pub weighted: f64,
+    /// A sampled run's weighted speedup interval (half its width): each job's term
+    /// `s_i / a_i` varies by its relative errors in the mix and alone together (linear
+    /// propagation, no independence assumed).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub weighted_half_width: Option<f64>,
+    pub harmonic: f64,
+    pub max_slowdown: f64,
+    /// The timed GPU's execution cycles in the mix and alone.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub gpu: Option<GpuSpeedup>,
 }
 
-impl SystemWindow {
-    /// The window's scalar figures by name (the rows of the CSV and of the results database).
-    pub fn figures(&self) -> [(&'static str, f64); 8] {
-        [
-            ("window_cycles", self.window_cycles as f64),
-            ("llc_misses", self.llc_misses as f64),
-            ("llc_miss_cycles", self.llc_miss_cycles),
-            ("dram_bandwidth_gbps", self.dram_bandwidth_gbps),
-            ("dram_row_hit_rate", self.dram_row_hit_rate),
-            ("dram_read_latency_cycles", self.dram_read_latency_cycles),
-            ("network_messages", self.network_messages as f64),
-            ("network_wait_cycles", self.network_wait_cycles),
-        ]
-    }
+/// The timed GPU's program in the mix and alone.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct GpuSpeedup {
+    pub agent: String,
+    /// GPU cycles to run the program once, in the mix and alone.
+    pub cycles: u64,
+    pub alone_cycles: u64,
+    /// `cycles / alone_cycles`.
+    pub slowdown: f64,
+}
+
+/// One CPU job's IPC in the mix and alone.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct JobSpeedup {
+    pub agent: String,
+    pub ipc: f64,
+    pub alone_ipc: f64,
+    pub slowdown: f64,
 }
