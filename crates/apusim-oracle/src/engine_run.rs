@@ -9,7 +9,7 @@
 use crate::error::Result;
 use crate::falru::{serves, NoRules, QueueLru, Touch};
 use crate::nextuse::NextUses;
-use crate::sim::{drive, EngineSim, Observer, OracleBypass};
+use crate::sim::{drive, EngineSim, Observer, OracleBypass, RefSim};
 use crate::stats::OracleResult;
 use apusim_cache::policies::hetero_writes::HeteroWrites;
 use apusim_cache::policies::wrapper::Wrapper;
@@ -35,10 +35,15 @@ impl<O: Observer> EngineRun<'_, O> {
     fn queue<R: Wrapper<Inner = Touch>>(self, rules: R) -> Result<OracleResult> {
         let g = self.geometry;
         let mut sim = QueueLru::new(&g, rules, self.cpu_inclusive)?;
+        self.replay(&mut sim)
+    }
+
+    /// Replay the stream on `sim`, whichever replay was chosen.
+    fn replay<S: RefSim>(self, sim: &mut S) -> Result<OracleResult> {
         drive(
-            &mut sim,
+            sim,
             self.name,
-            g,
+            self.geometry,
             self.next_uses,
             self.source,
             self.observer,
@@ -64,14 +69,6 @@ impl<O: Observer> PolicyVisitor for EngineRun<'_, O> {
         }
         let wrapped = OracleBypass::wrap(policy, g.sets() as usize, g.ways as usize, self.bypass);
         let cache = Cache::new(g, WritePolicy::default(), self.cpu_inclusive, wrapped)?;
-        let mut sim = EngineSim { cache };
-        drive(
-            &mut sim,
-            self.name,
-            g,
-            self.next_uses,
-            self.source,
-            self.observer,
-        )
+        self.replay(&mut EngineSim { cache })
     }
 }
