@@ -24,10 +24,13 @@
 //!   an [`emit::AccessSink`] (an `.apt` writer, a vector, or nothing) in batches.
 //!
 //! [`render`] ties them together: scene + options + sink → statistics, with a callback after
-//! each frame (the CLI writes PNGs there).
+//! each frame (the CLI writes PNGs there). [`source`] runs it on a worker thread as a pull
+//! source of accesses or of render work; a timed run that renders the same frames again
+//! replays the first pass's work from [`kept`] instead.
 
 pub mod builtin;
 pub mod emit;
+pub mod kept;
 pub mod math;
 pub mod pipeline;
 pub mod raster;

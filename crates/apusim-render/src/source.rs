@@ -8,6 +8,7 @@
 //! `apusim gen render` holds them. Dropping the source early stops the worker at its next batch.
 
 use crate::emit::{AccessSink, WorkSink};
+use crate::kept::{self, Recording};
 use crate::{load, Options};
 use apusim_trace::{AccessSource, Agent, FrameSource, RenderBatch, Stream, TraceHeader};
 use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
@@ -63,8 +64,19 @@ impl<T: Send + 'static> Worker<T> {
         render: impl FnOnce(crate::Renderer, SyncSender<T>) -> Result<(), String> + Send + 'static,
     ) -> Result<Worker<T>, crate::SceneError> {
         let (src, desc) = load(scene)?;
+        Worker::spawn_loaded(scene, &src, &desc, opt, render)
+    }
+
+    /// [`Worker::spawn`] of a scene already loaded.
+    fn spawn_loaded(
+        scene: &str,
+        src: &crate::Source,
+        desc: &crate::SceneDesc,
+        opt: &Options,
+        render: impl FnOnce(crate::Renderer, SyncSender<T>) -> Result<(), String> + Send + 'static,
+    ) -> Result<Worker<T>, crate::SceneError> {
         // Resolve surfaces and meshes up front so a bad scene fails here, not mid-stream.
-        let renderer = crate::Renderer::new(&src, &desc, opt)?;
+        let renderer = crate::Renderer::new(src, desc, opt)?;
         let (tx, rx) = sync_channel(CHANNEL_BATCHES);
         let worker = std::thread::Builder::new()
             .name(format!("render {scene}"))
@@ -187,12 +199,27 @@ impl AccessSource for RenderSource {
 }
 
 /// A scene's render work (for a timed render pipeline), produced on a worker thread and
-/// read batch by batch; its accesses are exactly [`RenderSource`]'s.
+/// read batch by batch; its accesses are exactly [`RenderSource`]'s. The first complete pass
+/// of a scene at some options is kept ([`crate::kept`]), and a later source of the same scene
+/// and options replays it instead of rendering again.
 pub struct WorkSource {
     header: TraceHeader,
-    /// The scene and options, until the worker starts.
+    /// The scene and options, until the first read.
     pending: Option<(String, Options)>,
-    worker: Option<Worker<RenderBatch>>,
+    feed: Feed,
+}
+
+/// Where a [`WorkSource`]'s batches come from.
+enum Feed {
+    /// Not started yet (the work is made from the first read on).
+    Idle,
+    /// Rendered on a worker thread, recorded for later passes while the budget allows.
+    Rendering {
+        worker: Worker<RenderBatch>,
+        recording: Option<Recording>,
+    },
+    /// A kept pass, from batch `next` on.
+    Replaying { pass: kept::Pass, next: usize },
 }
 
 impl WorkSource {
@@ -210,20 +237,48 @@ impl WorkSource {
         WorkSource {
             header: header(scene, opt),
             pending: Some((scene.to_string(), opt.clone())),
-            worker: None,
+            feed: Feed::Idle,
         }
     }
 
+    /// Whether the batches are a kept pass replayed rather than rendered (known once the
+    /// source has started).
+    pub fn replays(&self) -> bool {
+        matches!(self.feed, Feed::Replaying { .. })
+    }
+
     fn start(&mut self) -> Result<(), crate::SceneError> {
-        if let Some((scene, opt)) = self.pending.take() {
-            self.worker = Some(Worker::spawn(&scene, &opt, |mut renderer, tx| {
-                let mut sink = WorkChannel(tx);
-                let mut em = crate::Emitter::for_work(&mut sink);
-                renderer.render_all(&mut em, |_, _| {});
-                em.finish().map(|_| ())
-            })?);
+        let Some((scene, opt)) = self.pending.take() else {
+            return Ok(());
+        };
+        let (src, desc) = load(&scene)?;
+        let key = kept::Key::new(&src, &opt);
+        if let Some(pass) = kept::get(&key) {
+            self.feed = Feed::Replaying { pass, next: 0 };
+            return Ok(());
         }
+        let worker = Worker::spawn_loaded(&scene, &src, &desc, &opt, |mut renderer, tx| {
+            let mut sink = WorkChannel(tx);
+            let mut em = crate::Emitter::for_work(&mut sink);
+            renderer.render_all(&mut em, |_, _| {});
+            em.finish().map(|_| ())
+        })?;
+        self.feed = Feed::Rendering {
+            worker,
+            recording: Some(Recording::new(key)),
+        };
         Ok(())
+    }
+}
+
+/// Append `batch` to `out` (or take it whole when `out` is empty).
+fn append(out: &mut RenderBatch, mut batch: RenderBatch) {
+    if out.items.is_empty() {
+        *out = batch;
+    } else {
+        out.items.append(&mut batch.items);
+        out.accesses.append(&mut batch.accesses);
+        out.units.append(&mut batch.units);
     }
 }
 
@@ -234,21 +289,34 @@ impl FrameSource for WorkSource {
 
     fn next_batch(&mut self, out: &mut RenderBatch) -> apusim_trace::Result<bool> {
         self.start().map_err(|e| render_error(e.to_string()))?;
-        let Some(worker) = &mut self.worker else {
-            return Ok(false);
-        };
-        match worker.recv()? {
-            Some(mut batch) => {
-                if out.items.is_empty() {
-                    *out = batch;
-                } else {
-                    out.items.append(&mut batch.items);
-                    out.accesses.append(&mut batch.accesses);
-                    out.units.append(&mut batch.units);
+        match &mut self.feed {
+            Feed::Idle => Ok(false),
+            Feed::Replaying { pass, next } => match pass.get(*next) {
+                Some(batch) => {
+                    *next += 1;
+                    append(out, batch.clone());
+                    Ok(true)
                 }
-                Ok(true)
-            }
-            None => Ok(false),
+                None => Ok(false),
+            },
+            Feed::Rendering { worker, recording } => match worker.recv()? {
+                Some(batch) => {
+                    if let Some(r) = recording {
+                        if !r.push(&batch) {
+                            *recording = None;
+                        }
+                    }
+                    append(out, batch);
+                    Ok(true)
+                }
+                None => {
+                    // The worker ended without an error: the pass is complete.
+                    if let Some(r) = recording.take() {
+                        r.finish();
+                    }
+                    Ok(false)
+                }
+            },
         }
     }
 }
@@ -343,5 +411,51 @@ mod tests {
                 assert!(stage <= crate::emit::Stage::Clear as u8);
             }
         }
+    }
+
+    #[test]
+    fn a_second_pass_replays_the_first_exactly() {
+        // Options no other test uses, so this pass is this test's own in the shared store.
+        let opt = Options {
+            width: 72,
+            height: 48,
+            frames: Some(1),
+            seed: 4242,
+        };
+        let read = |w: &mut WorkSource| {
+            let mut all = RenderBatch::default();
+            let mut batches = 0;
+            while w.next_batch(&mut all).unwrap() {
+                batches += 1;
+            }
+            (all, batches)
+        };
+        let mut first = WorkSource::lazy("courtyard", &opt);
+        let (rendered, n) = read(&mut first);
+        assert!(!first.replays());
+        assert!(n > 1 && !rendered.accesses.is_empty());
+        let mut second = WorkSource::lazy("courtyard", &opt);
+        let (replayed, m) = read(&mut second);
+        assert!(second.replays());
+        assert_eq!((replayed, m), (rendered, n));
+        // Other options are another pass.
+        let other = WorkSource::spawn("courtyard", &Options { seed: 4243, ..opt }).unwrap();
+        assert!(!other.replays());
+    }
+
+    #[test]
+    fn a_pass_read_only_in_part_is_not_kept() {
+        let opt = Options {
+            width: 80,
+            height: 48,
+            frames: Some(2),
+            seed: 4244,
+        };
+        let mut w = WorkSource::lazy("lake", &opt);
+        let mut part = RenderBatch::default();
+        assert!(w.next_batch(&mut part).unwrap());
+        drop(w);
+        let again = WorkSource::spawn("lake", &opt).unwrap();
+        assert!(!again.replays());
     }
 }
