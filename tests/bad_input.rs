@@ -576,6 +576,30 @@ fn every_bad_input_is_refused_naming_the_culprit() {
     );
 }
 
+/// A `--set` key of thousands of parts built tables nested so deep that rendering the
+/// configuration overflowed the stack (found by the `sim_config` fuzz target).
+#[test]
+fn a_set_key_nested_too_deep_is_refused() {
+    let deep = format!("llc.params{}=1", ".x".repeat(20_000));
+    let row = Row {
+        args: "presets 4c1g --set llc.params.x.x.x…=1 (20,002 parts)",
+        env: &[],
+        needles: &["20002 dot-separated parts", "at most 16"],
+    };
+    let o = run(
+        &["presets".into(), "4c1g".into(), "--set".into(), deep],
+        &[],
+    );
+    assert_eq!(check(&row, &o), None);
+    // Keys as deep as the limit still reach the configuration's own checks.
+    let limit = format!("llc.params{}=1", ".x".repeat(14));
+    let o = run(
+        &["presets".into(), "4c1g".into(), "--set".into(), limit],
+        &[],
+    );
+    assert!(!o.stderr.contains("dot-separated"), "{}", o.stderr);
+}
+
 /// Values of an integer registry parameter that its command-line option must refuse: one
 /// that is not a number, one below and one above its declared range.
 fn refused_texts(spec: &apusim_registry::ParamSpec) -> Vec<String> {

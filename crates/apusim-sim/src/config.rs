@@ -542,6 +542,9 @@ pub fn parse_geometry(s: &str) -> Result<Geometry> {
     s.parse::<Geometry>().map_err(|e| anyhow!("{e}"))
 }
 
+/// Dot-separated parts a `--set` key may have (the deepest real key has four or five).
+const MAX_KEY_PARTS: usize = 16;
+
 /// Apply one `KEY=VALUE` override to a TOML tree. `VALUE` is read as a TOML literal if it is
 /// one (numbers, booleans, arrays, quoted strings) and as a bare string otherwise.
 pub fn apply_override(tree: &mut toml::Value, spec: &str) -> Result<()> {
@@ -557,6 +560,16 @@ pub fn apply_override(tree: &mut toml::Value, spec: &str) -> Result<()> {
         "llc" => vec!["llc", "geometry"],
         k => k.split('.').collect(),
     };
+    // No key of the configuration is nearly this deep; a deeper one would build tables nested
+    // deeper than the TOML reader accepts from a file, and rendering them would exhaust the
+    // stack.
+    if path.len() > MAX_KEY_PARTS {
+        bail!(
+            "`{}…` has {} dot-separated parts; configuration keys have at most {MAX_KEY_PARTS}",
+            key.chars().take(40).collect::<String>(),
+            path.len()
+        );
+    }
     let value = parse_value(value.trim());
     let mut node = tree;
     for (i, part) in path.iter().enumerate() {
