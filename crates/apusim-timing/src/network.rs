@@ -11,6 +11,12 @@
 //!   `hop_cycles`; a message takes the shorter direction (clockwise on a tie) and each
 //!   directed link carries one message per cycle, so a message waits for a link another
 //!   message holds. Stops are in the order cores, GPU, LLC banks, memory controllers.
+//!   `priority` says who waits for whom on a link: `arrival`, every message in the order it
+//!   was sent; `through`, as rings that give the traffic already on the ring the right of way
+//!   (a stop injects only into a free slot): a message passing a stop waits only for other
+//!   passing messages, not for the messages queued to enter there. The calendar cannot move
+//!   an entering message whose arrival it has already answered, so under `through` a passing
+//!   message may share a cycle with one that entered at that stop.
 //! - `fixed` (tap Table 4: "20-cycle fixed latency, at most 1 req/cycle"): every message
 //!   takes `latency_cycles`, and the network accepts `per_cycle` messages per cycle in all.
 
@@ -30,9 +36,12 @@ pub struct Ring {
     /// Ticks per network cycle (a link carries one message per cycle).
     slot: Tick,
     stops: usize,
+    /// Passing messages wait only for passing messages (`priority = "through"`).
+    through_first: bool,
     /// The calendars of the directed links, [`SLOTS`] cycles each: link `i` clockwise
     /// (i → i+1) at `i`, counter-clockwise (i → i−1) at `stops + i`; an entry holds the
-    /// cycle that took it.
+    /// cycle that took it, shifted left by one, with the low bit set when a passing message
+    /// (not one entering the ring at the link's stop) took it.
     taken: Vec<u64>,
     /// Messages and link-cycles waited (for reports).
     pub messages: u64,
@@ -99,14 +108,21 @@ impl Ring {
         self.messages += 1;
         let mut t = at;
         let mut s = from % n;
-        for _ in 0..hops {
+        for hop in 0..hops {
             let link = if clockwise { s } else { n + s };
             let calendar = &mut self.taken[link * SLOTS..(link + 1) * SLOTS];
             let mut c = t.div_ceil(self.slot);
-            while calendar[(c as usize) % SLOTS] == c {
-                c += 1;
+            let passing = hop > 0;
+            if passing && self.through_first {
+                while calendar[(c as usize) % SLOTS] == (c << 1 | 1) {
+                    c += 1;
+                }
+            } else {
+                while calendar[(c as usize) % SLOTS] >> 1 == c {
+                    c += 1;
+                }
             }
-            calendar[(c as usize) % SLOTS] = c;
+            calendar[(c as usize) % SLOTS] = c << 1 | u64::from(passing);
             let start = (c * self.slot).max(t);
             self.wait += start - t;
             t = start + self.hop;
@@ -147,13 +163,23 @@ impl Fixed {
 /// number of stops.
 pub type BuildNetwork = fn(&Params, Domain, usize) -> Network;
 
-const RING_PARAMS: &[ParamSpec] = &[ParamSpec {
-    name: "hop_cycles",
-    kind: ParamKind::Int { min: 1, max: 1000 },
-    default: "1",
-    unit: "cycles",
-    doc: "cycles per hop (drp §3: a single-cycle hop)",
-}];
+const RING_PARAMS: &[ParamSpec] = &[
+    ParamSpec {
+        name: "hop_cycles",
+        kind: ParamKind::Int { min: 1, max: 1000 },
+        default: "1",
+        unit: "cycles",
+        doc: "cycles per hop (drp §3: a single-cycle hop)",
+    },
+    ParamSpec {
+        name: "priority",
+        kind: ParamKind::Choice(&["arrival", "through"]),
+        default: "\"arrival\"",
+        unit: "",
+        doc: "who goes first on a link: `arrival` (in the order messages were sent) or \
+              `through` (messages already on the ring before those entering at the stop)",
+    },
+];
 
 const FIXED_PARAMS: &[ParamSpec] = &[
     ParamSpec {
@@ -181,6 +207,7 @@ fn build_ring(p: &Params, d: Domain, stops: usize) -> Network {
         hop: d.cycles(p.int("hop_cycles")),
         slot: d.period,
         stops: n,
+        through_first: p.choice("priority") == "through",
         taken: vec![u64::MAX; 2 * n * SLOTS],
         messages: 0,
         wait: 0,
@@ -306,6 +333,52 @@ mod tests {
         // Two messages on one link in the same cycle: the second waits one cycle.
         assert_eq!(r.send(3, 0, 1000), 1010);
         assert_eq!(r.send(3, 0, 1000), 1020);
+    }
+
+    #[test]
+    fn under_through_priority_a_passing_message_overtakes_a_burst_entering_at_a_stop() {
+        // Stop 1 (a GPU) puts 100 messages for stop 2 (the LLC) on the ring at once; a
+        // message from stop 0 passes stop 1 a cycle later. One-cycle hops of 10 ticks.
+        let run = |priority: &str| {
+            let mut t = toml::Table::new();
+            t.insert("priority".into(), toml::Value::String(priority.into()));
+            let mut r = build("ring", &t, Domain::new(10), 4).unwrap();
+            let burst: Vec<Tick> = (0..100).map(|_| r.send(1, 2, 0)).collect();
+            (burst, r.send(0, 2, 0), r.send(1, 2, 0), r.counters())
+        };
+        let (burst, passing, after, _) = run("arrival");
+        assert_eq!(burst.last(), Some(&1000));
+        assert_eq!(
+            passing, 1010,
+            "in arrival order it waits behind the whole burst"
+        );
+        assert_eq!(after, 1020);
+        let (burst, passing, after, (messages, _)) = run("through");
+        assert_eq!(
+            burst.last(),
+            Some(&1000),
+            "the burst itself is served as before"
+        );
+        assert_eq!(
+            passing, 20,
+            "two hops with no wait: it was on the ring first"
+        );
+        assert_eq!(
+            after, 1010,
+            "a message entering later still queues behind the burst"
+        );
+        assert_eq!(messages, 102);
+        // Passing messages still wait for each other.
+        let mut t = toml::Table::new();
+        t.insert("priority".into(), toml::Value::String("through".into()));
+        let mut r = build("ring", &t, Domain::new(10), 4).unwrap();
+        assert_eq!(r.send(0, 2, 0), 20);
+        assert_eq!(
+            r.send(0, 2, 0),
+            30,
+            "the second waits a cycle on the first link"
+        );
+        assert_eq!(r.send(3, 2, 0), 10, "3 -> 2 is another link, one hop");
     }
 
     #[test]
