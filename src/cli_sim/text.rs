@@ -402,11 +402,7 @@ fn criticality_lines(r: &apusim_sim::timed::RenderResult) -> String {
         ));
     }
     if let Some(l) = &c.learned {
-        let errs: Vec<String> = c
-            .estimates
-            .iter()
-            .map(|e| format!("frame {} {:+.1}%", e.frame, 100.0 * e.error))
-            .collect();
+        let errs = estimate_errors(&c.estimates);
         s.push_str(&format!(
             "frame-rate estimation: learned {} render-target tiles, {} planes, {} updates in {} cycles; \
              error of predicted frames: {}; relearned {}x\n",
@@ -414,11 +410,7 @@ fn criticality_lines(r: &apusim_sim::timed::RenderResult) -> String {
             l.planes,
             l.updates,
             l.cycles,
-            if errs.is_empty() {
-                "none predicted".to_string()
-            } else {
-                errs.join(", ")
-            },
+            errs,
             c.relearned
         ));
     }
@@ -427,6 +419,65 @@ fn criticality_lines(r: &apusim_sim::timed::RenderResult) -> String {
 
 /// Most intervals shown on the terminal; the JSON and CSV hold them all.
 const SHOWN_INTERVALS: usize = 40;
+
+/// Frame-rate predictions the table lists one by one.
+const SHOWN_ESTIMATES: usize = 8;
+
+/// The errors of the predicted frames: a long run predicts a frame per restart, so the first
+/// [`SHOWN_ESTIMATES`] are listed and the rest summed up (JSON and CSV keep every one).
+fn estimate_errors(estimates: &[apusim_timing::gpu::pipeline::FrameEstimate]) -> String {
+    if estimates.is_empty() {
+        return "none predicted".to_string();
+    }
+    let mut parts: Vec<String> = estimates
+        .iter()
+        .take(SHOWN_ESTIMATES)
+        .map(|e| format!("frame {} {:+.1}%", e.frame, 100.0 * e.error))
+        .collect();
+    if let Some(rest) = estimates.get(SHOWN_ESTIMATES..).filter(|r| !r.is_empty()) {
+        let mean = rest.iter().map(|e| e.error.abs()).sum::<f64>() / rest.len() as f64;
+        let max = rest.iter().map(|e| e.error.abs()).fold(0.0, f64::max);
+        parts.push(format!(
+            "{} more (mean |error| {:.1}%, largest {:.1}%)",
+            rest.len(),
+            100.0 * mean,
+            100.0 * max
+        ));
+    }
+    parts.join(", ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use apusim_timing::gpu::pipeline::FrameEstimate;
+
+    fn est(error: f64) -> FrameEstimate {
+        FrameEstimate {
+            frame: 0,
+            cycles: 1,
+            projected: 1.0,
+            error,
+        }
+    }
+
+    #[test]
+    fn predicted_frames_beyond_the_first_few_are_summed_up() {
+        assert_eq!(estimate_errors(&[]), "none predicted");
+        assert_eq!(
+            estimate_errors(&[est(0.1), est(-0.2)]),
+            "frame 0 +10.0%, frame 0 -20.0%"
+        );
+        let mut many = vec![est(0.01); SHOWN_ESTIMATES];
+        many.extend([est(0.1), est(-0.3)]);
+        let s = estimate_errors(&many);
+        assert_eq!(s.matches("frame 0").count(), SHOWN_ESTIMATES, "{s}");
+        assert!(
+            s.ends_with("2 more (mean |error| 20.0%, largest 30.0%)"),
+            "{s}"
+        );
+    }
+}
 
 /// IPC per core, LLC misses and DRAM bandwidth per interval (with `--interval`).
 fn interval_table(r: &SimResult) -> String {
