@@ -120,7 +120,7 @@ fn bench(c: &mut Criterion) {
         progress: false,
         interval: None,
         sample: None,
-        study: Default::default(),
+        llc_switches: Default::default(),
     };
     let mut g = c.benchmark_group("one_core");
     g.sample_size(10);

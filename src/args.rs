@@ -1,5 +1,5 @@
 //! Arguments several commands share (the system, a built-in workload, the trace cache,
-//! outputs, the LLC study switches) and the value parsers that check them when the command line
+//! outputs, the LLC switches) and the value parsers that check them when the command line
 //! is read, among them `registry_values`, which parses the options of a built-in workload or scene
 //! by its registry parameters.
 
@@ -142,10 +142,10 @@ pub(super) fn writable_output(s: &str) -> Result<PathBuf, String> {
     Ok(path)
 }
 
-/// The LLC study switches of functional and timed runs (drp-reuse-probability-shared-llc.txt
+/// The LLC switches of functional and timed runs (drp-reuse-probability-shared-llc.txt
 /// §4.2-4.3).
 #[derive(Args)]
-pub(super) struct StudySwitches {
+pub(super) struct LlcSwitchArgs {
     /// Charge non-compulsory LLC misses of these streams as hits (e.g. `color,texture`, `gpu`).
     #[arg(long, value_name = "STREAMS")]
     ideal: Option<String>,
@@ -166,11 +166,11 @@ enum IdealGpu {
     NonCritical,
 }
 
-impl StudySwitches {
-    pub(super) fn options(&self) -> Result<apusim_sim::StudyOptions> {
-        let o = apusim_sim::StudyOptions {
+impl LlcSwitchArgs {
+    pub(super) fn options(&self) -> Result<apusim_sim::LlcSwitches> {
+        let o = apusim_sim::LlcSwitches {
             ideal: match &self.ideal {
-                Some(s) => apusim_sim::StudyOptions::parse_ideal(s)?,
+                Some(s) => apusim_sim::LlcSwitches::parse_ideal(s)?,
                 None => Vec::new(),
             },
             ideal_critical: self.ideal_gpu.map(|w| w == IdealGpu::Critical),
@@ -183,19 +183,19 @@ impl StudySwitches {
     }
 }
 
-/// Study switches of a functional run: the LLC switches and the LLC stream's dump.
+/// The LLC switches of a functional run and the LLC stream's dump.
 #[derive(Args)]
-pub(super) struct StudyArgs {
+pub(super) struct LlcSwitchDumpArgs {
     #[command(flatten)]
-    switches: StudySwitches,
+    switches: LlcSwitchArgs,
     /// Write every access that reaches the LLC to this .apt file (single policy only).
     #[arg(long, value_name = "FILE", value_parser = writable_output)]
     dump_llc_trace: Option<PathBuf>,
 }
 
-impl StudyArgs {
-    pub(super) fn options(&self) -> Result<apusim_sim::StudyOptions> {
-        Ok(apusim_sim::StudyOptions {
+impl LlcSwitchDumpArgs {
+    pub(super) fn options(&self) -> Result<apusim_sim::LlcSwitches> {
+        Ok(apusim_sim::LlcSwitches {
             dump_llc_trace: self.dump_llc_trace.clone(),
             ..self.switches.options()?
         })

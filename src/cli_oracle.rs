@@ -85,7 +85,7 @@ pub fn run_with_oracles(
     names: &[String],
     opts: &apusim_sim::RunOptions,
 ) -> Result<Vec<OracleResult>> {
-    if opts.study.is_active() {
+    if opts.llc_switches.is_active() {
         bail!("oracle policies replay a recorded LLC stream; they do not combine with --ideal, --gpu-read-bypass or --dump-llc-trace");
     }
     // Refuse a bad parameter before recording, not after.
@@ -94,7 +94,7 @@ pub fn run_with_oracles(
     let dir = tempfile::tempdir().context("creating a temporary directory for the LLC stream")?;
     let llc = dir.path().join("llc.apt");
     let record = apusim_sim::RunOptions {
-        study: apusim_sim::StudyOptions {
+        llc_switches: apusim_sim::LlcSwitches {
             dump_llc_trace: Some(llc.clone()),
             ..Default::default()
         },

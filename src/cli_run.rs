@@ -2,7 +2,7 @@
 //! more LLC policies, and their printed and written results.
 
 use crate::args::{
-    policy_list, policy_list_or_configured, registry_int, CacheArgs, OutputArgs, StudyArgs,
+    policy_list, policy_list_or_configured, registry_int, CacheArgs, LlcSwitchDumpArgs, OutputArgs,
     SystemArgs, WorkloadArgs,
 };
 use crate::outputs::{commit_outputs, stage_outputs_into, write_outputs};
@@ -105,7 +105,7 @@ pub(super) struct RunArgs {
     #[arg(long, value_parser = crate::thread_count)]
     threads: Option<usize>,
     #[command(flatten)]
-    study: StudyArgs,
+    llc_switches: LlcSwitchDumpArgs,
     #[command(flatten)]
     system: SystemArgs,
     #[command(flatten)]
@@ -133,7 +133,7 @@ pub(super) fn demo(a: DemoArgs) -> Result<()> {
         progress: true,
         limit: None,
         continue_to_run: false,
-        study: Default::default(),
+        llc_switches: Default::default(),
     };
     let results = run_policies(&cfg, &names, &inputs, &opts)?;
     print_results(&cfg, &inputs, &results, &a.output, false, Outputs::new())
@@ -162,20 +162,20 @@ pub(super) fn run(a: RunArgs) -> Result<()> {
         false,
     )?;
     let inputs = &*inputs;
-    let mut study = a.study.options()?;
+    let mut switches = a.llc_switches.options()?;
     // The LLC dump streams into a reserved temporary file while the run proceeds and is
     // renamed into place together with --json and --csv, or not at all.
     let mut staged = Outputs::new();
-    if let Some(p) = study.dump_llc_trace.take() {
-        study.dump_llc_trace = Some(staged.reserve(&p)?);
-        study.dump_llc_name = Some(p);
+    if let Some(p) = switches.dump_llc_trace.take() {
+        switches.dump_llc_trace = Some(staged.reserve(&p)?);
+        switches.dump_llc_name = Some(p);
     }
     let opts = RunOptions {
         progress: true,
         limit: a.limit,
         // drp §3's method: CPU jobs of a given length, early finishers running on.
         continue_to_run: a.instructions.is_some(),
-        study,
+        llc_switches: switches,
     };
     let mut db =
         a.db.open(names.iter().any(|n| cli_oracle::is_oracle_name(n)))?;

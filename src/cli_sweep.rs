@@ -460,7 +460,7 @@ fn announce_recorded(store: &Store, n: usize) {
 }
 
 /// Record `apusim sim`'s results when `--db` was given; `extra` are the options beyond
-/// warm-up, instructions and the study switches that shaped them.
+/// warm-up, instructions and the LLC switches that shaped them.
 pub fn record_sim(
     db: Option<&mut Store>,
     cfg: &apusim_sim::SystemConfig,
@@ -476,7 +476,7 @@ pub fn record_sim(
         inputs,
         opts.warmup,
         opts.instructions,
-        &opts.study,
+        &opts.llc_switches,
         extra,
         results,
         std::time::SystemTime::now(),

@@ -29,7 +29,7 @@ use apusim_sim::SystemConfig;
 use apusim_workloads::MAX_SCALE;
 use args::{
     at_least_one, policy_list_or_configured, policy_name, thread_count, whole_number,
-    writable_output, CacheArgs, OutputArgs, StudySwitches, SystemArgs, WorkloadArgs,
+    writable_output, CacheArgs, LlcSwitchArgs, OutputArgs, SystemArgs, WorkloadArgs,
 };
 use clap::{Args, CommandFactory, FromArgMatches, Parser, Subcommand};
 use cli_run::{demo, print_oracle, run, run_inputs, DemoArgs, RunArgs};

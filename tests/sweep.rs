@@ -396,7 +396,7 @@ fn run_and_sim_record_under_the_key_a_sweep_gives_the_same_run() {
         assert_eq!(swept.get(k), Some(rows), "run --db and the sweep disagree");
     }
 
-    // The LLC study switches: the same key as `run --ideal --gpu-read-bypass --db`.
+    // The LLC switches: the same key as `run --ideal --gpu-read-bypass --db`.
     let mut args = vec!["run"];
     args.extend(&t);
     args.extend([

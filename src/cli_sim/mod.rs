@@ -83,7 +83,7 @@ pub struct SimArgs {
     /// Idealized streams and forced GPU read bypass at the LLC (alone runs are made without
     /// them).
     #[command(flatten)]
-    study: super::StudySwitches,
+    llc_switches: super::LlcSwitchArgs,
     #[command(flatten)]
     system: SystemArgs,
     #[command(flatten)]
@@ -125,7 +125,7 @@ pub fn run(a: SimArgs) -> Result<()> {
         progress: names.len() == 1,
         interval: a.interval,
         sample,
-        study: a.study.options()?,
+        llc_switches: a.llc_switches.options()?,
     };
     let mut db = a.db.open(false)?;
     if let Some(spec) = &a.interval {

@@ -1,6 +1,9 @@
 //! Controller-level behaviour: latencies, scheduling order, row-hit cap, refresh, write drain,
 //! row policies, multi-channel operation, and (proptest) data-bus exclusivity plus every
 //! timing constraint re-checked by an independent checker on random request streams.
+//!
+//! One file, one idea: the controller seen from its public interface, whose tests share the
+//! request builders, the run loop and the completion-order helpers above them.
 
 mod common;
 

@@ -19,7 +19,7 @@ use crate::timed::{
 use crate::{with_means, Mean, Record, StudyOutput};
 use anyhow::{bail, Result};
 use apusim_sim::timed::SimResult;
-use apusim_sim::StudyOptions;
+use apusim_sim::LlcSwitches;
 use apusim_trace::Stream;
 
 /// The figures this module reproduces.
@@ -75,9 +75,9 @@ impl Figure {
         if self == Figure::Fig8 {
             for (label, which) in [("Critical", true), ("Non-critical", false)] {
                 bars.push(Bar {
-                    study: StudyOptions {
+                    llc_switches: LlcSwitches {
                         ideal_critical: Some(which),
-                        ..StudyOptions::default()
+                        ..LlcSwitches::default()
                     },
                     ..bar(label, BASELINE)
                 });

@@ -224,7 +224,7 @@ mod tests {
             ["Baseline", "C", "T", "Z", "B", "O", "CT", "CTZ", "CTZB", "CTZBO"]
         );
         // CTZBO makes every GPU stream ideal, and no CPU stream.
-        let all = &bars.last().unwrap().study.ideal;
+        let all = &bars.last().unwrap().llc_switches.ideal;
         assert!(all.iter().all(|s| !s.is_cpu()));
         assert_eq!(
             all.len(),

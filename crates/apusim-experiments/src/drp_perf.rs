@@ -34,7 +34,7 @@ use crate::timed::{
 use crate::{Record, StudyOutput};
 use anyhow::{bail, Context, Result};
 use apusim_sim::timed::{alone_runs, speedup, AloneOptions};
-use apusim_sim::StudyOptions;
+use apusim_sim::LlcSwitches;
 use apusim_workloads::mixes::GpuJob;
 
 pub use crate::timed::Options;
@@ -132,9 +132,9 @@ impl Figure {
             ],
             Figure::Fig4 => std::iter::once(bar("Baseline", BASELINE))
                 .chain([25, 50, 75, 100].map(|p| Bar {
-                    study: StudyOptions {
+                    llc_switches: LlcSwitches {
                         gpu_read_bypass: p as f64 / 100.0,
-                        ..StudyOptions::default()
+                        ..LlcSwitches::default()
                     },
                     ..bar(&format!("{p}%"), BASELINE)
                 }))
@@ -277,10 +277,10 @@ mod tests {
     use apusim_sim::SystemConfig;
 
     /// The same run made directly, on the preset the study picks for the mix.
-    fn direct(mix: &str, policy: &str, study: StudyOptions) -> SimResult {
+    fn direct(mix: &str, policy: &str, llc_switches: LlcSwitches) -> SimResult {
         let opts = SimOptions {
             instructions: Some(20_000),
-            study,
+            llc_switches,
             ..SimOptions::default()
         };
         direct_with(mix, policy, &opts)
@@ -334,8 +334,8 @@ mod tests {
         // 1C1G first, each configuration with its geometric mean.
         assert_eq!(out.records[0].config, "1C1G");
         for (config, mix) in [("1C1G", "S18"), ("2C1G", "D18")] {
-            let base = direct(mix, BASELINE, StudyOptions::default());
-            let drp = direct(mix, "drp", StudyOptions::default());
+            let base = direct(mix, BASELINE, LlcSwitches::default());
+            let drp = direct(mix, "drp", LlcSwitches::default());
             let ipc = |r: &SimResult| r.cores.iter().map(|c| c.ipc).sum::<f64>();
             assert_eq!(
                 out.get(config, mix, "DRP", "cpu_speedup"),
@@ -359,13 +359,13 @@ mod tests {
     fn a_bypass_bar_runs_with_its_switch_and_averages_only_are_kept() {
         let out = run(Figure::Fig4, &small(&["S18"])).unwrap();
         assert!(out.records.iter().all(|r| r.workload == "mean"));
-        let base = direct("S18", BASELINE, StudyOptions::default());
+        let base = direct("S18", BASELINE, LlcSwitches::default());
         let all = direct(
             "S18",
             BASELINE,
-            StudyOptions {
+            LlcSwitches {
                 gpu_read_bypass: 1.0,
-                ..StudyOptions::default()
+                ..LlcSwitches::default()
             },
         );
         let cycles = |r: &SimResult| r.gpu.as_ref().unwrap().cycles as f64;

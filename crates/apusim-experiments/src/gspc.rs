@@ -22,7 +22,7 @@ use crate::jobs::{ensure_cached, JobInputs, TraceDir};
 use crate::{oracle_setup, with_means, Mean, Record, StudyOutput};
 use anyhow::{bail, Context, Result};
 use apusim_oracle::{OraclePolicy, OracleResult};
-use apusim_sim::{RunOptions, StudyOptions, SystemConfig};
+use apusim_sim::{LlcSwitches, RunOptions, SystemConfig};
 use apusim_trace::Stream;
 use apusim_workloads::mixes::Job;
 use rayon::prelude::*;
@@ -183,7 +183,7 @@ fn llc_stream(dir: &Path, job: &Job, preset: &SystemConfig) -> Result<PathBuf> {
         progress: false,
         limit: None,
         continue_to_run: false,
-        study: StudyOptions {
+        llc_switches: LlcSwitches {
             dump_llc_trace: Some(path.clone()),
             ..Default::default()
         },

@@ -28,7 +28,7 @@
 //!   under larger L1s and the bypass predictors.
 //! - [`drp_perf`]: drp's figures stated in performance (Figs. 1, 3, 4, 11, 12, 15, Table 4)
 //!   and [`crit_perf`]: gpu-access-criticality §3's stream figures (Figs. 2-4), each a timed
-//!   run (`apusim sim`) per (mix, bar), where a bar is a policy plus the LLC study switches.
+//!   run (`apusim sim`) per (mix, bar), where a bar is a policy plus the LLC switches.
 //!
 //! The central types:
 //! - [`studies::Study`]: one entry of the registry [`studies::STUDIES`] — a study's name,

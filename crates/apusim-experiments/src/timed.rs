@@ -1,7 +1,7 @@
 //! Timed runs of the papers' mixes under a figure's bars, shared by the timed studies
 //! ([`crate::drp_perf`], [`crate::crit_perf`]).
 //!
-//! A [`Bar`] is what one bar of a figure changes: the LLC policy and the study switches
+//! A [`Bar`] is what one bar of a figure changes: the LLC policy and the LLC switches
 //! (idealized streams, forced GPU read bypass). [`TimedMixes`] holds the mixes of a figure,
 //! their generated traces (in the trace cache, generated once) and the system each runs on,
 //! a preset chosen by the mix's GPU job (the papers attach one of two GPU models by workload)
@@ -14,17 +14,17 @@ use crate::runs::{PlannedInput, PlannedRun, Runs};
 use crate::{with_means, Mean, Record, StudyOutput};
 use anyhow::{bail, Context, Result};
 use apusim_sim::timed::{SampleSpec, SimOptions, SimResult};
-use apusim_sim::{StudyOptions, SystemConfig};
+use apusim_sim::{LlcSwitches, SystemConfig};
 use apusim_workloads::mixes::{self, GpuJob};
 use std::path::PathBuf;
 
-/// One bar of a figure: its label, policy, study switches, `key=value` settings of its
+/// One bar of a figure: its label, policy, LLC switches, `key=value` settings of its
 /// DRAM (`timing.dram_set`, e.g. `scheduler=im`) and `--set` overrides of its system (after
 /// the figure's own).
 pub(crate) struct Bar {
     pub label: String,
     pub policy: &'static str,
-    pub study: StudyOptions,
+    pub llc_switches: LlcSwitches,
     pub dram: Vec<String>,
     pub set: Vec<String>,
 }
@@ -34,7 +34,7 @@ pub(crate) fn bar(label: &str, policy: &'static str) -> Bar {
     Bar {
         label: label.into(),
         policy,
-        study: StudyOptions::default(),
+        llc_switches: LlcSwitches::default(),
         dram: Vec::new(),
         set: Vec::new(),
     }
@@ -43,9 +43,9 @@ pub(crate) fn bar(label: &str, policy: &'static str) -> Bar {
 /// A bar under `policy` whose `streams` (an `--ideal` list) are ideal.
 pub(crate) fn ideal(label: &str, policy: &'static str, streams: &str) -> Bar {
     Bar {
-        study: StudyOptions {
-            ideal: StudyOptions::parse_ideal(streams).expect("built-in stream list"),
-            ..StudyOptions::default()
+        llc_switches: LlcSwitches {
+            ideal: LlcSwitches::parse_ideal(streams).expect("built-in stream list"),
+            ..LlcSwitches::default()
         },
         ..bar(label, policy)
     }
@@ -227,7 +227,7 @@ impl TimedMixes {
         })?;
         crate::par_counted(&cases, "timed runs", |&(m, b)| {
             let opts = SimOptions {
-                study: bars[b].study.clone(),
+                llc_switches: bars[b].llc_switches.clone(),
                 ..self.opts.clone()
             };
             let cfg = self.config_of(m, &bars[b])?;
@@ -252,14 +252,14 @@ impl TimedMixes {
             instructions: self.opts.instructions,
             sample: self.opts.sample.is_some(),
             ideal: bar
-                .study
+                .llc_switches
                 .ideal
                 .iter()
                 .map(|s| s.to_string())
                 .collect::<Vec<_>>()
                 .join(","),
-            gpu_read_bypass: bar.study.gpu_read_bypass,
-            ideal_critical: bar.study.ideal_critical,
+            gpu_read_bypass: bar.llc_switches.gpu_read_bypass,
+            ideal_critical: bar.llc_switches.ideal_critical,
         })
     }
 }

@@ -7,7 +7,7 @@ use apusim_sim::run::in_pool;
 use apusim_sim::timed::{
     alone_runs, sim_policies, target_error, AloneOptions, SampleSpec, SimOptions,
 };
-use apusim_sim::{run_policies, Inputs, RunOptions, RunResult, StudyOptions, SystemConfig};
+use apusim_sim::{run_policies, Inputs, LlcSwitches, RunOptions, RunResult, SystemConfig};
 use apusim_sweep::{Metric, Store};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
@@ -160,12 +160,12 @@ fn refuse_oracles(names: &[String]) -> Result<()> {
     Ok(())
 }
 
-/// The LLC study switches (`--ideal`, `--ideal-gpu`, `--gpu-read-bypass`).
-fn study_options(
+/// The LLC switches (`--ideal`, `--ideal-gpu`, `--gpu-read-bypass`).
+fn llc_switches(
     ideal: Option<&str>,
     ideal_gpu: Option<&str>,
     gpu_read_bypass: f64,
-) -> Result<StudyOptions> {
+) -> Result<LlcSwitches> {
     let ideal_critical = match ideal_gpu {
         None => None,
         Some("critical") => Some(true),
@@ -175,9 +175,9 @@ fn study_options(
              non-critical)"
         ),
     };
-    let o = StudyOptions {
+    let o = LlcSwitches {
         ideal: match ideal {
-            Some(s) => StudyOptions::parse_ideal(s)?,
+            Some(s) => LlcSwitches::parse_ideal(s)?,
             None => Vec::new(),
         },
         ideal_critical,
@@ -281,9 +281,9 @@ pub fn run<'py>(
                 progress: false,
                 limit,
                 continue_to_run: instructions.is_some(),
-                study: StudyOptions {
+                llc_switches: LlcSwitches {
                     dump_llc_trace,
-                    ..study_options(ideal.as_deref(), ideal_gpu.as_deref(), gpu_read_bypass)?
+                    ..llc_switches(ideal.as_deref(), ideal_gpu.as_deref(), gpu_read_bypass)?
                 },
             };
             let mut store = open_db(db.as_ref())?;
@@ -389,7 +389,11 @@ pub fn sim<'py>(
                 progress: false,
                 interval: None,
                 sample,
-                study: study_options(ideal.as_deref(), ideal_gpu.as_deref(), gpu_read_bypass)?,
+                llc_switches: llc_switches(
+                    ideal.as_deref(),
+                    ideal_gpu.as_deref(),
+                    gpu_read_bypass,
+                )?,
             };
             let mut store = open_db(db.as_ref())?;
             // Jobs that share the machine are compared with each running alone.
@@ -428,7 +432,7 @@ pub fn sim<'py>(
                     inputs,
                     sim_opts.warmup,
                     sim_opts.instructions,
-                    &sim_opts.study,
+                    &sim_opts.llc_switches,
                     &extra,
                     &results,
                     std::time::SystemTime::now(),

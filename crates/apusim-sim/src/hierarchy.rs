@@ -17,8 +17,8 @@
 //! miss forwards the whole access once, as cachegrind does.
 
 use crate::config::{LevelConfig, SystemConfig};
+use crate::llc_switches::{LlcSwitchState, LlcSwitches};
 use crate::stats::{LevelStats, RunStats, Table};
-use crate::study::{LlcStudy, StudyOptions};
 use anyhow::{bail, Context, Result};
 use apusim_cache::policies::l1_bypass::{build_predictor, L1Bypass};
 use apusim_cache::policies::lru::Lru;
@@ -227,8 +227,8 @@ pub struct Hierarchy<P: Policy> {
     cachegrind: bool,
     /// Largest data size in cachegrind mode (its smallest line size).
     clamp: u16,
-    /// Study switches at the LLC (`None` when all are off, the common case).
-    study: Option<LlcStudy>,
+    /// Experiment switches at the LLC (`None` when all are off, the common case).
+    llc_switches: Option<LlcSwitchState>,
     deferred: Deferred,
     /// LLC misses of accesses flagged [`Access::BYPASS_LLC`] that went around the LLC.
     flag_bypasses: u64,
@@ -340,7 +340,7 @@ impl<P: Policy> Hierarchy<P> {
             spared: 0,
             cachegrind: cfg.cachegrind,
             clamp: min_line.min(u16::MAX as u32) as u16,
-            study: None,
+            llc_switches: None,
             deferred: Deferred::default(),
             flag_bypasses: 0,
             hints: (0, 0),
@@ -498,13 +498,13 @@ impl<P: Policy> Hierarchy<P> {
         &level.instances[level.instance_of(req)]
     }
 
-    /// Turn on the study switches of `opts` (see [`crate::study`]).
-    pub fn set_study(&mut self, opts: &StudyOptions, cfg: &SystemConfig) -> Result<()> {
+    /// Turn on the LLC switches of `opts` (see [`crate::llc_switches`]).
+    pub fn set_llc_switches(&mut self, opts: &LlcSwitches, cfg: &SystemConfig) -> Result<()> {
         if self.cachegrind && opts.is_active() {
-            bail!("the study switches do not apply to the cachegrind model");
+            bail!("the LLC switches do not apply to the cachegrind model");
         }
-        self.study = if opts.is_active() {
-            Some(LlcStudy::new(opts, cfg)?)
+        self.llc_switches = if opts.is_active() {
+            Some(LlcSwitchState::new(opts, cfg)?)
         } else {
             None
         };
@@ -513,7 +513,7 @@ impl<P: Policy> Hierarchy<P> {
 
     /// Flush what the run writes (the LLC dump).
     pub fn finish(&mut self) -> Result<()> {
-        match &mut self.study {
+        match &mut self.llc_switches {
             Some(s) => s.finish(),
             None => Ok(()),
         }
@@ -632,8 +632,8 @@ impl<P: Policy> Hierarchy<P> {
             }
         };
         let next = self.next_of(t);
-        if t == Target::Llc && self.study.is_some() {
-            return self.send_llc_study(req, bits, next);
+        if t == Target::Llc && self.llc_switches.is_some() {
+            return self.send_llc_switched(req, bits, next);
         }
         let mut miss = false;
         let span = lines(req, bits);
@@ -719,20 +719,20 @@ impl<P: Policy> Hierarchy<P> {
         }
     }
 
-    /// The LLC with study switches on: dump, forced GPU read bypass, idealized streams.
-    fn send_llc_study(&mut self, req: &Access, bits: u32, next: Target) -> Result<()> {
+    /// The LLC with switches on: dump, forced GPU read bypass, idealized streams.
+    fn send_llc_switched(&mut self, req: &Access, bits: u32, next: Target) -> Result<()> {
         let t = Target::Llc;
-        let study = self.study.as_mut().expect("checked by the caller");
-        study.dump(req)?;
+        let sw = self.llc_switches.as_mut().expect("checked by the caller");
+        sw.dump(req)?;
         let resident = lines(req, bits).all(|l| self.llc.probe(l << bits));
         let flagged = req.flags & Access::BYPASS_LLC != 0;
-        if !resident && (study.force_bypass(req) || flagged) {
+        if !resident && (sw.force_bypass(req) || flagged) {
             self.flag_bypasses += u64::from(flagged);
             let c = self.llc_stats.counts.of(req);
             c.record(req.op, true);
             c.bypasses += 1;
             for line in lines(req, bits) {
-                study.seen_before(line);
+                sw.seen_before(line);
             }
             return self.send(next, req);
         }
@@ -740,9 +740,9 @@ impl<P: Policy> Hierarchy<P> {
         let mut idealized = false;
         for line in lines(req, bits) {
             let sub = part_in_line(req, line, bits);
-            let study = self.study.as_mut().expect("checked by the caller");
-            let repeat = study.seen_before(line);
-            let ideal = repeat && study.is_ideal(req);
+            let sw = self.llc_switches.as_mut().expect("checked by the caller");
+            let repeat = sw.seen_before(line);
+            let ideal = repeat && sw.is_ideal(req);
             match self.llc.access(&sub)? {
                 Outcome::Hit { .. } => {}
                 Outcome::Miss {

@@ -16,15 +16,15 @@
 pub mod config;
 pub mod hierarchy;
 pub mod inputs;
+pub mod llc_switches;
 pub mod progress;
 pub mod report;
 pub mod run;
 pub mod stats;
 pub mod stored;
-pub mod study;
 pub mod timed;
 
 pub use config::SystemConfig;
 pub use hierarchy::Hierarchy;
+pub use llc_switches::LlcSwitches;
 pub use run::{run_policies, run_policy, Input, Inputs, Reopen, RunOptions, RunResult};
-pub use study::StudyOptions;

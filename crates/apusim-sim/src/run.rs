@@ -71,8 +71,8 @@ pub struct RunOptions {
     /// until every input has ended once ([`simulate_with_restarts`]); `false` runs each
     /// input once.
     pub continue_to_run: bool,
-    /// Study switches at the LLC (ideal streams, forced bypass, LLC trace dump).
-    pub study: crate::StudyOptions,
+    /// Experiment switches at the LLC (ideal streams, forced bypass, LLC trace dump).
+    pub llc_switches: crate::LlcSwitches,
 }
 
 /// The result of one policy's run (kept whole in a results database by [`crate::stored`]).
@@ -141,10 +141,10 @@ pub fn run_policies(
     inputs: &dyn Inputs,
     opts: &RunOptions,
 ) -> Result<Vec<RunResult>> {
-    if opts.study.dump_llc_trace.is_some() && names.len() > 1 {
+    if opts.llc_switches.dump_llc_trace.is_some() && names.len() > 1 {
         anyhow::bail!("--dump-llc-trace writes one policy's LLC stream: give a single --policy");
     }
-    opts.study.validate()?;
+    opts.llc_switches.validate()?;
     // Check every name first, so a typo fails before hours of simulation.
     for n in names {
         if policies::info(n).is_none() {
@@ -196,7 +196,7 @@ impl PolicyVisitor for Simulate<'_> {
     type Output = Result<RunStats>;
     fn visit<P: Policy>(self, policy: P) -> Result<RunStats> {
         let mut h = Hierarchy::new(self.cfg, policy)?;
-        h.set_study(&self.opts.study, self.cfg)?;
+        h.set_llc_switches(&self.opts.llc_switches, self.cfg)?;
         let inputs = self.inputs.open()?;
         let stats = match self.opts.continue_to_run {
             false => simulate(&mut h, self.cfg, inputs, self.opts)?,

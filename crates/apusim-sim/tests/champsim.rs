@@ -84,7 +84,7 @@ fn check(kind: &str) {
         progress: false,
         interval: None,
         sample: None,
-        study: Default::default(),
+        llc_switches: Default::default(),
     };
     let input = ChampSimFile(path);
     let mut failures = Vec::new();

@@ -418,20 +418,20 @@ fn lines_shared_by_two_cores_are_back_invalidated_in_both() {
     );
 }
 
-fn with_study(cfg: &SystemConfig, study: apusim_sim::StudyOptions) -> Hierarchy<Lru> {
+fn with_llc_switches(cfg: &SystemConfig, switches: apusim_sim::LlcSwitches) -> Hierarchy<Lru> {
     let mut h = lru_hierarchy(cfg);
-    h.set_study(&study, cfg).unwrap();
+    h.set_llc_switches(&switches, cfg).unwrap();
     h
 }
 
 #[test]
 fn ideal_streams_charge_non_compulsory_misses_as_hits() {
     let cfg = tiny("");
-    let study = apusim_sim::StudyOptions {
-        ideal: apusim_sim::StudyOptions::parse_ideal("color").unwrap(),
+    let switches = apusim_sim::LlcSwitches {
+        ideal: apusim_sim::LlcSwitches::parse_ideal("color").unwrap(),
         ..Default::default()
     };
-    let mut h = with_study(&cfg, study);
+    let mut h = with_llc_switches(&cfg, switches);
     let color = |a| gpu(a, Op::Read, Stream::Color);
     h.access(&color(0)).unwrap(); // compulsory miss
     h.access(&color(256)).unwrap(); // compulsory miss
@@ -456,11 +456,11 @@ fn ideal_streams_charge_non_compulsory_misses_as_hits() {
 #[test]
 fn forced_gpu_read_bypass_is_seeded_and_spares_the_cpu() {
     let cfg = tiny("");
-    let all = apusim_sim::StudyOptions {
+    let all = apusim_sim::LlcSwitches {
         gpu_read_bypass: 1.0,
         ..Default::default()
     };
-    let mut h = with_study(&cfg, all);
+    let mut h = with_llc_switches(&cfg, all);
     for a in 0..8u64 {
         h.access(&gpu(a * 64, Op::Read, Stream::StaticTexture))
             .unwrap();
@@ -473,9 +473,9 @@ fn forced_gpu_read_bypass_is_seeded_and_spares_the_cpu() {
     let half = |seed: u64| {
         let mut cfg = tiny("");
         cfg.seed = seed;
-        let mut h = with_study(
+        let mut h = with_llc_switches(
             &cfg,
-            apusim_sim::StudyOptions {
+            apusim_sim::LlcSwitches {
                 gpu_read_bypass: 0.5,
                 ..Default::default()
             },
@@ -499,9 +499,9 @@ fn the_llc_stream_can_be_dumped_and_replayed() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("llc.apt");
     let cfg = tiny("");
-    let mut h = with_study(
+    let mut h = with_llc_switches(
         &cfg,
-        apusim_sim::StudyOptions {
+        apusim_sim::LlcSwitches {
             dump_llc_trace: Some(path.clone()),
             ..Default::default()
         },
@@ -521,12 +521,12 @@ fn the_llc_stream_can_be_dumped_and_replayed() {
 }
 
 #[test]
-fn study_switches_reject_bad_values() {
-    assert!(apusim_sim::StudyOptions::parse_ideal("").is_err());
-    assert!(apusim_sim::StudyOptions::parse_ideal("colour").is_err());
-    let both = apusim_sim::StudyOptions::parse_ideal("texture,gpu").unwrap();
+fn llc_switches_reject_bad_values() {
+    assert!(apusim_sim::LlcSwitches::parse_ideal("").is_err());
+    assert!(apusim_sim::LlcSwitches::parse_ideal("colour").is_err());
+    let both = apusim_sim::LlcSwitches::parse_ideal("texture,gpu").unwrap();
     assert!(both.contains(&Stream::DynamicTexture) && !both.contains(&Stream::CpuData));
-    let bad = apusim_sim::StudyOptions {
+    let bad = apusim_sim::LlcSwitches {
         gpu_read_bypass: 1.5,
         ..Default::default()
     };

@@ -9,7 +9,7 @@ use anyhow::Result;
 use apusim_render::{Options, WorkSource};
 use apusim_sim::run::{GpuProgram, Input, Inputs, Reopen};
 use apusim_sim::timed::{sim_policy, stored, SimOptions, SimResult};
-use apusim_sim::{StudyOptions, SystemConfig};
+use apusim_sim::{LlcSwitches, SystemConfig};
 use apusim_trace::{
     Access, Agent, FrameSource, Op, RenderBatch, Stream, VecSource, WorkItem, WorkKind,
 };
@@ -403,7 +403,7 @@ fn a_render_job_on_a_gpgpu_model_and_bad_pipeline_settings_are_refused_by_name()
     assert!(format!("{err:#}").contains("shader_cores"), "{err:#}");
 }
 
-/// The LLC study switches in a timed run (drp §4.2-4.3): with every GPU stream ideal, only
+/// The LLC switches in a timed run (drp §4.2-4.3): with every GPU stream ideal, only
 /// compulsory misses reach DRAM and the frames render faster; with every GPU read miss forced
 /// around the LLC, each one is a bypass and a DRAM read.
 #[test]
@@ -411,19 +411,19 @@ fn idealized_gpu_streams_cost_hits_and_forced_bypass_goes_to_dram() {
     let mut scene = Scene::new("courtyard");
     scene.frames = 2;
     let cfg = preset(&["cpus=1"]);
-    let with = |study: StudyOptions| {
+    let with = |llc_switches: LlcSwitches| {
         let opts = SimOptions {
-            study,
+            llc_switches,
             ..SimOptions::default()
         };
         sim_policy(&cfg, "drp-baseline", &scene, &opts).unwrap()
     };
     let gpu_reads = |r: &SimResult| r.functional.memory.class_total(true).reads;
     let frames = |r: &SimResult| r.gpu.as_ref().unwrap().cycles;
-    let base = with(StudyOptions::default());
-    let ideal = with(StudyOptions {
-        ideal: StudyOptions::parse_ideal("gpu").unwrap(),
-        ..StudyOptions::default()
+    let base = with(LlcSwitches::default());
+    let ideal = with(LlcSwitches {
+        ideal: LlcSwitches::parse_ideal("gpu").unwrap(),
+        ..LlcSwitches::default()
     });
     // Compulsory misses: the distinct lines the GPU reads from the LLC.
     let llc = base.functional.llc().counts.class_total(true);
@@ -448,9 +448,9 @@ fn idealized_gpu_streams_cost_hits_and_forced_bypass_goes_to_dram() {
     );
     assert!(llc.read_misses > ideal_llc.read_misses);
 
-    let bypass = with(StudyOptions {
+    let bypass = with(LlcSwitches {
         gpu_read_bypass: 1.0,
-        ..StudyOptions::default()
+        ..LlcSwitches::default()
     });
     let b = bypass.functional.llc().counts.class_total(true);
     // Every GPU read miss bypasses (the baseline's write rules bypass some writes too).
@@ -458,16 +458,16 @@ fn idealized_gpu_streams_cost_hits_and_forced_bypass_goes_to_dram() {
     assert!(b.bypasses > llc.bypasses + b.read_misses / 2);
     assert!(gpu_reads(&bypass) > gpu_reads(&base));
     // The LLC stream is dumped by functional runs only.
-    let bad = StudyOptions {
+    let bad = LlcSwitches {
         dump_llc_trace: Some("x.apt".into()),
-        ..StudyOptions::default()
+        ..LlcSwitches::default()
     };
     let e = sim_policy(
         &cfg,
         "drp-baseline",
         &scene,
         &SimOptions {
-            study: bad,
+            llc_switches: bad,
             ..SimOptions::default()
         },
     )
@@ -548,9 +548,9 @@ fn critical_accesses_are_marked_and_frames_are_predicted() {
     // Fig. 8: the critical accesses' non-compulsory misses as hits.
     let ideal = |critical: bool| {
         let opts = SimOptions {
-            study: StudyOptions {
+            llc_switches: LlcSwitches {
                 ideal_critical: Some(critical),
-                ..StudyOptions::default()
+                ..LlcSwitches::default()
             },
             ..SimOptions::default()
         };

@@ -11,7 +11,7 @@ use apusim_sim::inputs::TraceInputs;
 use apusim_sim::timed::{
     alone_runs, sim_policy, speedup, stored, AloneOptions, SampleSpec, SimOptions,
 };
-use apusim_sim::{run_policy, Inputs, RunOptions, StudyOptions, SystemConfig};
+use apusim_sim::{run_policy, Inputs, LlcSwitches, RunOptions, SystemConfig};
 use apusim_workloads::mixes::{check_alone, Alone};
 use serde_json::{json, Value};
 use std::path::PathBuf;
@@ -50,8 +50,8 @@ pub struct Job {
     pub alone: Option<String>,
     /// Where alone runs are cached (the trace cache), shared by every job of the sweep.
     pub alone_cache: Option<PathBuf>,
-    /// The LLC study switches (`ideal`, `gpu_read_bypass`).
-    pub study: StudyOptions,
+    /// The LLC switches (`ideal`, `gpu_read_bypass`).
+    pub llc_switches: LlcSwitches,
 }
 
 impl Job {
@@ -70,7 +70,7 @@ impl Job {
         SimOptions {
             warmup: self.point.warmup,
             instructions: self.point.instructions,
-            study: self.study.clone(),
+            llc_switches: self.llc_switches.clone(),
             sample: self.point.sample.then(SampleSpec::default),
             ..SimOptions::default()
         }
@@ -128,11 +128,11 @@ pub fn functional_options(limit: Option<u64>, continue_to_run: bool) -> Value {
 }
 
 /// The options of `apusim run` under `opts` that shape its results, as its key holds them:
-/// the access limit, drp §3's continuation and the study switches. `apusim run --db` and a
+/// the access limit, drp §3's continuation and the LLC switches. `apusim run --db` and a
 /// study's stored functional runs key by the same.
 pub fn functional_run_options(opts: &RunOptions) -> Value {
     let mut o = functional_options(opts.limit, opts.continue_to_run);
-    with_study(&mut o, &opts.study);
+    with_llc_switches(&mut o, &opts.llc_switches);
     o
 }
 
@@ -283,10 +283,10 @@ pub fn resolve(point: &Point, file: &std::path::Path, opts: &ResolveOptions) -> 
         Mode::Functional => functional_options(point.limit, point.instructions.is_some()),
         Mode::Timed => timed_options(point.warmup, point.instructions),
     };
-    let study = StudyOptions {
+    let llc_switches = LlcSwitches {
         ideal: match &point.ideal {
             Some(list) => {
-                StudyOptions::parse_ideal(list).map_err(|e| err("ideal", format!("{e:#}")))?
+                LlcSwitches::parse_ideal(list).map_err(|e| err("ideal", format!("{e:#}")))?
             }
             None => Vec::new(),
         },
@@ -305,9 +305,9 @@ pub fn resolve(point: &Point, file: &std::path::Path, opts: &ResolveOptions) -> 
                     })?,
             ),
         },
-        ..StudyOptions::default()
+        ..LlcSwitches::default()
     };
-    with_study(&mut options, &study);
+    with_llc_switches(&mut options, &llc_switches);
     if point.sample {
         options["sample"] = sample_option(&SampleSpec::default());
     }
@@ -350,7 +350,7 @@ pub fn resolve(point: &Point, file: &std::path::Path, opts: &ResolveOptions) -> 
         key,
         alone,
         alone_cache: opts.cache_dir.clone(),
-        study,
+        llc_switches,
     })
 }
 
@@ -369,17 +369,17 @@ pub fn sample_option(s: &SampleSpec) -> Value {
     json!([s.period, s.warmup, s.unit])
 }
 
-/// Add the LLC study switches that are on to a run's options (they are part of its key, as
+/// Add the LLC switches that are on to a run's options (they are part of its key, as
 /// `apusim run|sim --db` records them).
-pub fn with_study(options: &mut Value, study: &StudyOptions) {
-    if !study.ideal.is_empty() || study.gpu_read_bypass > 0.0 {
-        let ideal: Vec<String> = study.ideal.iter().map(|s| s.to_string()).collect();
+pub fn with_llc_switches(options: &mut Value, switches: &LlcSwitches) {
+    if !switches.ideal.is_empty() || switches.gpu_read_bypass > 0.0 {
+        let ideal: Vec<String> = switches.ideal.iter().map(|s| s.to_string()).collect();
         options["ideal"] = json!(ideal.join(","));
-        options["gpu_read_bypass"] = json!(study.gpu_read_bypass);
+        options["gpu_read_bypass"] = json!(switches.gpu_read_bypass);
     }
     // gpu-access-criticality Fig. 8's switch, keyed only when on so that the keys of runs
     // without it stay as they were.
-    if let Some(critical) = study.ideal_critical {
+    if let Some(critical) = switches.ideal_critical {
         options["ideal_gpu"] = json!(ideal_gpu_name(critical));
     }
 }
@@ -516,7 +516,7 @@ pub fn execute(job: &Job) -> Result<Outcome> {
                 limit: job.point.limit,
                 // drp §3's method, as `apusim run --mix --instructions` runs it.
                 continue_to_run: job.point.instructions.is_some(),
-                study: job.study.clone(),
+                llc_switches: job.llc_switches.clone(),
             };
             let r = run_policy(&job.cfg, &job.policy, inputs, &opts)?;
             let whole = apusim_sim::stored::encode(&r)?;
@@ -543,20 +543,20 @@ mod tests {
     use super::*;
 
     #[test]
-    fn every_study_switch_is_part_of_the_key() {
-        let key = |study: &StudyOptions| {
+    fn every_llc_switch_is_part_of_the_key() {
+        let key = |switches: &LlcSwitches| {
             let mut o = timed_options(0, Some(1000));
-            with_study(&mut o, study);
+            with_llc_switches(&mut o, switches);
             o
         };
-        let plain = key(&StudyOptions::default());
-        let critical = key(&StudyOptions {
+        let plain = key(&LlcSwitches::default());
+        let critical = key(&LlcSwitches {
             ideal_critical: Some(true),
-            ..StudyOptions::default()
+            ..LlcSwitches::default()
         });
-        let other = key(&StudyOptions {
+        let other = key(&LlcSwitches {
             ideal_critical: Some(false),
-            ..StudyOptions::default()
+            ..LlcSwitches::default()
         });
         assert_ne!(plain, critical);
         assert_ne!(critical, other);

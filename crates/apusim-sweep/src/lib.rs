@@ -56,7 +56,7 @@ pub use store::{RunRecord, Store};
 
 use anyhow::Result;
 use apusim_sim::timed::SimResult;
-use apusim_sim::{Inputs, RunOptions, RunResult, StudyOptions, SystemConfig};
+use apusim_sim::{Inputs, LlcSwitches, RunOptions, RunResult, SystemConfig};
 use serde_json::{json, Value};
 use std::time::SystemTime;
 
@@ -131,7 +131,7 @@ pub(crate) fn record_one(
 
 /// Record the functional runs of `apusim run` (one per policy), each with its whole result
 /// (`apusim_sim::stored`): the key is a sweep's for the same configuration, policy, access
-/// limit, drp §3 continuation and inputs; study switches are part of it.
+/// limit, drp §3 continuation and inputs; LLC switches are part of it.
 pub fn record_functional(
     store: &mut Store,
     cfg: &SystemConfig,
@@ -159,7 +159,7 @@ pub fn record_functional(
 }
 
 /// Record the timed runs of `apusim sim` (one per policy). `extra` holds the options beyond
-/// warm-up, instructions and the study switches that shape the results (sampling, target
+/// warm-up, instructions and the LLC switches that shape the results (sampling, target
 /// error, the alone runs' policy); a sweep's key is the same when it is empty and the
 /// switches are off.
 #[allow(clippy::too_many_arguments)]
@@ -169,13 +169,13 @@ pub fn record_timed(
     inputs: &dyn Inputs,
     warmup: u64,
     instructions: Option<u64>,
-    study: &StudyOptions,
+    switches: &LlcSwitches,
     extra: &[(&str, Value)],
     results: &[SimResult],
     finished: SystemTime,
 ) -> Result<()> {
     let mut options = job::timed_options(warmup, instructions);
-    job::with_study(&mut options, study);
+    job::with_llc_switches(&mut options, switches);
     for (k, v) in extra {
         options[*k] = v.clone();
     }

@@ -4,7 +4,7 @@
 //! A run is looked up under the key a sweep, `apusim run|sim --db` and this store all compute
 //! for it ([`job::run_key`] of its mode, configuration, policy, inputs and the options that
 //! shape its result: a timed run's warm-up, instructions and sampling, a functional run's
-//! access limit and drp §3 continuation, and the LLC study switches of either). It is read
+//! access limit and drp §3 continuation, and the LLC switches of either). It is read
 //! back when the database holds it as `ok` with a whole result this build can decode
 //! (`apusim_sim::timed::stored` or `apusim_sim::stored`); otherwise the study simulates it,
 //! and it is recorded at once — run, metric rows and whole result in one transaction — under
@@ -94,7 +94,7 @@ pub fn run_options(run: &TimedRun<'_>) -> Result<Value> {
         bail!("a study's stored runs do not keep per-interval counters");
     }
     let mut options = job::timed_options(run.opts.warmup, run.opts.instructions);
-    job::with_study(&mut options, &run.opts.study);
+    job::with_llc_switches(&mut options, &run.opts.llc_switches);
     if let Some(s) = &run.opts.sample {
         options["sample"] = job::sample_option(s);
     }
@@ -109,7 +109,7 @@ fn key(run: &TimedRun<'_>) -> Result<String> {
 /// The options of functional `run` that shape its result, as its key holds them (those of
 /// `apusim run --db`: [`crate::record_functional`]).
 pub fn functional_options(run: &FunctionalRun<'_>) -> Result<Value> {
-    if run.opts.study.dump_llc_trace.is_some() {
+    if run.opts.llc_switches.dump_llc_trace.is_some() {
         bail!("a study's stored runs do not keep an LLC trace (--dump-llc-trace)");
     }
     Ok(job::functional_run_options(run.opts))

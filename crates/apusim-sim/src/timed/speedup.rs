@@ -252,11 +252,11 @@ pub fn alone_runs(
     drop(opened);
     // Alone runs are sampled when the mix is (the same windows), without intervals, and on
     // the plain machine (no idealized streams or forced bypass), so the speedups of runs with
-    // and without the study switches share their denominators.
+    // and without the LLC switches share their denominators.
     let solo = SimOptions {
         progress: false,
         interval: None,
-        study: Default::default(),
+        llc_switches: Default::default(),
         ..opts.clone()
     };
     jobs.into_par_iter()

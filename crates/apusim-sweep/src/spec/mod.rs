@@ -35,7 +35,7 @@
 //! `apusim run --mix --instructions` runs it (a job that ends before the others starts again
 //! until every job has ended once); `warmup` is for timed points only.
 //!
-//! `ideal = "color,texture"` and `gpu_read_bypass = 0.5` are drp §4's LLC study switches, and
+//! `ideal = "color,texture"` and `gpu_read_bypass = 0.5` are drp §4's LLC switches, and
 //! `ideal_gpu = "critical"` (or `"non-critical"`) gpu-access-criticality Fig. 8's, as
 //! `apusim run|sim --ideal`, `--gpu-read-bypass` and `--ideal-gpu` set them (a point's key is
 //! the key those commands record under).
@@ -162,7 +162,7 @@ pub struct Point {
     pub alone: bool,
     /// Timed points: sample with `apusim sim --sample`'s default windows.
     pub sample: bool,
-    /// drp §4's LLC study switches, as `apusim run|sim --ideal` and `--gpu-read-bypass`: the
+    /// drp §4's LLC switches, as `apusim run|sim --ideal` and `--gpu-read-bypass`: the
     /// streams whose non-compulsory LLC misses count as hits (a list as `--ideal` takes it)
     /// and the fraction of GPU read misses forced to bypass the LLC.
     pub ideal: Option<String>,

@@ -30,8 +30,8 @@ use super::window::{core_window, system_window, Snapshot, SystemSnapshot};
 pub use super::window::{CoreResult, DramSource, LevelWindow, SystemWindow};
 use crate::config::SystemConfig;
 use crate::hierarchy::Hierarchy;
+use crate::llc_switches::LlcSwitches;
 use crate::run::{policy_context, Input, Inputs, Progress};
-use crate::study::StudyOptions;
 use anyhow::{bail, Context, Result};
 use apusim_cache::policies::{self, PolicyVisitor};
 use apusim_cache::{Feedback, Policy};
@@ -59,10 +59,10 @@ pub struct SimOptions {
     pub interval: Option<IntervalSpec>,
     /// Sample: detailed windows between functional warming ([`mod@super::sampling`]).
     pub sample: Option<SampleSpec>,
-    /// Idealized streams and forced GPU read bypass at the LLC ([`crate::study`]): an
+    /// Idealized streams and forced GPU read bypass at the LLC ([`crate::llc_switches`]): an
     /// idealized miss costs the LLC's hit latency and sends nothing to DRAM, a bypassed GPU
     /// read goes to DRAM without allocating. Alone runs are made without them.
-    pub study: StudyOptions,
+    pub llc_switches: LlcSwitches,
 }
 
 impl SimOptions {
@@ -122,10 +122,10 @@ impl PolicyVisitor for TimedVisitor<'_> {
     type Output = Result<SimResult>;
     fn visit<P: Policy>(self, policy: P) -> Result<SimResult> {
         let mut h = Hierarchy::new(self.cfg, policy)?;
-        if self.opts.study.dump_llc_trace.is_some() {
+        if self.opts.llc_switches.dump_llc_trace.is_some() {
             bail!("a timed run does not dump the LLC stream (use `apusim run --dump-llc-trace`)");
         }
-        h.set_study(&self.opts.study, self.cfg)?;
+        h.set_llc_switches(&self.opts.llc_switches, self.cfg)?;
         simulate(self.cfg, h, self.inputs, self.opts)
     }
 }

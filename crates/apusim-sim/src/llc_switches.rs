@@ -1,5 +1,7 @@
-//! Study switches of a functional run that change what the LLC reports, not how it replaces:
-//! idealized streams, forced GPU read bypass, and dumping the LLC's access stream.
+//! The LLC switches: experiment switches of a functional or timed run that change what the
+//! LLC reports, not how it replaces: idealized streams, forced GPU read bypass, and dumping
+//! the LLC's access stream. (A *study* is something else: a named experiment reproducing a
+//! paper figure, `apusim_experiments::studies`.)
 //!
 //! - `--ideal STREAMS` (drp-reuse-probability-shared-llc.txt §4.2,
 //!   gpu-access-criticality-dram-scheduling.txt §3): a non-compulsory LLC miss of one of these
@@ -20,9 +22,9 @@ use std::fs::File;
 use std::io::BufWriter;
 use std::path::{Path, PathBuf};
 
-/// The study switches of a run (all off by default).
+/// The LLC switches of a run (all off by default).
 #[derive(Clone, Debug, Default, PartialEq)]
-pub struct StudyOptions {
+pub struct LlcSwitches {
     /// Streams whose non-compulsory LLC misses count as hits.
     pub ideal: Vec<Stream>,
     /// GPU accesses whose non-compulsory LLC misses count as hits by their critical flag:
@@ -39,7 +41,7 @@ pub struct StudyOptions {
     pub dump_llc_name: Option<PathBuf>,
 }
 
-impl StudyOptions {
+impl LlcSwitches {
     /// Parse an `--ideal` list: stream names, plus `texture` (static and dynamic), `gpu` (every
     /// GPU stream) and `cpu` (both CPU streams).
     pub fn parse_ideal(spec: &str) -> Result<Vec<Stream>> {
@@ -82,8 +84,8 @@ impl StudyOptions {
     }
 }
 
-/// The LLC-side state of the study switches, owned by the hierarchy.
-pub(crate) struct LlcStudy {
+/// The LLC-side state of the LLC switches, owned by the hierarchy.
+pub(crate) struct LlcSwitchState {
     pub ideal: [bool; Stream::COUNT],
     pub ideal_critical: Option<bool>,
     /// Lines the LLC has seen (only kept when some stream is ideal).
@@ -106,8 +108,8 @@ fn dump_error(shown: &Path, what: &str, e: apusim_trace::TraceError) -> anyhow::
     }
 }
 
-impl LlcStudy {
-    pub fn new(opts: &StudyOptions, cfg: &crate::SystemConfig) -> Result<LlcStudy> {
+impl LlcSwitchState {
+    pub fn new(opts: &LlcSwitches, cfg: &crate::SystemConfig) -> Result<LlcSwitchState> {
         opts.validate()?;
         let mut ideal = [false; Stream::COUNT];
         for s in &opts.ideal {
@@ -143,7 +145,7 @@ impl LlcStudy {
                 Some((shown.clone(), w))
             }
         };
-        Ok(LlcStudy {
+        Ok(LlcSwitchState {
             ideal,
             ideal_critical: opts.ideal_critical,
             seen: (ideal.iter().any(|b| *b) || opts.ideal_critical.is_some())
