@@ -447,38 +447,6 @@ fn estimate_errors(estimates: &[apusim_timing::gpu::pipeline::FrameEstimate]) ->
     parts.join(", ")
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use apusim_timing::gpu::pipeline::FrameEstimate;
-
-    fn est(error: f64) -> FrameEstimate {
-        FrameEstimate {
-            frame: 0,
-            cycles: 1,
-            projected: 1.0,
-            error,
-        }
-    }
-
-    #[test]
-    fn predicted_frames_beyond_the_first_few_are_summed_up() {
-        assert_eq!(estimate_errors(&[]), "none predicted");
-        assert_eq!(
-            estimate_errors(&[est(0.1), est(-0.2)]),
-            "frame 0 +10.0%, frame 0 -20.0%"
-        );
-        let mut many = vec![est(0.01); SHOWN_ESTIMATES];
-        many.extend([est(0.1), est(-0.3)]);
-        let s = estimate_errors(&many);
-        assert_eq!(s.matches("frame 0").count(), SHOWN_ESTIMATES, "{s}");
-        assert!(
-            s.ends_with("2 more (mean |error| 20.0%, largest 30.0%)"),
-            "{s}"
-        );
-    }
-}
-
 /// IPC per core, LLC misses and DRAM bandwidth per interval (with `--interval`).
 fn interval_table(r: &SimResult) -> String {
     let Some(first) = r.intervals.first() else {
@@ -513,4 +481,36 @@ fn interval_table(r: &SimResult) -> String {
         ));
     }
     s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use apusim_timing::gpu::pipeline::FrameEstimate;
+
+    fn est(error: f64) -> FrameEstimate {
+        FrameEstimate {
+            frame: 0,
+            cycles: 1,
+            projected: 1.0,
+            error,
+        }
+    }
+
+    #[test]
+    fn predicted_frames_beyond_the_first_few_are_summed_up() {
+        assert_eq!(estimate_errors(&[]), "none predicted");
+        assert_eq!(
+            estimate_errors(&[est(0.1), est(-0.2)]),
+            "frame 0 +10.0%, frame 0 -20.0%"
+        );
+        let mut many = vec![est(0.01); SHOWN_ESTIMATES];
+        many.extend([est(0.1), est(-0.3)]);
+        let s = estimate_errors(&many);
+        assert_eq!(s.matches("frame 0").count(), SHOWN_ESTIMATES, "{s}");
+        assert!(
+            s.ends_with("2 more (mean |error| 20.0%, largest 30.0%)"),
+            "{s}"
+        );
+    }
 }
