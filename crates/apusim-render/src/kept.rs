@@ -179,11 +179,6 @@ impl Drop for Recording {
     }
 }
 
-/// Bytes the store holds now (kept passes and reservations), for tests and reports.
-pub fn bytes() -> usize {
-    store().as_ref().map_or(0, |s| s.bytes)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
