@@ -274,6 +274,10 @@ const NAMES: &[Row] = &[
     ),
     row("dram --preset nope {d}/ok.trace", &["nope"]),
     row("dram --set scheduler=nope {d}/ok.trace", &["nope"]),
+    row(
+        "dram --set tCCD_L=444780864 {d}/ok.trace",
+        &["tCCD_L", "1000000"],
+    ),
     row("dram --format nope {d}/ok.trace", &["--format", "nope"]),
 ];
 

@@ -160,6 +160,10 @@ pub struct Timings {
     pub rfc: u32,
 }
 
+/// The largest timing parameter accepted, in DRAM cycles: far above any device's (a DDR
+/// refresh interval is about 10^4 cycles), low enough that a run never waits absurdly long.
+pub const MAX_TIMING_CYCLES: u32 = 1_000_000;
+
 impl Timings {
     /// Refuse impossible timing sets. `spec` names the set in the error.
     pub fn validate(&self, spec: &str) -> Result<(), DramError> {
@@ -192,6 +196,36 @@ impl Timings {
         ] {
             if v == 0 {
                 return bad(format!("{name} must be at least 1 cycle"));
+            }
+        }
+        // Every timing in cycles, including those that may be 0 or that the loop above does
+        // not name: a value far above any device's would only make a run wait that long.
+        for (name, v) in [
+            ("tCL", self.cl),
+            ("tCWL", self.cwl),
+            ("tRCD", self.rcd),
+            ("tRP", self.rp),
+            ("tRAS", self.ras),
+            ("tRC", self.rc),
+            ("tBURST", self.burst),
+            ("tCCD_S", self.ccd_s),
+            ("tCCD_L", self.ccd_l),
+            ("tRRD_S", self.rrd_s),
+            ("tRRD_L", self.rrd_l),
+            ("tFAW", self.faw),
+            ("tWTR_S", self.wtr_s),
+            ("tWTR_L", self.wtr_l),
+            ("tRTW", self.rtw),
+            ("tRTRS", self.rtrs),
+            ("tWR", self.wr),
+            ("tRTP", self.rtp),
+            ("tREFI", self.refi),
+            ("tRFC", self.rfc),
+        ] {
+            if v > MAX_TIMING_CYCLES {
+                return bad(format!(
+                    "{name} = {v} cycles is above the largest accepted, {MAX_TIMING_CYCLES}"
+                ));
             }
         }
         if self.rc < self.ras + self.rp {
