@@ -176,57 +176,38 @@ impl Timings {
         if self.tck_ps == 0 {
             return bad("tCK must be positive".into());
         }
-        for (name, v) in [
-            ("tCL", self.cl),
-            ("tCWL", self.cwl),
-            ("tRCD", self.rcd),
-            ("tRP", self.rp),
-            ("tRAS", self.ras),
-            ("tRC", self.rc),
-            ("tBURST", self.burst),
-            ("tCCD_S", self.ccd_s),
-            ("tRRD_S", self.rrd_s),
-            ("tFAW", self.faw),
-            ("tWTR_S", self.wtr_s),
-            ("tRTW", self.rtw),
-            ("tWR", self.wr),
-            ("tRTP", self.rtp),
-            ("tREFI", self.refi),
-            ("tRFC", self.rfc),
-        ] {
-            if v == 0 {
-                return bad(format!("{name} must be at least 1 cycle"));
-            }
+        // Every timing in cycles, and whether it must be at least one cycle (tCCD_L, tRRD_L
+        // and tWTR_L are bounded below by their _S forms, tRTRS may be 0).
+        let timings = [
+            ("tCL", self.cl, true),
+            ("tCWL", self.cwl, true),
+            ("tRCD", self.rcd, true),
+            ("tRP", self.rp, true),
+            ("tRAS", self.ras, true),
+            ("tRC", self.rc, true),
+            ("tBURST", self.burst, true),
+            ("tCCD_S", self.ccd_s, true),
+            ("tCCD_L", self.ccd_l, false),
+            ("tRRD_S", self.rrd_s, true),
+            ("tRRD_L", self.rrd_l, false),
+            ("tFAW", self.faw, true),
+            ("tWTR_S", self.wtr_s, true),
+            ("tWTR_L", self.wtr_l, false),
+            ("tRTW", self.rtw, true),
+            ("tRTRS", self.rtrs, false),
+            ("tWR", self.wr, true),
+            ("tRTP", self.rtp, true),
+            ("tREFI", self.refi, true),
+            ("tRFC", self.rfc, true),
+        ];
+        if let Some((name, ..)) = timings.iter().find(|&&(_, v, positive)| positive && v == 0) {
+            return bad(format!("{name} must be at least 1 cycle"));
         }
-        // Every timing in cycles, including those that may be 0 or that the loop above does
-        // not name: a value far above any device's would only make a run wait that long.
-        for (name, v) in [
-            ("tCL", self.cl),
-            ("tCWL", self.cwl),
-            ("tRCD", self.rcd),
-            ("tRP", self.rp),
-            ("tRAS", self.ras),
-            ("tRC", self.rc),
-            ("tBURST", self.burst),
-            ("tCCD_S", self.ccd_s),
-            ("tCCD_L", self.ccd_l),
-            ("tRRD_S", self.rrd_s),
-            ("tRRD_L", self.rrd_l),
-            ("tFAW", self.faw),
-            ("tWTR_S", self.wtr_s),
-            ("tWTR_L", self.wtr_l),
-            ("tRTW", self.rtw),
-            ("tRTRS", self.rtrs),
-            ("tWR", self.wr),
-            ("tRTP", self.rtp),
-            ("tREFI", self.refi),
-            ("tRFC", self.rfc),
-        ] {
-            if v > MAX_TIMING_CYCLES {
-                return bad(format!(
-                    "{name} = {v} cycles is above the largest accepted, {MAX_TIMING_CYCLES}"
-                ));
-            }
+        // A value far above any device's would only make a run wait that long.
+        if let Some((name, v, _)) = timings.iter().find(|&&(_, v, _)| v > MAX_TIMING_CYCLES) {
+            return bad(format!(
+                "{name} = {v} cycles is above the largest accepted, {MAX_TIMING_CYCLES}"
+            ));
         }
         if self.rc < self.ras + self.rp {
             return bad(format!(
