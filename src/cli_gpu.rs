@@ -1,9 +1,10 @@
 //! `apusim gpu-l1`: the GPU memory side of adaptive-gpu-l1-bypassing.txt (crate
 //! `apusim-gpu`): per-SM L1 data caches with the PC-based or counter-based bypass predictor,
-//! the shared L2 and the memory-side L3 of its Table 1, and its studies.
+//! the shared L2 and the memory-side L3 of its Table 1. Its figures are studies
+//! (`apusim study bypass-fig1`, ...).
 
 use anyhow::{Context, Result};
-use apusim_gpu::study::{self, Study, StudyOptions};
+use apusim_gpu::kernel;
 use apusim_gpu::{GpuConfig, RunResult};
 use apusim_sim::report::TextTable;
 use apusim_trace::Agent;
@@ -13,10 +14,7 @@ use std::path::PathBuf;
 #[derive(Subcommand)]
 pub enum GpuCommand {
     /// Run one GPGPU kernel (generated on the fly) or a trace through the GPU hierarchy.
-    Run(GpuRunArgs),
-    /// Reproduce a figure: fig1 (zero reuse), fig6 (bypass ratio), fig7 (energy), fig8 (L1
-    /// misses), fig11 (coverage, false positives), nw (nw vs nw-nospm, §5.3.1).
-    Study(GpuStudyArgs),
+    Run(Box<GpuRunArgs>),
     /// List the GPU presets, or show one as TOML (after any --set overrides).
     Presets {
         name: Option<String>,
@@ -53,16 +51,16 @@ pub struct GpuOutputArgs {
 }
 
 impl GpuOutputArgs {
-    fn write(&self, what: &str, runs: &[RunResult]) -> Result<()> {
+    fn write(&self, runs: &[RunResult]) -> Result<()> {
         // Committed together.
         let mut staged = apusim_trace::output::Outputs::new();
         if let Some(p) = &self.json {
-            let doc = serde_json::json!({ "study": what, "runs": runs });
+            let doc = serde_json::json!({ "runs": runs });
             let text = serde_json::to_string_pretty(&doc).context("rendering JSON")?;
             staged.stage(p, text.as_bytes())?;
         }
         if let Some(p) = &self.csv {
-            staged.stage(p, study::to_csv(runs).as_bytes())?;
+            staged.stage(p, kernel::to_csv(runs).as_bytes())?;
         }
         crate::commit_outputs(staged)
     }
@@ -98,30 +96,9 @@ pub struct GpuRunArgs {
     output: GpuOutputArgs,
 }
 
-#[derive(Args)]
-pub struct GpuStudyArgs {
-    /// fig1, fig6, fig7, fig8, fig11 or nw.
-    study: String,
-    #[command(flatten)]
-    config: GpuConfigArgs,
-    /// Comma-separated kernels (default: the 13 of the paper's Table 2; nw: nw,nw-nospm).
-    #[arg(long, value_delimiter = ',')]
-    kernels: Vec<String>,
-    /// Problem size for every kernel (0: each kernel's default; checked by each kernel's
-    /// registry entry).
-    #[arg(long)]
-    size: Option<String>,
-    /// Seed of the kernels' inputs (default 1).
-    #[arg(long)]
-    seed: Option<String>,
-    #[command(flatten)]
-    output: GpuOutputArgs,
-}
-
 pub fn run(cmd: GpuCommand) -> Result<()> {
     match cmd {
-        GpuCommand::Run(a) => run_one(a),
-        GpuCommand::Study(a) => run_study(a),
+        GpuCommand::Run(a) => run_one(*a),
         GpuCommand::Presets { name, set } => presets(name, &set),
     }
 }
@@ -136,7 +113,7 @@ fn run_one(a: GpuRunArgs) -> Result<()> {
     let r = match (&a.kernel, &a.trace) {
         (Some(k), _) => {
             let (size, seed) = kernel_size_seed(k, a.size, a.seed)?;
-            study::run_kernel(&cfg, k, size, seed, true)?
+            kernel::run_kernel(&cfg, k, size, seed, true)?
         }
         (None, Some(t)) => {
             let mut src =
@@ -149,33 +126,11 @@ fn run_one(a: GpuRunArgs) -> Result<()> {
     let s = &r.storage;
     emit(&format!(
         "{}predictor storage: {:.0} B per L1 ({} table bits + {} line bits), {:.0} B in the L2, {:.0} B in total\n",
-        study::run_table(std::slice::from_ref(&r)),
+        kernel::run_table(std::slice::from_ref(&r)),
         r.storage_bytes_per_l1, s.table_bits_per_l1, s.line_bits_per_l1, r.storage_bytes_l2,
         r.storage_bytes_total
     ))?;
-    a.output.write("run", std::slice::from_ref(&r))
-}
-
-fn run_study(a: GpuStudyArgs) -> Result<()> {
-    let study: Study = a.study.parse()?;
-    let kernels = if a.kernels.is_empty() {
-        study.default_kernels()
-    } else {
-        a.kernels.clone()
-    };
-    let (mut size, mut seed) = (0, 1);
-    for k in &kernels {
-        (size, seed) = kernel_size_seed(k, a.size.clone(), a.seed.clone())?;
-    }
-    let opts = StudyOptions {
-        base: a.config.load()?,
-        kernels,
-        size,
-        seed,
-    };
-    let r = apusim_gpu::run_study(study, &opts)?;
-    emit(&r.table())?;
-    a.output.write(&a.study, &r.runs)
+    a.output.write(std::slice::from_ref(&r))
 }
 
 /// `--size` and `--seed` of kernel `k`, checked by its registry entry

@@ -122,8 +122,9 @@ impl FromArgMatches for StudyCommand {
 pub struct CommonArgs {
     #[arg(long, default_value_t = studies::DEFAULT_SEED)]
     seed: u64,
-    /// Override a key of the study's system preset (`gspc` or `4c1g`), e.g.
-    /// `--set llc.cpu_inclusive=false`.
+    /// Override a key of the study's preset: a system of `apusim presets` (`gspc`, `4c1g`,
+    /// ...; the title says which), or for bypass-fig1 to bypass-nw the GPU of `apusim gpu-l1
+    /// presets table1`; e.g. `--set llc.cpu_inclusive=false`, `--set l1.pc.threshold=4`.
     #[arg(long = "set", value_name = "KEY=VALUE")]
     set: Vec<String>,
     /// Worker threads, 1 to 1024 (default: every core).

@@ -258,6 +258,8 @@ const NAMES: &[Row] = &[
     row("sim --scene nope", &["nope"]),
     row("study drp-fig13 --mixes nope", &["nope"]),
     row("study gspc-fig11 --scenes nope", &["nope"]),
+    row("study bypass-fig8 --kernels spmv,nope", &["nope"]),
+    row("study bypass-fig1 --set l1.pc.treshold=4", &["treshold"]),
     row("study nope", &["nope"]),
     row("presets nope", &["nope"]),
     row("sim {d}/ok.apt --policy nope", &["nope"]),

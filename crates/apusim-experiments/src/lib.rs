@@ -23,6 +23,10 @@
 //! - [`tap_char`]: tap §2.2's characterization (Figs. 2 and 3: CPI and MPKI of each
 //!   application alone against LLC ways, and its type A-E) and [`tap_perf`]: tap's speedup
 //!   figures (Figs. 6-12) over LRU on the tap Table 4 system, timed.
+//! - [`bypass_l1`]: adaptive-gpu-l1-bypassing's functional figures (Figs. 1, 6, 7, 8, 11 and
+//!   §5.3.1's nw): each GPGPU kernel through the GPU memory side of its Table 1
+//!   (`apusim_gpu`), under the L1 configurations a figure compares, counting misses, bypasses
+//!   and energy.
 //! - [`bypass_perf`]: adaptive-gpu-l1-bypassing's timing results (Figs. 2, 9, 10, 12 and
 //!   Table 3's static energy): each GPGPU kernel alone on the timed SIMT GPU of its Table 1,
 //!   under larger L1s and the bypass predictors.
@@ -46,6 +50,7 @@
 //! Runs are spread over the rayon pool; every run is deterministic and results are collected
 //! in a fixed order, so the output does not depend on the number of threads.
 
+pub mod bypass_l1;
 pub mod bypass_perf;
 pub mod crit_ident;
 pub mod crit_perf;
@@ -258,14 +263,14 @@ impl Mean {
     }
 }
 
-/// Append one `mean` record per (config, policy, metric) of `records`: the `mean` over the
-/// workloads. Undefined values (NaN: a rate of a stream a workload does not have, e.g.
-/// blending reads in a scene without blending) are left out of the mean; a mean of none is
-/// NaN.
 /// The suffix of a metric that is another's relative error (half its 99.7% interval over its
 /// value) in a sampled study: `cpu_speedup_rel_error` goes with `cpu_speedup`.
 pub const REL_ERROR: &str = "_rel_error";
 
+/// Append one `mean` record per (config, policy, metric) of `records`: the `mean` over the
+/// workloads. Undefined values (NaN: a rate of a stream a workload does not have, e.g.
+/// blending reads in a scene without blending) are left out of the mean; a mean of none is
+/// NaN.
 pub fn with_means(records: Vec<Record>, mean: Mean) -> Vec<Record> {
     let keys = first_seen(
         records

@@ -22,8 +22,8 @@
 
 use crate::runs::Runs;
 use crate::{
-    bypass_perf, crit_ident, crit_perf, crit_sched, drp, drp_perf, gspc, gspc_counters, gspc_perf,
-    jobs, tap_char, tap_perf, StudyOutput,
+    bypass_l1, bypass_perf, crit_ident, crit_perf, crit_sched, drp, drp_perf, gspc, gspc_counters,
+    gspc_perf, jobs, tap_char, tap_perf, StudyOutput,
 };
 use anyhow::{bail, Result};
 use apusim_registry::{ParamKind, ParamSpec, RegistryError};
@@ -110,6 +110,9 @@ pub enum Family {
     /// Timed adaptive-gpu-l1-bypassing figures, each kernel to its end: `quick` runs the
     /// figure's quick kernels.
     Bypass,
+    /// Functional adaptive-gpu-l1-bypassing figures on `apusim gpu-l1`'s hierarchy (the
+    /// `--set` overrides are its keys).
+    GpuL1,
 }
 
 /// Instructions per core of a `quick` timed study.
@@ -321,10 +324,41 @@ const TIMED_OPTIONS: &[OptionSpec] = &[
     ),
 ];
 
+/// The options of [`Family::GpuL1`].
+const GPU_L1_OPTIONS: &[OptionSpec] = &[
+    opt(
+        "kernels",
+        OptionKind::List,
+        None,
+        "KERNELS",
+        "GPGPU kernels (comma-separated; default: adaptive-gpu-l1-bypassing Table 2's thirteen; \
+         bypass-nw: nw,nw-nospm)",
+    ),
+    opt(
+        "size",
+        OptionKind::Int { min: 0, max: U32 },
+        None,
+        "SIZE",
+        "Problem size of every kernel (default: each kernel's own; checked by each kernel's \
+         registry entry, `apusim describe KERNEL`)",
+    ),
+    opt(
+        "runs",
+        OptionKind::Path,
+        None,
+        "FILE",
+        "Write every run's counters as CSV to this file: one row per kernel and L1 \
+         configuration, the columns of `apusim gpu-l1 run --csv`",
+    ),
+];
+
 impl Family {
     /// Whether the family's studies are made of timed runs.
     pub fn is_timed(self) -> bool {
-        !matches!(self, Family::Gspc | Family::GspcCounters | Family::Drp)
+        !matches!(
+            self,
+            Family::Gspc | Family::GspcCounters | Family::Drp | Family::GpuL1
+        )
     }
 
     /// Whether the family's studies make their runs through [`Runs`] (which `--db` keeps and
@@ -343,6 +377,7 @@ impl Family {
             Family::GspcTimed => GSPC_TIMED_OPTIONS,
             Family::Drp => DRP_OPTIONS,
             Family::Timed | Family::Bypass => TIMED_OPTIONS,
+            Family::GpuL1 => GPU_L1_OPTIONS,
         }
     }
 }
@@ -521,6 +556,17 @@ impl Options {
             o.instructions.get_or_insert(QUICK_INSTRUCTIONS);
         }
         o
+    }
+
+    /// The options of a functional bypass figure ([`Family::GpuL1`]).
+    pub fn gpu_l1(&self) -> bypass_l1::Options {
+        bypass_l1::Options {
+            kernels: self.list("kernels"),
+            size: self.int("size"),
+            seed: self.seed,
+            overrides: self.overrides.clone(),
+            runs_csv: self.path("runs"),
+        }
     }
 
     /// The options of a bypass figure ([`Family::Bypass`]): its kernels run to their end, so
@@ -728,7 +774,12 @@ fn kernels_alone(fig: bypass_perf::Figure, o: &Options) -> Result<StudyOutput> {
     bypass_perf::run(fig, &o.bypass(fig.quick_kernels()))
 }
 
-use Family::{Bypass, Drp, Gspc, GspcCounters, GspcTimed, Timed};
+/// A functional bypass figure with [`Options::gpu_l1`].
+fn kernels_l1(fig: bypass_l1::Figure, o: &Options) -> Result<StudyOutput> {
+    bypass_l1::run(fig, &o.gpu_l1())
+}
+
+use Family::{Bypass, Drp, GpuL1, Gspc, GspcCounters, GspcTimed, Timed};
 use FigureKind::{Bars, Lines, SCurve, Stacked};
 
 const SCENE: &str = "scene";
@@ -852,6 +903,30 @@ pub static STUDIES: &[Study] = &[
         description: "gpu-access-criticality Fig. 4 (timed): sets of streams ideal together against the sum of their individual speedups",
         figure: fig(Bars, "the baseline", TITLE, "gpu-access-criticality Fig. 4: speedup when a set of streams behaves ideally"),
         run: |o| on_mixes(crit_perf::run, crit_perf::Figure::Fig4, o) },
+    Study { name: "bypass-fig1", family: GpuL1, paper: "adaptive-gpu-l1-bypassing Fig. 1",
+        description: "adaptive-gpu-l1-bypassing Fig. 1 (functional, Table 1 hierarchy): share of L1 evictions of lines never reused, and of lines accessed once, per Table 2 kernel",
+        figure: fig(Bars, "", KERNEL, "adaptive-gpu-l1-bypassing Fig. 1: fraction of evicted L1 lines with zero reuse"),
+        run: |o| kernels_l1(bypass_l1::Figure::Fig1, o) },
+    Study { name: "bypass-fig6", family: GpuL1, paper: "adaptive-gpu-l1-bypassing Fig. 6",
+        description: "adaptive-gpu-l1-bypassing Fig. 6 (functional, Table 1 hierarchy): read misses bypassed by the PC-based predictor",
+        figure: fig(Bars, "", KERNEL, "adaptive-gpu-l1-bypassing Fig. 6: bypass ratio of the PC-based predictor"),
+        run: |o| kernels_l1(bypass_l1::Figure::Fig6, o) },
+    Study { name: "bypass-fig7", family: GpuL1, paper: "adaptive-gpu-l1-bypassing Fig. 7",
+        description: "adaptive-gpu-l1-bypassing Fig. 7 (functional, Table 1 hierarchy): L1 dynamic energy with the PC-based predictor relative to the baseline",
+        figure: fig(Bars, "Baseline", KERNEL, "adaptive-gpu-l1-bypassing Fig. 7: L1 energy normalized to the baseline"),
+        run: |o| kernels_l1(bypass_l1::Figure::Fig7, o) },
+    Study { name: "bypass-fig8", family: GpuL1, paper: "adaptive-gpu-l1-bypassing Fig. 8",
+        description: "adaptive-gpu-l1-bypassing Fig. 8 (functional, Table 1 hierarchy): L1 misses of the PC-based and counter-based predictors and a 32 KB L1 relative to the 16 KB baseline",
+        figure: fig(Bars, "Baseline", KERNEL, "adaptive-gpu-l1-bypassing Fig. 8: L1 misses normalized to the 16KB baseline"),
+        run: |o| kernels_l1(bypass_l1::Figure::Fig8, o) },
+    Study { name: "bypass-fig11", family: GpuL1, paper: "adaptive-gpu-l1-bypassing Fig. 11",
+        description: "adaptive-gpu-l1-bypassing Fig. 11 (functional, Table 1 hierarchy): coverage and false positives of the PC-based predictor (both of §5.3's definitions)",
+        figure: fig(Bars, "", KERNEL, "adaptive-gpu-l1-bypassing Fig. 11: coverage and false positive rate of the PC-based predictor"),
+        run: |o| kernels_l1(bypass_l1::Figure::Fig11, o) },
+    Study { name: "bypass-nw", family: GpuL1, paper: "adaptive-gpu-l1-bypassing §5.3.1",
+        description: "adaptive-gpu-l1-bypassing §5.3.1 (functional, Table 1 hierarchy): L1 misses of nw and nw-nospm with the PC-based predictor and 32 and 64 KB L1s, relative to nw on the baseline",
+        figure: fig(Bars, "nw on the Baseline", KERNEL, "adaptive-gpu-l1-bypassing §5.3.1: nw with and without its scratchpad"),
+        run: |o| kernels_l1(bypass_l1::Figure::Nw, o) },
     Study { name: "bypass-fig2", family: Bypass, paper: "adaptive-gpu-l1-bypassing Fig. 2",
         description: "adaptive-gpu-l1-bypassing Fig. 2 (timed): speedup of 32 to 256 KB L1 data caches over 16 KB, each Table 2 kernel alone on preset `bypass` (`--mixes` names kernels)",
         figure: fig(Bars, "Baseline", KERNEL, "adaptive-gpu-l1-bypassing Fig. 2: performance improvement normalized to a 16KB L1 cache with different cache sizes"),
@@ -971,7 +1046,7 @@ mod tests {
 
     #[test]
     fn declared_defaults_are_valid_values() {
-        for family in [Gspc, GspcCounters, GspcTimed, Drp, Timed, Bypass] {
+        for family in [Gspc, GspcCounters, GspcTimed, Drp, Timed, Bypass, GpuL1] {
             for spec in family.options() {
                 if let Some(v) = default_value(spec) {
                     check_value(spec, &v).unwrap_or_else(|e| panic!("{}: {e}", spec.name));
@@ -1067,7 +1142,9 @@ mod tests {
                     ("mixes", _) if s.family == Bypass => {
                         OptionValue::List(vec!["nw".into(), "no-such-name".into()])
                     }
-                    ("scenes" | "mixes", _) => OptionValue::List(vec!["no-such-name".into()]),
+                    ("scenes" | "mixes" | "kernels", _) => {
+                        OptionValue::List(vec!["no-such-name".into()])
+                    }
                     (_, OptionKind::List) => OptionValue::List(vec!["256K".into()]),
                     // A bypass figure refuses these itself (its kernels run to their end).
                     ("warmup" | "instructions" | "sample", _) if s.family == Bypass => continue,

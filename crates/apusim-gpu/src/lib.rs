@@ -1,4 +1,5 @@
-//! The GPU memory side of apusim and the studies of adaptive-gpu-l1-bypassing.txt.
+//! The GPU memory side of adaptive-gpu-l1-bypassing.txt: the hierarchy of its Table 1 and
+//! its L1 bypass predictors.
 //!
 //! A [`GpuConfig`] describes the GPU of the paper's Table 1 (preset `table1`): `sms` compute
 //! units, each with a private L1 data cache, a shared L2 and a memory-side L3, all tree
@@ -11,21 +12,23 @@
 //!
 //! The predictors ([`predictor`]) are the PC-based one of Listing 1 ([`PcPredictor`]) and the
 //! counter-based comparator of §3.3 ([`CounterPredictor`]); the L1 and L2 policies that carry
-//! them and the L2's bypassBit are in [`levels`]. [`study`] runs the paper's figures over the
-//! GPGPU kernels in parallel and prints them beside the paper's numbers.
+//! them and the L2's bypassBit are in [`levels`]. [`kernel`] runs one GPGPU kernel on a
+//! configuration and renders runs as a table or CSV; the paper's functional figures that run
+//! kernels under several configurations are studies of `apusim-experiments`
+//! (`apusim study bypass-fig1`, ...).
 
 pub mod config;
 pub mod hierarchy;
+pub mod kernel;
 pub mod levels;
 pub mod metrics;
 pub mod predictor;
-pub mod study;
 
 pub use config::{GpuConfig, PredictorKind};
 pub use hierarchy::{run_source, GpuHierarchy, RunResult};
+pub use kernel::run_kernel;
 pub use metrics::{Derived, Metrics};
 pub use predictor::{CounterPredictor, PcPredictor, Storage};
-pub use study::{run_study, Study, StudyOptions, StudyResult};
 
 #[cfg(test)]
 mod tests;

@@ -2,9 +2,9 @@
 
 use crate::config::GpuConfig;
 use crate::hierarchy::GpuHierarchy;
+use crate::kernel::{run_kernel, run_table, to_csv};
 use crate::levels::Predictor;
 use crate::predictor::hash_bits;
-use crate::study::{run_kernel, run_study, Study, StudyOptions};
 use crate::PredictorKind;
 use apusim_trace::{Access, Agent, Op, Stream};
 
@@ -229,25 +229,24 @@ fn pc_predictor_bypasses_streaming_loads_of_spmv() {
 }
 
 #[test]
-fn study_fig8_table_has_every_kernel_and_an_average() {
-    let opts = StudyOptions {
-        base: GpuConfig::load_preset("table1", &[]).unwrap(),
-        kernels: vec!["spmv".into(), "nw".into()],
-        size: 128,
-        seed: 1,
-    };
-    let r = run_study(Study::Fig8, &opts).unwrap();
-    assert_eq!(r.runs.len(), 8);
-    let t = r.table();
-    for k in ["spmv", "nw", "average", "paper"] {
-        assert!(t.contains(k), "{t}");
-    }
-    assert_eq!(r.runs[3].config, "32K");
-    let csv = crate::study::to_csv(&r.runs);
-    assert_eq!(csv.lines().count(), 9);
-    let bad = StudyOptions {
-        kernels: vec!["nosuch".into()],
-        ..opts
-    };
-    assert!(run_study(Study::Fig1, &bad).is_err());
+fn the_run_table_and_csv_have_a_row_per_run() {
+    let base = GpuConfig::load_preset("table1", &[]).unwrap();
+    let pc = GpuConfig::load_preset("table1", &["predictor=pc".into()]).unwrap();
+    let runs = [
+        run_kernel(&base, "nw", 128, 1, false).unwrap(),
+        run_kernel(&pc, "nw", 128, 1, false).unwrap(),
+    ];
+    assert_eq!(runs[1].config, "16K+pc");
+    let t = run_table(&runs);
+    assert!(
+        t.contains("16K+pc") && t.lines().filter(|l| l.contains("nw")).count() == 2,
+        "{t}"
+    );
+    let csv = to_csv(&runs);
+    assert_eq!(csv.lines().count(), 3, "{csv}");
+    assert!(
+        csv.lines().nth(2).unwrap().starts_with("nw,16K+pc,pc,"),
+        "{csv}"
+    );
+    assert!(run_kernel(&base, "nosuch", 0, 1, false).is_err());
 }

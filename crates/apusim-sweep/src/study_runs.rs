@@ -19,7 +19,7 @@ use anyhow::{bail, Result};
 use apusim_experiments::runs::{
     FunctionalRun, PlannedInput, PlannedMode, PlannedPoint, PlannedRun, RunStore, Runs, TimedRun,
 };
-use apusim_experiments::studies::{Study, StudyArgs};
+use apusim_experiments::studies::{Family, Study, StudyArgs};
 use apusim_sim::timed::{stored, SimResult};
 use apusim_sim::RunResult;
 use serde_json::Value;
@@ -74,14 +74,18 @@ pub fn attach(study: &Study, args: &mut StudyArgs, path: &Path) -> Result<Arc<St
 }
 
 /// Refuse `what` (`--db`, `--print-spec`) on a study whose runs are not kept: the gspc
-/// functional figures replay one LLC stream per scene under every policy, which is no run of
-/// `apusim run` or point of a sweep.
+/// functional figures replay one LLC stream per scene under every policy, and the functional
+/// bypass figures run kernels through `apusim gpu-l1`'s hierarchy; neither is a run of
+/// `apusim run` or a point of a sweep.
 pub fn keeps_runs(study: &Study, what: &str) -> Result<()> {
     if !study.family.keeps_runs() {
+        let made_of = match study.family {
+            Family::GpuL1 => "runs each kernel through `apusim gpu-l1 run`'s GPU hierarchy",
+            _ => "replays each scene's LLC stream under every policy",
+        };
         bail!(
             "{}: {what} is for the studies made of `apusim sim` or `apusim run --mix` runs \
-             (the timed studies, drp-fig13 and drp-fig14); this one replays each scene's LLC \
-             stream under every policy",
+             (the timed studies, drp-fig13 and drp-fig14); this one {made_of}",
             study.name
         );
     }

@@ -69,6 +69,23 @@ pub fn metric_label(metric: &str, baseline: &str) -> (String, bool) {
         "speedup" => (format!("speedup over {b}"), true),
         "l1_misses_norm" => (format!("L1 data cache misses normalized to {b}"), true),
         "l1_hit_rate" => ("L1 data cache hit rate (fraction)".into(), false),
+        "zero_reuse_fraction" => (
+            "L1 evictions of lines never reused (fraction)".into(),
+            false,
+        ),
+        "once_fraction" => ("L1 lines accessed only once (fraction)".into(), false),
+        "bypass_ratio" => ("L1 read misses bypassed (fraction)".into(), false),
+        "coverage" => ("predictions that bypass (coverage, fraction)".into(), false),
+        "fp_rate_paper" => (
+            "false positives, §5.3's definition (fraction)".into(),
+            false,
+        ),
+        "fp_rate_sdbp" => (
+            "false positives, SDBP's definition (fraction)".into(),
+            false,
+        ),
+        "l1_dynamic_energy_norm" => (format!("L1 dynamic energy normalized to {b}"), true),
+        "l1_dynamic_energy_nj" => ("L1 dynamic energy (nJ)".into(), false),
         "l1_static_energy_norm" => (format!("L1 static energy normalized to {b}"), true),
         "l1_static_energy_uj" => ("L1 static energy (µJ)".into(), false),
         "time_norm" => (format!("execution time normalized to nw on {b}"), true),
