@@ -33,14 +33,15 @@ impl SystemArgs {
             &self.set,
             self.seed,
             None,
-            false,
+            None,
         )?;
         warn_shrinking(&cfg);
         Ok(cfg)
     }
 
     /// The system for a run of `w` (`apusim_experiments::jobs::load_system`): as many CPU
-    /// cores as a mix has CPU jobs, none for a scene or kernel alone, unless `--set cpus=N`.
+    /// cores as a mix has CPU jobs, none for a scene or kernel alone, one for a CPU kernel
+    /// alone, unless `--set cpus=N`.
     pub(super) fn load_for(&self, w: &WorkloadArgs) -> Result<SystemConfig> {
         let cfg = apusim_experiments::jobs::load_system(
             &self.preset,
@@ -48,7 +49,7 @@ impl SystemArgs {
             &self.set,
             self.seed,
             w.mix.as_deref(),
-            w.scene.is_some() || w.kernel.is_some(),
+            w.alone(),
         )?;
         warn_shrinking(&cfg);
         Ok(cfg)
@@ -63,31 +64,50 @@ fn warn_shrinking(cfg: &SystemConfig) {
     }
 }
 
-/// A built-in workload instead of trace files: a named mix, a scene's frames or a GPGPU
-/// kernel.
+/// A built-in workload instead of trace files: a named mix, a scene's frames, a GPGPU kernel
+/// or a CPU kernel.
 #[derive(Args)]
 pub(crate) struct WorkloadArgs {
     /// Run a named mix of built-in workloads (see `apusim mixes`) instead of trace files, on
     /// as many CPU cores as the mix has CPU jobs (unless `--set cpus=N`).
-    #[arg(long, conflicts_with_all = ["traces", "scene", "kernel"])]
+    #[arg(long, conflicts_with_all = ["traces", "scene", "kernel", "cpu"])]
     pub(crate) mix: Option<String>,
     /// Render a built-in scene's frames on the GPU alone (see `apusim render scenes`), on no
     /// CPU core (unless `--set cpus=N`): e.g. `--scene lake --preset gspc`.
-    #[arg(long, conflicts_with_all = ["traces", "kernel"])]
+    #[arg(long, conflicts_with_all = ["traces", "kernel", "cpu"])]
     pub(crate) scene: Option<String>,
     /// Run a GPGPU kernel (see `apusim workloads`) on the GPU alone, on no CPU core (unless
     /// `--set cpus=N`): e.g. `--kernel bfs --preset bypass`.
-    #[arg(long, conflicts_with = "traces")]
+    #[arg(long, conflicts_with_all = ["traces", "cpu"])]
     pub(crate) kernel: Option<String>,
+    /// Run a CPU kernel (see `apusim workloads`) alone on core 0 of a one-core system
+    /// (unless `--set cpus=N`), as the first CPU job of a mix of it: `scale ×` 5 M
+    /// instructions, or `run --instructions N`, or `sim`'s warm-up plus `--instructions`:
+    /// e.g. `--cpu mcf --preset tap`.
+    #[arg(long, conflicts_with = "traces")]
+    pub(crate) cpu: Option<String>,
     /// Resolution of a --scene, `WIDTHxHEIGHT` (each side checked by the scenes' `width` and
     /// `height` parameters: `apusim describe lake`).
     #[arg(long, default_value = "1280x1024", value_parser = resolution)]
     pub(crate) resolution: (u32, u32),
-    /// Size multiplier of a --mix, --scene or --kernel, 1 to 1000: CPU jobs retire `scale ×`
-    /// 5 M instructions, GPGPU jobs process `scale ×` their default elements, rendering jobs
-    /// render `scale` frames.
+    /// Size multiplier of a --mix, --scene, --kernel or --cpu, 1 to 1000: CPU jobs retire
+    /// `scale ×` 5 M instructions, GPGPU jobs process `scale ×` their default elements,
+    /// rendering jobs render `scale` frames.
     #[arg(long, default_value_t = 1, value_parser = registry_int(&apusim_workloads::SCALE))]
     pub(crate) scale: u64,
+}
+
+impl WorkloadArgs {
+    /// The workload run alone, if one is.
+    pub(crate) fn alone(&self) -> Option<apusim_workloads::mixes::Alone<'_>> {
+        use apusim_workloads::mixes::Alone;
+        match (&self.scene, &self.kernel, &self.cpu) {
+            (Some(s), _, _) => Some(Alone::Scene(s)),
+            (None, Some(k), _) => Some(Alone::Kernel(k)),
+            (None, None, Some(c)) => Some(Alone::Cpu(c)),
+            (None, None, None) => None,
+        }
+    }
 }
 
 /// Where `--mix` traces are cached.

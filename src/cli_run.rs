@@ -24,24 +24,20 @@ pub(super) fn run_inputs(
     seed: u64,
     timed: bool,
 ) -> Result<Box<dyn apusim_sim::Inputs>> {
-    use apusim_experiments::jobs::GpuAlone;
-    use apusim_workloads::mixes::{check_alone, Alone};
-    let builtin = w.mix.is_some() || w.scene.is_some() || w.kernel.is_some();
+    use apusim_workloads::mixes::check_alone;
+    let builtin = w.mix.is_some() || w.scene.is_some() || w.kernel.is_some() || w.cpu.is_some();
     if builtin && !import.is_default() {
-        bail!("--from and --lcs-params say how trace files are read; --mix, --scene and --kernel read none");
+        bail!(
+            "--from and --lcs-params say how trace files are read; --mix, --scene, --kernel and \
+             --cpu read none"
+        );
     }
     if !builtin {
         return import.trace_inputs(traces, timed);
     }
-    let alone = match (&w.scene, &w.kernel) {
-        (Some(s), _) => Some(GpuAlone::Scene(s)),
-        (None, Some(k)) => Some(GpuAlone::Kernel(k)),
-        (None, None) => None,
-    };
-    match alone {
-        Some(GpuAlone::Scene(s)) => check_alone(Alone::Scene(s), w.resolution, w.scale, seed)?,
-        Some(GpuAlone::Kernel(k)) => check_alone(Alone::Kernel(k), w.resolution, w.scale, seed)?,
-        None => {}
+    let alone = w.alone();
+    if let Some(a) = alone {
+        check_alone(a, w.resolution, w.scale, seed)?;
     }
     apusim_experiments::jobs::run_inputs(
         traces,
@@ -77,7 +73,7 @@ pub(super) struct RunArgs {
     /// `*.oracleGeneralOpNS[.zst]`, and its csv and txt forms with `--from`).
     /// `FILE@cpu2` or `FILE@gpu` assigns a single-agent trace to an agent; single-agent CPU
     /// traces that would collide are given the next free core.
-    #[arg(required_unless_present_any = ["mix", "scene", "kernel"])]
+    #[arg(required_unless_present_any = ["mix", "scene", "kernel", "cpu"])]
     traces: Vec<String>,
     #[command(flatten)]
     import: inputs::ImportArgs,
@@ -95,7 +91,7 @@ pub(super) struct RunArgs {
     /// With --mix: each CPU job retires this many instructions (instead of `scale ×` 5 M;
     /// drp §3 runs 250000000), and the run follows drp §3's method: a job that ends before
     /// the others starts again, until every job, the GPU's too, has ended once. Every pass
-    /// is counted.
+    /// is counted. With --cpu: the kernel's length.
     #[arg(long, value_parser = registry_int(&apusim_workloads::cpu::INSTRUCTIONS))]
     instructions: Option<u64>,
     /// Print cachegrind's nine counters (use with --preset cachegrind).
@@ -140,11 +136,11 @@ pub(super) fn demo(a: DemoArgs) -> Result<()> {
 }
 
 pub(super) fn run(a: RunArgs) -> Result<()> {
-    if a.instructions.is_some() && a.workload.mix.is_none() {
+    if a.instructions.is_some() && a.workload.mix.is_none() && a.workload.cpu.is_none() {
         bail!(
-            "--instructions is the length of a --mix's CPU jobs; trace files, --scene and \
-             --kernel have their own length (`apusim sim --instructions` replays a trace to a \
-             target)"
+            "--instructions is the length of a --mix's or a --cpu kernel's CPU jobs; trace \
+             files, --scene and --kernel have their own length (`apusim sim --instructions` \
+             replays a trace to a target)"
         );
     }
     let cfg = a.system.load_for(&a.workload)?;

@@ -256,6 +256,7 @@ const SETTINGS: &[Row] = &[
 const NAMES: &[Row] = &[
     row("run --mix nope", &["nope"]),
     row("sim --scene nope", &["nope"]),
+    row("sim --cpu nope", &["nope"]),
     row("study drp-fig13 --mixes nope", &["nope"]),
     row("study gspc-fig11 --scenes nope", &["nope"]),
     row("study bypass-fig8 --kernels spmv,nope", &["nope"]),

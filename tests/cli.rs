@@ -782,6 +782,44 @@ fn gspc_counters_writes_each_banks_prod_and_cons_and_refuses_every_zero() {
     }
 }
 
+/// `--cpu` runs a CPU kernel alone on a one-core system, as the trace `gen cpu` writes for
+/// core 0 of that length: the same counts, access for access.
+#[test]
+fn a_cpu_kernel_alone_is_its_generated_trace_on_one_core() {
+    let dir = tempfile::tempdir().unwrap();
+    let trace = dir.path().join("b.apt");
+    let t = trace.to_str().unwrap();
+    let n = "200000";
+    ok(&["gen", "cpu", "bzip2", "--instructions", n, "-o", t]);
+    let common = ["--policy", "lru", "--preset", "4c1g", "--no-cache"];
+    let mut alone = vec!["run", "--cpu", "bzip2", "--instructions", n];
+    alone.extend(common);
+    let mut traced = vec!["run", t, "--set", "cpus=1"];
+    traced.extend(common);
+    let a = ok(&alone);
+    assert!(a.contains("llc cpu0"), "{a}");
+    let body = |s: &str| s.lines().skip(1).collect::<Vec<_>>().join("\n");
+    assert_eq!(body(&a), body(&ok(&traced)));
+    // The timed run retires its warm-up and target from a job of that length.
+    let s = ok(&[
+        "sim",
+        "--cpu",
+        "bzip2",
+        "--warmup",
+        "1000",
+        "--instructions",
+        "5000",
+        "--no-cache",
+        "--no-alone",
+    ]);
+    assert!(
+        s.contains("CPU kernel bzip2 (6000 instructions, seed 1)"),
+        "{s}"
+    );
+    let e = fails(&["run", "--cpu", "bzip2", "--mix", "S1"]);
+    assert!(e.contains("--mix") && e.contains("--cpu"), "{e}");
+}
+
 #[test]
 fn studies_take_their_registered_options_and_unknown_names_get_the_nearest() {
     use apusim_experiments::studies::{OptionKind, STUDIES};

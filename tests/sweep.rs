@@ -244,7 +244,7 @@ fn bad_specs_are_refused_before_anything_runs() {
         (
             "twoinputs.toml",
             "kernel = \"bfs\"\n",
-            "a point has one of `mix`, `traces`, `kernel` and `scene`, not traces and kernel",
+            "a point has one of `mix`, `traces`, `kernel`, `scene` and `cpu`, not traces and kernel",
         ),
         (
             "resmix.toml",
@@ -765,6 +765,14 @@ fn a_study_is_a_sweep_of_its_printed_spec_and_resumes_from_the_database() {
 
 #[test]
 fn the_characterization_is_a_sweep_of_kernels_on_systems_of_their_own() {
+    the_characterization_of("backprop", "kernel");
+    // A CPU application alone on its core: `cpu` points, the job as long as the run.
+    the_characterization_of("bzip2", "cpu");
+}
+
+/// tap-fig2 of `app` is a sweep of its printed spec, whose points run `app` as `input`
+/// (`kernel` or `cpu`), and resumes from the database.
+fn the_characterization_of(app: &str, input: &str) {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
     let cache = path(d, "cache");
@@ -773,7 +781,7 @@ fn the_characterization_is_a_sweep_of_kernels_on_systems_of_their_own() {
             "study",
             "tap-fig2",
             "--mixes",
-            "backprop",
+            app,
             "--instructions",
             "2000",
             "--cache-dir",
@@ -788,24 +796,16 @@ fn the_characterization_is_a_sweep_of_kernels_on_systems_of_their_own() {
     // One point per LLC size, 1 to 32 ways at 4096 sets, each on one core of preset `tap`.
     let (spec, _) = study(&["--print-spec"]);
     assert_eq!(spec.matches("[[point]]").count(), 6, "{spec}");
-    assert!(spec.contains("kernel = \"backprop\""), "{spec}");
+    assert!(spec.contains(&format!("{input} = \"{app}\"")), "{spec}");
     assert!(spec.contains("\"llc.geometry\" = \"256K,1,64\""), "{spec}");
     assert!(
         spec.contains("\"llc.geometry\" = \"8192K,32,64\""),
         "{spec}"
     );
-    assert!(spec.contains("\"cpus\" = 1"), "{spec}");
+    // One core: beside a GPGPU kernel it is said, a CPU application alone has it anyway.
+    assert_eq!(spec.contains("\"cpus\" = 1"), input == "kernel", "{spec}");
     let db = path(d, "char.sqlite");
     resumes_after_its_first_run(study, &plain, &spec, 6, &db, d, &cache);
-    // A CPU application alone is no sweep point: its spec is refused, naming it.
-    let e = fails(&[
-        "study",
-        "tap-fig2",
-        "--mixes",
-        "backprop,mcf",
-        "--print-spec",
-    ]);
-    assert!(e.contains("`mcf` is a CPU application"), "{e}");
 }
 
 #[test]

@@ -25,7 +25,7 @@ pub struct SimArgs {
     /// Trace files, one per CPU core (`FILE@cpu2` assigns a core), as for `apusim run`.
     /// ChampSim traces (`*.champsimtrace`, `.xz`, `.gz`) are read with their registers and
     /// branches.
-    #[arg(required_unless_present_any = ["mix", "scene", "kernel"])]
+    #[arg(required_unless_present_any = ["mix", "scene", "kernel", "cpu"])]
     traces: Vec<String>,
     #[command(flatten)]
     import: crate::inputs::ImportArgs,
@@ -99,11 +99,19 @@ fn parse_interval(s: &str) -> Result<IntervalSpec, String> {
 pub fn run(a: SimArgs) -> Result<()> {
     let cfg = a.system.load_for(&a.workload)?;
     let names = policy_list_or_configured(a.policy.as_deref(), &cfg);
+    // A CPU kernel alone is generated to the run's length (warm-up and target); a mix's CPU
+    // jobs keep theirs (`scale ×` 5 M), early finishers running on.
+    let cpu_length = a
+        .workload
+        .cpu
+        .as_ref()
+        .and(a.instructions)
+        .map(|n| a.warmup.saturating_add(n));
     let inputs = run_inputs(
         &a.traces,
         &a.import,
         &a.workload,
-        None,
+        cpu_length,
         &a.cache,
         cfg.seed,
         true,

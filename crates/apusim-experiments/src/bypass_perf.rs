@@ -287,7 +287,7 @@ pub fn run(fig: Figure, o: &Options) -> Result<StudyOutput> {
                 .iter()
                 .cloned()
                 .chain(bars[b].set.iter().map(|s| s.to_string()));
-            PlannedRun::gpu_alone(
+            PlannedRun::alone(
                 PRESET,
                 set.collect(),
                 &configs[b],

@@ -171,7 +171,7 @@ pub fn run(fig: Figure, o: &Options) -> Result<StudyOutput> {
                 height: o.height,
             };
             let scale = (u64::from(o.frames), o.seed);
-            PlannedRun::gpu_alone("gspc", set.collect(), &configs[s], bars[b].1, scene, scale)
+            PlannedRun::alone("gspc", set.collect(), &configs[s], bars[b].1, scene, scale)
         };
         Ok(cases.iter().map(plan).collect())
     })?;

@@ -27,28 +27,21 @@ pub fn default_cache_dir() -> Option<PathBuf> {
         .or_else(|| var("HOME").map(|d| d.join(".cache").join("apusim")))
 }
 
-/// A built-in GPU workload run on the GPU alone (`apusim run/sim --scene` or `--kernel`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum GpuAlone<'a> {
-    /// A built-in scene's frames on the render pipeline.
-    Scene(&'a str),
-    /// A GPGPU kernel (`apusim workloads`) on the SIMT cores.
-    Kernel(&'a str),
-}
+pub use apusim_workloads::mixes::Alone;
 
 /// The system of a run (`apusim run/sim`, the Python bindings): preset `preset`, or the
 /// configuration file `config`, with the `set` overrides (and `seed`); with as many CPU
-/// cores as mix `mix` has CPU jobs (the studies' 1C1G/2C1G/4C1G systems) and none for a
-/// GPU workload alone (`gpu_alone`), unless `set` gives `cpus`. Idle cores would otherwise
-/// count as agents to partitioning and thread-aware policies (UCP gives each at least one
-/// way).
+/// cores as mix `mix` has CPU jobs (the studies' 1C1G/2C1G/4C1G systems), none for a GPU
+/// workload alone and one for a CPU kernel alone (`alone`), unless `set` gives `cpus`. Idle
+/// cores would otherwise count as agents to partitioning and thread-aware policies (UCP
+/// gives each at least one way).
 pub fn load_system(
     preset: &str,
     config: Option<&Path>,
     set: &[String],
     seed: Option<u64>,
     mix: Option<&str>,
-    gpu_alone: bool,
+    alone: Option<Alone<'_>>,
 ) -> Result<apusim_sim::SystemConfig> {
     let mut set = set.to_vec();
     if let Some(s) = seed {
@@ -64,23 +57,22 @@ pub fn load_system(
     if !user_cpus {
         if let Some(m) = mix.and_then(mixes::mix) {
             cfg.cpus = m.cpus.len();
-        } else if gpu_alone {
-            cfg.cpus = 0;
+        } else if let Some(a) = alone {
+            cfg.cpus = usize::from(!a.on_gpu());
         }
     }
     Ok(cfg)
 }
 
 /// The inputs of a run (`apusim run/sim`, the Python bindings): the jobs of mix `mix` at
-/// `scale`, or a GPU workload alone (`scale` frames of a built-in scene at `resolution`, or
-/// a GPGPU kernel at `scale` times its default elements), or else the trace files `traces`
-/// (ChampSim traces read natively when `timed`). A mix's CPU jobs retire `instructions`
-/// each when set. Generated jobs are cached under `cache`.
+/// `scale`, or a workload alone ([`alone_job_inputs`]), or else the trace files `traces`
+/// (ChampSim traces read natively when `timed`). A mix's CPU jobs, or a CPU kernel alone,
+/// retire `instructions` each when set. Generated jobs are cached under `cache`.
 #[allow(clippy::too_many_arguments)]
 pub fn run_inputs(
     traces: &[String],
     mix: Option<&str>,
-    gpu_alone: Option<GpuAlone<'_>>,
+    alone: Option<Alone<'_>>,
     resolution: (u32, u32),
     scale: u64,
     instructions: Option<u64>,
@@ -100,9 +92,14 @@ pub fn run_inputs(
             cache,
         )?));
     }
-    if let Some(which) = gpu_alone {
-        return Ok(Box::new(gpu_alone_inputs(
-            which, resolution, scale, seed, cache,
+    if let Some(which) = alone {
+        return Ok(Box::new(alone_job_inputs(
+            which,
+            resolution,
+            scale,
+            instructions,
+            seed,
+            cache,
         )?));
     }
     Ok(Box::new(
@@ -110,18 +107,20 @@ pub fn run_inputs(
     ))
 }
 
-/// A GPU workload alone as run inputs: `scale` frames of a built-in scene at `resolution`,
-/// or a GPGPU kernel at `scale` times its default elements (`apusim run/sim --scene` and
-/// `--kernel`, and sweep points of `scene` or `kernel`).
-pub fn gpu_alone_inputs(
-    which: GpuAlone<'_>,
+/// A workload alone as run inputs: `scale` frames of a built-in scene at `resolution`, a
+/// GPGPU kernel at `scale` times its default elements, or a CPU kernel retiring
+/// `instructions` (default `scale ×` 5 M; [`mixes::cpu_alone_job`]) (`apusim run/sim
+/// --scene`, `--kernel` and `--cpu`, and sweep points of `scene`, `kernel` or `cpu`).
+pub fn alone_job_inputs(
+    which: Alone<'_>,
     resolution: (u32, u32),
     scale: u64,
+    instructions: Option<u64>,
     seed: u64,
     cache: Option<PathBuf>,
 ) -> Result<JobInputs> {
     Ok(match which {
-        GpuAlone::Scene(scene) => {
+        Alone::Scene(scene) => {
             let frames = u32::try_from(scale).unwrap_or(u32::MAX);
             let (width, height) = resolution;
             let job = scene_job(scene, width, height, frames, seed)?;
@@ -129,9 +128,18 @@ pub fn gpu_alone_inputs(
                 format!("scene {scene} ({width}x{height}, {frames} frame(s), seed {seed})");
             JobInputs::new(vec![job], cache, description)
         }
-        GpuAlone::Kernel(kernel) => {
+        Alone::Kernel(kernel) => {
             let job = kernel_job(kernel, scale, seed)?;
             let description = format!("kernel {kernel} (scale {scale}, seed {seed})");
+            JobInputs::new(vec![job], cache, description)
+        }
+        Alone::Cpu(kernel) => {
+            let job = mixes::cpu_alone_job(kernel, scale, instructions, seed)?;
+            let length = match instructions {
+                Some(n) => format!("{n} instructions"),
+                None => format!("scale {scale}"),
+            };
+            let description = format!("CPU kernel {kernel} ({length}, seed {seed})");
             JobInputs::new(vec![job], cache, description)
         }
     })

@@ -16,13 +16,13 @@
 //!
 //! In planning mode ([`Runs::planner`]) nothing runs and no trace is generated: a study lists
 //! the runs it would make as [`PlannedPoint`]s — each what a sweep point says (timed or
-//! functional; a mix, a kernel or a scene alone, preset, overrides, policy, run lengths,
+//! functional; a mix, a kernel, a scene or a CPU application alone, preset, overrides, policy, run lengths,
 //! switches), so the list is the study's sweep spec — and stops with [`Planned`]. A study's
 //! runs are all asked for in one parallel batch, so the list is complete; the alone runs
 //! behind a figure's slowdowns are not in it (the study makes them, cached beside its
-//! traces). tap's characterization (tap-fig2) states each GPGPU kernel's one-core system as
-//! `set` overrides of preset `tap`; a CPU application alone is no sweep point's input, so
-//! the spec of a characterization that names one is refused.
+//! traces). tap's characterization (tap-fig2) states each application's system as `set`
+//! overrides of preset `tap`: a GPGPU kernel beside one idle CPU core, a CPU application
+//! alone on its one core (a sweep point's `cpu`).
 
 use anyhow::Result;
 use apusim_sim::run::Inputs;
@@ -74,6 +74,9 @@ pub enum PlannedInput {
         width: u32,
         height: u32,
     },
+    /// A CPU kernel alone on core 0, retiring the run's warm-up and instructions
+    /// (`apusim sim --cpu`).
+    Cpu(String),
 }
 
 /// One run of a study, as a sweep point states it.
@@ -102,9 +105,9 @@ pub struct PlannedRun {
 }
 
 impl PlannedRun {
-    /// A GPU workload alone, run to its end with the default options, on `cfg`: preset
-    /// `preset` with the overrides `set`.
-    pub(crate) fn gpu_alone(
+    /// A workload alone, run to its end with the default options, on `cfg`: preset `preset`
+    /// with the overrides `set`.
+    pub(crate) fn alone(
         preset: &str,
         set: Vec<String>,
         cfg: &SystemConfig,
@@ -113,8 +116,9 @@ impl PlannedRun {
         (scale, seed): (u64, u64),
     ) -> PlannedRun {
         let mut set = set;
-        // A sweep point of a GPU workload alone has no CPU cores unless it says so.
-        if cfg.cpus != 0 {
+        // A sweep point of a workload alone has no CPU core (one for a CPU application)
+        // unless it says so.
+        if cfg.cpus != usize::from(matches!(input, PlannedInput::Cpu(_))) {
             set.push(format!("cpus={}", cfg.cpus));
         }
         PlannedRun {

@@ -37,9 +37,9 @@ use crate::{Record, StudyOutput};
 use anyhow::{bail, Context, Result};
 use apusim_sim::timed::{SimOptions, SimResult};
 use apusim_sim::SystemConfig;
-use apusim_workloads::cpu::{self, CpuParams};
+use apusim_workloads::cpu;
 use apusim_workloads::gpgpu::{self, Behaviour};
-use apusim_workloads::mixes::{Job, JobSpec};
+use apusim_workloads::mixes::{self, Job};
 
 /// LLC ways of Figs. 2 and 3 at 4096 sets of 64-byte lines: 256 KB to 8 MB.
 pub const WAYS: [u32; 6] = [1, 2, 4, 8, 16, 32];
@@ -136,24 +136,14 @@ pub fn tap_kernels(measured: &[(&str, Curves)]) -> Vec<(char, Option<String>)> {
     out
 }
 
-/// The job running application `name` (a GPGPU kernel, else a CPU kernel) at `scale`.
+/// The job running application `name` (a GPGPU kernel, else a CPU kernel retiring
+/// `instructions`) at `scale`.
 fn job(name: &str, scale: u64, seed: u64, instructions: u64) -> Result<Job> {
     if gpgpu::info(name).is_some() {
         return crate::jobs::kernel_job(name, scale, seed);
     }
-    if let Some(k) = cpu::info(name) {
-        return Ok(Job {
-            label: format!("cpu0 {}", k.name),
-            spec: JobSpec::Cpu {
-                kernel: k.name,
-                params: CpuParams {
-                    core: 0,
-                    instructions,
-                    size: 0,
-                    seed,
-                },
-            },
-        });
+    if cpu::info(name).is_some() {
+        return Ok(mixes::cpu_alone_job(name, scale, Some(instructions), seed)?);
     }
     bail!("{NAME}: `{name}` is neither a GPGPU kernel (`apusim gpgpu`) nor a CPU kernel")
 }
@@ -190,26 +180,18 @@ fn system(o: &Options, ways: u32) -> Result<(SystemConfig, u64)> {
     Ok((cfg, kb))
 }
 
-/// Application `name` with `ways` LLC ways as the sweep point that is the same run: a GPGPU
-/// kernel alone on preset `tap` with the LLC's geometry and one (idle) CPU core as `set`
-/// overrides. A CPU application alone is no sweep point's input, so it is refused.
+/// Application `name` with `ways` LLC ways as the sweep point that is the same run, on
+/// preset `tap` with the LLC's geometry and one core as `set` overrides: a GPGPU kernel
+/// alone on the GPU (the core idle), or a CPU application alone on the core.
 fn planned(o: &Options, name: &str, ways: u32, target: u64) -> Result<PlannedRun> {
-    if gpgpu::info(name).is_none() {
-        bail!(
-            "{NAME}: `{name}` is a CPU application, which runs alone on a core of its own; a \
-             sweep point runs a mix, trace files, a GPGPU kernel or a scene"
-        );
-    }
     let (cfg, _) = system(o, ways)?;
     let (set, _) = llc_set(&o.overrides, ways);
-    let mut run = PlannedRun::gpu_alone(
-        "tap",
-        set,
-        &cfg,
-        "lru",
-        PlannedInput::Kernel(name.to_string()),
-        (o.scale, o.seed),
-    );
+    let input = if gpgpu::info(name).is_some() {
+        PlannedInput::Kernel(name.to_string())
+    } else {
+        PlannedInput::Cpu(name.to_string())
+    };
+    let mut run = PlannedRun::alone("tap", set, &cfg, "lru", input, (o.scale, o.seed));
     run.warmup = o.warmup;
     run.instructions = Some(target);
     Ok(run)

@@ -62,7 +62,9 @@ impl System {
             &self.set,
             self.seed,
             w.mix.as_deref(),
-            w.scene.is_some(),
+            w.scene
+                .as_deref()
+                .map(apusim_workloads::mixes::Alone::Scene),
         )
     }
 }
@@ -121,16 +123,14 @@ impl Workload {
     /// The inputs of a run, as `apusim run` and `apusim sim` open them; a mix's CPU jobs of
     /// `instructions` each when set (`apusim run --mix --instructions`).
     fn inputs(&self, seed: u64, instructions: Option<u64>, timed: bool) -> Result<Box<dyn Inputs>> {
+        use apusim_workloads::mixes::{check_alone, Alone};
         if let Some(scene) = &self.scene {
-            use apusim_workloads::mixes::{check_alone, Alone};
             check_alone(Alone::Scene(scene), self.resolution, self.scale, seed)?;
         }
         apusim_experiments::jobs::run_inputs(
             &self.traces,
             self.mix.as_deref(),
-            self.scene
-                .as_deref()
-                .map(apusim_experiments::jobs::GpuAlone::Scene),
+            self.scene.as_deref().map(Alone::Scene),
             self.resolution,
             self.scale,
             instructions,

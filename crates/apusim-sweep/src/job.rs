@@ -6,7 +6,7 @@ use crate::metrics::{self, Metric};
 use crate::spec::DEFAULT_RESOLUTION;
 use crate::spec::{InputSpec, Mode, Point, SpecError};
 use anyhow::{Context, Result};
-use apusim_experiments::jobs::{gpu_alone_inputs, GpuAlone, JobInputs};
+use apusim_experiments::jobs::{alone_job_inputs, JobInputs};
 use apusim_sim::inputs::TraceInputs;
 use apusim_sim::timed::{
     alone_runs, sim_policy, speedup, stored, AloneOptions, SampleSpec, SimOptions,
@@ -165,11 +165,14 @@ pub fn resolve(point: &Point, file: &std::path::Path, opts: &ResolveOptions) -> 
     }
     // As `apusim run|sim --mix` loads it: as many CPU cores as the mix has CPU jobs unless
     // `set.cpus` says otherwise, so a point and that command are the same run (same key).
-    // A GPU workload alone runs without CPU cores, as `apusim sim --kernel|--scene` loads it.
-    let (mix, gpu_alone) = match &point.inputs {
-        InputSpec::Mix { name, .. } => (Some(name.as_str()), false),
-        InputSpec::Traces(_) => (None, false),
-        InputSpec::Kernel { .. } | InputSpec::Scene { .. } => (None, true),
+    // A GPU workload alone runs without CPU cores, a CPU kernel alone on one, as `apusim
+    // sim --kernel|--scene|--cpu` loads them.
+    let (mix, alone) = match &point.inputs {
+        InputSpec::Mix { name, .. } => (Some(name.as_str()), None),
+        InputSpec::Traces(_) => (None, None),
+        InputSpec::Kernel { name, .. } => (None, Some(Alone::Kernel(name))),
+        InputSpec::Scene { name, .. } => (None, Some(Alone::Scene(name))),
+        InputSpec::Cpu { name, .. } => (None, Some(Alone::Cpu(name))),
     };
     let loaded = apusim_experiments::jobs::load_system(
         &point.preset,
@@ -177,7 +180,7 @@ pub fn resolve(point: &Point, file: &std::path::Path, opts: &ResolveOptions) -> 
         &overrides,
         None,
         mix,
-        gpu_alone,
+        alone,
     );
     let mut cfg = match loaded {
         Ok(c) => c,
@@ -245,12 +248,28 @@ pub fn resolve(point: &Point, file: &std::path::Path, opts: &ResolveOptions) -> 
         InputSpec::Kernel { name, scale } => {
             params.insert("kernel".into(), json!(name));
             params.insert("scale".into(), json!(scale));
-            let which = GpuAlone::Kernel(name);
-            check_alone(Alone::Kernel(name), DEFAULT_RESOLUTION, *scale, cfg.seed)
+            let which = Alone::Kernel(name);
+            check_alone(which, DEFAULT_RESOLUTION, *scale, cfg.seed)
                 .map_err(|e| err("kernel", e.to_string()))?;
             JobSource::Mix(
-                gpu_alone_inputs(which, DEFAULT_RESOLUTION, *scale, cfg.seed, cache())
+                alone_job_inputs(which, DEFAULT_RESOLUTION, *scale, None, cfg.seed, cache())
                     .map_err(|e| err("kernel", format!("{e:#}")))?,
+            )
+        }
+        InputSpec::Cpu { name, scale } => {
+            params.insert("cpu".into(), json!(name));
+            params.insert("scale".into(), json!(scale));
+            // The job's length: what the run retires, as `apusim run|sim --cpu` makes it.
+            let length = match point.mode {
+                Mode::Functional => point.instructions,
+                Mode::Timed => point.instructions.map(|n| point.warmup.saturating_add(n)),
+            };
+            let which = Alone::Cpu(name);
+            check_alone(which, DEFAULT_RESOLUTION, *scale, cfg.seed)
+                .map_err(|e| err("cpu", e.to_string()))?;
+            JobSource::Mix(
+                alone_job_inputs(which, DEFAULT_RESOLUTION, *scale, length, cfg.seed, cache())
+                    .map_err(|e| err("cpu", format!("{e:#}")))?,
             )
         }
         InputSpec::Scene {
@@ -262,11 +281,11 @@ pub fn resolve(point: &Point, file: &std::path::Path, opts: &ResolveOptions) -> 
             params.insert("scene".into(), json!(name));
             params.insert("resolution".into(), json!(format!("{width}x{height}")));
             params.insert("scale".into(), json!(frames));
-            let which = GpuAlone::Scene(name);
-            check_alone(Alone::Scene(name), (*width, *height), *frames, cfg.seed)
+            let which = Alone::Scene(name);
+            check_alone(which, (*width, *height), *frames, cfg.seed)
                 .map_err(|e| err("scene", e.to_string()))?;
             JobSource::Mix(
-                gpu_alone_inputs(which, (*width, *height), *frames, cfg.seed, cache())
+                alone_job_inputs(which, (*width, *height), *frames, None, cfg.seed, cache())
                     .map_err(|e| err("scene", format!("{e:#}")))?,
             )
         }

@@ -281,6 +281,7 @@ fn settings<'a>(study: &str, p: &PlannedPoint) -> Result<Vec<(&'a str, String)>>
     match &r.input {
         PlannedInput::Mix(m) => out.push(("mix", quote(m))),
         PlannedInput::Kernel(k) => out.push(("kernel", quote(k))),
+        PlannedInput::Cpu(k) => out.push(("cpu", quote(k))),
         PlannedInput::Scene {
             name,
             width,

@@ -516,18 +516,58 @@ pub fn jobs_at(
     Ok(v)
 }
 
-/// What a run puts on the GPU alone, with no CPU job (`apusim run --scene|--kernel`, the
-/// Python `run`'s `scene`).
-#[derive(Clone, Copy, Debug)]
+/// A built-in workload a run puts alone on the system (`apusim run|sim --scene|--kernel|--cpu`,
+/// the Python `run`'s `scene` and `kernel`, sweep points).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Alone<'a> {
-    /// A built-in scene's frames at `resolution`, `scale` of them.
+    /// A built-in scene's frames at `resolution`, `scale` of them, on the GPU.
     Scene(&'a str),
-    /// A GPGPU kernel at `scale ×` its default elements.
+    /// A GPGPU kernel at `scale ×` its default elements, on the GPU.
     Kernel(&'a str),
+    /// A CPU kernel on core 0 ([`cpu_alone_job`]).
+    Cpu(&'a str),
 }
 
-/// Check the name and every parameter of a GPU-alone run against its registry entry before
-/// anything runs (the job itself is built by the front ends' shared code).
+impl Alone<'_> {
+    /// Whether it runs on the GPU (and so on a system of no CPU core unless told otherwise).
+    pub fn on_gpu(self) -> bool {
+        !matches!(self, Alone::Cpu(_))
+    }
+}
+
+/// The job of CPU kernel `name` alone on core 0: it retires `instructions`, or `scale ×`
+/// [`CPU_INSTRUCTIONS`] (a mix's CPU job at that scale), with the seed a mix gives its first
+/// core, so it is the first CPU job of a mix of that kernel, record for record.
+pub fn cpu_alone_job(
+    name: &str,
+    scale: u64,
+    instructions: Option<u64>,
+    seed: u64,
+) -> Result<Job, WorkloadError> {
+    crate::SCALE.check_value(&Value::Int(scale))?;
+    let length = match instructions {
+        Some(n) => n,
+        None => CPU_INSTRUCTIONS.saturating_mul(scale),
+    };
+    let (k, params) = cpu::params(
+        name,
+        &[
+            ("core", Value::Int(0)),
+            ("instructions", Value::Int(length)),
+            ("seed", Value::Int(seed)),
+        ],
+    )?;
+    Ok(Job {
+        label: format!("cpu0 {}", k.name),
+        spec: JobSpec::Cpu {
+            kernel: k.name,
+            params,
+        },
+    })
+}
+
+/// Check the name and every parameter of a run of one workload alone against its registry
+/// entry before anything runs (the job itself is built by the front ends' shared code).
 pub fn check_alone(
     alone: Alone<'_>,
     resolution: (u32, u32),
@@ -554,6 +594,9 @@ pub fn check_alone(
                 kernel,
                 &[("scale", Value::Int(scale)), ("seed", Value::Int(seed))],
             )?;
+        }
+        Alone::Cpu(kernel) => {
+            cpu_alone_job(kernel, scale, None, seed)?;
         }
     }
     Ok(())

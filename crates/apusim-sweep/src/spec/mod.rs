@@ -67,6 +67,7 @@ pub const SETTINGS: &[&str] = &[
     "traces",
     "kernel",
     "scene",
+    "cpu",
     "resolution",
     "scale",
     "limit",
@@ -136,6 +137,9 @@ pub enum InputSpec {
         width: u32,
         height: u32,
     },
+    /// A CPU kernel alone on core 0 (`apusim run|sim --cpu`): its job retires a functional
+    /// point's `instructions`, a timed point's `warmup` + `instructions`, else `scale ×` 5 M.
+    Cpu { name: String, scale: u64 },
 }
 
 /// One point of a sweep: everything one run needs, before the configuration is loaded.

@@ -94,7 +94,7 @@ impl Spec {
                 Some(r)
             }
         };
-        let given: Vec<&str> = ["mix", "traces", "kernel", "scene"]
+        let given: Vec<&str> = ["mix", "traces", "kernel", "scene", "cpu"]
             .into_iter()
             .filter(|k| s.contains_key(*k))
             .collect();
@@ -102,7 +102,7 @@ impl Spec {
             return Err(self.err(
                 given.iter().map(|k| lines[*k]).max().unwrap_or(line),
                 format!(
-                    "a point has one of `mix`, `traces`, `kernel` and `scene`, not {}",
+                    "a point has one of `mix`, `traces`, `kernel`, `scene` and `cpu`, not {}",
                     given.join(" and ")
                 ),
             ));
@@ -119,6 +119,8 @@ impl Spec {
             InputSpec::Mix { name, scale }
         } else if let Some(name) = text("kernel")? {
             InputSpec::Kernel { name, scale }
+        } else if let Some(name) = text("cpu")? {
+            InputSpec::Cpu { name, scale }
         } else if let Some(name) = text("scene")? {
             let (width, height) = resolution.unwrap_or(DEFAULT_RESOLUTION);
             InputSpec::Scene {
@@ -131,7 +133,7 @@ impl Spec {
             return Err(self.err(
                 line,
                 "this point has no inputs: give `mix = \"NAME\"`, `traces = [\"FILE\", ...]`, \
-                 `kernel = \"NAME\"` or `scene = \"NAME\"`",
+                 `kernel = \"NAME\"`, `scene = \"NAME\"` or `cpu = \"NAME\"`",
             ));
         };
         let preset = text("preset")?;
@@ -179,16 +181,18 @@ impl Spec {
             }
         };
         if mode == Mode::Functional {
-            // A functional point's `instructions` is its mix's CPU job length (drp §3's
-            // method); trace files and GPU workloads alone have no such length.
+            // A functional point's `instructions` is its CPU jobs' length (a mix's, drp §3's
+            // method, or a CPU kernel's alone); trace files and GPU workloads alone have no
+            // such length.
             if let (Some(l), false) = (
                 lines.get("instructions"),
-                matches!(inputs, InputSpec::Mix { .. }),
+                matches!(inputs, InputSpec::Mix { .. } | InputSpec::Cpu { .. }),
             ) {
                 return Err(self.err(
                     *l,
-                    "`instructions` of a functional point is the length of its mix's CPU jobs \
-                     (`apusim run --mix --instructions`); this point runs no mix"
+                    "`instructions` of a functional point is the length of its CPU jobs \
+                     (`apusim run --mix|--cpu --instructions`); this point runs no mix and no \
+                     CPU kernel"
                         .to_string(),
                 ));
             }
