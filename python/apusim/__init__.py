@@ -114,14 +114,16 @@ def _frame(columns: Dict[str, list]) -> pd.DataFrame:
     return pd.DataFrame(columns)
 
 
-def _inputs(traces, mix, scene, resolution, scale, preset, config, set, seed, policy,
-            cache_dir, no_cache, ideal, ideal_gpu, gpu_read_bypass, db) -> Dict[str, Any]:
+def _inputs(traces, mix, scene, kernel, cpu, resolution, scale, preset, config, set, seed,
+            policy, cache_dir, no_cache, ideal, ideal_gpu, gpu_read_bypass, db) -> Dict[str, Any]:
     if isinstance(traces, (str, os.PathLike)):
         traces = [traces]
     return dict(
         traces=[os.fspath(t) for t in (traces or [])],
         mix=mix,
         scene=scene,
+        kernel=kernel,
+        cpu=cpu,
         resolution=_resolution(resolution),
         scale=scale,
         preset=preset,
@@ -143,6 +145,8 @@ def run(
     *,
     mix: Optional[str] = None,
     scene: Optional[str] = None,
+    kernel: Optional[str] = None,
+    cpu: Optional[str] = None,
     resolution: Union[str, Sequence[int]] = "1280x1024",
     scale: int = 1,
     preset: Optional[str] = None,
@@ -164,17 +168,19 @@ def run(
     """A functional run, as ``apusim run``: one row per (policy, agent, level, stream, metric).
 
     The inputs are trace files (``"a.apt"`` or ``"a.apt@cpu1"``), a named ``mix`` (see
-    :func:`mixes`) or a built-in ``scene`` at ``resolution``, ``scale`` times. The system is
+    :func:`mixes`), a built-in ``scene`` at ``resolution``, ``scale`` times, a GPGPU
+    ``kernel`` or a CPU kernel ``cpu`` alone (``apusim run --kernel|--cpu``). The system is
     ``preset`` (default ``4c1g``) or a TOML ``config``, with ``set`` overrides
     (``{"llc.policy": "srrip"}`` or ``["cpus=2"]``). ``policy`` is one policy or several
     (``"srrip,lru"``, ``["srrip", "lru"]``, ``"all"``, ``"baselines"``); the configured one
     when not given. ``limit`` stops each run after that many accesses. ``instructions`` gives
     a mix's CPU jobs that length and runs them by drp §3's method, as ``apusim run --mix
     --instructions``: a job that ends before the others starts again until every job has
-    ended once. ``db`` records the runs in a results database as ``apusim run --db`` does.
+    ended once; with ``cpu``, it is the kernel's length. ``db`` records the runs in a results
+    database as ``apusim run --db`` does.
     """
-    kw = _inputs(traces, mix, scene, resolution, scale, preset, config, set, seed, policy,
-                 cache_dir, no_cache, ideal, ideal_gpu, gpu_read_bypass, db)
+    kw = _inputs(traces, mix, scene, kernel, cpu, resolution, scale, preset, config, set, seed,
+                 policy, cache_dir, no_cache, ideal, ideal_gpu, gpu_read_bypass, db)
     cols = _native.run(limit=limit, instructions=instructions, threads=threads,
                        dump_llc_trace=_path(dump_llc_trace), **kw)
     return _frame(cols)
@@ -185,6 +191,8 @@ def sim(
     *,
     mix: Optional[str] = None,
     scene: Optional[str] = None,
+    kernel: Optional[str] = None,
+    cpu: Optional[str] = None,
     resolution: Union[str, Sequence[int]] = "1280x1024",
     scale: int = 1,
     preset: Optional[str] = None,
@@ -213,12 +221,12 @@ def sim(
 
     Inputs, system and policies as for :func:`run`. Each core retires ``warmup``
     instructions before statistics start, then ``instructions`` (default: to the end of its
-    trace). With several jobs, each also runs alone under ``alone_policy`` for weighted
+    trace); a ``cpu`` kernel alone is generated that long. With several jobs, each also runs alone under ``alone_policy`` for weighted
     speedup (``no_alone`` skips that). ``sample`` samples (SMARTS) with ``sample_period``,
     ``sample_warmup``, ``sample_unit`` cycles, to ``target_error`` (``"3%"`` or ``0.03``).
     """
-    kw = _inputs(traces, mix, scene, resolution, scale, preset, config, set, seed, policy,
-                 cache_dir, no_cache, ideal, ideal_gpu, gpu_read_bypass, db)
+    kw = _inputs(traces, mix, scene, kernel, cpu, resolution, scale, preset, config, set, seed,
+                 policy, cache_dir, no_cache, ideal, ideal_gpu, gpu_read_bypass, db)
     cols = _native.sim(
         warmup=warmup,
         instructions=instructions,

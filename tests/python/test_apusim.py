@@ -77,6 +77,22 @@ def test_run_matches_cli_db(functional):
     assert sorted(set(cli_rows["key"])) == sorted(set(py_rows["key"]))
 
 
+@pytest.mark.parametrize("kw,args", [
+    (dict(cpu="bzip2", instructions=100000), ["--cpu", "bzip2", "--instructions", "100000"]),
+    (dict(kernel="nw", preset="bypass"), ["--kernel", "nw", "--preset", "bypass"]),
+])
+def test_a_workload_alone_matches_cli_db(cli, cache, tmp_path, kw, args):
+    """A CPU kernel or a GPGPU kernel alone: the package records the command line's rows
+    under the command line's keys."""
+    cli("run", *args, "--policy", "lru", "--cache-dir", cache, "--db", tmp_path / "cli.sqlite")
+    df = apusim.run(**kw, policy="lru", cache_dir=cache, db=tmp_path / "py.sqlite")
+    cli_rows = apusim.results(tmp_path / "cli.sqlite")
+    py_rows = apusim.results(tmp_path / "py.sqlite")
+    assert by_key(cli_rows) == by_key(df) == by_key(py_rows)
+    assert sorted(set(cli_rows["key"])) == sorted(set(py_rows["key"]))
+    assert ("gpu" in set(df["agent"])) == ("kernel" in kw)
+
+
 def test_sim_matches_cli(cli, cache, tmp_path):
     """A timed run: the rows `apusim sim --db` records, and figures of its CSV, are the
     package's."""
@@ -246,8 +262,10 @@ def test_bad_records_and_options_raise(tmp_path):
     with pytest.raises(apusim.ApusimError, match="not in the header"):
         apusim.write_trace(tmp_path / "bad.apt", random_records(10), header={
             "agents": [{"agent": "cpu0"}], "streams": ["cpu-data"], "source": "test"})
-    with pytest.raises(apusim.ApusimError, match="give trace files, a mix or a scene"):
+    with pytest.raises(apusim.ApusimError, match="give trace files, a mix, a scene"):
         apusim.run()
+    with pytest.raises(apusim.ApusimError, match="mix, cpu cannot run together"):
+        apusim.run(mix="S1", cpu="bzip2")
     # The registries' messages: the key, the value and the declared range.
     with pytest.raises(apusim.ApusimError, match=r"parameter `scale` = 0: out of range 1\.\.=1000"):
         apusim.run(scene="lake", scale=0)
@@ -382,7 +400,7 @@ def test_run_takes_cpu_job_lengths_as_the_cli(cli, cache, tmp_path):
     ran_on = df[(df.level == "llc") & (df.agent == "gpu") & (df.metric == "accesses")]
     gpu_once = once[(once.level == "llc") & (once.agent == "gpu") & (once.metric == "accesses")]
     assert ran_on["value"].sum() == gpu_once["value"].sum() == 327680
-    with pytest.raises(ValueError, match="length of a mix's CPU jobs"):
+    with pytest.raises(ValueError, match="length of a mix's or a cpu kernel's CPU jobs"):
         apusim.run(["x.apt"], instructions=5)
     with pytest.raises(ValueError, match="instructions"):
         apusim.run(mix="S16", instructions=0)

@@ -9,6 +9,7 @@ use apusim_sim::timed::{
 };
 use apusim_sim::{run_policies, Inputs, LlcSwitches, RunOptions, RunResult, SystemConfig};
 use apusim_sweep::{Metric, Store};
+use apusim_workloads::mixes::{check_alone, Alone};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 use std::path::PathBuf;
@@ -50,8 +51,8 @@ impl System {
     }
 
     /// The system for a run of `w` (`apusim_experiments::jobs::load_system`, as the command
-    /// line loads it): as many CPU cores as a mix has CPU jobs, none for a scene alone,
-    /// unless `set` gives `cpus`.
+    /// line loads it): as many CPU cores as a mix has CPU jobs, none for a scene or GPGPU
+    /// kernel alone, one for a CPU kernel alone, unless `set` gives `cpus`.
     fn load_for(&self, w: &Workload) -> Result<SystemConfig> {
         if self.config.is_some() && self.preset.is_some() {
             bail!("give a preset or a config file, not both");
@@ -62,18 +63,19 @@ impl System {
             &self.set,
             self.seed,
             w.mix.as_deref(),
-            w.scene
-                .as_deref()
-                .map(apusim_workloads::mixes::Alone::Scene),
+            w.alone(),
         )
     }
 }
 
-/// What runs: trace files, a named mix, or a built-in scene's frames.
+/// What runs: trace files, a named mix, a built-in scene's frames, a GPGPU kernel or a CPU
+/// kernel alone.
 pub(crate) struct Workload {
     pub traces: Vec<String>,
     pub mix: Option<String>,
     pub scene: Option<String>,
+    pub kernel: Option<String>,
+    pub cpu: Option<String>,
     pub resolution: (u32, u32),
     pub scale: u64,
     /// The trace cache; `None` generates mixes and scenes afresh.
@@ -84,20 +86,26 @@ impl Workload {
     #[allow(clippy::too_many_arguments)]
     fn new(
         traces: Vec<String>,
-        mix: Option<String>,
-        scene: Option<String>,
+        [mix, scene, kernel, cpu]: [Option<String>; 4],
         resolution: &str,
         scale: u64,
         cache_dir: Option<PathBuf>,
         no_cache: bool,
     ) -> Result<Workload> {
-        match (&mix, &scene, traces.is_empty()) {
-            (None, None, true) => bail!("give trace files, a mix or a scene to run"),
-            (Some(_), Some(_), _) => bail!("a mix and a scene cannot run together"),
-            (Some(_), None, false) | (None, Some(_), false) => {
-                bail!("trace files and a mix or scene cannot run together")
-            }
-            _ => {}
+        let given: Vec<&str> = [
+            ("trace files", !traces.is_empty()),
+            ("mix", mix.is_some()),
+            ("scene", scene.is_some()),
+            ("kernel", kernel.is_some()),
+            ("cpu", cpu.is_some()),
+        ]
+        .into_iter()
+        .filter_map(|(name, on)| on.then_some(name))
+        .collect();
+        match given.as_slice() {
+            [] => bail!("give trace files, a mix, a scene, a kernel or a cpu kernel to run"),
+            [_] => {}
+            _ => bail!("{} cannot run together: give one", given.join(", ")),
         }
         // The registries' declarations: the size multiplier's range here, a mix's and a
         // scene's names and parameters when the inputs open.
@@ -114,23 +122,35 @@ impl Workload {
             traces,
             mix,
             scene,
+            kernel,
+            cpu,
             resolution: apusim_render::builtin::parse_resolution(resolution)?,
             scale,
             cache,
         })
     }
 
-    /// The inputs of a run, as `apusim run` and `apusim sim` open them; a mix's CPU jobs of
-    /// `instructions` each when set (`apusim run --mix --instructions`).
+    /// The workload run alone, if one is.
+    fn alone(&self) -> Option<Alone<'_>> {
+        match (&self.scene, &self.kernel, &self.cpu) {
+            (Some(s), _, _) => Some(Alone::Scene(s)),
+            (None, Some(k), _) => Some(Alone::Kernel(k)),
+            (None, None, Some(c)) => Some(Alone::Cpu(c)),
+            (None, None, None) => None,
+        }
+    }
+
+    /// The inputs of a run, as `apusim run` and `apusim sim` open them; a mix's CPU jobs, or
+    /// a CPU kernel alone, of `instructions` each when set (`apusim run --mix|--cpu
+    /// --instructions`).
     fn inputs(&self, seed: u64, instructions: Option<u64>, timed: bool) -> Result<Box<dyn Inputs>> {
-        use apusim_workloads::mixes::{check_alone, Alone};
-        if let Some(scene) = &self.scene {
-            check_alone(Alone::Scene(scene), self.resolution, self.scale, seed)?;
+        if let Some(a) = self.alone() {
+            check_alone(a, self.resolution, self.scale, seed)?;
         }
         apusim_experiments::jobs::run_inputs(
             &self.traces,
             self.mix.as_deref(),
-            self.scene.as_deref().map(Alone::Scene),
+            self.alone(),
             self.resolution,
             self.scale,
             instructions,
@@ -233,9 +253,9 @@ fn open_db(db: Option<&PathBuf>) -> Result<Option<Store>> {
 /// `policy, agent, level, stream, metric, value` (the rows `apusim run --db` records).
 #[pyfunction]
 #[pyo3(signature = (
-    traces = Vec::new(), *, mix = None, scene = None, resolution = "1280x1024".to_string(),
-    scale = 1, preset = None, config = None, set = Vec::new(), seed = None, policy = None,
-    limit = None, instructions = None, threads = None, cache_dir = None, no_cache = false,
+    traces = Vec::new(), *, mix = None, scene = None, kernel = None, cpu = None,
+    resolution = "1280x1024".to_string(), scale = 1, preset = None, config = None,
+    set = Vec::new(), seed = None, policy = None, limit = None, instructions = None, threads = None, cache_dir = None, no_cache = false,
     ideal = None, ideal_gpu = None, gpu_read_bypass = 0.0, dump_llc_trace = None, db = None
 ))]
 #[allow(clippy::too_many_arguments)]
@@ -244,6 +264,8 @@ pub fn run<'py>(
     traces: Vec<String>,
     mix: Option<String>,
     scene: Option<String>,
+    kernel: Option<String>,
+    cpu: Option<String>,
     resolution: String,
     scale: u64,
     preset: Option<String>,
@@ -265,15 +287,22 @@ pub fn run<'py>(
     let results = py
         .detach(|| -> Result<Vec<(String, Vec<Metric>)>> {
             let system = System::new(preset, config, set, seed);
-            let w = Workload::new(traces, mix, scene, &resolution, scale, cache_dir, no_cache)?;
+            let w = Workload::new(
+                traces,
+                [mix, scene, kernel, cpu],
+                &resolution,
+                scale,
+                cache_dir,
+                no_cache,
+            )?;
             let (cfg, names) = system.policies_for(&w, policy.as_deref())?;
             if limit == Some(0) {
                 bail!("limit must be at least 1");
             }
             // drp §3's method, as `apusim run --mix --instructions` runs it; the mix's CPU
             // workloads check the length itself (`mixes::jobs_at`).
-            if instructions.is_some() && w.mix.is_none() {
-                bail!("instructions is the length of a mix's CPU jobs; give mix");
+            if instructions.is_some() && w.mix.is_none() && w.cpu.is_none() {
+                bail!("instructions is the length of a mix's or a cpu kernel's CPU jobs; give mix or cpu");
             }
             let inputs = w.inputs(cfg.seed, instructions, false)?;
             let inputs = &*inputs;
@@ -314,9 +343,9 @@ pub fn run<'py>(
 /// `apusim sim --db` records).
 #[pyfunction]
 #[pyo3(signature = (
-    traces = Vec::new(), *, mix = None, scene = None, resolution = "1280x1024".to_string(),
-    scale = 1, preset = None, config = None, set = Vec::new(), seed = None, policy = None,
-    warmup = 0, instructions = None, threads = None, alone_policy = "lru".to_string(),
+    traces = Vec::new(), *, mix = None, scene = None, kernel = None, cpu = None,
+    resolution = "1280x1024".to_string(), scale = 1, preset = None, config = None,
+    set = Vec::new(), seed = None, policy = None, warmup = 0, instructions = None, threads = None, alone_policy = "lru".to_string(),
     no_alone = false, sample = false, sample_period = None, sample_warmup = None,
     sample_unit = None, target_error = None, cache_dir = None, no_cache = false, ideal = None,
     ideal_gpu = None, gpu_read_bypass = 0.0, db = None
@@ -327,6 +356,8 @@ pub fn sim<'py>(
     traces: Vec<String>,
     mix: Option<String>,
     scene: Option<String>,
+    kernel: Option<String>,
+    cpu: Option<String>,
     resolution: String,
     scale: u64,
     preset: Option<String>,
@@ -354,7 +385,14 @@ pub fn sim<'py>(
     let results = py
         .detach(|| -> Result<Vec<(String, Vec<Metric>)>> {
             let system = System::new(preset, config, set, seed);
-            let w = Workload::new(traces, mix, scene, &resolution, scale, cache_dir, no_cache)?;
+            let w = Workload::new(
+                traces,
+                [mix, scene, kernel, cpu],
+                &resolution,
+                scale,
+                cache_dir,
+                no_cache,
+            )?;
             let (cfg, names) = system.policies_for(&w, policy.as_deref())?;
             if instructions == Some(0) {
                 bail!("instructions must be at least 1");
@@ -381,7 +419,13 @@ pub fn sim<'py>(
                 .map(target_error::parse_target)
                 .transpose()
                 .map_err(anyhow::Error::msg)?;
-            let inputs = w.inputs(cfg.seed, None, true)?;
+            // A CPU kernel alone is generated to the run's length, as `apusim sim --cpu`.
+            let cpu_length = w
+                .cpu
+                .as_ref()
+                .and(instructions)
+                .map(|n| warmup.saturating_add(n));
+            let inputs = w.inputs(cfg.seed, cpu_length, true)?;
             let inputs = &*inputs;
             let sim_opts = SimOptions {
                 warmup,
