@@ -129,6 +129,9 @@ pub fn table(r: &SimResult) -> String {
         r.system.network_messages,
         r.system.network_wait_cycles
     ));
+    if let Some(busiest) = busiest_links(&r.system.network_links) {
+        s.push_str(&busiest);
+    }
     if !r.llc_occupancy.is_empty() {
         let parts: Vec<String> = r
             .llc_occupancy
@@ -448,6 +451,35 @@ fn estimate_errors(estimates: &[apusim_timing::gpu::pipeline::FrameEstimate]) ->
 }
 
 /// IPC per core, LLC misses and DRAM bandwidth per interval (with `--interval`).
+/// The ring links whose messages waited longest in the window (at most four), one line;
+/// `None` when no message waited for a link.
+fn busiest_links(links: &[apusim_sim::timed::NetworkLink]) -> Option<String> {
+    let mut waited: Vec<&apusim_sim::timed::NetworkLink> =
+        links.iter().filter(|l| l.wait_cycles > 0.0).collect();
+    if waited.is_empty() {
+        return None;
+    }
+    waited.sort_by(|a, b| b.wait_cycles.total_cmp(&a.wait_cycles));
+    let parts: Vec<String> = waited
+        .iter()
+        .take(4)
+        .map(|l| {
+            format!(
+                "{}->{} {} messages, {:.0} cycles ({:.1} per message)",
+                l.from,
+                l.to,
+                l.messages,
+                l.wait_cycles,
+                l.wait_cycles / l.messages as f64
+            )
+        })
+        .collect();
+    Some(format!(
+        "Ring links waited for most (network cycles): {}\n",
+        parts.join("; ")
+    ))
+}
+
 fn interval_table(r: &SimResult) -> String {
     let Some(first) = r.intervals.first() else {
         return String::new();

@@ -50,5 +50,5 @@ pub use event::EventQueue;
 pub use gpu::{GpuModel, GpuStats, KernelSpan, StallCycles};
 pub use instr::{AccessInstrs, BranchKind, DepModel, Instr, InstrSource};
 pub use mshr::Mshrs;
-pub use network::{Network, Stop};
+pub use network::{LinkCount, Network, Stop};
 pub use replay::Replay;

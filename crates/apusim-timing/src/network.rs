@@ -46,6 +46,20 @@ pub struct Ring {
     /// Messages and link-cycles waited (for reports).
     pub messages: u64,
     pub wait: Tick,
+    /// Per directed link (indexed as `taken`'s calendars): messages it carried and ticks
+    /// they waited for it.
+    link_messages: Vec<u64>,
+    link_wait: Vec<Tick>,
+}
+
+/// What one directed link of a ring carried: messages from stop `from` to its neighbour
+/// `to`, and the ticks they waited for the link.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LinkCount {
+    pub from: Stop,
+    pub to: Stop,
+    pub messages: u64,
+    pub wait: Tick,
 }
 
 pub struct Fixed {
@@ -87,6 +101,29 @@ impl Network {
             Network::Fixed(f) => (f.messages, f.wait),
         }
     }
+    /// Every directed link of a ring with what it carried so far (clockwise links first);
+    /// none for the fixed network, which has no links.
+    pub fn links(&self) -> Vec<LinkCount> {
+        match self {
+            Network::Ring(r) => (0..2 * r.stops)
+                .map(|l| {
+                    let (from, clockwise) = (l % r.stops, l < r.stops);
+                    let to = if clockwise {
+                        (from + 1) % r.stops
+                    } else {
+                        (from + r.stops - 1) % r.stops
+                    };
+                    LinkCount {
+                        from,
+                        to,
+                        messages: r.link_messages[l],
+                        wait: r.link_wait[l],
+                    }
+                })
+                .collect(),
+            Network::Fixed(_) => Vec::new(),
+        }
+    }
 }
 
 impl Ring {
@@ -125,6 +162,8 @@ impl Ring {
             calendar[(c as usize) % SLOTS] = c << 1 | u64::from(passing);
             let start = (c * self.slot).max(t);
             self.wait += start - t;
+            self.link_messages[link] += 1;
+            self.link_wait[link] += start - t;
             t = start + self.hop;
             s = if clockwise {
                 (s + 1) % n
@@ -211,6 +250,8 @@ fn build_ring(p: &Params, d: Domain, stops: usize) -> Network {
         taken: vec![u64::MAX; 2 * n * SLOTS],
         messages: 0,
         wait: 0,
+        link_messages: vec![0; 2 * n],
+        link_wait: vec![0; 2 * n],
     })
 }
 
@@ -281,6 +322,19 @@ mod tests {
         // The opposite direction is free.
         assert_eq!(r.send(2, 0, 0), 20);
         assert_eq!(r.counters(), (3, 10));
+        // Per link: 0→1 carried two and the second waited there; 1→2 carried two (the second
+        // arrived a cycle later, into a free slot); 2→1 and 1→0 one each.
+        let used: Vec<(Stop, Stop, u64, Tick)> = r
+            .links()
+            .into_iter()
+            .filter(|l| l.messages > 0)
+            .map(|l| (l.from, l.to, l.messages, l.wait))
+            .collect();
+        assert_eq!(
+            used,
+            [(0, 1, 2, 10), (1, 2, 2, 0), (1, 0, 1, 0), (2, 1, 1, 0)]
+        );
+        assert_eq!(r.links().len(), 16);
     }
 
     #[test]
@@ -291,6 +345,7 @@ mod tests {
         assert_eq!(f.send(2, 3, 5), 220);
         assert_eq!(f.send(2, 3, 100), 300);
         assert_eq!(f.base_latency(0, 3), 200);
+        assert!(f.links().is_empty(), "no links to count");
     }
 
     #[test]

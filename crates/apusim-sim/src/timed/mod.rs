@@ -37,3 +37,4 @@ pub use policies::sim_policies;
 pub use sampling::{SampleSpec, Sampled, SampledCore};
 pub use sim::{sim_policy, CoreResult, SimOptions, SimResult, SystemWindow};
 pub use speedup::{alone_config, alone_runs, speedup, AloneOptions, AloneRun, GpuSpeedup, Speedup};
+pub use window::NetworkLink;

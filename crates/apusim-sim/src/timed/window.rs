@@ -12,7 +12,7 @@ use super::streams::{self, StreamResult, StreamTable};
 use crate::config::SystemConfig;
 use crate::stats::RunStats;
 use apusim_cache::Policy;
-use apusim_timing::{CoreStats, Domain, Tick};
+use apusim_timing::{CoreStats, Domain, LinkCount, Tick};
 use apusim_trace::Agent;
 use serde::{Deserialize, Serialize};
 
@@ -96,6 +96,22 @@ pub struct SystemWindow {
     /// Network messages and the cycles they waited for a link.
     pub network_messages: u64,
     pub network_wait_cycles: f64,
+    /// Each directed ring link that carried messages in the window (none on the fixed
+    /// network).
+    #[serde(default)]
+    pub network_links: Vec<NetworkLink>,
+}
+
+/// What one directed ring link carried in a window.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct NetworkLink {
+    /// The stops it joins: `cpuN`, `gpu`, `llcN` (an LLC bank) or `mcN` (a memory
+    /// controller).
+    pub from: String,
+    pub to: String,
+    pub messages: u64,
+    /// Network cycles its messages waited for it, in all.
+    pub wait_cycles: f64,
 }
 
 impl SystemWindow {
@@ -128,6 +144,9 @@ pub(crate) struct SystemSnapshot {
     llc: LlcTiming,
     dram: Vec<DramCounts>,
     network: (u64, Tick),
+    links: Vec<LinkCount>,
+    /// The first stop of the LLC banks and of the memory controllers.
+    stops: (usize, usize),
     streams: StreamTable,
 }
 
@@ -138,6 +157,8 @@ impl SystemSnapshot {
             llc: mem.llc_timing,
             dram: mem.dram_counts(),
             network: mem.net.counters(),
+            links: mem.net.links(),
+            stops: mem.stop_layout(),
             streams: mem.streams,
         }
     }
@@ -234,5 +255,46 @@ pub(crate) fn system_window(
         streams: streams::window(&end.streams, &start.streams, uncore.period),
         network_messages: end.network.0 - start.network.0,
         network_wait_cycles: (end.network.1 - start.network.1) as f64 / uncore.period as f64,
+        network_links: end
+            .links
+            .iter()
+            .zip(&start.links)
+            .filter(|(e, s)| e.messages > s.messages)
+            .map(|(e, s)| NetworkLink {
+                from: stop_name(e.from, cfg.cpus, end.stops),
+                to: stop_name(e.to, cfg.cpus, end.stops),
+                messages: e.messages - s.messages,
+                wait_cycles: (e.wait - s.wait) as f64 / uncore.period as f64,
+            })
+            .collect(),
+    }
+}
+
+/// The name of network stop `s` of a system of `cpus` cores whose LLC banks and memory
+/// controllers start at the stops `(banks, mcs)`.
+fn stop_name(s: usize, cpus: usize, (banks, mcs): (usize, usize)) -> String {
+    if s < cpus {
+        format!("cpu{s}")
+    } else if s < banks {
+        "gpu".into()
+    } else if s < mcs {
+        format!("llc{}", s - banks)
+    } else {
+        format!("mc{}", s - mcs)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::stop_name;
+
+    #[test]
+    fn stops_are_named_cores_gpu_banks_then_controllers() {
+        // Two cores, the GPU, four LLC banks (stops 3-6), two memory controllers (7, 8).
+        let names: Vec<String> = (0..9).map(|s| stop_name(s, 2, (3, 7))).collect();
+        assert_eq!(
+            names,
+            ["cpu0", "cpu1", "gpu", "llc0", "llc1", "llc2", "llc3", "mc0", "mc1"]
+        );
     }
 }

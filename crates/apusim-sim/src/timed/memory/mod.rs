@@ -363,6 +363,11 @@ impl<P: Policy> TimedMemory<P> {
     fn bank_of(&self, addr: u64) -> usize {
         ((addr >> self.llc_bits) % self.banks.len() as u64) as usize
     }
+    /// The first stop of the LLC banks and of the memory controllers (the agents' stops
+    /// come first: the cores, then the GPU).
+    pub(crate) fn stop_layout(&self) -> (usize, usize) {
+        (self.banks_first_stop, self.mcs_first_stop)
+    }
     fn bank_stop(&self, bank: usize) -> usize {
         self.banks_first_stop + bank
     }
