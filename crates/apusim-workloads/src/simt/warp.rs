@@ -179,20 +179,27 @@ impl Warp<'_, '_> {
     /// Count `n` ALU instructions.
     #[inline]
     pub fn compute(&mut self, n: u64) {
-        self.k += n;
-        self.emit.stats.compute_instrs += n;
-        if let Some(rec) = self.emit.rec.as_deref_mut() {
-            rec.count(self.wi, n, false);
-        }
+        self.count(n, false);
     }
     /// Count `n` shared-memory (scratchpad) instructions: they cost issue slots but stay out
     /// of the global stream.
     #[inline]
     pub fn shared(&mut self, n: u64) {
+        self.count(n, true);
+    }
+    /// Count `n` instructions that issue but touch no global memory: shared-memory ones when
+    /// `shared`, else ALU ones.
+    #[inline(always)]
+    fn count(&mut self, n: u64, shared: bool) {
         self.k += n;
-        self.emit.stats.shared_instrs += n;
+        let stats = &mut self.emit.stats;
+        if shared {
+            stats.shared_instrs += n;
+        } else {
+            stats.compute_instrs += n;
+        }
         if let Some(rec) = self.emit.rec.as_deref_mut() {
-            rec.count(self.wi, n, true);
+            rec.count(self.wi, n, shared);
         }
     }
 
