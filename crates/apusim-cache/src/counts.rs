@@ -31,6 +31,29 @@ pub struct Counts {
 }
 
 impl Counts {
+    /// The CSV columns of [`Counts::csv`], in its order.
+    pub const CSV_COLUMNS: &'static str = "reads,read_misses,writes,write_misses,writebacks,\
+         writeback_misses,prefetches,prefetch_misses,bypasses,evictions,dirty_evictions";
+
+    /// The access, miss, bypass and eviction counters as CSV fields ([`Counts::CSV_COLUMNS`]):
+    /// what every CSV report of apusim writes of a cell.
+    pub fn csv(&self) -> String {
+        format!(
+            "{},{},{},{},{},{},{},{},{},{},{}",
+            self.reads,
+            self.read_misses,
+            self.writes,
+            self.write_misses,
+            self.writebacks,
+            self.writeback_misses,
+            self.prefetches,
+            self.prefetch_misses,
+            self.bypasses,
+            self.evictions,
+            self.dirty_evictions
+        )
+    }
+
     pub fn accesses(&self) -> u64 {
         self.reads + self.writes + self.writebacks + self.prefetches
     }

@@ -13,10 +13,9 @@
 //! title's speedup is the geometric mean over its three mixes (§5); its shares add its
 //! mixes' accesses; its estimation error is the mean over the predicted frames of its mixes.
 
-use crate::timed::{
-    bar, crit_mixes, fps, geomean, of_workload, speedup_of, workloads, Bar, Options, TimedMixes,
-};
-use crate::{with_means, Mean, Record, StudyOutput};
+use crate::crit_perf::{group, STREAMS};
+use crate::timed::{bar, crit_mixes, per_title, title_fps_speedup, Bar, Options};
+use crate::{with_means, Mean, StudyOutput};
 use anyhow::{bail, Result};
 use apusim_sim::timed::SimResult;
 use apusim_sim::LlcSwitches;
@@ -87,19 +86,6 @@ impl Figure {
     }
 }
 
-/// Fig. 9's groups of the GPU's streams: C, T, Z, B, O.
-const GROUPS: [&str; 5] = ["C", "T", "Z", "B", "O"];
-
-fn group(s: Stream) -> usize {
-    match s {
-        Stream::Color => 0,
-        Stream::StaticTexture | Stream::DynamicTexture => 1,
-        Stream::Depth | Stream::Stencil => 2,
-        Stream::Blitter => 3,
-        _ => 4,
-    }
-}
-
 /// A run's GPU accesses: critical by group, and non-critical.
 fn marked(r: &SimResult) -> Result<([u64; 5], u64)> {
     let Some(c) = r
@@ -130,64 +116,56 @@ fn errors(r: &SimResult) -> Vec<f64> {
 /// Run one figure.
 pub fn run(fig: Figure, o: &Options) -> Result<StudyOutput> {
     let names = o.mixes.clone().unwrap_or_else(|| fig.default_mixes());
-    let (titles, title_of) = workloads(
-        &names,
-        false,
-        fig.name(),
-        "§6.1 is about rendering; use H1-H14, L1-L14, HL1-HL14",
-    )?;
+    let hint = "§6.1 is about rendering; use H1-H14, L1-L14, HL1-HL14";
     let mut opts = o.clone();
     opts.overrides.insert(0, NO_TARGET.to_string());
     opts.instructions = opts
         .instructions
         .or(Some(crate::crit_sched::DEFAULT_INSTRUCTIONS));
-    let mixes = TimedMixes::new(fig.name(), names, |_| PRESET, &opts)?;
     let bars = fig.bars();
-    let results = mixes.run(&bars)?;
-    let runs: Vec<&[SimResult]> = results.chunks(bars.len()).collect();
-    let mut records = Vec::new();
-    let mut push = |workload: &str, label: &str, metric: &str, value: f64| {
-        records.push(Record::new("4C1G", workload, label, metric, value))
-    };
-    for title in &titles {
-        let mine = of_workload(&runs, &title_of, title);
-        match fig {
-            Figure::Fig8 => {
-                for (b, bar) in bars.iter().enumerate().skip(1) {
-                    let per_mix: Vec<f64> = mine
-                        .iter()
-                        .map(|r| speedup_of(fps(&r[b]), fps(&r[0])))
-                        .collect();
-                    push(title, &bar.label, "fps_gain", geomean(&per_mix) - 1.0);
-                }
-            }
-            Figure::Fig9 => {
-                let (mut crit, mut non) = ([0u64; 5], 0u64);
-                for r in &mine {
-                    let (c, n) = marked(&r[0])?;
-                    for (t, x) in crit.iter_mut().zip(c) {
-                        *t += x;
+    let records = per_title(
+        fig.name(),
+        names,
+        hint,
+        PRESET,
+        &opts,
+        &bars,
+        |mine, push| {
+            match fig {
+                Figure::Fig8 => {
+                    for (b, bar) in bars.iter().enumerate().skip(1) {
+                        push(&bar.label, "fps_gain", title_fps_speedup(mine, b) - 1.0);
                     }
-                    non += n;
                 }
-                let total = (crit.iter().sum::<u64>() + non).max(1) as f64;
-                for (label, x) in GROUPS.iter().zip(crit) {
-                    push(title, label, "share", x as f64 / total);
+                Figure::Fig9 => {
+                    let (mut crit, mut non) = ([0u64; 5], 0u64);
+                    for r in mine {
+                        let (c, n) = marked(&r[0])?;
+                        for (t, x) in crit.iter_mut().zip(c) {
+                            *t += x;
+                        }
+                        non += n;
+                    }
+                    let total = (crit.iter().sum::<u64>() + non).max(1) as f64;
+                    for ((label, _), x) in STREAMS.iter().zip(crit) {
+                        push(label, "share", x as f64 / total);
+                    }
+                    push("NC", "share", non as f64 / total);
                 }
-                push(title, "NC", "share", non as f64 / total);
+                Figure::Fig10 => {
+                    let e: Vec<f64> = mine.iter().flat_map(|r| errors(&r[0])).collect();
+                    let mean = if e.is_empty() {
+                        f64::NAN
+                    } else {
+                        e.iter().sum::<f64>() / e.len() as f64
+                    };
+                    push("Estimate", "error", mean);
+                    push("Estimate", "frames", e.len() as f64);
+                }
             }
-            Figure::Fig10 => {
-                let e: Vec<f64> = mine.iter().flat_map(|r| errors(&r[0])).collect();
-                let mean = if e.is_empty() {
-                    f64::NAN
-                } else {
-                    e.iter().sum::<f64>() / e.len() as f64
-                };
-                push(title, "Estimate", "error", mean);
-                push(title, "Estimate", "frames", e.len() as f64);
-            }
-        }
-    }
+            Ok(())
+        },
+    )?;
     Ok(StudyOutput {
         study: fig.name().into(),
         title: format!("{}{}", fig.title(), opts.note()),

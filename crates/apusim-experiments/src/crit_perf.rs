@@ -15,10 +15,8 @@
 //! depth (Z: depth and stencil, one buffer in Attila), blitter (B), and everything else of the
 //! GPU (O: vertices and indices, HiZ, shader instructions and data, display).
 
-use crate::timed::{
-    bar, crit_mixes, fps, geomean, ideal, of_workload, speedup_of, workloads, Bar, TimedMixes,
-};
-use crate::{with_means, Mean, Record, StudyOutput};
+use crate::timed::{bar, crit_mixes, ideal, per_title, title_fps_speedup, Bar};
+use crate::{with_means, Mean, StudyOutput};
 use anyhow::Result;
 use apusim_sim::timed::SimResult;
 use apusim_trace::{Agent, Stream};
@@ -41,8 +39,8 @@ pub enum Figure {
 /// The LLC policy of the criticality paper's baseline (Table 1: two-bit SRRIP).
 const BASELINE: &str = "srrip";
 
-/// The stream groups of Fig. 2, as `--ideal` lists.
-const STREAMS: [(&str, &str); 5] = [
+/// The stream groups of Fig. 2, as `--ideal` lists (the groups of [`group`]).
+pub(crate) const STREAMS: [(&str, &str); 5] = [
     ("C", "color"),
     ("T", "texture"),
     ("Z", "depth,stencil"),
@@ -107,41 +105,32 @@ impl Figure {
 fn reads_by_group(r: &SimResult) -> [u64; 5] {
     let mut out = [0; 5];
     for s in Stream::ALL.iter().filter(|s| !s.is_cpu()) {
-        let group = match s {
-            Stream::Color => 0,
-            Stream::StaticTexture | Stream::DynamicTexture => 1,
-            Stream::Depth | Stream::Stencil => 2,
-            Stream::Blitter => 3,
-            _ => 4,
-        };
-        out[group] += r.functional.memory.get(Agent::GPU, *s).reads;
+        out[group(*s)] += r.functional.memory.get(Agent::GPU, *s).reads;
     }
     out
+}
+
+/// The index in [`STREAMS`] of Fig. 2's group of GPU stream `s`: C, T, Z, B, else O.
+pub(crate) fn group(s: Stream) -> usize {
+    match s {
+        Stream::Color => 0,
+        Stream::StaticTexture | Stream::DynamicTexture => 1,
+        Stream::Depth | Stream::Stencil => 2,
+        Stream::Blitter => 3,
+        _ => 4,
+    }
 }
 
 /// Run one figure.
 pub fn run(fig: Figure, o: &Options) -> Result<StudyOutput> {
     let names = o.mixes.clone().unwrap_or_else(|| fig.default_mixes());
-    let (titles, title_of) = workloads(
-        &names,
-        false,
-        fig.name(),
-        "§3's stream figures are about rendering; use H1-H14, L1-L14, HL1-HL14",
-    )?;
-    let mixes = TimedMixes::new(fig.name(), names, |_| "crit", o)?;
+    let hint = "§3's stream figures are about rendering; use H1-H14, L1-L14, HL1-HL14";
     let bars = fig.bars();
-    let results = mixes.run(&bars)?;
-    let runs: Vec<&[SimResult]> = results.chunks(bars.len()).collect();
-    let mut records = Vec::new();
-    let mut push = |workload: &str, label: &str, metric: &str, value: f64| {
-        records.push(Record::new("4C1G", workload, label, metric, value))
-    };
-    for title in &titles {
-        let mine = of_workload(&runs, &title_of, title);
+    let records = per_title(fig.name(), names, hint, "crit", o, &bars, |mine, push| {
         if fig == Figure::Fig2 {
             // The reads of the title's mixes together, as fractions of the GPU's DRAM reads.
             let mut reads = [0u64; 5];
-            for r in &mine {
+            for r in mine {
                 for (t, x) in reads.iter_mut().zip(reads_by_group(&r[0])) {
                     *t += x;
                 }
@@ -153,43 +142,38 @@ pub fn run(fig: Figure, o: &Options) -> Result<StudyOutput> {
                 } else {
                     f64::NAN
                 };
-                push(title, label, "dram_read_share", share);
+                push(label, "dram_read_share", share);
             }
-            continue;
+            return Ok(());
         }
         // Each bar's speedup over the baseline bar, per mix, then the title's geometric mean.
         let speedup: BTreeMap<&str, f64> = bars
             .iter()
             .enumerate()
             .skip(1)
-            .map(|(b, bar)| {
-                let per_mix: Vec<f64> = mine
-                    .iter()
-                    .map(|r| speedup_of(fps(&r[b]), fps(&r[0])))
-                    .collect();
-                (bar.label.as_str(), geomean(&per_mix))
-            })
+            .map(|(b, bar)| (bar.label.as_str(), title_fps_speedup(mine, b)))
             .collect();
         match fig {
             Figure::Fig3 => {
                 for (label, _) in STREAMS {
-                    push(title, label, "fps_speedup", speedup[label]);
+                    push(label, "fps_speedup", speedup[label]);
                 }
             }
             Figure::Fig4 => {
                 for set in SETS {
-                    push(title, set, "combined_speedup", speedup[set]);
+                    push(set, "combined_speedup", speedup[set]);
                     let individual = 1.0
                         + STREAMS[..set.len()]
                             .iter()
                             .map(|(l, _)| speedup[l] - 1.0)
                             .sum::<f64>();
-                    push(title, set, "individual_speedup", individual);
+                    push(set, "individual_speedup", individual);
                 }
             }
             Figure::Fig2 => unreachable!("handled above"),
         }
-    }
+        Ok(())
+    })?;
     let mean = if fig == Figure::Fig2 {
         Mean::Arithmetic
     } else {

@@ -315,6 +315,33 @@ pub(crate) fn of_workload<'a, T>(
         .collect()
 }
 
+/// Runs `bars` (the baseline first) on the 3D titles' mixes `names` on preset `preset` and
+/// gathers figure `figure`'s records title by title, in first-appearance order: `per_title`
+/// gets a title's mixes' runs (one result per bar) and `push(label, metric, value)` for the
+/// title's records. A mix of a CUDA job is refused, naming `hint`.
+pub(crate) fn per_title(
+    figure: &str,
+    names: Vec<String>,
+    hint: &str,
+    preset: &'static str,
+    o: &Options,
+    bars: &[Bar],
+    mut per_title: impl FnMut(&[&[SimResult]], &mut dyn FnMut(&str, &str, f64)) -> Result<()>,
+) -> Result<Vec<Record>> {
+    let (titles, title_of) = workloads(&names, false, figure, hint)?;
+    let mixes = TimedMixes::new(figure, names, |_| preset, o)?;
+    let results = mixes.run(bars)?;
+    let runs: Vec<&[SimResult]> = results.chunks(bars.len()).collect();
+    let mut records = Vec::new();
+    for title in &titles {
+        let mine = of_workload(&runs, &title_of, title);
+        per_title(&mine, &mut |label, metric, value| {
+            records.push(Record::new("4C1G", title, label, metric, value))
+        })?;
+    }
+    Ok(records)
+}
+
 /// A timed figure's output: `records` with their geometric means per (configuration, bar,
 /// metric), only the means when `averages_only`.
 pub(crate) fn output(
@@ -383,6 +410,16 @@ pub(crate) fn fps(r: &SimResult) -> Option<f64> {
         .as_ref()
         .and_then(|g| g.render.as_ref())
         .map(|x| x.fps)
+}
+
+/// A 3D title's frame-rate speedup under bar `b` over the baseline bar 0, from its mixes'
+/// runs `mine`: the geometric mean over the mixes (gpu-access-criticality §5).
+pub(crate) fn title_fps_speedup(mine: &[&[SimResult]], b: usize) -> f64 {
+    let per_mix: Vec<f64> = mine
+        .iter()
+        .map(|r| speedup_of(fps(&r[b]), fps(&r[0])))
+        .collect();
+    geomean(&per_mix)
 }
 
 /// Options of a CI-sized timed study over `mixes`: 20 000 instructions per core.

@@ -235,28 +235,15 @@ impl OracleResult {
 
     /// CSV with a header row: one row per (agent, stream) plus `cpu`, `gpu`, `all` rows.
     pub fn to_csv(&self) -> String {
-        let mut s = String::from(
-            "policy,agent,stream,reads,read_misses,writes,write_misses,writebacks,\
-             writeback_misses,prefetches,prefetch_misses,bypasses,evictions,dirty_evictions\n",
-        );
+        let mut s = format!("policy,agent,stream,{}\n", Counts::CSV_COLUMNS);
         let row = |s: &mut String, agent: &str, stream: &str, c: &Counts| {
             let _ = writeln!(
                 s,
-                "{},{},{},{},{},{},{},{},{},{},{},{},{},{}",
+                "{},{},{},{}",
                 csv_field(&self.policy),
                 agent,
                 stream,
-                c.reads,
-                c.read_misses,
-                c.writes,
-                c.write_misses,
-                c.writebacks,
-                c.writeback_misses,
-                c.prefetches,
-                c.prefetch_misses,
-                c.bypasses,
-                c.evictions,
-                c.dirty_evictions
+                c.csv()
             );
         };
         for e in &self.by_agent_stream {

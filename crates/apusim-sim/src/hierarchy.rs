@@ -746,24 +746,13 @@ impl<P: Policy> Hierarchy<P> {
             match self.llc.access(&sub)? {
                 Outcome::Hit { .. } => {}
                 Outcome::Miss {
-                    filled,
-                    bypassed,
-                    evicted,
-                } => {
+                    bypassed, evicted, ..
+                } if ideal => {
+                    // Charged as a hit: no memory traffic, whatever the policy did.
                     self.count_miss(t, next, req, bypassed, evicted)?;
-                    if ideal {
-                        // Charged as a hit: no memory traffic, whatever the policy did.
-                        idealized = true;
-                    } else {
-                        miss = true;
-                        if !filled {
-                            self.send(next, &sub)?;
-                        } else if self.fetches(t, req) {
-                            let fetch = fetch_of(req, line, bits);
-                            self.send(next, &fetch)?;
-                        }
-                    }
+                    idealized = true;
                 }
+                outcome => miss |= self.complete(t, next, req, &sub, line, bits, outcome)?,
             }
         }
         let c = self.llc_stats.counts.of(req);

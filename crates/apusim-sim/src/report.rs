@@ -286,9 +286,9 @@ pub fn comparison_table(results: &[RunResult]) -> String {
 
 /// One CSV row per (policy, level, agent, stream) with every counter.
 pub fn to_csv(results: &[RunResult]) -> String {
-    let mut out = String::from(
-        "policy,level,agent,stream,reads,read_misses,writes,write_misses,writebacks,writeback_misses,\
-         prefetches,prefetch_misses,bypasses,evictions,dirty_evictions,back_invalidations,idealized\n",
+    let mut out = format!(
+        "policy,level,agent,stream,{},back_invalidations,idealized\n",
+        Counts::CSV_COLUMNS
     );
     for r in results {
         let levels = r.stats.levels.iter().map(|l| (l.name.as_str(), &l.counts));
@@ -297,19 +297,9 @@ pub fn to_csv(results: &[RunResult]) -> String {
             for (a, s, c) in table.cells() {
                 let _ = writeln!(
                     out,
-                    "{},{name},{a},{s},{},{},{},{},{},{},{},{},{},{},{},{},{}",
+                    "{},{name},{a},{s},{},{},{}",
                     r.policy,
-                    c.reads,
-                    c.read_misses,
-                    c.writes,
-                    c.write_misses,
-                    c.writebacks,
-                    c.writeback_misses,
-                    c.prefetches,
-                    c.prefetch_misses,
-                    c.bypasses,
-                    c.evictions,
-                    c.dirty_evictions,
+                    c.csv(),
                     c.back_invalidations,
                     c.idealized
                 );

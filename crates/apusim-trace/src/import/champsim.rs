@@ -374,27 +374,20 @@ impl AccessSource for ChampSimSource {
                 flags: 0,
             };
             out.push(base);
-            for k in 0..4 {
-                let a = u64_at(r, 32 + 8 * k);
-                if a != 0 {
-                    out.push(Access {
-                        addr: a,
-                        size: DATA_SIZE,
-                        stream: Stream::CpuData,
-                        ..base
-                    });
-                }
-            }
-            for k in 0..2 {
-                let a = u64_at(r, 16 + 8 * k);
-                if a != 0 {
-                    out.push(Access {
-                        addr: a,
-                        size: DATA_SIZE,
-                        stream: Stream::CpuData,
-                        op: Op::Write,
-                        ..base
-                    });
+            // The four source memory operands (reads) at byte 32, then the two destination
+            // ones (writes) at byte 16; a zero address is an unused operand.
+            for (at, n, op) in [(32, 4, Op::Read), (16, 2, Op::Write)] {
+                for k in 0..n {
+                    let a = u64_at(r, at + 8 * k);
+                    if a != 0 {
+                        out.push(Access {
+                            addr: a,
+                            size: DATA_SIZE,
+                            stream: Stream::CpuData,
+                            op,
+                            ..base
+                        });
+                    }
                 }
             }
         }

@@ -31,7 +31,7 @@
 //! `agent` or `stream` and the input is a file, [`CsvSource::open`] pre-scans it to list the
 //! agents and streams that actually occur (a stream-only [`CsvSource::new`] lists every stream).
 
-use super::{parse_u64, stem, ImportOptions};
+use super::{file_header, parse_u64, stem, ImportOptions};
 use crate::{Access, AccessSource, Agent, Op, Result, Stream, TraceError, TraceHeader, BATCH};
 use std::fs::File;
 use std::io::{BufRead, BufReader};
@@ -136,10 +136,9 @@ impl<R: BufRead> CsvSource<R> {
     /// Parse CSV/text from `input`; `name` is used in error messages and the header.
     pub fn new(input: R, name: impl AsRef<Path>, opts: &ImportOptions) -> Self {
         let path = name.as_ref().to_path_buf();
-        let header = TraceHeader::single(
-            opts.agent,
-            &stem(&path),
-            opts.clock_mhz,
+        let header = file_header(
+            &path,
+            opts,
             &[Stream::CpuData],
             &format!("csv: {}", path.display()),
         );

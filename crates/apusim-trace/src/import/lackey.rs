@@ -28,7 +28,7 @@
 //! [`record_with_lackey`] runs valgrind on a program and converts its output on the fly through
 //! a FIFO, so no text trace ever touches the disk.
 
-use super::{show_line, stem, ImportOptions};
+use super::{file_header, show_line, ImportOptions};
 use crate::apt::AptWriter;
 use crate::{Access, AccessSource, Op, Result, Stream, TraceError, TraceHeader, BATCH};
 use std::collections::VecDeque;
@@ -72,10 +72,9 @@ impl<R: BufRead> LackeySource<R> {
     /// Parse lackey output from `input`; `name` is used in error messages and the header.
     pub fn new(input: R, name: impl AsRef<Path>, opts: &ImportOptions) -> Self {
         let path = name.as_ref().to_path_buf();
-        let header = TraceHeader::single(
-            opts.agent,
-            &stem(&path),
-            opts.clock_mhz,
+        let header = file_header(
+            &path,
+            opts,
             &[Stream::CpuInstr, Stream::CpuData],
             &format!("valgrind lackey: {}", path.display()),
         );

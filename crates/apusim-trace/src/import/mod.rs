@@ -30,7 +30,7 @@ pub use libcachesim::{
 };
 
 use crate::apt::{AptWriter, ParallelAptReader};
-use crate::{AccessSource, Agent, Result, TraceError};
+use crate::{AccessSource, Agent, Result, Stream, TraceError, TraceHeader};
 use std::fmt;
 use std::fs::File;
 use std::io::Read;
@@ -333,6 +333,17 @@ pub(crate) fn stem(path: &Path) -> String {
     path.file_name()
         .map(|s| s.to_string_lossy().into_owned())
         .unwrap_or_default()
+}
+
+/// The header of a trace imported from the file `path`: the one agent `opts.agent`, named
+/// after the file, at `opts.clock_mhz`, with `streams`; `source` says where it came from.
+pub(crate) fn file_header(
+    path: &Path,
+    opts: &ImportOptions,
+    streams: &[Stream],
+    source: &str,
+) -> TraceHeader {
+    TraceHeader::single(opts.agent, &stem(path), opts.clock_mhz, streams, source)
 }
 
 /// Parse an unsigned integer: `0x`-prefixed hex or decimal.

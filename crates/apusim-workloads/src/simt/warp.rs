@@ -179,20 +179,27 @@ impl Warp<'_, '_> {
     /// Count `n` ALU instructions.
     #[inline]
     pub fn compute(&mut self, n: u64) {
-        self.k += n;
-        self.emit.stats.compute_instrs += n;
-        if let Some(rec) = self.emit.rec.as_deref_mut() {
-            rec.count(self.wi, n, false);
-        }
+        self.count(n, false);
     }
     /// Count `n` shared-memory (scratchpad) instructions: they cost issue slots but stay out
     /// of the global stream.
     #[inline]
     pub fn shared(&mut self, n: u64) {
+        self.count(n, true);
+    }
+    /// Count `n` instructions that issue but touch no global memory: shared-memory ones when
+    /// `shared`, else ALU ones.
+    #[inline(always)]
+    fn count(&mut self, n: u64, shared: bool) {
         self.k += n;
-        self.emit.stats.shared_instrs += n;
+        let stats = &mut self.emit.stats;
+        if shared {
+            stats.shared_instrs += n;
+        } else {
+            stats.compute_instrs += n;
+        }
         if let Some(rec) = self.emit.rec.as_deref_mut() {
-            rec.count(self.wi, n, true);
+            rec.count(self.wi, n, shared);
         }
     }
 
@@ -217,6 +224,28 @@ impl Warp<'_, '_> {
         if mask != 0 {
             self.issue_with(pc, op, flags, Touch::Lanes(addrs, mask, size));
         }
+    }
+
+    /// Issue `op` with `flags` for the lanes to which `touch(t)` gives the address of an
+    /// element of type `T` (it reads or writes the element there), lowest lane first.
+    #[inline(always)]
+    fn issue_lanes<T>(
+        &mut self,
+        pc: u64,
+        op: Op,
+        flags: u8,
+        mut touch: impl FnMut(Tid) -> Option<u64>,
+    ) {
+        let mut addrs = [0u64; WARP];
+        let mut mask = 0u32;
+        self.for_lanes(|t| {
+            if let Some(a) = touch(t) {
+                addrs[t.lane] = a;
+                mask |= 1 << t.lane;
+            }
+        });
+        let size = std::mem::size_of::<T>() as u64;
+        self.issue(pc, op, flags, &addrs, mask, size);
     }
 
     /// Issue a warp memory instruction touching `touch`.
@@ -274,23 +303,12 @@ impl Warp<'_, '_> {
         mut idx: impl FnMut(Tid) -> Option<usize>,
     ) -> [T; WARP] {
         let mut vals = [T::default(); WARP];
-        let mut addrs = [0u64; WARP];
-        let mut mask = 0u32;
-        self.for_lanes(|t| {
-            if let Some(i) = idx(t) {
+        self.issue_lanes::<T>(pc, Op::Read, 0, |t| {
+            idx(t).map(|i| {
                 vals[t.lane] = buf.data[i];
-                addrs[t.lane] = buf.addr(i);
-                mask |= 1 << t.lane;
-            }
+                buf.addr(i)
+            })
         });
-        self.issue(
-            pc,
-            Op::Read,
-            0,
-            &addrs,
-            mask,
-            std::mem::size_of::<T>() as u64,
-        );
         vals
     }
 
@@ -414,23 +432,12 @@ impl Warp<'_, '_> {
         buf: &mut Buf<T>,
         mut f: impl FnMut(Tid) -> Option<(usize, T)>,
     ) {
-        let mut addrs = [0u64; WARP];
-        let mut mask = 0u32;
-        self.for_lanes(|t| {
-            if let Some((i, v)) = f(t) {
+        self.issue_lanes::<T>(pc, Op::Write, 0, |t| {
+            f(t).map(|(i, v)| {
                 buf.data[i] = v;
-                addrs[t.lane] = buf.addr(i);
-                mask |= 1 << t.lane;
-            }
+                buf.addr(i)
+            })
         });
-        self.issue(
-            pc,
-            Op::Write,
-            0,
-            &addrs,
-            mask,
-            std::mem::size_of::<T>() as u64,
-        );
     }
 
     /// A global atomic read-modify-write at site `pc`: lane `t` applies `update` to element
@@ -444,18 +451,13 @@ impl Warp<'_, '_> {
         mut update: impl FnMut(Tid, T) -> T,
     ) -> [T; WARP] {
         let mut vals = [T::default(); WARP];
-        let mut addrs = [0u64; WARP];
-        let mut mask = 0u32;
-        self.for_lanes(|t| {
-            if let Some(i) = idx(t) {
+        self.issue_lanes::<T>(pc, Op::Read, Access::MODIFY, |t| {
+            idx(t).map(|i| {
                 vals[t.lane] = buf.data[i];
                 buf.data[i] = update(t, buf.data[i]);
-                addrs[t.lane] = buf.addr(i);
-                mask |= 1 << t.lane;
-            }
+                buf.addr(i)
+            })
         });
-        let size = std::mem::size_of::<T>() as u64;
-        self.issue(pc, Op::Read, Access::MODIFY, &addrs, mask, size);
         vals
     }
 }

@@ -117,7 +117,7 @@ pub use oracle::{
 };
 pub use text::{LcsTextSource, TextKind};
 
-use super::{stem, ImportOptions};
+use super::{file_header, ImportOptions};
 use crate::{Result, Stream, TraceError, TraceHeader};
 use std::io::{BufRead, BufReader};
 use std::path::Path;
@@ -141,10 +141,9 @@ fn maybe_zstd<R: BufRead + Send + 'static>(
 }
 
 fn header(opts: &ImportOptions, path: &Path, what: &str) -> TraceHeader {
-    TraceHeader::single(
-        opts.agent,
-        &stem(path),
-        opts.clock_mhz,
+    file_header(
+        path,
+        opts,
         &[Stream::CpuData],
         &format!(
             "libCacheSim {what}: {} ({})",
