@@ -301,6 +301,70 @@ fn every_colour_target_of_every_scene_is_sampled_after_it_is_written() {
     }
 }
 
+/// Shader instruction fetches read the shader code region, never a surface: every kind's
+/// code lies inside the region (which is allocated just before the back buffer), so the
+/// `shader-instr` stream shares no line with the display or any texture or target. The
+/// built-in scenes together draw with every shader kind.
+#[test]
+fn shader_instruction_fetches_stay_out_of_every_surface() {
+    let mut kinds: Vec<scene::ShaderKind> = Vec::new();
+    for (name, _) in builtin::SCENES {
+        let (s, d) = load(name).unwrap();
+        for draw in d.passes.iter().flat_map(|p| &p.draws) {
+            if !kinds.contains(&draw.shader) {
+                kinds.push(draw.shader);
+            }
+        }
+        let opt = Options {
+            width: 64,
+            height: 64,
+            frames: Some(1),
+            seed: 1,
+        };
+        let mut names = vec!["backbuffer".to_string()];
+        names.extend(d.textures.iter().map(|t| t.name.clone()));
+        for t in &d.targets {
+            names.push(t.name.clone());
+            names.push(format!("{}.stencil", t.name));
+        }
+        // (name, first byte, end) of every surface.
+        let mut ranges: Vec<(String, u64, u64)> = Vec::new();
+        let mut display = 0;
+        let mut v: Vec<Access> = Vec::new();
+        render(&s, &d, &opt, &mut v, |r, _| {
+            display = r.surface("backbuffer").unwrap().base;
+            ranges = names
+                .iter()
+                .filter_map(|n| r.surface(n))
+                .map(|surf| (surf.name.clone(), surf.base, surf.base + surf.bytes()))
+                .collect();
+        })
+        .unwrap();
+        assert!(ranges.len() > d.textures.len() + d.targets.len(), "{name}");
+        let fetches: BTreeSet<u64> = v
+            .iter()
+            .filter(|a| a.stream == Stream::ShaderInstr)
+            .map(|a| a.addr)
+            .collect();
+        assert!(!fetches.is_empty(), "{name}");
+        for &a in &fetches {
+            assert!(
+                a < display,
+                "{name}: shader fetch {a:#x} at or after the back buffer"
+            );
+            for (surf, first, end) in &ranges {
+                assert!(
+                    !(*first..*end).contains(&a),
+                    "{name}: shader fetch {a:#x} inside `{surf}`"
+                );
+            }
+        }
+    }
+    for k in scene::ShaderKind::ALL {
+        assert!(kinds.contains(k), "no built-in scene draws with {k:?}");
+    }
+}
+
 #[test]
 fn builtin_scenes_match_golden_checksums() {
     let mut got = Vec::new();

@@ -41,7 +41,7 @@ use apusim_registry::{ParamKind, ParamSpec, RegistryError};
 /// traces ([`mixes::Job::key`]), so stale caches are never reused. (Edits of a built-in render
 /// scene's file need no bump: the key holds a hash of the scene text; changes of the render
 /// pipeline's code do.)
-pub const GENERATOR_VERSION: u32 = 3;
+pub const GENERATOR_VERSION: u32 = 4;
 
 /// The largest workload scale (`apusim run --mix --scale`, the studies' `scale` option): a
 /// thousand times a workload's default size already runs for hours; a larger one would only

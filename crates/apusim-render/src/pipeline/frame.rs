@@ -346,7 +346,7 @@ impl Renderer {
             hiz: hiz.as_mut(),
             desc: &d,
             cull,
-            code: self.code + shader_slot(d.shader) * 8 * LINE,
+            code: self.code + shader_code_offset(d.shader),
             tw,
             th,
             wrote: false,
@@ -437,6 +437,43 @@ fn empty_surface() -> Surface {
     }
 }
 
+/// Cache lines of code each shader kind owns in the code region: up to 6 lines of pixel
+/// shader (quad.rs) and the vertex shader in lines 6 and 7 (geometry.rs).
+pub(super) const SHADER_SLOT_LINES: u64 = 8;
+
+/// Bytes of the shader code region: a slot for every [`ShaderKind`], so no kind's code
+/// spills into the allocation after the region.
+pub(super) const SHADER_CODE_BYTES: u64 = ShaderKind::COUNT as u64 * SHADER_SLOT_LINES * LINE;
+
+/// Index of kind `k`'s slot in the code region (below [`ShaderKind::COUNT`]).
 fn shader_slot(k: ShaderKind) -> u64 {
     k as u64
+}
+
+/// Offset of kind `k`'s code from the start of the code region.
+pub(super) fn shader_code_offset(k: ShaderKind) -> u64 {
+    shader_slot(k) * SHADER_SLOT_LINES * LINE
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every kind's slot, pixel shader (up to 6 lines) and vertex shader (lines 6 and 7),
+    /// lies inside the code region, and no two kinds' slots overlap.
+    #[test]
+    fn every_shader_kind_has_its_code_inside_the_code_region() {
+        let mut ends = Vec::new();
+        for &k in ShaderKind::ALL {
+            let first = shader_code_offset(k);
+            let ps_lines = shader::code_lines(k).min(6);
+            let end = first + SHADER_SLOT_LINES * LINE;
+            assert!(first + ps_lines * LINE <= end, "{k:?}");
+            assert!(first + (6 + 2) * LINE <= end, "{k:?}");
+            assert!(end <= SHADER_CODE_BYTES, "{k:?}");
+            ends.push((first, end));
+        }
+        ends.sort_unstable();
+        assert!(ends.windows(2).all(|w| w[0].1 <= w[1].0));
+    }
 }

@@ -47,7 +47,7 @@ impl Renderer {
         // Command buffer, constants and shader code live in GPU memory too.
         let cmds = mem.alloc(64 * 4096);
         let consts = mem.alloc(64 * 4096);
-        let code = mem.alloc(64 * 64);
+        let code = mem.alloc(super::frame::SHADER_CODE_BYTES);
         let bb = mem.surface("backbuffer", Format::Rgba8, Usage::Display, w, h, 1);
         names.insert("backbuffer".to_string(), 0);
         surfaces.push(bb);

@@ -315,6 +315,38 @@ pub enum ShaderKind {
     DepthOfField,
 }
 
+impl ShaderKind {
+    /// Every shader kind, in declaration order: `ALL[k as usize] == k` (a unit test checks
+    /// that the list is complete, so sizes derived from it cover a variant added later).
+    pub const ALL: &'static [ShaderKind] = {
+        use ShaderKind::*;
+        &[
+            Unlit,
+            Lit,
+            ShadowCaster,
+            Gbuffer,
+            DeferredLight,
+            Water,
+            Sky,
+            AlphaTest,
+            DepthOffset,
+            Particle,
+            Hud,
+            Copy,
+            Downsample,
+            BrightPass,
+            BlurH,
+            BlurV,
+            Tonemap,
+            EnvMap,
+            SoftParticle,
+            DepthOfField,
+        ]
+    };
+    /// The number of shader kinds.
+    pub const COUNT: usize = Self::ALL.len();
+}
+
 #[derive(Deserialize, Debug, Clone, Copy, PartialEq, Eq)]
 #[serde(rename_all = "kebab-case")]
 pub enum BlendMode {
@@ -448,4 +480,31 @@ pub fn parse(src: &Source) -> Result<SceneDesc, SceneError> {
             msg: e.message().to_string(),
         }
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::ShaderKind;
+    use serde::de::value::{Error, U32Deserializer};
+    use serde::de::IntoDeserializer;
+    use serde::Deserialize;
+
+    /// The variant with declaration index `i`, by serde's variant index (the derived
+    /// `Deserialize` knows every variant, so this sees one added after `ALL` was written).
+    fn by_index(i: u32) -> Result<ShaderKind, Error> {
+        let d: U32Deserializer<Error> = i.into_deserializer();
+        ShaderKind::deserialize(d)
+    }
+
+    #[test]
+    fn all_lists_every_shader_kind_in_order() {
+        for (i, &k) in ShaderKind::ALL.iter().enumerate() {
+            assert_eq!(k as usize, i, "{k:?}");
+            assert_eq!(by_index(i as u32).unwrap(), k);
+        }
+        assert!(
+            by_index(ShaderKind::COUNT as u32).is_err(),
+            "a ShaderKind variant is missing from ShaderKind::ALL"
+        );
+    }
 }
