@@ -570,7 +570,7 @@ fn built_in_workloads_generate_traces_and_mixes_run_without_input() {
         .exists());
     let err = fails(&["run", "x.apt", "--instructions", "5"]);
     assert!(
-        err.contains("--instructions is the length of a --mix's CPU jobs"),
+        err.contains("--instructions is the length of a --mix's or a --cpu kernel's CPU jobs"),
         "{err}"
     );
     // A mix runs on as many CPU cores as it has CPU jobs (UCP partitions among those
