@@ -239,7 +239,7 @@ fn bad_specs_are_refused_before_anything_runs() {
         (
             "instrfn.toml",
             "instructions = 1000\n",
-            ":2: `instructions` of a functional point is the length of its mix's CPU jobs",
+            ":2: `instructions` of a functional point is the length of its CPU jobs",
         ),
         (
             "twoinputs.toml",

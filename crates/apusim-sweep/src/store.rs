@@ -180,6 +180,16 @@ pub struct Store {
     path: PathBuf,
 }
 
+/// A database's results schema version (`user_version`) and its tables.
+fn schema_state(conn: &Connection) -> rusqlite::Result<(i64, Vec<String>)> {
+    let version: i64 = conn.pragma_query_value(None, "user_version", |r| r.get(0))?;
+    let mut names = conn.prepare("SELECT name FROM sqlite_master WHERE type = 'table'")?;
+    let tables = names
+        .query_map([], |r| r.get::<_, String>(0))?
+        .collect::<rusqlite::Result<Vec<_>>>()?;
+    Ok((version, tables))
+}
+
 impl Store {
     /// Open `path` for recording, creating it (and its schema) when it does not exist.
     pub fn open(path: &Path) -> Result<Store> {
@@ -205,9 +215,15 @@ impl Store {
         let what = || format!("results database {}", path.display());
         conn.busy_timeout(std::time::Duration::from_secs(30))
             .with_context(what)?;
-        let version: i64 = conn
-            .pragma_query_value(None, "user_version", |r| r.get(0))
-            .with_context(|| format!("{}: not an SQLite database", path.display()))?;
+        // The schema version and the tables are read in one read transaction: another
+        // process may be creating the schema (one transaction that also sets the version),
+        // and two separate reads could see its tables without its version.
+        let not_sqlite = || format!("{}: not an SQLite database", path.display());
+        conn.execute_batch("BEGIN DEFERRED")
+            .with_context(not_sqlite)?;
+        let state = schema_state(&conn);
+        conn.execute_batch("COMMIT").with_context(what)?;
+        let (version, tables) = state.with_context(not_sqlite)?;
         if version > SCHEMA_VERSION {
             bail!(
                 "{}: written by a newer apusim (results schema {version}; this apusim reads \
@@ -215,13 +231,6 @@ impl Store {
                 path.display()
             );
         }
-        let tables: Vec<String> = conn
-            .prepare("SELECT name FROM sqlite_master WHERE type = 'table'")
-            .and_then(|mut s| {
-                s.query_map([], |r| r.get::<_, String>(0))?
-                    .collect::<rusqlite::Result<Vec<_>>>()
-            })
-            .with_context(|| format!("{}: not an SQLite database", path.display()))?;
         if version == 0 && !tables.is_empty() {
             bail!(
                 "{}: an SQLite database but not an apusim results database (it has tables {} \
