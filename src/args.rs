@@ -100,13 +100,11 @@ pub(crate) struct WorkloadArgs {
 impl WorkloadArgs {
     /// The workload run alone, if one is.
     pub(crate) fn alone(&self) -> Option<apusim_workloads::mixes::Alone<'_>> {
-        use apusim_workloads::mixes::Alone;
-        match (&self.scene, &self.kernel, &self.cpu) {
-            (Some(s), _, _) => Some(Alone::Scene(s)),
-            (None, Some(k), _) => Some(Alone::Kernel(k)),
-            (None, None, Some(c)) => Some(Alone::Cpu(c)),
-            (None, None, None) => None,
-        }
+        apusim_workloads::mixes::Alone::named(
+            self.scene.as_deref(),
+            self.kernel.as_deref(),
+            self.cpu.as_deref(),
+        )
     }
 }
 

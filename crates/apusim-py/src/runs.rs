@@ -132,12 +132,11 @@ impl Workload {
 
     /// The workload run alone, if one is.
     fn alone(&self) -> Option<Alone<'_>> {
-        match (&self.scene, &self.kernel, &self.cpu) {
-            (Some(s), _, _) => Some(Alone::Scene(s)),
-            (None, Some(k), _) => Some(Alone::Kernel(k)),
-            (None, None, Some(c)) => Some(Alone::Cpu(c)),
-            (None, None, None) => None,
-        }
+        Alone::named(
+            self.scene.as_deref(),
+            self.kernel.as_deref(),
+            self.cpu.as_deref(),
+        )
     }
 
     /// The inputs of a run, as `apusim run` and `apusim sim` open them; a mix's CPU jobs, or

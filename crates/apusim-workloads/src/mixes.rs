@@ -528,7 +528,20 @@ pub enum Alone<'a> {
     Cpu(&'a str),
 }
 
-impl Alone<'_> {
+impl<'a> Alone<'a> {
+    /// The workload a command line names among a scene, a GPGPU kernel and a CPU kernel (the
+    /// first given, in that order; front ends refuse more than one), if any.
+    pub fn named(
+        scene: Option<&'a str>,
+        kernel: Option<&'a str>,
+        cpu: Option<&'a str>,
+    ) -> Option<Alone<'a>> {
+        scene
+            .map(Alone::Scene)
+            .or(kernel.map(Alone::Kernel))
+            .or(cpu.map(Alone::Cpu))
+    }
+
     /// Whether it runs on the GPU (and so on a system of no CPU core unless told otherwise).
     pub fn on_gpu(self) -> bool {
         !matches!(self, Alone::Cpu(_))
