@@ -282,10 +282,25 @@ fn d_draw() -> PassKind {
     PassKind::Draw
 }
 
-/// The shader programs (see `shader.rs`).
-#[derive(Deserialize, Debug, Clone, Copy, PartialEq, Eq)]
-#[serde(rename_all = "kebab-case")]
-pub enum ShaderKind {
+/// Declares [`ShaderKind`] and its [`ShaderKind::ALL`] from one list of variants, so the
+/// list cannot miss one.
+macro_rules! shader_kinds {
+    ($($(#[$doc:meta])* $kind:ident,)*) => {
+        /// The shader programs (see `shader.rs`).
+        #[derive(Deserialize, Debug, Clone, Copy, PartialEq, Eq)]
+        #[serde(rename_all = "kebab-case")]
+        pub enum ShaderKind {
+            $($(#[$doc])* $kind,)*
+        }
+
+        impl ShaderKind {
+            /// Every shader kind, in declaration order: `ALL[k as usize] == k`.
+            pub const ALL: &'static [ShaderKind] = &[$(ShaderKind::$kind,)*];
+        }
+    };
+}
+
+shader_kinds! {
     Unlit,
     Lit,
     ShadowCaster,
@@ -316,33 +331,6 @@ pub enum ShaderKind {
 }
 
 impl ShaderKind {
-    /// Every shader kind, in declaration order: `ALL[k as usize] == k` (a unit test checks
-    /// that the list is complete, so sizes derived from it cover a variant added later).
-    pub const ALL: &'static [ShaderKind] = {
-        use ShaderKind::*;
-        &[
-            Unlit,
-            Lit,
-            ShadowCaster,
-            Gbuffer,
-            DeferredLight,
-            Water,
-            Sky,
-            AlphaTest,
-            DepthOffset,
-            Particle,
-            Hud,
-            Copy,
-            Downsample,
-            BrightPass,
-            BlurH,
-            BlurV,
-            Tonemap,
-            EnvMap,
-            SoftParticle,
-            DepthOfField,
-        ]
-    };
     /// The number of shader kinds.
     pub const COUNT: usize = Self::ALL.len();
 }
