@@ -178,9 +178,37 @@ fn dropping_early_stops_the_threads() {
     for workers in [1, 4] {
         let mut r =
             ParallelAptReader::with_name(Cursor::new(bytes.clone()), "t.apt", workers).unwrap();
-        let mut b = Vec::new();
-        assert!(r.next_batch(&mut b).unwrap());
-        assert_eq!(b[..], v[..b.len()]);
+        let mut taken = 0;
+        while taken <= BLOCK_RECORDS {
+            let mut b = Vec::new();
+            assert!(r.next_batch(&mut b).unwrap());
+            assert_eq!(b[..], v[taken..taken + b.len()]);
+            taken += b.len();
+        }
+        assert!(r.read_ahead_started());
         drop(r); // joins the scanner and the workers; a hang here fails the test by timeout
     }
+}
+
+/// A reader that stops within the first block never starts its threads, so it decodes only
+/// the batches it hands out; the threads start when it asks for the second block.
+#[test]
+fn read_ahead_starts_after_the_first_block() {
+    let v = common::mixed_stream(3 * BLOCK_RECORDS, 19);
+    let bytes = common::encode(&v);
+    let mut r = ParallelAptReader::with_name(Cursor::new(bytes), "t.apt", 2).unwrap();
+    let mut taken = 0;
+    while taken < BLOCK_RECORDS {
+        let mut b = Vec::new();
+        assert!(r.next_batch(&mut b).unwrap());
+        taken += b.len();
+        assert!(!r.read_ahead_started(), "threads started at record {taken}");
+    }
+    assert_eq!(r.records_read(), BLOCK_RECORDS as u64);
+    assert_eq!(r.blocks_read(), 1);
+    let mut b = Vec::new();
+    assert!(r.next_batch(&mut b).unwrap());
+    assert!(r.read_ahead_started());
+    assert_eq!(b[..], v[taken..taken + b.len()]);
+    assert_eq!(r.blocks_read(), 2);
 }

@@ -12,6 +12,13 @@
 //! * the **consumer** (the thread calling [`AccessSource::next_batch`]) waits for the blocks
 //!   in file order and copies them out in batches.
 //!
+//! The first [`INLINE_BLOCKS`] blocks are read on the consumer's thread, a batch at a time as
+//! [`AptReader`] reads them, and the threads start only when the consumer asks for the block
+//! after them. A run that stops early (a sweep point with `limit`, a short timed run) then
+//! decodes only what it takes: with the threads started at once, they decoded up to
+//! `workers + 3` blocks of 65,536 records ahead of a run that took a few thousand, which made
+//! a sweep of such runs 2.6 times slower than reading on one thread.
+//!
 //! The output is identical to [`AptReader`]'s, batch for batch and error for error: a block
 //! whose decoding fails hands out the batches decoded before the failing one, then the same
 //! error the sequential reader reports. Memory stays bounded: at most `workers + 1` blocks are
@@ -21,6 +28,7 @@
 //! (A queue of `2 × workers` was no faster.) When the reader is
 //! dropped early, the threads notice their closed channels and exit; `Drop` joins them.
 
+use super::codec::DeltaCoding;
 use super::reader::{read_preamble, AptReader, BlockDecoder, BlockInfo, BlockScanner, ReaderState};
 use crate::{Access, AccessSource, Result, TraceError, TraceHeader, BATCH};
 use std::fs::File;
@@ -37,6 +45,13 @@ pub const DECODE_THREADS_ENV: &str = "APUSIM_DECODE_THREADS";
 
 /// Most decoder threads [`DECODE_THREADS_ENV`] may ask for (each holds blocks in flight).
 pub const MAX_DECODE_THREADS: usize = 64;
+
+/// Blocks a [`ParallelAptReader`] reads on the consumer's thread before it starts its
+/// scanner and decoders (one block is 65,536 records).
+pub const INLINE_BLOCKS: u64 = 1;
+
+/// The input as the scanner thread takes it over.
+type Input = Box<dyn Read + Send>;
 
 /// Decoder threads: [`DECODE_THREADS_ENV`] if set (0..=[`MAX_DECODE_THREADS`]; anything else
 /// is an error naming the variable), else the machine's cores, at most 4 (read-ahead memory
@@ -101,14 +116,32 @@ fn recycle(pool: &Mutex<Vec<Vec<Access>>>, mut v: Vec<Access>) {
 pub struct ParallelAptReader {
     header: TraceHeader,
     path: PathBuf,
-    items: Option<Receiver<Item>>,
-    threads: Vec<JoinHandle<()>>,
-    pool: Pool,
-    current: Decoded,
+    workers: usize,
+    delta: DeltaCoding,
+    phase: Phase,
     blocks_read: u64,
     records_read: u64,
     raw_bytes: u64,
     state: ReaderState,
+}
+
+/// Where the reader is: its first blocks on the consumer's thread, then the threads'.
+enum Phase {
+    /// The first [`INLINE_BLOCKS`] blocks, read and decoded by the caller of `next_batch`.
+    Inline {
+        scanner: BlockScanner<Input>,
+        decoder: BlockDecoder,
+        comp: Vec<u8>,
+    },
+    /// Scanner and decoders running; `items` announces their blocks in file order.
+    Threads {
+        items: Option<Receiver<Item>>,
+        threads: Vec<JoinHandle<()>>,
+        pool: Pool,
+        current: Decoded,
+    },
+    /// Between the two, for the moment the scanner moves to its thread.
+    Moving,
 }
 
 impl ParallelAptReader {
@@ -147,41 +180,66 @@ impl ParallelAptReader {
     ) -> Result<Self> {
         let path = name.as_ref().to_path_buf();
         let (header, offset, delta) = read_preamble(&mut input, &path)?;
-        let workers = workers.max(1);
-        let (item_tx, items) = sync_channel(workers + 1);
-        let (job_tx, job_rx) = sync_channel::<Job>(workers);
-        let job_rx = Arc::new(Mutex::new(job_rx));
-        let pool: Pool = Arc::default();
-        let mut threads = Vec::with_capacity(workers + 1);
-        for _ in 0..workers {
-            let decoder = BlockDecoder::new(&path, delta)?;
-            let (jobs, pool) = (Arc::clone(&job_rx), Arc::clone(&pool));
-            threads.push(spawn("apt-decode", move || {
-                decode_blocks(decoder, &jobs, &pool)
-            })?);
-        }
         let scanner = BlockScanner {
-            input,
+            input: Box::new(input) as Input,
             path: path.clone(),
             offset,
             blocks: 0,
             records: 0,
         };
-        threads.push(spawn("apt-scan", move || {
-            scan_blocks(scanner, &item_tx, &job_tx)
-        })?);
         Ok(ParallelAptReader {
             header,
+            phase: Phase::Inline {
+                scanner,
+                decoder: BlockDecoder::new(&path, delta)?,
+                comp: Vec::new(),
+            },
             path,
-            items: Some(items),
-            threads,
-            pool,
-            current: Decoded::empty(),
+            workers: workers.max(1),
+            delta,
             blocks_read: 0,
             records_read: 0,
             raw_bytes: 0,
             state: ReaderState::Running,
         })
+    }
+
+    /// Whether the scanner and decoder threads have started (after the first
+    /// [`INLINE_BLOCKS`] blocks).
+    pub fn read_ahead_started(&self) -> bool {
+        matches!(self.phase, Phase::Threads { .. })
+    }
+
+    /// Start the scanner and the decoders on the blocks after those read inline.
+    fn start_threads(&mut self, scanner: BlockScanner<Input>) -> Result<()> {
+        let workers = self.workers;
+        let (item_tx, items) = sync_channel(workers + 1);
+        let (job_tx, job_rx) = sync_channel::<Job>(workers);
+        let job_rx = Arc::new(Mutex::new(job_rx));
+        let pool: Pool = Arc::default();
+        let mut threads = Vec::with_capacity(workers + 1);
+        // From here on `Drop` joins whatever started, also if a later start fails.
+        let start = || -> Result<()> {
+            for _ in 0..workers {
+                let decoder = BlockDecoder::new(&self.path, self.delta)?;
+                let (jobs, pool) = (Arc::clone(&job_rx), Arc::clone(&pool));
+                threads.push(spawn("apt-decode", move || {
+                    decode_blocks(decoder, &jobs, &pool)
+                })?);
+            }
+            threads.push(spawn("apt-scan", move || {
+                scan_blocks(scanner, &item_tx, &job_tx)
+            })?);
+            Ok(())
+        };
+        let started = start();
+        self.phase = Phase::Threads {
+            items: Some(items),
+            threads,
+            pool,
+            current: Decoded::empty(),
+        };
+        started
     }
 
     /// The file name used in error messages.
@@ -201,48 +259,84 @@ impl ParallelAptReader {
         self.raw_bytes
     }
 
-    fn thread_failed(&self) -> TraceError {
-        TraceError::Other(format!(
-            "{}: a trace decoder thread stopped unexpectedly",
-            self.path.display()
-        ))
-    }
-
-    /// Wait for the next block in file order; `Ok(false)` at the end of the trace.
-    fn next_block(&mut self) -> Result<bool> {
-        let item = self.items.as_ref().and_then(|rx| rx.recv().ok());
-        let block = match item {
-            Some(Item::Block(reply)) => reply.recv().map_err(|_| self.thread_failed())?,
-            Some(Item::End) => return Ok(false),
-            Some(Item::Failed(e)) => return Err(e),
-            None => return Err(self.thread_failed()),
-        };
-        self.current = block;
-        self.blocks_read += 1;
-        self.raw_bytes += self.current.raw_len as u64;
-        Ok(true)
-    }
-
     fn next_batch_inner(&mut self, out: &mut Vec<Access>) -> Result<bool> {
         loop {
-            if let Some(mut batch) = self.current.batches.next() {
-                self.records_read += batch.len() as u64;
-                // Hand the decoded vector over instead of copying it when the caller's batch
-                // is empty (the usual case); the caller's vector goes back to the workers.
-                if out.is_empty() {
-                    std::mem::swap(out, &mut batch);
-                } else {
-                    out.extend_from_slice(&batch);
+            match &mut self.phase {
+                Phase::Inline {
+                    scanner,
+                    decoder,
+                    comp,
+                } => {
+                    if decoder.left > 0 {
+                        self.records_read += decoder.decode_batch(out)? as u64;
+                        return Ok(true);
+                    }
+                    if self.blocks_read < INLINE_BLOCKS {
+                        let Some(info) = scanner.next_block(comp)? else {
+                            self.state = ReaderState::Done;
+                            return Ok(false);
+                        };
+                        decoder.load(info, comp)?;
+                        self.blocks_read += 1;
+                        self.raw_bytes += info.raw_len as u64;
+                        continue;
+                    }
+                    let Phase::Inline { scanner, .. } =
+                        std::mem::replace(&mut self.phase, Phase::Moving)
+                    else {
+                        unreachable!("matched above")
+                    };
+                    self.start_threads(scanner)?;
                 }
-                recycle(&self.pool, batch);
-                return Ok(true);
-            }
-            if let Some(e) = self.current.error.take() {
-                return Err(e);
-            }
-            if !self.next_block()? {
-                self.state = ReaderState::Done;
-                return Ok(false);
+                Phase::Threads {
+                    items,
+                    pool,
+                    current,
+                    ..
+                } => {
+                    if let Some(mut batch) = current.batches.next() {
+                        self.records_read += batch.len() as u64;
+                        // Hand the decoded vector over instead of copying it when the caller's
+                        // batch is empty (the usual case); the caller's vector goes back to the
+                        // workers.
+                        if out.is_empty() {
+                            std::mem::swap(out, &mut batch);
+                        } else {
+                            out.extend_from_slice(&batch);
+                        }
+                        recycle(pool, batch);
+                        return Ok(true);
+                    }
+                    if let Some(e) = current.error.take() {
+                        return Err(e);
+                    }
+                    // The next block in file order.
+                    let item = items.as_ref().and_then(|rx| rx.recv().ok());
+                    let block = match item {
+                        Some(Item::Block(reply)) => reply.recv().ok(),
+                        Some(Item::End) => {
+                            self.state = ReaderState::Done;
+                            return Ok(false);
+                        }
+                        Some(Item::Failed(e)) => return Err(e),
+                        None => None,
+                    };
+                    let Some(block) = block else {
+                        return Err(TraceError::Other(format!(
+                            "{}: a trace decoder thread stopped unexpectedly",
+                            self.path.display()
+                        )));
+                    };
+                    *current = block;
+                    self.blocks_read += 1;
+                    self.raw_bytes += current.raw_len as u64;
+                }
+                Phase::Moving => {
+                    return Err(TraceError::Other(format!(
+                        "{}: the trace reader failed while starting its threads",
+                        self.path.display()
+                    )))
+                }
             }
         }
     }
@@ -354,9 +448,11 @@ impl Drop for ParallelAptReader {
     fn drop(&mut self) {
         // Closing the item channel stops the scanner, which closes the job queue, which stops
         // the workers.
-        drop(self.items.take());
-        for t in self.threads.drain(..) {
-            let _ = t.join();
+        if let Phase::Threads { items, threads, .. } = &mut self.phase {
+            drop(items.take());
+            for t in threads.drain(..) {
+                let _ = t.join();
+            }
         }
     }
 }
