@@ -130,7 +130,8 @@ enum Phase {
     /// The first [`INLINE_BLOCKS`] blocks, read and decoded by the caller of `next_batch`.
     Inline {
         scanner: BlockScanner<Input>,
-        decoder: BlockDecoder,
+        /// Boxed: the decoder's state is most of the variant, and the reader outlives it.
+        decoder: Box<BlockDecoder>,
         comp: Vec<u8>,
     },
     /// Scanner and decoders running; `items` announces their blocks in file order.
@@ -191,7 +192,7 @@ impl ParallelAptReader {
             header,
             phase: Phase::Inline {
                 scanner,
-                decoder: BlockDecoder::new(&path, delta)?,
+                decoder: Box::new(BlockDecoder::new(&path, delta)?),
                 comp: Vec::new(),
             },
             path,
