@@ -138,7 +138,8 @@ pub struct CommonArgs {
     no_cache: bool,
     /// Keep every run in this results database and read back the runs it already holds: a
     /// study stopped halfway resumes where it stopped, and a study whose runs a sweep of its
-    /// `--print-spec` made simulates nothing (timed studies, drp-fig13 and drp-fig14).
+    /// `--print-spec` made simulates nothing (timed studies, drp-fig13, drp-fig14 and
+    /// gspc-fig11 to gspc-fig14).
     #[arg(long, value_name = "FILE")]
     db: Option<PathBuf>,
     /// Print the study's runs as a sweep spec (TOML) and run nothing: `apusim sweep` of it

@@ -759,7 +759,7 @@ fn a_study_is_a_sweep_of_its_printed_spec_and_resumes_from_the_database() {
         "the runs the study made are recorded as its own"
     );
     // Studies whose runs no sweep point states say so instead of planning.
-    let e = fails(&["study", "gspc-fig11", "--print-spec"]);
+    let e = fails(&["study", "gspc-counters", "--print-spec"]);
     assert!(e.contains("--print-spec is for the studies made of"), "{e}");
 }
 
@@ -806,6 +806,87 @@ fn the_characterization_of(app: &str, input: &str) {
     assert_eq!(spec.contains("\"cpus\" = 1"), input == "kernel", "{spec}");
     let db = path(d, "char.sqlite");
     resumes_after_its_first_run(study, &plain, &spec, 6, &db, d, &cache);
+}
+
+#[test]
+fn the_gspc_figures_are_sweeps_of_replay_points_and_resume_from_the_database() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let cache = path(d, "cache");
+    let study = |name: &str, extra: &[&str]| -> (String, String) {
+        let mut args = vec![
+            "study",
+            name,
+            "--scenes",
+            "lake,deferred",
+            "--width",
+            "160",
+            "--height",
+            "100",
+            "--frames",
+            "1",
+            "--llc",
+            "256K",
+            "--cache-dir",
+            &cache,
+            "--threads",
+            "2",
+        ];
+        args.extend_from_slice(extra);
+        ok_both(&args)
+    };
+    // Fig. 11: GSPZTC at four thresholds `t` on two scenes, `t` an LLC parameter.
+    let (plain, _) = study("gspc-fig11", &[]);
+    let (spec, _) = study("gspc-fig11", &["--print-spec"]);
+    assert!(spec.contains("mode = \"replay\""), "{spec}");
+    assert!(spec.contains("preset = \"gspc\""), "{spec}");
+    assert!(spec.contains("scene = \"deferred\""), "{spec}");
+    assert!(spec.contains("resolution = \"160x100\""), "{spec}");
+    assert!(spec.contains("\"llc.params.gspc_t\" = 2"), "{spec}");
+    assert!(spec.contains("\"llc\" = \"256K,16,64\""), "{spec}");
+    assert!(!spec.contains("consumption"), "{spec}");
+    let db = path(d, "gspc.sqlite");
+    let fig11 = |extra: &[&str]| study("gspc-fig11", extra);
+    resumes_after_its_first_run(fig11, &plain, &spec, 8, &db, d, &cache);
+    let s = Store::open_existing(Path::new(&db)).unwrap();
+    let runs = s.runs().unwrap();
+    assert_eq!(runs.len(), 8);
+    assert!(runs.iter().all(|r| r.run.mode == "replay"));
+
+    // Fig. 13 asks for the render-target consumption, so its replays are points of their own
+    // (the consumption is part of the key); a sweep of its spec leaves the study nothing.
+    let (plain13, _) = study("gspc-fig13", &[]);
+    let (spec13, _) = study("gspc-fig13", &["--print-spec"]);
+    assert!(spec13.contains("consumption = true"), "{spec13}");
+    let spec13 = write(d, "fig13.toml", &spec13);
+    let out = ok(&["sweep", &spec13, "--db", &db, "--cache-dir", &cache]);
+    assert!(out.contains("12 points, 0 already in"), "{out}");
+    let (read13, err) = study("gspc-fig13", &["--db", &db]);
+    assert!(err.contains("12 of the study's runs read"), "{err}");
+    assert!(err.contains("0 simulated"), "{err}");
+    assert_eq!(read13, plain13);
+    // A replay's rows: the LLC's counters per stream, and the consumption.
+    let rows = metrics(Path::new(&db));
+    let of = |metric: &str| {
+        rows.values()
+            .flatten()
+            .filter(|(_, level, _, m, _)| level == "llc" && m == metric)
+            .count()
+    };
+    assert_eq!(of("rt_consumed_share"), 12);
+    assert!(of("misses") > 12);
+
+    // A replay needs a GPU workload alone: a system with CPU cores is refused at its line.
+    let bad = write(
+        d,
+        "bad.toml",
+        "mode = \"replay\"\npreset = \"gspc\"\nscene = \"lake\"\n[set]\ncpus = 1\n",
+    );
+    let e = fails(&["sweep", &bad, "--db", &db, "--cache-dir", &cache]);
+    assert!(
+        e.contains("bad.toml:5") && e.contains("without CPU cores"),
+        "{e}"
+    );
 }
 
 #[test]
@@ -919,8 +1000,8 @@ fn a_functional_study_is_a_sweep_of_its_printed_spec_and_resumes_from_the_databa
     assert!(err.contains("1 of the study's runs read"), "{err}");
     assert!(err.contains("3 simulated"), "{err}");
 
-    // The gspc figures replay one LLC stream per scene: neither option is theirs.
-    let e = fails(&["study", "gspc-fig12", "--db", &db]);
+    // The gspc counters study reads the policy between accesses: no stored run holds that.
+    let e = fails(&["study", "gspc-counters", "--db", &db]);
     assert!(e.contains("--db is for the studies made of"), "{e}");
 }
 

@@ -303,8 +303,9 @@ def test_study_matches_cli(cli, cache, tmp_path):
 
 
 def test_a_study_keeps_its_runs_in_a_database(cache, tmp_path):
-    """A timed study and a functional one with `db`: their runs are recorded under
-    `study NAME`, and each study run again reads them back with the same records."""
+    """A timed study, a functional one and one of replays with `db`: their runs are
+    recorded under `study NAME`, and each study run again reads them back with the same
+    records."""
     db = tmp_path / "study.sqlite"
     kw = dict(quick=True, instructions=2000, cache_dir=cache, db=db, threads=2)
     first = apusim.study("tap-fig6", **kw)
@@ -321,8 +322,16 @@ def test_a_study_keeps_its_runs_in_a_database(cache, tmp_path):
     assert set(rows["mode"]) == {"functional"}
     again = apusim.study("drp-fig13", **kw)
     assert by_key(again, cols) == by_key(first, cols)
-    with pytest.raises(apusim.ApusimError, match="replays each scene's LLC stream"):
-        apusim.study("gspc-fig12", cache_dir=cache, db=db)
+    # gspc Fig. 12's replays of one scene's LLC stream: nine policies at one LLC size.
+    kw = dict(scenes="lake", width=96, height=64, frames=1, llc="256K", cache_dir=cache, db=db)
+    first = apusim.study("gspc-fig12", **kw)
+    rows = apusim.results(db, sweep="study gspc-fig12")
+    assert rows["key"].nunique() == 9
+    assert set(rows["mode"]) == {"replay"}
+    again = apusim.study("gspc-fig12", **kw)
+    assert by_key(again, cols) == by_key(first, cols)
+    with pytest.raises(apusim.ApusimError, match="reads the policy's state"):
+        apusim.study("gspc-counters", cache_dir=cache, db=db)
 
 
 def test_sweep_and_results(cli, cache, tmp_path):

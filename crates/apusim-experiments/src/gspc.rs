@@ -6,8 +6,11 @@
 //! `apusim-render`, filters it once through preset `gspc`'s render caches (the GPU-only LLC is
 //! not inclusive, so the stream reaching the LLC does not depend on the LLC policy or size)
 //! and replays that LLC stream offline under every policy and LLC size of the figure, exactly
-//! as `apusim oracle` does. A scene's trace of several frames plays the role of one of the
-//! paper's applications; averages are arithmetic means over scenes, as the paper's.
+//! as `apusim oracle` does ([`crate::replay`]). A scene's trace of several frames plays the
+//! role of one of the paper's applications; averages are arithmetic means over scenes, as the
+//! paper's. Every replay goes through [`Options::runs`], so `--db` keeps them and
+//! `--print-spec` lists them as a sweep's `mode = "replay"` points (preset `gspc` with the
+//! LLC size, and GSPZTC's `t`, as overrides).
 //!
 //! "LLC misses" counts every line reference that misses (reads, writes and write-backs from
 //! the render caches; for the +UCD policies the bypassed display writes included), the
@@ -18,15 +21,16 @@
 //! inter-stream statistics, gspc §2.3). SHiP-mem is `ship-mem-bank`, one 16K-entry table per
 //! LLC bank as gspc §5.1 configures it.
 
-use crate::jobs::{ensure_cached, JobInputs, TraceDir};
-use crate::{oracle_setup, with_means, Mean, Record, StudyOutput};
+use crate::jobs::{alone_job_inputs, load_system, JobInputs, TraceDir};
+use crate::replay::{self, Replayed};
+use crate::runs::{PlannedInput, PlannedMode, PlannedRun, ReplayRun, Runs};
+use crate::{with_means, Mean, Record, StudyOutput};
 use anyhow::{bail, Context, Result};
-use apusim_oracle::{OraclePolicy, OracleResult};
-use apusim_sim::{LlcSwitches, RunOptions, SystemConfig};
+use apusim_sim::SystemConfig;
 use apusim_trace::Stream;
-use apusim_workloads::mixes::Job;
-use rayon::prelude::*;
-use std::path::{Path, PathBuf};
+use apusim_workloads::mixes::Alone;
+use std::path::PathBuf;
+use std::sync::Mutex;
 
 /// The figures of gspc §5 this module reproduces.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -142,6 +146,8 @@ pub struct Options {
     pub overrides: Vec<String>,
     /// Trace cache; `None` keeps the rendered traces in a temporary directory for the run.
     pub cache: Option<PathBuf>,
+    /// How the replays are made: replayed, through a results database, or only listed.
+    pub runs: Runs,
 }
 
 impl Default for Options {
@@ -158,79 +164,71 @@ impl Default for Options {
             llc_sizes: vec!["8M".into(), "16M".into()],
             overrides: Vec::new(),
             cache: None,
+            runs: Runs::default(),
         }
     }
 }
 
-/// The LLC access stream of `job` behind preset `gspc`'s render caches, cached in `dir` under
-/// a key naming the job and the preset's configuration.
-fn llc_stream(dir: &Path, job: &Job, preset: &SystemConfig) -> Result<PathBuf> {
-    let path = dir.join(format!(
-        "llc-{}-{:016x}.apt",
-        job.key(),
-        apusim_trace::hash::fnv1a(preset.to_toml().as_bytes())
-    ));
-    if path.exists() {
-        return Ok(path);
-    }
-    ensure_cached(dir, job)?;
-    let inputs = JobInputs::new(
-        vec![job.clone()],
-        Some(dir.to_path_buf()),
-        job.label.clone(),
-    );
-    let opts = RunOptions {
-        progress: false,
-        limit: None,
-        continue_to_run: false,
-        llc_switches: LlcSwitches {
-            dump_llc_trace: Some(path.clone()),
-            ..Default::default()
-        },
-    };
-    apusim_sim::run_policy(preset, &preset.llc.policy, &inputs, &opts)
-        .with_context(|| format!("filtering {} through the render caches", job.label))?;
-    Ok(path)
+/// The scenes of [`Options::scenes`] as they run behind preset `gspc`'s render caches: each
+/// one's inputs, the LLC stream made once when a replay first needs it, and the system of
+/// every (LLC size, `t`).
+pub(crate) struct SceneStreams {
+    pub inputs: Vec<JobInputs>,
+    streams: Vec<Mutex<Option<PathBuf>>>,
+    /// Keeps a temporary trace directory alive while the streams are replayed.
+    pub traces: TraceDir,
 }
 
-/// One replay: a bar of the figure on one scene's LLC stream at one LLC size.
-fn replay(stream: &Path, preset: &SystemConfig, size: &str, b: Bar, fig: Figure) -> Result<Replay> {
-    let mut cfg = preset.clone();
-    cfg.llc.geometry = format!("{size},16,64");
-    if let Some(t) = b.t {
-        cfg.llc.params.insert("gspc_t".into(), f64::from(t));
-    }
-    let (ocfg, ctx) = oracle_setup(&cfg)?;
-    let policy = OraclePolicy::parse(b.policy)?;
-    let mut src = apusim_oracle::open_apt(stream)?;
-    let what = || format!("{} on {} at {size}", b.label, stream.display());
-    Ok(if fig == Figure::Fig13 {
-        // The reuse observer without its stack distances: Fig. 13 needs the render-target
-        // consumption only, and the distances are most of the observer's cost.
-        let mut obs = apusim_oracle::ReuseObserver::without_distances();
-        let result = apusim_oracle::run_observed(&policy, &ocfg, &ctx, None, &mut *src, &mut obs)
-            .with_context(what)?;
-        let rep = obs.report(result);
-        Replay {
-            consumed_share: rep.inter_stream.consumed_share,
-            result: rep.result,
+impl SceneStreams {
+    /// Check `o`'s scenes and LLC sizes and name every scene's inputs (nothing is rendered
+    /// yet). `study` names the study in the errors.
+    pub(crate) fn new(study: &str, o: &Options) -> Result<SceneStreams> {
+        if o.scenes.is_empty() || o.llc_sizes.is_empty() {
+            bail!("{study}: give at least one scene and one LLC size");
         }
-    } else {
-        Replay {
-            result: apusim_oracle::run(&policy, &ocfg, &ctx, None, &mut *src).with_context(what)?,
-            consumed_share: None,
+        for size in &o.llc_sizes {
+            apusim_sim::config::parse_geometry(&format!("{size},16,64"))
+                .with_context(|| format!("LLC size `{size}`"))?;
         }
-    })
+        let traces = TraceDir::new(o.cache.as_deref())?;
+        let dir = traces.path().to_path_buf();
+        let inputs: Vec<JobInputs> = o
+            .scenes
+            .iter()
+            .map(|s| {
+                let r = (o.width, o.height);
+                alone_job_inputs(
+                    Alone::Scene(s),
+                    r,
+                    o.frames.into(),
+                    None,
+                    o.seed,
+                    Some(dir.clone()),
+                )
+            })
+            .collect::<Result<_>>()?;
+        Ok(SceneStreams {
+            streams: inputs.iter().map(|_| Mutex::new(None)).collect(),
+            inputs,
+            traces,
+        })
+    }
+
+    /// Scene `s`'s LLC stream behind `cfg`'s render caches, rendered and filtered on first
+    /// use (one thread makes it while the others wait for it).
+    pub(crate) fn stream(&self, s: usize, cfg: &SystemConfig) -> Result<PathBuf> {
+        let mut slot = self.streams[s].lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(p) = &*slot {
+            return Ok(p.clone());
+        }
+        let p = replay::llc_stream(self.traces.path(), &self.inputs[s], cfg)?;
+        *slot = Some(p.clone());
+        Ok(p)
+    }
 }
 
-/// What one replay yields: the counters, and for Fig. 13 the share of render-target blocks
-/// consumed by texture reads from the LLC.
-struct Replay {
-    result: OracleResult,
-    consumed_share: Option<f64>,
-}
-
-/// The LLC streams of [`Options::scenes`], in order, behind preset `gspc`'s render caches.
+/// The LLC streams of [`Options::scenes`], in order, behind preset `gspc`'s render caches,
+/// all made before they are returned.
 pub(crate) struct Streams {
     pub preset: SystemConfig,
     pub paths: Vec<PathBuf>,
@@ -241,47 +239,94 @@ pub(crate) struct Streams {
 /// Check `o`'s scenes and LLC sizes, then render and filter every scene (or find its stream
 /// in the trace cache). `study` names the study in the errors.
 pub(crate) fn scene_streams(study: &str, o: &Options) -> Result<Streams> {
-    if o.scenes.is_empty() || o.llc_sizes.is_empty() {
-        bail!("{study}: give at least one scene and one LLC size");
-    }
-    let jobs: Vec<Job> = o
-        .scenes
-        .iter()
-        .map(|s| crate::jobs::scene_job(s, o.width, o.height, o.frames, o.seed))
-        .collect::<Result<_>>()?;
-    for size in &o.llc_sizes {
-        apusim_sim::config::parse_geometry(&format!("{size},16,64"))
-            .with_context(|| format!("LLC size `{size}`"))?;
-    }
-    let traces = TraceDir::new(o.cache.as_deref())?;
+    use rayon::prelude::*;
+    let streams = SceneStreams::new(study, o)?;
     let preset = SystemConfig::load_preset("gspc", &o.overrides)?;
-    let paths: Vec<PathBuf> = jobs
-        .par_iter()
-        .map(|j| llc_stream(traces.path(), j, &preset))
+    let paths: Vec<PathBuf> = (0..o.scenes.len())
+        .into_par_iter()
+        .map(|s| streams.stream(s, &preset))
         .collect::<Result<_>>()?;
     Ok(Streams {
         preset,
         paths,
-        traces,
+        traces: streams.traces,
     })
+}
+
+/// The overrides of a replay at LLC size `size` (and GSPZTC's `t`): the study's, then the
+/// bar's.
+pub(crate) fn replay_set(o: &Options, size: &str, t: Option<u32>) -> Vec<String> {
+    let mut set = o.overrides.clone();
+    set.push(format!("llc={size},16,64"));
+    if let Some(t) = t {
+        set.push(format!("llc.params.gspc_t={t}"));
+    }
+    set
+}
+
+/// The system of a replay: preset `gspc` with `set`, the scene alone on no CPU core.
+pub(crate) fn replay_config(o: &Options, set: &[String]) -> Result<SystemConfig> {
+    load_system(
+        "gspc",
+        None,
+        set,
+        Some(o.seed),
+        None,
+        Some(Alone::Scene("")),
+    )
+}
+
+/// A replay as a sweep point states it.
+pub(crate) fn planned(o: &Options, scene: &str, set: Vec<String>, policy: &str) -> PlannedRun {
+    PlannedRun {
+        preset: "gspc".into(),
+        set,
+        dram_set: Vec::new(),
+        policy: policy.into(),
+        input: PlannedInput::Scene {
+            name: scene.into(),
+            width: o.width,
+            height: o.height,
+        },
+        scale: o.frames.into(),
+        seed: o.seed,
+        warmup: 0,
+        instructions: None,
+        sample: false,
+        ideal: String::new(),
+        gpu_read_bypass: 0.0,
+        ideal_critical: None,
+    }
 }
 
 /// Run one figure.
 pub fn run(fig: Figure, o: &Options) -> Result<StudyOutput> {
-    let Streams {
-        preset,
-        paths: streams,
-        traces: _traces,
-    } = scene_streams(fig.name(), o)?;
+    let streams = SceneStreams::new(fig.name(), o)?;
     let bars = fig.bars();
     let mut cases: Vec<(usize, &String, Bar)> = Vec::new();
-    for s in 0..streams.len() {
+    for s in 0..o.scenes.len() {
         for z in &o.llc_sizes {
             cases.extend(bars.iter().map(|b| (s, z, *b)));
         }
     }
-    let replays: Vec<Replay> = crate::par_counted(&cases, "policy replays", |&(s, size, b)| {
-        replay(&streams[s], &preset, size, b, fig)
+    let consumption = fig == Figure::Fig13;
+    o.runs.plan_as(PlannedMode::Replay { consumption }, || {
+        Ok(cases
+            .iter()
+            .map(|&(s, size, b)| planned(o, &o.scenes[s], replay_set(o, size, b.t), b.policy))
+            .collect())
+    })?;
+    let replays: Vec<Replayed> = crate::par_counted(&cases, "policy replays", |&(s, size, b)| {
+        let cfg = replay_config(o, &replay_set(o, size, b.t))?;
+        let run = ReplayRun {
+            cfg: &cfg,
+            policy: b.policy,
+            inputs: &streams.inputs[s],
+            consumption,
+        };
+        o.runs
+            .replay(&run, || streams.stream(s, &cfg))
+            .with_context(|| format!("{} on scene {} at {size}", b.label, o.scenes[s]))
     })?;
     let mut records = Vec::new();
     let per_case = bars.len();
@@ -313,7 +358,7 @@ pub fn run(fig: Figure, o: &Options) -> Result<StudyOutput> {
 }
 
 /// The numbers one replay contributes to `fig`; `base` is the misses of the figure's first bar.
-fn metrics(fig: Figure, r: &Replay, base: u64) -> Vec<(&'static str, f64)> {
+fn metrics(fig: Figure, r: &Replayed, base: u64) -> Vec<(&'static str, f64)> {
     let misses = r.result.total.misses();
     let norm = if base == 0 {
         f64::NAN
@@ -355,6 +400,7 @@ mod tests {
             llc_sizes: vec!["256K".into()],
             overrides: Vec::new(),
             cache: None,
+            runs: Runs::default(),
         }
     }
 

@@ -312,6 +312,7 @@ mod tests {
             llc_sizes: vec!["256K".into()],
             overrides: Vec::new(),
             cache,
+            runs: Default::default(),
         }
     }
 

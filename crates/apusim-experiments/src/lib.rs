@@ -61,6 +61,7 @@ pub mod gspc;
 pub mod gspc_counters;
 pub mod gspc_perf;
 pub mod jobs;
+pub mod replay;
 pub mod runs;
 pub mod studies;
 pub mod tap_char;

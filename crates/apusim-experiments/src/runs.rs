@@ -1,8 +1,9 @@
 //! Where a study's runs are kept between invocations, so that a study is resumable.
 //!
 //! Every timed run a study makes goes through [`Runs::sim`], every functional run (drp's
-//! Figs. 13 and 14) through [`Runs::run`]. Without a store those are
-//! `apusim_sim::timed::sim_policy` and `apusim_sim::run_policy`. With one
+//! Figs. 13 and 14) through [`Runs::run`], every replay of a GPU workload's LLC stream (gspc's
+//! Figs. 11-14) through [`Runs::replay`]. Without a store those are
+//! `apusim_sim::timed::sim_policy`, `apusim_sim::run_policy` and [`crate::replay::replay`]. With one
 //! (`apusim study --db FILE`) the run is first looked up by what it simulates —
 //! configuration, policy, inputs and the options that shape its result, as a [`TimedRun`] or
 //! a [`FunctionalRun`] — and read back when the store holds it; otherwise it is simulated and
@@ -24,12 +25,16 @@
 //! overrides of preset `tap`: a GPGPU kernel beside one idle CPU core, a CPU application
 //! alone on its one core (a sweep point's `cpu`).
 
+use crate::jobs::JobInputs;
+use crate::replay::{self, Replayed};
 use anyhow::Result;
 use apusim_sim::run::Inputs;
 use apusim_sim::timed::{sim_policy, SimOptions, SimResult};
 use apusim_sim::{run_policy, RunOptions, RunResult, SystemConfig};
 use std::fmt;
+use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
+use std::time::Instant;
 
 /// One timed run as a study asks for it.
 pub struct TimedRun<'a> {
@@ -48,6 +53,16 @@ pub struct FunctionalRun<'a> {
     pub opts: &'a RunOptions,
 }
 
+/// One replay as a study asks for it: the LLC stream of `inputs`' one GPU workload behind
+/// `cfg`'s upper caches, replayed through `cfg`'s LLC under `policy` ([`crate::replay`]);
+/// with `consumption`, the render-target consumption too.
+pub struct ReplayRun<'a> {
+    pub cfg: &'a SystemConfig,
+    pub policy: &'a str,
+    pub inputs: &'a JobInputs,
+    pub consumption: bool,
+}
+
 /// Keeps a study's runs: called from the study's worker threads, so it synchronizes itself.
 pub trait RunStore: Send + Sync {
     /// The stored result of `run`, if the store holds one it can read.
@@ -58,6 +73,10 @@ pub trait RunStore: Send + Sync {
     fn load_functional(&self, run: &FunctionalRun<'_>) -> Result<Option<RunResult>>;
     /// Keep the result of functional `run`, just simulated.
     fn save_functional(&self, run: &FunctionalRun<'_>, result: &RunResult) -> Result<()>;
+    /// The stored result of replay `run`, if the store holds one it can read.
+    fn load_replay(&self, run: &ReplayRun<'_>) -> Result<Option<Replayed>>;
+    /// Keep the result of replay `run`, just made in `seconds`.
+    fn save_replay(&self, run: &ReplayRun<'_>, result: &Replayed, seconds: f64) -> Result<()>;
 }
 
 /// What a planned run runs on.
@@ -147,6 +166,9 @@ pub enum PlannedMode {
     /// A functional run (`apusim run`), stopped after `limit` trace accesses when set; the
     /// run's `instructions` is its mix's CPU job length, run by drp §3's method.
     Functional { limit: Option<u64> },
+    /// A replay of a GPU workload's LLC stream ([`crate::replay`]), with the render-target
+    /// consumption when `consumption`.
+    Replay { consumption: bool },
 }
 
 /// One run of a study and how it is made: one sweep point.
@@ -288,6 +310,29 @@ impl Runs {
         }
         let r = run_policy(cfg, policy, inputs, opts)?;
         store.save_functional(&run, &r)?;
+        Ok(r)
+    }
+
+    /// The replay `run`: the stored result when there is one, else replayed (on the LLC
+    /// stream `stream` makes or finds) and stored.
+    pub fn replay(
+        &self,
+        run: &ReplayRun<'_>,
+        stream: impl FnOnce() -> Result<PathBuf>,
+    ) -> Result<Replayed> {
+        if self.plan.is_some() {
+            anyhow::bail!("a study in planning mode lists its replays before making any");
+        }
+        if let Some(store) = &self.store {
+            if let Some(r) = store.load_replay(run)? {
+                return Ok(r);
+            }
+        }
+        let start = Instant::now();
+        let r = replay::replay(&stream()?, run.cfg, run.policy, run.consumption)?;
+        if let Some(store) = &self.store {
+            store.save_replay(run, &r, start.elapsed().as_secs_f64())?;
+        }
         Ok(r)
     }
 }

@@ -362,11 +362,12 @@ impl Family {
     }
 
     /// Whether the family's studies make their runs through [`Runs`] (which `--db` keeps and
-    /// `--print-spec` lists): every timed study, and drp's functional mix figures, whose runs
-    /// are `apusim run --mix`'s. The gspc functional figures replay one LLC stream per scene
-    /// under every policy, which no sweep point states.
+    /// `--print-spec` lists): every timed study, drp's functional mix figures, whose runs
+    /// are `apusim run --mix`'s, and the gspc functional figures, whose runs are replays of a
+    /// scene's LLC stream (a sweep's `replay` points). The gspc counters study reads the
+    /// policy between accesses of its replays, which no stored result holds.
     pub fn keeps_runs(self) -> bool {
-        self.is_timed() || self == Family::Drp
+        self.is_timed() || matches!(self, Family::Drp | Family::Gspc)
     }
 
     /// The options the family takes, in the help's order.
@@ -489,6 +490,7 @@ impl Options {
             llc_sizes: self.list_set("llc"),
             overrides: self.overrides.clone(),
             cache: self.cache.clone(),
+            runs: self.runs.clone(),
         }
     }
 

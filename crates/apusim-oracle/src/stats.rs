@@ -4,7 +4,7 @@
 
 use apusim_cache::{Geometry, Outcome, PolicyStat};
 use apusim_trace::{Access, Agent, Op, Stream};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::fmt::Write as _;
 
 pub use apusim_cache::Counts;
@@ -106,7 +106,7 @@ impl Table {
 }
 
 /// Counters of one (agent, stream).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct AgentStream {
     pub agent: Agent,
     pub stream: Stream,
@@ -116,7 +116,7 @@ pub struct AgentStream {
 
 /// The result of running one policy (OPT, OPT+Bypass, a registered policy with or without the
 /// oracle bypass) over a trace.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct OracleResult {
     /// The policy's name as given (`opt`, `opt-bypass`, `srrip-bypass`, ...).
     pub policy: String,

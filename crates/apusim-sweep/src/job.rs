@@ -1,12 +1,13 @@
 //! Jobs: a point with its configuration loaded, its inputs identified and its key computed;
-//! and the one call that runs a job through the library entry points of `apusim run` and
-//! `apusim sim`.
+//! and the one call that runs a job through the library entry points of `apusim run`,
+//! `apusim sim` and the replays of `apusim_experiments::replay`.
 
 use crate::metrics::{self, Metric};
 use crate::spec::DEFAULT_RESOLUTION;
 use crate::spec::{InputSpec, Mode, Point, SpecError};
 use anyhow::{Context, Result};
-use apusim_experiments::jobs::{alone_job_inputs, JobInputs};
+use apusim_experiments::jobs::{alone_job_inputs, JobInputs, TraceDir};
+use apusim_experiments::replay;
 use apusim_sim::inputs::TraceInputs;
 use apusim_sim::timed::{
     alone_runs, sim_policy, speedup, stored, AloneOptions, SampleSpec, SimOptions,
@@ -64,6 +65,17 @@ impl Job {
         let runs = alone_runs(&self.cfg, self.source.inputs(), &self.sim_options(), &opts)
             .context("alone runs for weighted speedup")?;
         Ok(Some((policy, runs)))
+    }
+
+    /// A replay job's LLC stream, made in the trace cache (or, without one, in a temporary
+    /// directory that lives as long as the returned guard) unless already there.
+    pub fn llc_stream(&self) -> Result<(PathBuf, TraceDir)> {
+        let JobSource::Mix(inputs) = &self.source else {
+            anyhow::bail!("a replay point runs a scene or a kernel, not trace files");
+        };
+        let dir = TraceDir::new(self.alone_cache.as_deref())?;
+        let path = replay::llc_stream(dir.path(), inputs, &self.cfg)?;
+        Ok((path, dir))
     }
 
     fn sim_options(&self) -> SimOptions {
@@ -134,6 +146,16 @@ pub fn functional_run_options(opts: &RunOptions) -> Value {
     let mut o = functional_options(opts.limit, opts.continue_to_run);
     with_llc_switches(&mut o, &opts.llc_switches);
     o
+}
+
+/// Options of a replay that shape its result: the render-target consumption, keyed only when
+/// asked for.
+pub fn replay_options(consumption: bool) -> Value {
+    if consumption {
+        json!({ "consumption": true })
+    } else {
+        json!({})
+    }
 }
 
 /// Options of the timed run that shape its results.
@@ -209,6 +231,17 @@ pub fn resolve(point: &Point, file: &std::path::Path, opts: &ResolveOptions) -> 
         }
         .into());
     }
+    if point.mode == Mode::Replay {
+        if let Err(e) = replay::check_replayable(&cfg) {
+            let line = point.lines.get("set.cpus").copied().unwrap_or(point.line);
+            return Err(SpecError {
+                file: file.to_path_buf(),
+                line,
+                message: e.to_string(),
+            }
+            .into());
+        }
+    }
     let timed = point.mode == Mode::Timed;
     let mut params = serde_json::Map::new();
     params.insert("mode".into(), json!(point.mode.name()));
@@ -238,7 +271,7 @@ pub fn resolve(point: &Point, file: &std::path::Path, opts: &ResolveOptions) -> 
             // as `apusim run --mix --instructions`); a timed point's is each core's target.
             let length = match point.mode {
                 Mode::Functional => point.instructions,
-                Mode::Timed => None,
+                Mode::Timed | Mode::Replay => None,
             };
             JobSource::Mix(
                 JobInputs::mix_at(&mix.name, *scale, length, cfg.seed, opts.cache_dir.clone())
@@ -261,7 +294,7 @@ pub fn resolve(point: &Point, file: &std::path::Path, opts: &ResolveOptions) -> 
             params.insert("scale".into(), json!(scale));
             // The job's length: what the run retires, as `apusim run|sim --cpu` makes it.
             let length = match point.mode {
-                Mode::Functional => point.instructions,
+                Mode::Functional | Mode::Replay => point.instructions,
                 Mode::Timed => point.instructions.map(|n| point.warmup.saturating_add(n)),
             };
             let which = Alone::Cpu(name);
@@ -301,6 +334,7 @@ pub fn resolve(point: &Point, file: &std::path::Path, opts: &ResolveOptions) -> 
     let mut options = match point.mode {
         Mode::Functional => functional_options(point.limit, point.instructions.is_some()),
         Mode::Timed => timed_options(point.warmup, point.instructions),
+        Mode::Replay => replay_options(point.consumption),
     };
     let llc_switches = LlcSwitches {
         ideal: match &point.ideal {
@@ -522,7 +556,8 @@ pub fn config_keys(cfg: &SystemConfig) -> Vec<String> {
 }
 
 /// What a finished job leaves: its metric rows and its whole result as `(format, bytes)`
-/// ([`stored`] for a timed run, `apusim_sim::stored` for a functional one).
+/// ([`stored`] for a timed run, `apusim_sim::stored` for a functional one,
+/// [`replay::FORMAT`] for a replay).
 pub type Outcome = (Vec<Metric>, Option<(&'static str, Vec<u8>)>);
 
 /// Run a job and return its metric rows and stored result.
@@ -542,6 +577,14 @@ pub fn execute(job: &Job) -> Result<Outcome> {
             Ok((
                 metrics::functional(&r),
                 Some((apusim_sim::stored::FORMAT, whole)),
+            ))
+        }
+        Mode::Replay => {
+            let (stream, _dir) = job.llc_stream()?;
+            let r = replay::replay(&stream, &job.cfg, &job.policy, job.point.consumption)?;
+            Ok((
+                metrics::replay(&r),
+                Some((replay::FORMAT, replay::encode(&r)?)),
             ))
         }
         Mode::Timed => {

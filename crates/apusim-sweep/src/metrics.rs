@@ -1,6 +1,8 @@
 //! A run's results in long format: one [`Metric`] row per (agent, level, stream, metric).
 //! Empty strings stand for "not per agent", "not per level", "not per stream".
 
+use apusim_cache::Counts;
+use apusim_experiments::replay::Replayed;
 use apusim_sim::stats::RunStats;
 use apusim_sim::timed::SimResult;
 use apusim_sim::RunResult;
@@ -37,26 +39,7 @@ fn counters(s: &RunStats, out: &mut Vec<Metric>) {
     let levels = s.levels.iter().map(|l| (l.name.as_str(), &l.counts));
     for (level, table) in levels.chain(std::iter::once(("memory", &s.memory))) {
         for (a, st, c) in table.cells() {
-            let (agent, stream) = (a.to_string(), st.to_string());
-            for (name, v) in [
-                ("reads", c.reads),
-                ("read_misses", c.read_misses),
-                ("writes", c.writes),
-                ("write_misses", c.write_misses),
-                ("writebacks", c.writebacks),
-                ("writeback_misses", c.writeback_misses),
-                ("prefetches", c.prefetches),
-                ("prefetch_misses", c.prefetch_misses),
-                ("bypasses", c.bypasses),
-                ("evictions", c.evictions),
-                ("dirty_evictions", c.dirty_evictions),
-                ("back_invalidations", c.back_invalidations),
-                ("idealized", c.idealized),
-                ("accesses", c.accesses()),
-                ("misses", c.misses()),
-            ] {
-                out.push(m(&agent, level, &stream, name, v as f64));
-            }
+            count_rows(&a.to_string(), level, &st.to_string(), c, out);
         }
     }
     for (i, n) in s.instructions.iter().enumerate() {
@@ -66,6 +49,55 @@ fn counters(s: &RunStats, out: &mut Vec<Metric>) {
     for (name, v) in &s.policy_stats {
         out.push(m("", "llc", "", &format!("policy.{name}"), *v));
     }
+}
+
+/// One (agent, level, stream)'s counters as rows.
+fn count_rows(agent: &str, level: &str, stream: &str, c: &Counts, out: &mut Vec<Metric>) {
+    for (name, v) in [
+        ("reads", c.reads),
+        ("read_misses", c.read_misses),
+        ("writes", c.writes),
+        ("write_misses", c.write_misses),
+        ("writebacks", c.writebacks),
+        ("writeback_misses", c.writeback_misses),
+        ("prefetches", c.prefetches),
+        ("prefetch_misses", c.prefetch_misses),
+        ("bypasses", c.bypasses),
+        ("evictions", c.evictions),
+        ("dirty_evictions", c.dirty_evictions),
+        ("back_invalidations", c.back_invalidations),
+        ("idealized", c.idealized),
+        ("accesses", c.accesses()),
+        ("misses", c.misses()),
+    ] {
+        out.push(m(agent, level, stream, name, v as f64));
+    }
+}
+
+/// A replay's rows: the LLC's counters per agent and stream (level `llc`, as a functional
+/// run's), the stream's accesses and line references, the policy's own statistics, and with
+/// the consumption the share of render-target blocks a texture read consumed.
+pub fn replay(r: &Replayed) -> Vec<Metric> {
+    let mut out = Vec::new();
+    let res = &r.result;
+    for c in &res.by_agent_stream {
+        count_rows(
+            &c.agent.to_string(),
+            "llc",
+            &c.stream.to_string(),
+            &c.counts,
+            &mut out,
+        );
+    }
+    out.push(m("", "", "", "trace_accesses", res.accesses as f64));
+    out.push(m("", "llc", "", "references", res.references as f64));
+    for (name, v) in &res.policy_stats {
+        out.push(m("", "llc", "", &format!("policy.{name}"), *v));
+    }
+    if let Some(share) = r.consumed_share {
+        out.push(m("", "llc", "", "rt_consumed_share", share));
+    }
+    out
 }
 
 /// The timed run's measured window: per core (instructions, cycles, IPC, each level's misses

@@ -2,7 +2,7 @@
 //! already holds, run the rest on a pool of threads, and record each run as it finishes.
 
 use crate::job::{self, Job, JobSource, ResolveOptions};
-use crate::spec::{Spec, SpecError};
+use crate::spec::{Mode, Spec, SpecError};
 use crate::store::{RunRecord, Store};
 use anyhow::{bail, Context, Result};
 use rayon::prelude::*;
@@ -149,6 +149,7 @@ fn run_claimed(
         .build()
         .context("building the thread pool")?;
     prepare_alone_runs(pending, &pool);
+    prepare_replay_streams(pending, &pool);
     let bar = progress_bar(pending.len(), opts.progress);
     let running = AtomicUsize::new(0);
     let failed = AtomicUsize::new(0);
@@ -248,6 +249,33 @@ fn prepare_alone_runs(pending: &[&Job], pool: &rayon::ThreadPool) {
             .par_iter()
             .for_each(|j| {
                 let _ = j.alone_runs();
+            });
+    });
+}
+
+/// Make the LLC streams that pending replay jobs share (every policy and LLC size of a
+/// scene replays one) once each, in parallel, into the trace cache the jobs then read them
+/// from. A failure here is left for the job itself to report with its run.
+fn prepare_replay_streams(pending: &[&Job], pool: &rayon::ThreadPool) {
+    let mut groups: BTreeMap<String, &Job> = BTreeMap::new();
+    for j in pending
+        .iter()
+        .filter(|j| j.point.mode == Mode::Replay && j.alone_cache.is_some())
+    {
+        let upstream = apusim_experiments::replay::upstream(&j.cfg).to_toml();
+        let group = format!("{}\n{upstream}", j.input_ids.join("\n"));
+        groups.entry(group).or_insert(j);
+    }
+    if groups.is_empty() {
+        return;
+    }
+    pool.install(|| {
+        groups
+            .values()
+            .collect::<Vec<_>>()
+            .par_iter()
+            .for_each(|j| {
+                let _ = j.llc_stream();
             });
     });
 }

@@ -16,8 +16,10 @@ use crate::job;
 use crate::spec::Mode;
 use crate::{record_one, Made, Store};
 use anyhow::{bail, Result};
+use apusim_experiments::replay::{self, Replayed};
 use apusim_experiments::runs::{
-    FunctionalRun, PlannedInput, PlannedMode, PlannedPoint, PlannedRun, RunStore, Runs, TimedRun,
+    FunctionalRun, PlannedInput, PlannedMode, PlannedPoint, PlannedRun, ReplayRun, RunStore, Runs,
+    TimedRun,
 };
 use apusim_experiments::studies::{Family, Study, StudyArgs};
 use apusim_sim::timed::{stored, SimResult};
@@ -74,18 +76,19 @@ pub fn attach(study: &Study, args: &mut StudyArgs, path: &Path) -> Result<Arc<St
 }
 
 /// Refuse `what` (`--db`, `--print-spec`) on a study whose runs are not kept: the gspc
-/// functional figures replay one LLC stream per scene under every policy, and the functional
-/// bypass figures run kernels through `apusim gpu-l1`'s hierarchy; neither is a run of
-/// `apusim run` or a point of a sweep.
+/// counters study reads the policy's state between the accesses of its replays, and the
+/// functional bypass figures run kernels through `apusim gpu-l1`'s hierarchy; neither is a
+/// point of a sweep.
 pub fn keeps_runs(study: &Study, what: &str) -> Result<()> {
     if !study.family.keeps_runs() {
         let made_of = match study.family {
             Family::GpuL1 => "runs each kernel through `apusim gpu-l1 run`'s GPU hierarchy",
-            _ => "replays each scene's LLC stream under every policy",
+            _ => "reads the policy's state between the accesses of its replays",
         };
         bail!(
-            "{}: {what} is for the studies made of `apusim sim` or `apusim run --mix` runs \
-             (the timed studies, drp-fig13 and drp-fig14); this one {made_of}",
+            "{}: {what} is for the studies made of `apusim sim` or `apusim run --mix` runs or \
+             of replays (the timed studies, drp-fig13, drp-fig14 and gspc-fig11 to \
+             gspc-fig14); this one {made_of}",
             study.name
         );
     }
@@ -123,6 +126,12 @@ fn functional_key(run: &FunctionalRun<'_>) -> Result<String> {
     let ids = job::input_ids(run.inputs);
     let options = functional_options(run)?;
     job::run_key(Mode::Functional, run.cfg, run.policy, &options, &ids)
+}
+
+fn replay_key(run: &ReplayRun<'_>) -> Result<String> {
+    let ids = job::input_ids(run.inputs);
+    let options = job::replay_options(run.consumption);
+    job::run_key(Mode::Replay, run.cfg, run.policy, &options, &ids)
 }
 
 impl StudyRuns {
@@ -210,6 +219,22 @@ impl RunStore for StudyRuns {
             (apusim_sim::stored::FORMAT, &bytes),
         )
     }
+
+    fn load_replay(&self, run: &ReplayRun<'_>) -> Result<Option<Replayed>> {
+        self.read_back(&replay_key(run)?, replay::decode)
+    }
+
+    fn save_replay(&self, run: &ReplayRun<'_>, result: &Replayed, seconds: f64) -> Result<()> {
+        let bytes = replay::encode(result)?;
+        self.keep(
+            Mode::Replay,
+            (run.cfg, run.policy, run.inputs),
+            &job::replay_options(run.consumption),
+            seconds,
+            &crate::metrics::replay(result),
+            (replay::FORMAT, &bytes),
+        )
+    }
 }
 
 /// An override's value as a spec states it: as written when it reads as a TOML value (a
@@ -234,7 +259,7 @@ pub fn spec_of(study: &str, runs: &[PlannedPoint]) -> Result<String> {
         .iter()
         .any(|r| std::mem::discriminant(&r.mode) != std::mem::discriminant(&first.mode))
     {
-        bail!("{study}: the study plans timed and functional runs, which one spec cannot hold");
+        bail!("{study}: the study plans runs of several modes, which one spec cannot hold");
     }
     let points: Vec<Vec<(&str, String)>> = runs
         .iter()
@@ -257,6 +282,13 @@ pub fn spec_of(study: &str, runs: &[PlannedPoint]) -> Result<String> {
              # Run them with `apusim sweep THIS.toml --db FILE` (or `--slurm`), then\n\
              # `apusim study {study} --db FILE` with the same options reads them back.\n\
              mode = \"functional\"\n"
+        ),
+        PlannedMode::Replay { .. } => format!(
+            "# The replays of `apusim study {study}`, one point each: a scene's LLC stream behind\n\
+             # the preset's upper caches, replayed through the LLC under one policy and size.\n\
+             # Run them with `apusim sweep THIS.toml --db FILE` (or `--slurm`), then\n\
+             # `apusim study {study} --db FILE` with the same options reads them back.\n\
+             mode = \"replay\"\n"
         ),
     };
     for (k, v) in &shared {
@@ -296,13 +328,16 @@ fn settings<'a>(study: &str, p: &PlannedPoint) -> Result<Vec<(&'a str, String)>>
     if timed {
         out.push(("warmup", r.warmup.to_string()));
     } else if r.warmup != 0 || r.sample {
-        bail!("{study}: a functional run has no warm-up and is not sampled");
+        bail!("{study}: a functional run or replay has no warm-up and is not sampled");
     }
     if let Some(n) = r.instructions {
         out.push(("instructions", n.to_string()));
     }
     if let PlannedMode::Functional { limit: Some(n) } = p.mode {
         out.push(("limit", n.to_string()));
+    }
+    if let PlannedMode::Replay { consumption: true } = p.mode {
+        out.push(("consumption", "true".into()));
     }
     if r.sample {
         out.push(("sample", "true".into()));

@@ -35,6 +35,13 @@
 //! `apusim run --mix --instructions` runs it (a job that ends before the others starts again
 //! until every job has ended once); `warmup` is for timed points only.
 //!
+//! A replay point (`mode = "replay"`, a `scene` or `kernel` alone on a system without CPU
+//! cores) replays the workload's LLC access stream through the LLC under its policy, as
+//! `apusim oracle` does and the gspc functional figures are made (`apusim_experiments::replay`):
+//! the stream behind the configuration's upper caches is made once and cached beside the
+//! workload's trace; `consumption = true` also reports the share of render-target blocks a
+//! texture read consumed from the LLC (gspc Fig. 13).
+//!
 //! `ideal = "color,texture"` and `gpu_read_bypass = 0.5` are drp §4's LLC switches, and
 //! `ideal_gpu = "critical"` (or `"non-critical"`) gpu-access-criticality Fig. 8's, as
 //! `apusim run|sim --ideal`, `--gpu-read-bypass` and `--ideal-gpu` set them (a point's key is
@@ -80,6 +87,7 @@ pub const SETTINGS: &[&str] = &[
     "ideal",
     "ideal_gpu",
     "gpu_read_bypass",
+    "consumption",
 ];
 
 /// An error in a spec file, with the line it is on (0 when it concerns the whole file).
@@ -102,20 +110,23 @@ impl fmt::Display for SpecError {
 
 impl std::error::Error for SpecError {}
 
-/// Timed (`apusim sim`) or functional (`apusim run`).
+/// Timed (`apusim sim`), functional (`apusim run`) or a replay of an LLC stream (`apusim
+/// oracle`'s, [`apusim_experiments::replay`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Mode {
     Functional,
     Timed,
+    Replay,
 }
 
 impl Mode {
-    pub const NAMES: &'static [&'static str] = &["functional", "timed"];
+    pub const NAMES: &'static [&'static str] = &["functional", "timed", "replay"];
 
     pub fn name(self) -> &'static str {
         match self {
             Mode::Functional => "functional",
             Mode::Timed => "timed",
+            Mode::Replay => "replay",
         }
     }
 }
@@ -173,6 +184,8 @@ pub struct Point {
     pub gpu_read_bypass: Option<f64>,
     /// gpu-access-criticality Fig. 8: idealize the `critical` or `non-critical` GPU accesses.
     pub ideal_gpu: Option<String>,
+    /// Replay points: also report the render-target consumption (gspc Fig. 13).
+    pub consumption: bool,
     /// Configuration overrides, key → TOML value, in key order.
     pub set: Vec<(String, toml::Value)>,
     /// The line of every setting, for errors found later (`set.KEY` for overrides).

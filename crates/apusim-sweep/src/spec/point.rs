@@ -46,6 +46,7 @@ impl Spec {
             Some(m) => match m.as_str() {
                 "functional" => Mode::Functional,
                 "timed" => Mode::Timed,
+                "replay" => Mode::Replay,
                 other => {
                     return Err(self.err(
                         lines["mode"],
@@ -157,6 +158,7 @@ impl Spec {
         };
         let alone = switch("alone", true)?;
         let sample = switch("sample", false)?;
+        let consumption = switch("consumption", false)?;
         let alone_policy = text("alone_policy")?;
         let gpu_read_bypass = match s.get("gpu_read_bypass") {
             None => None,
@@ -180,6 +182,44 @@ impl Spec {
                 }
             }
         };
+        if mode == Mode::Replay {
+            // A replay runs a GPU workload's whole LLC stream through the LLC: no CPU jobs,
+            // no limit, no timing, no LLC switches.
+            if !matches!(inputs, InputSpec::Scene { .. } | InputSpec::Kernel { .. }) {
+                let name = given.first().copied().unwrap_or("mode");
+                return Err(self.err(
+                    lines.get(name).copied().unwrap_or(line),
+                    "a replay point replays a GPU workload alone: give `scene` or `kernel`",
+                ));
+            }
+            if let Some(name) = [
+                "limit",
+                "warmup",
+                "instructions",
+                "alone",
+                "alone_policy",
+                "sample",
+                "ideal",
+                "ideal_gpu",
+                "gpu_read_bypass",
+            ]
+            .into_iter()
+            .find(|k| s.contains_key(*k))
+            {
+                return Err(self.err(
+                    lines[name],
+                    format!(
+                        "`{name}` is not for replay points (a GPU workload's whole LLC stream \
+                         replayed through the LLC alone)"
+                    ),
+                ));
+            }
+        } else if let Some(l) = lines.get("consumption") {
+            return Err(self.err(
+                *l,
+                "`consumption` is for replay points (`mode = \"replay\"`)",
+            ));
+        }
         if mode == Mode::Functional {
             // A functional point's `instructions` is its CPU jobs' length (a mix's, drp §3's
             // method, or a CPU kernel's alone); trace files and GPU workloads alone have no
@@ -233,6 +273,7 @@ impl Spec {
             ideal: text("ideal")?,
             ideal_gpu: text("ideal_gpu")?,
             gpu_read_bypass,
+            consumption,
             set,
             lines,
         })

@@ -89,3 +89,33 @@ fn wrong_types_empty_grids_and_missing_inputs_are_refused() {
     let e = error("mix = [\n");
     assert!(e.message.contains("TOML"), "{e}");
 }
+
+#[test]
+fn replay_points_take_a_gpu_workload_and_nothing_of_a_run() {
+    let pts = parse(
+        "mode = \"replay\"\npreset = \"gspc\"\nscene = \"lake\"\nresolution = \"160x100\"\n\
+         consumption = true\n[grid]\npolicy = [\"drrip\", \"gspc\"]\n",
+    )
+    .unwrap();
+    assert_eq!(pts.len(), 2);
+    assert_eq!(pts[0].mode, Mode::Replay);
+    assert!(pts[0].consumption);
+    let pts = parse("mode = \"replay\"\nkernel = \"bfs\"\n").unwrap();
+    assert!(!pts[0].consumption);
+    let e = error("mode = \"replay\"\nmix = \"S1\"\n");
+    assert_eq!(e.line, 2);
+    assert!(e.message.contains("`scene` or `kernel`"), "{e}");
+    let e = error("mode = \"replay\"\nscene = \"lake\"\n\nlimit = 5\n");
+    assert_eq!(e.line, 4);
+    assert!(
+        e.message.contains("`limit` is not for replay points"),
+        "{e}"
+    );
+    let e = error("mode = \"replay\"\nscene = \"lake\"\nwarmup = 5\n");
+    assert!(e.message.contains("`warmup` is not for replay"), "{e}");
+    let e = error("scene = \"lake\"\nconsumption = true\n");
+    assert_eq!(e.line, 2);
+    assert!(e.message.contains("for replay points"), "{e}");
+    let e = error("mix = \"S1\"\nmode = \"replya\"\n");
+    assert!(e.message.contains("`replay`"), "{e}");
+}
