@@ -277,26 +277,26 @@ pub(crate) fn replay_config(o: &Options, set: &[String]) -> Result<SystemConfig>
 }
 
 /// A replay as a sweep point states it.
-pub(crate) fn planned(o: &Options, scene: &str, set: Vec<String>, policy: &str) -> PlannedRun {
-    PlannedRun {
-        preset: "gspc".into(),
+pub(crate) fn planned(
+    o: &Options,
+    scene: &str,
+    set: Vec<String>,
+    policy: &str,
+) -> Result<PlannedRun> {
+    let cfg = replay_config(o, &set)?;
+    let input = PlannedInput::Scene {
+        name: scene.into(),
+        width: o.width,
+        height: o.height,
+    };
+    Ok(PlannedRun::alone(
+        "gspc",
         set,
-        dram_set: Vec::new(),
-        policy: policy.into(),
-        input: PlannedInput::Scene {
-            name: scene.into(),
-            width: o.width,
-            height: o.height,
-        },
-        scale: o.frames.into(),
-        seed: o.seed,
-        warmup: 0,
-        instructions: None,
-        sample: false,
-        ideal: String::new(),
-        gpu_read_bypass: 0.0,
-        ideal_critical: None,
-    }
+        &cfg,
+        policy,
+        input,
+        (o.frames.into(), o.seed),
+    ))
 }
 
 /// Run one figure.
@@ -311,10 +311,10 @@ pub fn run(fig: Figure, o: &Options) -> Result<StudyOutput> {
     }
     let consumption = fig == Figure::Fig13;
     o.runs.plan_as(PlannedMode::Replay { consumption }, || {
-        Ok(cases
+        cases
             .iter()
             .map(|&(s, size, b)| planned(o, &o.scenes[s], replay_set(o, size, b.t), b.policy))
-            .collect())
+            .collect()
     })?;
     let replays: Vec<Replayed> = crate::par_counted(&cases, "policy replays", |&(s, size, b)| {
         let cfg = replay_config(o, &replay_set(o, size, b.t))?;

@@ -42,18 +42,12 @@ pub const FORMAT: &str = "apusim-replay-result-cbor-zstd-1";
 
 /// `r` as bytes of [`FORMAT`].
 pub fn encode(r: &Replayed) -> Result<Vec<u8>> {
-    let mut cbor = Vec::new();
-    ciborium::into_writer(r, &mut cbor).context("encoding a replay's result")?;
-    zstd::encode_all(cbor.as_slice(), 3).context("compressing a replay's result")
+    apusim_sim::stored::encode_as(r, "a replay's result")
 }
 
 /// The result `bytes` of format `format` hold.
 pub fn decode(format: &str, bytes: &[u8]) -> Result<Replayed> {
-    if format != FORMAT {
-        bail!("a stored result of format `{format}`, not `{FORMAT}`");
-    }
-    let cbor = zstd::decode_all(bytes).context("decompressing a stored replay")?;
-    ciborium::from_reader(cbor.as_slice()).context("decoding a stored replay")
+    apusim_sim::stored::decode_as(format, FORMAT, bytes, "a stored replay")
 }
 
 /// Refuse a configuration whose LLC stream depends on the LLC: one with CPU cores (their
@@ -161,19 +155,24 @@ pub fn replay(
 mod tests {
     use super::*;
 
-    #[test]
-    fn a_stored_replay_reads_back_whole_and_a_foreign_one_is_refused() {
-        let dir = tempfile::tempdir().unwrap();
-        let cfg = SystemConfig::load_preset("gspc", &["llc=256K,16,64".into()]).unwrap();
-        let inputs = crate::jobs::alone_job_inputs(
+    /// One small frame of scene `lake`, its trace cached in `dir`.
+    fn lake(dir: &Path) -> JobInputs {
+        crate::jobs::alone_job_inputs(
             apusim_workloads::mixes::Alone::Scene("lake"),
             (96, 64),
             1,
             None,
             1,
-            Some(dir.path().to_path_buf()),
+            Some(dir.to_path_buf()),
         )
-        .unwrap();
+        .unwrap()
+    }
+
+    #[test]
+    fn a_stored_replay_reads_back_whole_and_a_foreign_one_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let cfg = SystemConfig::load_preset("gspc", &["llc=256K,16,64".into()]).unwrap();
+        let inputs = lake(dir.path());
         let stream = llc_stream(dir.path(), &inputs, &cfg).unwrap();
         let r = replay(&stream, &cfg, "gspc", true).unwrap();
         assert!(r.result.total.misses() > 0);
@@ -187,15 +186,7 @@ mod tests {
     #[test]
     fn the_stream_is_shared_across_llc_sizes_and_policies_but_not_upper_caches() {
         let dir = tempfile::tempdir().unwrap();
-        let inputs = crate::jobs::alone_job_inputs(
-            apusim_workloads::mixes::Alone::Scene("lake"),
-            (96, 64),
-            1,
-            None,
-            1,
-            Some(dir.path().to_path_buf()),
-        )
-        .unwrap();
+        let inputs = lake(dir.path());
         let load = |set: &[&str]| {
             let set: Vec<String> = set.iter().map(|s| s.to_string()).collect();
             SystemConfig::load_preset("gspc", &set).unwrap()

@@ -16,22 +16,38 @@ pub const FORMAT: &str = "apusim-run-result-cbor-zstd-1";
 
 /// `r` as bytes of [`FORMAT`].
 pub fn encode(r: &RunResult) -> Result<Vec<u8>> {
-    let mut cbor = Vec::new();
-    ciborium::into_writer(r, &mut cbor).context("encoding a functional result")?;
-    zstd::encode_all(cbor.as_slice(), 3).context("compressing a functional result")
+    encode_as(r, "a functional result")
 }
 
 /// The result `bytes` of format `format` hold.
 pub fn decode(format: &str, bytes: &[u8]) -> Result<RunResult> {
-    if format != FORMAT {
-        anyhow::bail!("a stored result of format `{format}`, not `{FORMAT}`");
-    }
-    let cbor = zstd::decode_all(bytes).context("decompressing a stored functional result")?;
-    let mut r: RunResult =
-        ciborium::from_reader(cbor.as_slice()).context("decoding a stored functional result")?;
+    let mut r: RunResult = decode_as(format, FORMAT, bytes, "a stored functional result")?;
     // Host time is not part of a result's identity (it is not serialized).
     r.seconds = 0.0;
     Ok(r)
+}
+
+/// Any result (`what` names it in errors) as zstd-compressed CBOR: the encoding of every
+/// stored result format.
+pub fn encode_as<T: serde::Serialize>(r: &T, what: &str) -> Result<Vec<u8>> {
+    let mut cbor = Vec::new();
+    ciborium::into_writer(r, &mut cbor).with_context(|| format!("encoding {what}"))?;
+    zstd::encode_all(cbor.as_slice(), 3).with_context(|| format!("compressing {what}"))
+}
+
+/// The result of format `expected` that `bytes` of format `format` hold ([`encode_as`]'s
+/// inverse); a format other than `expected` is refused.
+pub fn decode_as<T: serde::de::DeserializeOwned>(
+    format: &str,
+    expected: &str,
+    bytes: &[u8],
+    what: &str,
+) -> Result<T> {
+    if format != expected {
+        anyhow::bail!("a stored result of format `{format}`, not `{expected}`");
+    }
+    let cbor = zstd::decode_all(bytes).with_context(|| format!("decompressing {what}"))?;
+    ciborium::from_reader(cbor.as_slice()).with_context(|| format!("decoding {what}"))
 }
 
 #[cfg(test)]

@@ -225,31 +225,21 @@ fn run_claimed(
 /// same ones) once each, in parallel, into the cache the jobs then read them from. A failure
 /// here is left for the job itself to report with its run.
 fn prepare_alone_runs(pending: &[&Job], pool: &rayon::ThreadPool) {
-    let mut groups: BTreeMap<String, &Job> = BTreeMap::new();
-    for j in pending
+    let shared = pending
         .iter()
         .filter(|j| j.alone.is_some() && j.alone_cache.is_some())
-    {
-        let alone = j.alone.as_deref().unwrap_or_default();
-        let simulated = apusim_sim::timed::alone_config(&j.cfg, alone);
-        let group = serde_json::json!({
-            "config": serde_json::to_value(&simulated).unwrap_or_default(),
-            "options": j.options,
-            "inputs": j.input_ids,
-        });
-        groups.entry(group.to_string()).or_insert(j);
-    }
-    if groups.is_empty() {
-        return;
-    }
-    pool.install(|| {
-        groups
-            .values()
-            .collect::<Vec<_>>()
-            .par_iter()
-            .for_each(|j| {
-                let _ = j.alone_runs();
+        .map(|j| {
+            let alone = j.alone.as_deref().unwrap_or_default();
+            let simulated = apusim_sim::timed::alone_config(&j.cfg, alone);
+            let group = serde_json::json!({
+                "config": serde_json::to_value(&simulated).unwrap_or_default(),
+                "options": j.options,
+                "inputs": j.input_ids,
             });
+            (group.to_string(), *j)
+        });
+    once_each(shared, pool, |j| {
+        let _ = j.alone_runs();
     });
 }
 
@@ -257,13 +247,27 @@ fn prepare_alone_runs(pending: &[&Job], pool: &rayon::ThreadPool) {
 /// scene replays one) once each, in parallel, into the trace cache the jobs then read them
 /// from. A failure here is left for the job itself to report with its run.
 fn prepare_replay_streams(pending: &[&Job], pool: &rayon::ThreadPool) {
-    let mut groups: BTreeMap<String, &Job> = BTreeMap::new();
-    for j in pending
+    let shared = pending
         .iter()
         .filter(|j| j.point.mode == Mode::Replay && j.alone_cache.is_some())
-    {
-        let upstream = apusim_experiments::replay::upstream(&j.cfg).to_toml();
-        let group = format!("{}\n{upstream}", j.input_ids.join("\n"));
+        .map(|j| {
+            let upstream = apusim_experiments::replay::upstream(&j.cfg).to_toml();
+            (format!("{}\n{upstream}", j.input_ids.join("\n")), *j)
+        });
+    once_each(shared, pool, |j| {
+        let _ = j.llc_stream();
+    });
+}
+
+/// Run `make` on `pool` for the first job of each group of `jobs` (group name, job), the
+/// groups in parallel.
+fn once_each<'a>(
+    jobs: impl Iterator<Item = (String, &'a Job)>,
+    pool: &rayon::ThreadPool,
+    make: impl Fn(&Job) + Sync,
+) {
+    let mut groups: BTreeMap<String, &Job> = BTreeMap::new();
+    for (group, j) in jobs {
         groups.entry(group).or_insert(j);
     }
     if groups.is_empty() {
@@ -274,9 +278,7 @@ fn prepare_replay_streams(pending: &[&Job], pool: &rayon::ThreadPool) {
             .values()
             .collect::<Vec<_>>()
             .par_iter()
-            .for_each(|j| {
-                let _ = j.llc_stream();
-            });
+            .for_each(|j| make(j));
     });
 }
 

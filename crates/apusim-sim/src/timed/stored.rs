@@ -11,26 +11,20 @@
 //! again rather than trust it.
 
 use super::SimResult;
-use anyhow::{Context, Result};
+use anyhow::Result;
 
 /// The name of the encoding, stored beside the bytes; a reader refuses any other.
 pub const FORMAT: &str = "apusim-sim-result-cbor-zstd-1";
 
 /// `r` as bytes of [`FORMAT`].
 pub fn encode(r: &SimResult) -> Result<Vec<u8>> {
-    let mut cbor = Vec::new();
-    ciborium::into_writer(r, &mut cbor).context("encoding a timed result")?;
-    zstd::encode_all(cbor.as_slice(), 3).context("compressing a timed result")
+    crate::stored::encode_as(r, "a timed result")
 }
 
 /// The result `bytes` of format `format` hold.
 pub fn decode(format: &str, bytes: &[u8]) -> Result<SimResult> {
-    if format != FORMAT {
-        anyhow::bail!("a stored result of format `{format}`, not `{FORMAT}`");
-    }
-    let cbor = zstd::decode_all(bytes).context("decompressing a stored timed result")?;
     let mut r: SimResult =
-        ciborium::from_reader(cbor.as_slice()).context("decoding a stored timed result")?;
+        crate::stored::decode_as(format, FORMAT, bytes, "a stored timed result")?;
     // Host time is not part of a result's identity (it is not serialized).
     r.seconds = 0.0;
     Ok(r)
