@@ -9,8 +9,9 @@
 //!
 //! - `ring` (drp §3, gpu-access-criticality Table 1): a bidirectional ring, one hop per
 //!   `hop_cycles`; a message takes the shorter direction (clockwise on a tie) and each
-//!   directed link carries one message per cycle, so a message waits for a link another
-//!   message holds. Stops are in the order cores, GPU, LLC banks, memory controllers.
+//!   directed link carries `width` messages per cycle (default one: `width` parallel lanes,
+//!   a message taking the lane free first), so a message waits for a link other messages
+//!   hold. Neither drp §3 nor gpu-access-criticality Table 1 gives the ring's width. Stops are in the order cores, GPU, LLC banks, memory controllers.
 //!   `priority` says who waits for whom on a link: `arrival`, every message in the order it
 //!   was sent; `through`, as rings that give the traffic already on the ring the right of way
 //!   (a stop injects only into a free slot): a message passing a stop waits only for other
@@ -36,12 +37,15 @@ pub struct Ring {
     /// Ticks per network cycle (a link carries one message per cycle).
     slot: Tick,
     stops: usize,
+    /// Messages a directed link carries per cycle (its lanes).
+    lanes: usize,
     /// Passing messages wait only for passing messages (`priority = "through"`).
     through_first: bool,
-    /// The calendars of the directed links, [`SLOTS`] cycles each: link `i` clockwise
-    /// (i → i+1) at `i`, counter-clockwise (i → i−1) at `stops + i`; an entry holds the
-    /// cycle that took it, shifted left by one, with the low bit set when a passing message
-    /// (not one entering the ring at the link's stop) took it.
+    /// The calendars of the directed links' lanes, [`SLOTS`] cycles each: lane `k` of link
+    /// `i` clockwise (i → i+1) at `i · lanes + k`, counter-clockwise (i → i−1) at
+    /// `(stops + i) · lanes + k`; an entry holds the cycle that took it, shifted left by one,
+    /// with the low bit set when a passing message (not one entering the ring at the link's
+    /// stop) took it.
     taken: Vec<u64>,
     /// Messages and link-cycles waited (for reports).
     pub messages: u64,
@@ -147,19 +151,29 @@ impl Ring {
         let mut s = from % n;
         for hop in 0..hops {
             let link = if clockwise { s } else { n + s };
-            let calendar = &mut self.taken[link * SLOTS..(link + 1) * SLOTS];
-            let mut c = t.div_ceil(self.slot);
             let passing = hop > 0;
-            if passing && self.through_first {
-                while calendar[(c as usize) % SLOTS] == (c << 1 | 1) {
-                    c += 1;
+            let first = t.div_ceil(self.slot);
+            // The lane free first (the lowest on a tie), and the cycle it is free in.
+            let (mut lane, mut c) = (0, u64::MAX);
+            for k in 0..self.lanes {
+                let base = (link * self.lanes + k) * SLOTS;
+                let calendar = &self.taken[base..base + SLOTS];
+                let mut free = first;
+                if passing && self.through_first {
+                    while calendar[(free as usize) % SLOTS] == (free << 1 | 1) {
+                        free += 1;
+                    }
+                } else {
+                    while calendar[(free as usize) % SLOTS] >> 1 == free {
+                        free += 1;
+                    }
                 }
-            } else {
-                while calendar[(c as usize) % SLOTS] >> 1 == c {
-                    c += 1;
+                if free < c {
+                    (lane, c) = (k, free);
                 }
             }
-            calendar[(c as usize) % SLOTS] = c << 1 | u64::from(passing);
+            let base = (link * self.lanes + lane) * SLOTS;
+            self.taken[base + (c as usize) % SLOTS] = c << 1 | u64::from(passing);
             let start = (c * self.slot).max(t);
             self.wait += start - t;
             self.link_messages[link] += 1;
@@ -211,6 +225,14 @@ const RING_PARAMS: &[ParamSpec] = &[
         doc: "cycles per hop (drp §3: a single-cycle hop)",
     },
     ParamSpec {
+        name: "width",
+        kind: ParamKind::Int { min: 1, max: 16 },
+        default: "1",
+        unit: "messages/cycle",
+        doc: "messages each directed link carries per cycle, as parallel lanes (drp §3 and \
+              gpu-access-criticality Table 1 give no width)",
+    },
+    ParamSpec {
         name: "priority",
         kind: ParamKind::Choice(&["arrival", "through"]),
         default: "\"arrival\"",
@@ -242,12 +264,14 @@ const FIXED_PARAMS: &[ParamSpec] = &[
 
 fn build_ring(p: &Params, d: Domain, stops: usize) -> Network {
     let n = stops.max(1);
+    let lanes = p.int("width") as usize;
     Network::Ring(Ring {
         hop: d.cycles(p.int("hop_cycles")),
         slot: d.period,
         stops: n,
+        lanes,
         through_first: p.choice("priority") == "through",
-        taken: vec![u64::MAX; 2 * n * SLOTS],
+        taken: vec![u64::MAX; 2 * n * lanes * SLOTS],
         messages: 0,
         wait: 0,
         link_messages: vec![0; 2 * n],
@@ -302,6 +326,26 @@ mod tests {
 
     fn ring(stops: usize) -> Network {
         build("ring", &toml::Table::new(), Domain::new(10), stops).unwrap()
+    }
+
+    #[test]
+    fn a_wider_ring_carries_width_messages_per_cycle_on_each_link() {
+        let mut given = toml::Table::new();
+        given.insert("width".into(), toml::Value::Integer(2));
+        let mut r = build("ring", &given, Domain::new(10), 8).unwrap();
+        // Two messages leave stop 0 in the same cycle on the two lanes; the third waits one.
+        assert_eq!(r.send(0, 2, 0), 20);
+        assert_eq!(r.send(0, 2, 0), 20);
+        assert_eq!(r.send(0, 2, 0), 30);
+        assert_eq!(r.counters(), (3, 10));
+        // The same three on the default ring: one per cycle.
+        let mut one = ring(8);
+        let arrivals: Vec<Tick> = (0..3).map(|_| one.send(0, 2, 0)).collect();
+        assert_eq!(arrivals, [20, 30, 40]);
+        let mut given = toml::Table::new();
+        given.insert("width".into(), toml::Value::Integer(0));
+        let e = build("ring", &given, Domain::new(10), 8).err().unwrap();
+        assert!(e.to_string().contains("width"), "{e}");
     }
 
     #[test]
