@@ -170,8 +170,7 @@ impl Default for Options {
 }
 
 /// The scenes of [`Options::scenes`] as they run behind preset `gspc`'s render caches: each
-/// one's inputs, the LLC stream made once when a replay first needs it, and the system of
-/// every (LLC size, `t`).
+/// one's inputs, and its LLC stream, made once when a replay first needs it.
 pub(crate) struct SceneStreams {
     pub inputs: Vec<JobInputs>,
     streams: Vec<Mutex<Option<PathBuf>>>,
