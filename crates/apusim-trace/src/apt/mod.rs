@@ -70,7 +70,8 @@ mod writer;
 
 pub use codec::COLUMNS;
 pub use parallel::{
-    default_decode_threads, ParallelAptReader, DECODE_THREADS_ENV, MAX_DECODE_THREADS,
+    default_decode_threads, ParallelAptReader, DECODE_THREADS_ENV, INLINE_BLOCKS,
+    MAX_DECODE_THREADS,
 };
 pub use reader::AptReader;
 pub use summary::{summarize, Counts, TraceSummary};
