@@ -876,6 +876,41 @@ fn the_gspc_figures_are_sweeps_of_replay_points_and_resume_from_the_database() {
     assert_eq!(of("rt_consumed_share"), 12);
     assert!(of("misses") > 12);
 
+    // A recorded LLC stream replays as it is: lake's stream, which the points above made and
+    // cached, gives a `traces` point the misses of the `scene` point under the same policy.
+    let stream = std::fs::read_dir(&cache)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| {
+            let name = p.file_name().unwrap().to_string_lossy().to_string();
+            name.starts_with("llc-") && name.contains("lake")
+        })
+        .expect("lake's LLC stream in the cache");
+    let both = write(
+        d,
+        "both.toml",
+        &format!(
+            "mode = \"replay\"\npreset = \"gspc\"\npolicy = \"gspc\"\n\
+             [set]\nllc = \"256K,16,64\"\n[[point]]\nscene = \"lake\"\n\
+             resolution = \"160x100\"\n[[point]]\ntraces = [{:?}]\n",
+            stream.display().to_string()
+        ),
+    );
+    let db2 = path(d, "both.sqlite");
+    let out = ok(&["sweep", &both, "--db", &db2, "--cache-dir", &cache]);
+    assert!(out.contains("2 points, 0 already in"), "{out}");
+    let misses: Vec<u64> = metrics(Path::new(&db2))
+        .values()
+        .map(|rows| {
+            rows.iter()
+                .filter(|(_, level, _, m, _)| level == "llc" && m == "misses")
+                .map(|r| f64::from_bits(r.4) as u64)
+                .sum()
+        })
+        .collect();
+    assert_eq!(misses.len(), 2);
+    assert!(misses[0] > 0 && misses[0] == misses[1], "{misses:?}");
+
     // A replay needs a GPU workload alone: a system with CPU cores is refused at its line.
     let bad = write(
         d,

@@ -12,7 +12,8 @@
 //! with the configuration's LLC geometry, exactly as `apusim oracle` does, and counts every
 //! line reference per agent and stream ([`Replayed::result`]). With `consumption` it also
 //! reports the share of render-target blocks that a texture read consumed from the LLC
-//! (`apusim reuse`'s inter-stream statistic, gspc §2.3; Fig. 13).
+//! (`apusim reuse`'s inter-stream statistic, gspc §2.3; Fig. 13). A recorded LLC stream (a
+//! user's, or `apusim run --dump-llc-trace`'s) is replayed as it is.
 //!
 //! A replay's whole result is kept in the results database as [`FORMAT`] bytes ([`encode`],
 //! [`decode`]), so a study or sweep run once is read back instead of replayed.
@@ -118,8 +119,8 @@ fn filter(dir: &Path, job: &Job, up: &SystemConfig, path: &Path) -> Result<()> {
     Ok(())
 }
 
-/// Replay `stream` through `cfg`'s LLC under `policy` (a registered LLC policy, its
-/// parameters `cfg.llc.params`).
+/// Replay `stream` (an LLC access stream in any format the importers read) through `cfg`'s
+/// LLC under `policy` (a registered LLC policy, its parameters `cfg.llc.params`).
 pub fn replay(
     stream: &Path,
     cfg: &SystemConfig,
@@ -130,7 +131,9 @@ pub fn replay(
     cfg.llc.policy = policy.to_string();
     let (ocfg, ctx) = oracle_setup(&cfg)?;
     let oracle = OraclePolicy::parse(policy)?;
-    let mut src = apusim_oracle::open_apt(stream)?;
+    // Any format the importers read (sniffed): a made stream is `.apt`, a user's may not be.
+    let import = apusim_trace::import::ImportOptions::default();
+    let mut src = apusim_oracle::open_any(stream, None, &import)?;
     let what = || format!("{policy} on {} at {}", stream.display(), cfg.llc.geometry);
     Ok(if consumption {
         // The reuse observer without its stack distances: only the render-target

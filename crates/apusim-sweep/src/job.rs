@@ -67,15 +67,21 @@ impl Job {
         Ok(Some((policy, runs)))
     }
 
-    /// A replay job's LLC stream, made in the trace cache (or, without one, in a temporary
-    /// directory that lives as long as the returned guard) unless already there.
-    pub fn llc_stream(&self) -> Result<(PathBuf, TraceDir)> {
-        let JobSource::Mix(inputs) = &self.source else {
-            anyhow::bail!("a replay point runs a scene or a kernel, not trace files");
-        };
-        let dir = TraceDir::new(self.alone_cache.as_deref())?;
-        let path = replay::llc_stream(dir.path(), inputs, &self.cfg)?;
-        Ok((path, dir))
+    /// A replay job's LLC stream: its trace file, or its workload's stream made in the trace
+    /// cache (or, without one, in a temporary directory that lives as long as the returned
+    /// guard) unless already there.
+    pub fn llc_stream(&self) -> Result<(PathBuf, Option<TraceDir>)> {
+        match &self.source {
+            JobSource::Traces(_) => match &self.point.inputs {
+                InputSpec::Traces(t) if t.len() == 1 => Ok((PathBuf::from(&t[0]), None)),
+                _ => anyhow::bail!("a replay point replays one LLC stream file"),
+            },
+            JobSource::Mix(inputs) => {
+                let dir = TraceDir::new(self.alone_cache.as_deref())?;
+                let path = replay::llc_stream(dir.path(), inputs, &self.cfg)?;
+                Ok((path, Some(dir)))
+            }
+        }
     }
 
     fn sim_options(&self) -> SimOptions {
@@ -231,7 +237,10 @@ pub fn resolve(point: &Point, file: &std::path::Path, opts: &ResolveOptions) -> 
         }
         .into());
     }
-    if point.mode == Mode::Replay {
+    // A workload's stream is made behind the upper caches, which must not depend on the LLC;
+    // a recorded stream is replayed as it is.
+    let made_stream = !matches!(point.inputs, InputSpec::Traces(_));
+    if point.mode == Mode::Replay && made_stream {
         if let Err(e) = replay::check_replayable(&cfg) {
             let line = point.lines.get("set.cpus").copied().unwrap_or(point.line);
             return Err(SpecError {

@@ -40,7 +40,8 @@
 //! `apusim oracle` does and the gspc functional figures are made (`apusim_experiments::replay`):
 //! the stream behind the configuration's upper caches is made once and cached beside the
 //! workload's trace; `consumption = true` also reports the share of render-target blocks a
-//! texture read consumed from the LLC (gspc Fig. 13).
+//! texture read consumed from the LLC (gspc Fig. 13). A replay point of one trace file
+//! (`traces = ["llc.apt"]`) replays that recorded LLC stream as it is.
 //!
 //! `ideal = "color,texture"` and `gpu_read_bypass = 0.5` are drp §4's LLC switches, and
 //! `ideal_gpu = "critical"` (or `"non-critical"`) gpu-access-criticality Fig. 8's, as

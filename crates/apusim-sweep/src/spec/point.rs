@@ -185,11 +185,17 @@ impl Spec {
         if mode == Mode::Replay {
             // A replay runs a GPU workload's whole LLC stream through the LLC: no CPU jobs,
             // no limit, no timing, no LLC switches.
-            if !matches!(inputs, InputSpec::Scene { .. } | InputSpec::Kernel { .. }) {
+            let one_stream = match &inputs {
+                InputSpec::Scene { .. } | InputSpec::Kernel { .. } => true,
+                InputSpec::Traces(t) => t.len() == 1 && !t[0].contains('@'),
+                InputSpec::Mix { .. } | InputSpec::Cpu { .. } => false,
+            };
+            if !one_stream {
                 let name = given.first().copied().unwrap_or("mode");
                 return Err(self.err(
                     lines.get(name).copied().unwrap_or(line),
-                    "a replay point replays a GPU workload alone: give `scene` or `kernel`",
+                    "a replay point replays a GPU workload alone (`scene` or `kernel`) or one \
+                     recorded LLC stream (`traces = [\"FILE\"]`, no `@agent`)",
                 ));
             }
             if let Some(name) = [

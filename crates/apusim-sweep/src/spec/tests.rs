@@ -105,6 +105,16 @@ fn replay_points_take_a_gpu_workload_and_nothing_of_a_run() {
     let e = error("mode = \"replay\"\nmix = \"S1\"\n");
     assert_eq!(e.line, 2);
     assert!(e.message.contains("`scene` or `kernel`"), "{e}");
+    // A recorded LLC stream: one file, no agent.
+    let pts = parse("mode = \"replay\"\ntraces = [\"llc.apt\"]\n").unwrap();
+    assert_eq!(
+        pts[0].inputs,
+        InputSpec::Traces(vec!["/specs/llc.apt".into()])
+    );
+    let e = error("mode = \"replay\"\ntraces = [\"a.apt\", \"b.apt\"]\n");
+    assert!(e.message.contains("one recorded LLC stream"), "{e}");
+    let e = error("mode = \"replay\"\ntraces = [\"a.apt@gpu\"]\n");
+    assert!(e.message.contains("no `@agent`"), "{e}");
     let e = error("mode = \"replay\"\nscene = \"lake\"\n\nlimit = 5\n");
     assert_eq!(e.line, 4);
     assert!(
