@@ -77,6 +77,19 @@ pub fn upstream(cfg: &SystemConfig) -> SystemConfig {
 /// The LLC access stream of the one job of `inputs` behind `cfg`'s upper caches, cached in
 /// `dir` (generating the job's trace there first if needed).
 pub fn llc_stream(dir: &Path, inputs: &JobInputs, cfg: &SystemConfig) -> Result<PathBuf> {
+    let path = dir.join(stream_name(inputs, cfg)?);
+    if path.exists() {
+        return Ok(path);
+    }
+    let up = upstream(cfg);
+    filter(dir, &inputs.jobs()[0], &up, &path)?;
+    Ok(path)
+}
+
+/// The file name of the LLC stream of `inputs`' one job behind `cfg`'s upper caches: the job
+/// and the upper levels' configuration ([`upstream`]), so replays that share a stream share
+/// a name.
+pub fn stream_name(inputs: &JobInputs, cfg: &SystemConfig) -> Result<String> {
     check_replayable(cfg)?;
     let [job] = inputs.jobs() else {
         bail!(
@@ -84,17 +97,11 @@ pub fn llc_stream(dir: &Path, inputs: &JobInputs, cfg: &SystemConfig) -> Result<
             inputs.jobs().len()
         );
     };
-    let up = upstream(cfg);
-    let path = dir.join(format!(
+    Ok(format!(
         "llc-{}-{:016x}.apt",
         job.key(),
-        apusim_trace::hash::fnv1a(up.to_toml().as_bytes())
-    ));
-    if path.exists() {
-        return Ok(path);
-    }
-    filter(dir, job, &up, &path)?;
-    Ok(path)
+        apusim_trace::hash::fnv1a(upstream(cfg).to_toml().as_bytes())
+    ))
 }
 
 /// Run `job` on `up` with the LLC's input written to `path`.

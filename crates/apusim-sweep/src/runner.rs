@@ -250,10 +250,12 @@ fn prepare_replay_streams(pending: &[&Job], pool: &rayon::ThreadPool) {
     let shared = pending
         .iter()
         .filter(|j| j.point.mode == Mode::Replay && j.alone_cache.is_some())
-        .filter(|j| matches!(j.source, JobSource::Mix(_)))
-        .map(|j| {
-            let upstream = apusim_experiments::replay::upstream(&j.cfg).to_toml();
-            (format!("{}\n{upstream}", j.input_ids.join("\n")), *j)
+        .filter_map(|j| match &j.source {
+            JobSource::Mix(inputs) => {
+                let name = apusim_experiments::replay::stream_name(inputs, &j.cfg).ok()?;
+                Some((name, *j))
+            }
+            JobSource::Traces(_) => None,
         });
     once_each(shared, pool, |j| {
         let _ = j.llc_stream();
