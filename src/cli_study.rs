@@ -138,8 +138,7 @@ pub struct CommonArgs {
     no_cache: bool,
     /// Keep every run in this results database and read back the runs it already holds: a
     /// study stopped halfway resumes where it stopped, and a study whose runs a sweep of its
-    /// `--print-spec` made simulates nothing (timed studies, drp-fig13, drp-fig14 and
-    /// gspc-fig11 to gspc-fig14).
+    /// `--print-spec` made simulates nothing.
     #[arg(long, value_name = "FILE")]
     db: Option<PathBuf>,
     /// Print the study's runs as a sweep spec (TOML) and run nothing: `apusim sweep` of it
@@ -234,7 +233,6 @@ pub fn run(c: StudyCommand) -> Result<()> {
 
 /// `--print-spec`: the study in planning mode; its runs as a sweep spec on stdout.
 fn print_spec(study: &Study, mut args: StudyArgs, threads: Option<usize>) -> Result<()> {
-    study_runs::keeps_runs(study, "--print-spec")?;
     let list = Arc::new(Mutex::new(Vec::new()));
     args.runs = Runs::planner(list.clone());
     match crate::in_pool(threads, || study.run(&args)) {

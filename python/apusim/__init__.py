@@ -299,9 +299,8 @@ def study(name: str, **options: Any) -> pd.DataFrame:
     values are in ``df.attrs["title"]`` and ``df.attrs["paper"]``.
 
     Options are the command's (``apusim study NAME --help``), by keyword: ``seed``, ``set``,
-    ``threads``, ``cache_dir``, ``no_cache``, ``db`` (a results database that keeps the runs
-    of a timed study, drp-fig13, drp-fig14 or gspc-fig11 to gspc-fig14: a study run again
-    reads back those it holds, as ``--db``); gspc's ``scenes``, ``width``, ``height``,
+    ``threads``, ``cache_dir``, ``no_cache``, ``db`` (a results database that keeps every
+    study's runs: a study run again reads back those it holds, as ``--db``); gspc's ``scenes``, ``width``, ``height``,
     ``frames``, ``llc`` (and ``gspc-counters``' ``every``, ``counters``: a CSV path); the drp functional figures' ``mixes``, ``scale``, ``limit``; the
     timed figures' ``mixes``, ``scale``, ``warmup``, ``instructions``, ``quick``. Each study
     takes the options its registry entry declares, with the command's defaults; an option it

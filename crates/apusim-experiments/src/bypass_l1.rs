@@ -18,15 +18,18 @@
 //! predictor and scales the L1's size at the same ways (more sets), as the paper's "different
 //! cache sizes" of one design. The mean over the kernels is arithmetic, as the paper's "on
 //! average" figures; `bypass-nw` has none (two different programs). Every (kernel,
-//! configuration) is a run of its own on the rayon pool, each generating its kernel afresh,
-//! so results do not depend on the number of threads.
+//! configuration) is a run of its own ([`crate::gpu_l1`], through [`Runs::gpu_l1`], so `--db`
+//! keeps it and `--print-spec` lists it as a sweep's `gpu-l1` point: preset `table1`, the
+//! overrides, then the bar's `l1` and `predictor`) on the rayon pool, each generating its
+//! kernel afresh, so results do not depend on the number of threads.
 
+use crate::gpu_l1::{GpuL1Input, GpuL1Run};
+use crate::runs::{PlannedMode, PlannedRun, Runs};
 use crate::{par_counted, with_means, Mean, Record, StudyOutput};
 use anyhow::{bail, Context, Result};
 use apusim_gpu::config::{GpuConfig, PredictorKind};
-use apusim_gpu::kernel::{run_kernel, to_csv};
+use apusim_gpu::kernel::to_csv;
 use apusim_gpu::RunResult;
-use apusim_registry::Value;
 use apusim_workloads::gpgpu;
 use std::path::PathBuf;
 
@@ -57,6 +60,8 @@ pub struct Options {
     pub overrides: Vec<String>,
     /// Where to write every run's counters (the columns of `apusim gpu-l1 run --csv`).
     pub runs_csv: Option<PathBuf>,
+    /// How the runs are made: run, kept in a results database, or only listed.
+    pub runs: Runs,
 }
 
 /// One bar: its label, the L1 size as a multiple of the base's, and the predictor.
@@ -149,29 +154,22 @@ impl Figure {
     }
 }
 
-/// The base configuration with `bar`'s L1 size and predictor.
-fn bar_config(base: &GpuConfig, bar: Bar) -> Result<GpuConfig> {
+/// The overrides of `bar`'s configuration: the study's, then the bar's L1 size (the base's
+/// times the bar's scale, at the same ways) and predictor.
+fn bar_overrides(base: &GpuConfig, overrides: &[String], bar: Bar) -> Result<Vec<String>> {
     let g = base.l1_geometry()?;
-    let mut c = base.clone();
-    c.l1.geometry = format!("{},{},{}", g.size * bar.l1_scale, g.ways, g.line);
-    c.l1.predictor = bar.predictor;
-    c.validate()?;
-    Ok(c)
-}
-
-/// Each kernel's problem size and seed, checked by its registry entry.
-fn kernel_params(kernels: &[String], o: &Options) -> Result<Vec<(String, usize, u64)>> {
-    kernels
-        .iter()
-        .map(|k| {
-            let mut given = vec![("seed", Value::Int(o.seed))];
-            if let Some(s) = o.size {
-                given.push(("size", Value::Int(s)));
-            }
-            let (info, p) = gpgpu::params(k, &given).with_context(|| format!("kernel {k}"))?;
-            Ok((info.name.to_string(), p.size, p.seed))
-        })
-        .collect()
+    let mut set = overrides.to_vec();
+    if bar.l1_scale != 1 {
+        let bytes = g.size * bar.l1_scale;
+        let size = if bytes.is_multiple_of(1024) {
+            format!("{}K", bytes / 1024)
+        } else {
+            bytes.to_string()
+        };
+        set.push(format!("l1={size},{},{}", g.ways, g.line));
+    }
+    set.push(format!("predictor={}", bar.predictor.name()));
+    Ok(set)
 }
 
 /// Run `fig`.
@@ -187,21 +185,37 @@ pub fn run(fig: Figure, o: &Options) -> Result<StudyOutput> {
         bail!("{name}: no kernels");
     }
     let base = GpuConfig::load(PRESET, &o.overrides).with_context(|| format!("{name}: --set"))?;
-    let configs = fig
+    let sets = fig
         .bars()
         .iter()
-        .map(|b| bar_config(&base, *b))
+        .map(|b| bar_overrides(&base, &o.overrides, *b))
         .collect::<Result<Vec<_>>>()?;
+    let configs = sets
+        .iter()
+        .map(|set| GpuConfig::load(PRESET, set))
+        .collect::<Result<Vec<_>>>()
+        .with_context(|| format!("{name}: a bar's configuration"))?;
+    let inputs = kernels
+        .iter()
+        .map(|k| GpuL1Input::kernel(k, o.size, o.seed))
+        .collect::<Result<Vec<_>>>()?;
+    o.runs.plan_as(PlannedMode::GpuL1 { size: o.size }, || {
+        Ok(inputs
+            .iter()
+            .flat_map(|input| {
+                sets.iter().map(move |set| {
+                    PlannedRun::gpu_l1(PRESET, set.clone(), &input.describe(), o.seed)
+                })
+            })
+            .collect())
+    })?;
     let mut jobs = Vec::new();
-    for k in kernel_params(&kernels, o)? {
-        for (i, c) in configs.iter().enumerate() {
-            jobs.push((k.clone(), i, c));
+    for input in &inputs {
+        for cfg in &configs {
+            jobs.push(GpuL1Run { cfg, input });
         }
     }
-    let footprint = fig == Figure::Fig1;
-    let runs = par_counted(&jobs, "runs", |((k, size, seed), _, c)| {
-        run_kernel(c, k, *size, *seed, footprint)
-    })?;
+    let runs = par_counted(&jobs, "runs", |run| o.runs.gpu_l1(run))?;
     if let Some(path) = &o.runs_csv {
         let mut out = apusim_trace::output::Outputs::new();
         out.stage(path, to_csv(&runs).as_bytes())?;
@@ -307,6 +321,7 @@ mod tests {
             seed: 1,
             overrides: Vec::new(),
             runs_csv: None,
+            runs: Runs::default(),
         }
     }
 

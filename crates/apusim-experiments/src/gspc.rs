@@ -226,32 +226,6 @@ impl SceneStreams {
     }
 }
 
-/// The LLC streams of [`Options::scenes`], in order, behind preset `gspc`'s render caches,
-/// all made before they are returned.
-pub(crate) struct Streams {
-    pub preset: SystemConfig,
-    pub paths: Vec<PathBuf>,
-    /// Keeps a temporary trace directory alive while the streams are replayed.
-    pub traces: TraceDir,
-}
-
-/// Check `o`'s scenes and LLC sizes, then render and filter every scene (or find its stream
-/// in the trace cache). `study` names the study in the errors.
-pub(crate) fn scene_streams(study: &str, o: &Options) -> Result<Streams> {
-    use rayon::prelude::*;
-    let streams = SceneStreams::new(study, o)?;
-    let preset = SystemConfig::load_preset("gspc", &o.overrides)?;
-    let paths: Vec<PathBuf> = (0..o.scenes.len())
-        .into_par_iter()
-        .map(|s| streams.stream(s, &preset))
-        .collect::<Result<_>>()?;
-    Ok(Streams {
-        preset,
-        paths,
-        traces: streams.traces,
-    })
-}
-
 /// The overrides of a replay at LLC size `size` (and GSPZTC's `t`): the study's, then the
 /// bar's.
 pub(crate) fn replay_set(o: &Options, size: &str, t: Option<u32>) -> Vec<String> {

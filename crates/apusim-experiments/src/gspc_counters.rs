@@ -21,14 +21,21 @@
 //! CSV `scene,size,access,bank,prod,cons,class`. The recording loop is a separate
 //! instantiation of the replay: without a file, the replay does no per-access work for it.
 //!
-//! The replay is `apusim oracle`'s loop ([`apusim_oracle::sim::drive`]) on the engine cache
-//! itself (the series reads the policy between accesses), so that its line references and
-//! misses are those of [`crate::gspc`]'s replays (a test checks it).
+//! The numbers come from replays of the scene's LLC stream under each policy (`gspztc-tse`,
+//! `gspc`), made through [`crate::gspc::Options::runs`] as the gspc figures' are: `--db` keeps
+//! them (gspc-fig12's replays of the same policies and sizes are the same runs) and
+//! `--print-spec` lists them as a sweep's `replay` points. The series is not a run's result:
+//! with a counters file, each GSPC replay is made once more by a recording loop, `apusim
+//! oracle`'s loop ([`apusim_oracle::sim::drive`]) on the engine cache itself (the series reads
+//! the policy between accesses), whose line references and misses are those of the stored
+//! replays (a test checks it).
 
-use crate::gspc::{scene_streams, Streams};
+use crate::gspc::{planned, replay_config, replay_set, SceneStreams};
+use crate::replay::Replayed;
+use crate::runs::{PlannedMode, ReplayRun};
 use crate::{oracle_setup, with_means, Mean, Record, StudyOutput};
 use anyhow::{bail, Context, Result};
-use apusim_cache::policies::gspc::{Gsp, RtStats, CONS, GSPC, GSPZTC_TSE, PROD};
+use apusim_cache::policies::gspc::{Gsp, RtStats, CONS, GSPC, PROD};
 use apusim_cache::{Cache, CacheError, Outcome, Policy, PolicyStat, WritePolicy};
 use apusim_oracle::{NoObserver, OracleError, RefSim};
 use apusim_sim::SystemConfig;
@@ -185,8 +192,8 @@ impl<const LEVEL: u8, const RECORD: bool> RefSim for Recording<'_, LEVEL, RECORD
     }
 }
 
-/// The policies compared, the base first.
-const POLICIES: [&str; 2] = ["GSPZTC+TSE", "GSPC"];
+/// The policies compared, the base first: their labels and registry names.
+const POLICIES: [(&str, &str); 2] = [("GSPZTC+TSE", "gspztc-tse"), ("GSPC", "gspc")];
 
 /// Run the study.
 pub fn run(o: &Options) -> Result<StudyOutput> {
@@ -198,50 +205,74 @@ pub fn run(o: &Options) -> Result<StudyOutput> {
         apusim_trace::output::temp_beside(path)
             .with_context(|| format!("{NAME}: counters file {}", path.display()))?;
     }
-    let Streams {
-        preset,
-        paths,
-        traces: _traces,
-    } = scene_streams(NAME, &o.gspc)?;
     let g = &o.gspc;
+    let streams = SceneStreams::new(NAME, g)?;
     let mut cases: Vec<(usize, &String, usize)> = Vec::new();
-    for s in 0..paths.len() {
+    for s in 0..g.scenes.len() {
         for z in &g.llc_sizes {
             cases.extend((0..POLICIES.len()).map(|p| (s, z, p)));
         }
     }
-    let every = o.counters.as_ref().map(|_| o.every);
-    let replays: Vec<Replay> = crate::par_counted(&cases, "policy replays", |&(s, size, p)| {
-        if p == 0 {
-            replay::<GSPZTC_TSE>(&paths[s], &preset, size, None)
-        } else {
-            replay::<GSPC>(&paths[s], &preset, size, every)
-        }
+    g.runs
+        .plan_as(PlannedMode::Replay { consumption: false }, || {
+            cases
+                .iter()
+                .map(|&(s, size, p)| {
+                    planned(g, &g.scenes[s], replay_set(g, size, None), POLICIES[p].1)
+                })
+                .collect()
+        })?;
+    let replays: Vec<Replayed> = crate::par_counted(&cases, "policy replays", |&(s, size, p)| {
+        let cfg = replay_config(g, &replay_set(g, size, None))?;
+        let run = ReplayRun {
+            cfg: &cfg,
+            policy: POLICIES[p].1,
+            inputs: &streams.inputs[s],
+            consumption: false,
+        };
+        g.runs
+            .replay(&run, || streams.stream(s, &cfg))
+            .with_context(|| format!("{} on scene {} at {size}", POLICIES[p].0, g.scenes[s]))
     })?;
     let mut records = Vec::new();
-    let mut csv = String::from("scene,size,access,bank,prod,cons,class\n");
     for (pair, group) in replays
         .chunks(POLICIES.len())
         .zip(cases.chunks(POLICIES.len()))
     {
         let (s, size, _) = group[0];
-        let scene = &g.scenes[s];
-        let base = pair[0].misses;
-        for (r, label) in pair.iter().zip(POLICIES) {
+        let base = pair[0].result.total.misses();
+        for (r, (label, _)) in pair.iter().zip(POLICIES) {
             for (metric, value) in metrics(r, base) {
                 records.push(Record::new(
                     &format!("{size}B"),
-                    scene,
+                    &g.scenes[s],
                     label,
                     metric,
                     value,
                 ));
             }
-            for p in &r.series {
+        }
+    }
+    let mut csv = String::from("scene,size,access,bank,prod,cons,class\n");
+    if o.counters.is_some() {
+        // GSPC's replays once more, recording the counters between accesses.
+        let series_cases: Vec<(usize, &String)> = cases
+            .iter()
+            .filter(|&&(_, _, p)| p == 1)
+            .map(|&(s, size, _)| (s, size))
+            .collect();
+        let series: Vec<Vec<Point>> =
+            crate::par_counted(&series_cases, "counter series", |&(s, size)| {
+                let cfg = replay_config(g, &replay_set(g, size, None))?;
+                let stream = streams.stream(s, &cfg)?;
+                Ok(replay::<GSPC>(&stream, &cfg, size, Some(o.every))?.series)
+            })?;
+        for ((s, size), points) in series_cases.iter().zip(&series) {
+            for p in points {
                 let _ = writeln!(
                     csv,
-                    "{scene},{size}B,{},{},{},{},{}",
-                    p.access, p.bank, p.prod, p.cons, p.class
+                    "{},{size}B,{},{},{},{},{}",
+                    g.scenes[*s], p.access, p.bank, p.prod, p.cons, p.class
                 );
             }
         }
@@ -270,9 +301,14 @@ pub fn run(o: &Options) -> Result<StudyOutput> {
     })
 }
 
-/// The numbers of one replay; `base` is GSPZTC+TSE's misses.
-fn metrics(r: &Replay, base: u64) -> Vec<(&'static str, f64)> {
-    let rt = &r.rt;
+/// The numbers of one replay, from the policy's statistics (`rt_fills_rrpv3`, ...,
+/// `rt_evicted_unconsumed`: [`RtStats`]; no render-target fill is inserted at RRPV 1);
+/// `base` is GSPZTC+TSE's misses.
+fn metrics(r: &Replayed, base: u64) -> Vec<(&'static str, f64)> {
+    let stat = |name: &str| -> u64 {
+        let found = r.result.policy_stats.iter().find(|(k, _)| k == name);
+        found.map_or(0, |(_, v)| *v as u64)
+    };
     let share = |n: u64, d: u64| {
         if d == 0 {
             f64::NAN
@@ -280,26 +316,27 @@ fn metrics(r: &Replay, base: u64) -> Vec<(&'static str, f64)> {
             n as f64 / d as f64
         }
     };
-    let fills: u64 = rt.fills_at.iter().sum();
+    let at = [3, 2, 0].map(|rrpv| stat(&format!("rt_fills_rrpv{rrpv}")));
+    let fills: u64 = at.iter().sum();
+    let (produced, consumed) = (stat("rt_produced"), stat("rt_consumed"));
+    let evicted = stat("rt_evicted_unconsumed");
     vec![
-        ("misses_vs_tse", share(r.misses, base)),
-        ("rt_fill_rrpv3_share", share(rt.fills_at[3], fills)),
-        ("rt_fill_rrpv2_share", share(rt.fills_at[2], fills)),
-        ("rt_fill_rrpv0_share", share(rt.fills_at[0], fills)),
-        ("rt_consumed_share", share(rt.consumed, rt.produced)),
-        (
-            "rt_evicted_unconsumed_share",
-            share(rt.evicted_unconsumed, rt.produced),
-        ),
-        ("rt_produced", rt.produced as f64),
-        ("rt_consumed", rt.consumed as f64),
-        ("rt_evicted_unconsumed", rt.evicted_unconsumed as f64),
+        ("misses_vs_tse", share(r.result.total.misses(), base)),
+        ("rt_fill_rrpv3_share", share(at[0], fills)),
+        ("rt_fill_rrpv2_share", share(at[1], fills)),
+        ("rt_fill_rrpv0_share", share(at[2], fills)),
+        ("rt_consumed_share", share(consumed, produced)),
+        ("rt_evicted_unconsumed_share", share(evicted, produced)),
+        ("rt_produced", produced as f64),
+        ("rt_consumed", consumed as f64),
+        ("rt_evicted_unconsumed", evicted as f64),
     ]
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use apusim_cache::policies::gspc::GSPZTC_TSE;
     use apusim_oracle::OraclePolicy;
 
     fn small(scenes: &[&str], cache: Option<PathBuf>) -> crate::gspc::Options {
@@ -320,6 +357,16 @@ mod tests {
         r.stats.iter().find(|(k, _)| k == name).unwrap().1
     }
 
+    /// The system of the study's replays at 256 KB and the scene's LLC stream behind it.
+    fn stream(o: &crate::gspc::Options) -> (SystemConfig, PathBuf) {
+        let streams = SceneStreams::new(NAME, o).unwrap();
+        let cfg = replay_config(o, &replay_set(o, "256K", None)).unwrap();
+        let path = streams.stream(0, &cfg).unwrap();
+        // The stream outlives the temporary directory only when cached.
+        assert!(o.cache.is_some());
+        (cfg, path)
+    }
+
     /// The replay takes the misses of the oracle's (the gspc figures'), records each bank
     /// every `every` references and at the end, ends at the policy's final counters, and
     /// records nothing when not asked.
@@ -327,7 +374,8 @@ mod tests {
     fn series_ends_at_the_final_counters_and_misses_match_the_oracle() {
         let dir = tempfile::tempdir().unwrap();
         let o = small(&["postfx"], Some(dir.path().to_path_buf()));
-        let Streams { preset, paths, .. } = scene_streams(NAME, &o).unwrap();
+        let (preset, path) = stream(&o);
+        let paths = [path];
         let every = 1000;
         let r = replay::<GSPC>(&paths[0], &preset, "256K", Some(every)).unwrap();
         let plain = replay::<GSPC>(&paths[0], &preset, "256K", None).unwrap();
@@ -376,6 +424,31 @@ mod tests {
             let res = apusim_oracle::run(&policy, &ocfg, &ctx, None, &mut *src).unwrap();
             assert_eq!(res.total.misses(), misses, "{name}");
         }
+        // The study's numbers come from the replays the gspc figures make: the same
+        // render-target statistics as the recording loop's.
+        let stored = crate::replay::replay(&paths[0], &cfg, "gspc", false).unwrap();
+        let of = |name: &str| {
+            let s = &stored.result.policy_stats;
+            s.iter().find(|(k, _)| k == name).unwrap().1 as u64
+        };
+        assert_eq!(stored.result.total.misses(), r.misses);
+        assert_eq!(
+            [
+                of("rt_fills_rrpv3"),
+                of("rt_fills_rrpv2"),
+                of("rt_fills_rrpv0")
+            ],
+            [r.rt.fills_at[3], r.rt.fills_at[2], r.rt.fills_at[0]]
+        );
+        assert_eq!(r.rt.fills_at[1], 0, "no render-target fill at RRPV 1");
+        assert_eq!(
+            (
+                of("rt_produced"),
+                of("rt_consumed"),
+                of("rt_evicted_unconsumed")
+            ),
+            (r.rt.produced, r.rt.consumed, r.rt.evicted_unconsumed)
+        );
         let e = replay::<GSPC>(&paths[0], &preset, "256K", Some(0)).unwrap_err();
         assert!(e.to_string().contains("every must be at least 1"), "{e}");
     }
@@ -423,8 +496,8 @@ mod tests {
         assert!(rows
             .iter()
             .all(|r| r.len() == 7 && r[0] == "postfx" && r[1] == "256KB"));
-        let Streams { preset, paths, .. } = scene_streams(NAME, &gspc).unwrap();
-        let r = replay::<GSPC>(&paths[0], &preset, "256K", None).unwrap();
+        let (preset, path) = stream(&gspc);
+        let r = replay::<GSPC>(&path, &preset, "256K", None).unwrap();
         let last = &rows[rows.len() - 4..];
         for (b, row) in last.iter().enumerate() {
             assert_eq!(row[2], r.references.to_string());

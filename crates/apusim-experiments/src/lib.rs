@@ -57,6 +57,7 @@ pub mod crit_perf;
 pub mod crit_sched;
 pub mod drp;
 pub mod drp_perf;
+pub mod gpu_l1;
 pub mod gspc;
 pub mod gspc_counters;
 pub mod gspc_perf;

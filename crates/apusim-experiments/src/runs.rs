@@ -2,8 +2,10 @@
 //!
 //! Every timed run a study makes goes through [`Runs::sim`], every functional run (drp's
 //! Figs. 13 and 14) through [`Runs::run`], every replay of a GPU workload's LLC stream (gspc's
-//! Figs. 11-14) through [`Runs::replay`]. Without a store those are
-//! `apusim_sim::timed::sim_policy`, `apusim_sim::run_policy` and [`crate::replay::replay`]. With one
+//! Figs. 11-14) through [`Runs::replay`], every kernel through `apusim gpu-l1`'s hierarchy
+//! (the functional bypass figures) through [`Runs::gpu_l1`]. Without a store those are
+//! `apusim_sim::timed::sim_policy`, `apusim_sim::run_policy`, [`crate::replay::replay`] and
+//! [`crate::gpu_l1::run`]. With one
 //! (`apusim study --db FILE`) the run is first looked up by what it simulates —
 //! configuration, policy, inputs and the options that shape its result, as a [`TimedRun`] or
 //! a [`FunctionalRun`] — and read back when the store holds it; otherwise it is simulated and
@@ -16,15 +18,17 @@
 //! (`apusim_sweep::study_runs` implements it over one).
 //!
 //! In planning mode ([`Runs::planner`]) nothing runs and no trace is generated: a study lists
-//! the runs it would make as [`PlannedPoint`]s — each what a sweep point says (timed or
-//! functional; a mix, a kernel, a scene or a CPU application alone, preset, overrides, policy, run lengths,
-//! switches), so the list is the study's sweep spec — and stops with [`Planned`]. A study's
+//! the runs it would make as [`PlannedPoint`]s — each what a sweep point says (timed,
+//! functional, a replay or a GPU L1 run; a mix, a kernel, a scene or a CPU application alone,
+//! preset, overrides, policy, run lengths, switches), so the list is the study's sweep spec —
+//! and stops with [`Planned`]. A study's
 //! runs are all asked for in one parallel batch, so the list is complete; the alone runs
 //! behind a figure's slowdowns are not in it (the study makes them, cached beside its
 //! traces). tap's characterization (tap-fig2) states each application's system as `set`
 //! overrides of preset `tap`: a GPGPU kernel beside one idle CPU core, a CPU application
 //! alone on its one core (a sweep point's `cpu`).
 
+use crate::gpu_l1::{self, GpuL1Run};
 use crate::jobs::JobInputs;
 use crate::replay::{self, Replayed};
 use anyhow::Result;
@@ -77,6 +81,15 @@ pub trait RunStore: Send + Sync {
     fn load_replay(&self, run: &ReplayRun<'_>) -> Result<Option<Replayed>>;
     /// Keep the result of replay `run`, just made in `seconds`.
     fn save_replay(&self, run: &ReplayRun<'_>, result: &Replayed, seconds: f64) -> Result<()>;
+    /// The stored result of GPU L1 `run`, if the store holds one it can read.
+    fn load_gpu_l1(&self, run: &GpuL1Run<'_>) -> Result<Option<apusim_gpu::RunResult>>;
+    /// Keep the result of GPU L1 `run`, just made in `seconds`.
+    fn save_gpu_l1(
+        &self,
+        run: &GpuL1Run<'_>,
+        result: &apusim_gpu::RunResult,
+        seconds: f64,
+    ) -> Result<()>;
 }
 
 /// What a planned run runs on.
@@ -158,6 +171,28 @@ impl PlannedRun {
     }
 }
 
+impl PlannedRun {
+    /// Kernel `kernel` from `seed` through `apusim gpu-l1`'s hierarchy on GPU preset `preset`
+    /// with the overrides `set` ([`PlannedMode::GpuL1`]).
+    pub(crate) fn gpu_l1(preset: &str, set: Vec<String>, kernel: &str, seed: u64) -> PlannedRun {
+        PlannedRun {
+            preset: preset.to_string(),
+            set,
+            dram_set: Vec::new(),
+            policy: String::new(),
+            input: PlannedInput::Kernel(kernel.to_string()),
+            scale: 1,
+            seed,
+            warmup: 0,
+            instructions: None,
+            sample: false,
+            ideal: String::new(),
+            gpu_read_bypass: 0.0,
+            ideal_critical: None,
+        }
+    }
+}
+
 /// How a planned run is made, as a sweep point's `mode` says.
 #[derive(Clone, Debug, PartialEq)]
 pub enum PlannedMode {
@@ -169,6 +204,10 @@ pub enum PlannedMode {
     /// A replay of a GPU workload's LLC stream ([`crate::replay`]), with the render-target
     /// consumption when `consumption`.
     Replay { consumption: bool },
+    /// A GPGPU kernel through `apusim gpu-l1`'s GPU hierarchy ([`crate::gpu_l1`]) at problem
+    /// size `size` (`None`: the kernel's default): the run's preset and overrides are a GPU
+    /// configuration's (`apusim gpu-l1 presets`), and it has no LLC policy.
+    GpuL1 { size: Option<u64> },
 }
 
 /// One run of a study and how it is made: one sweep point.
@@ -332,6 +371,24 @@ impl Runs {
         let r = replay::replay(&stream()?, run.cfg, run.policy, run.consumption)?;
         if let Some(store) = &self.store {
             store.save_replay(run, &r, start.elapsed().as_secs_f64())?;
+        }
+        Ok(r)
+    }
+
+    /// The GPU L1 `run`: the stored result when there is one, else run and stored.
+    pub fn gpu_l1(&self, run: &GpuL1Run<'_>) -> Result<apusim_gpu::RunResult> {
+        if self.plan.is_some() {
+            anyhow::bail!("a study in planning mode lists its GPU L1 runs before making any");
+        }
+        if let Some(store) = &self.store {
+            if let Some(r) = store.load_gpu_l1(run)? {
+                return Ok(r);
+            }
+        }
+        let start = Instant::now();
+        let r = gpu_l1::run(run)?;
+        if let Some(store) = &self.store {
+            store.save_gpu_l1(run, &r, start.elapsed().as_secs_f64())?;
         }
         Ok(r)
     }

@@ -361,15 +361,6 @@ impl Family {
         )
     }
 
-    /// Whether the family's studies make their runs through [`Runs`] (which `--db` keeps and
-    /// `--print-spec` lists): every timed study, drp's functional mix figures, whose runs
-    /// are `apusim run --mix`'s, and the gspc functional figures, whose runs are replays of a
-    /// scene's LLC stream (a sweep's `replay` points). The gspc counters study reads the
-    /// policy between accesses of its replays, which no stored result holds.
-    pub fn keeps_runs(self) -> bool {
-        self.is_timed() || matches!(self, Family::Drp | Family::Gspc)
-    }
-
     /// The options the family takes, in the help's order.
     pub fn options(self) -> &'static [OptionSpec] {
         match self {
@@ -568,6 +559,7 @@ impl Options {
             seed: self.seed,
             overrides: self.overrides.clone(),
             runs_csv: self.path("runs"),
+            runs: self.runs.clone(),
         }
     }
 

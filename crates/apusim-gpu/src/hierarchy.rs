@@ -16,6 +16,7 @@
 //! one, and the L1 bypasses only if it predicted so and the bypassBit was clear.
 
 use crate::config::{GpuConfig, PredictorKind};
+use crate::footprint::Footprint;
 use crate::levels::{L1Policy, L2Policy, L2Request, Predictor};
 use crate::metrics::{Derived, Metrics};
 use crate::predictor::{build_predictor, CounterPredictor, PcPredictor, Storage};
@@ -23,8 +24,7 @@ use anyhow::{bail, Result};
 use apusim_cache::policies::plru::Plru;
 use apusim_cache::{Cache, Geometry, Outcome, Policy, PolicyContext, WritePolicy};
 use apusim_trace::{Access, AccessSource, Agent, Op, Stream};
-use serde::Serialize;
-use std::collections::HashMap;
+use serde::{Deserialize, Serialize};
 
 /// Recently bypassed lines of one L1, for the SDBP false-positive definition: per set, the
 /// last `ways` bypassed lines with the set's insertion count at the time.
@@ -66,7 +66,7 @@ impl Ghost {
 }
 
 /// The outcome of one run.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct RunResult {
     /// The workload (kernel name or trace file).
     pub workload: String,
@@ -95,7 +95,7 @@ pub struct GpuHierarchy {
     use_bypass_bit: bool,
     m: Metrics,
     /// Per-line reference counts (saturating at 2) when footprint tracking is on.
-    footprint: Option<HashMap<u64, u8>>,
+    footprint: Option<Footprint>,
 }
 
 fn ctx(g: &Geometry) -> PolicyContext {
@@ -138,7 +138,7 @@ impl GpuHierarchy {
             l3: Cache::new(g3, back, false, Plru::build(&ctx(&g3))?)?,
             use_bypass_bit: cfg.l1.predictor == PredictorKind::Pc && cfg.l1.pc.bypass_bit,
             m: Metrics::default(),
-            footprint: track_footprint.then(HashMap::new),
+            footprint: track_footprint.then(Footprint::default),
             cfg: cfg.clone(),
         })
     }
@@ -196,8 +196,7 @@ impl GpuHierarchy {
             m.l1_reads += 1;
         }
         if let Some(f) = &mut self.footprint {
-            let c = f.entry(line).or_insert(0);
-            *c = (*c + 1).min(2);
+            f.reference(line);
         }
         let l1 = &mut self.l1[sm];
         if l1.probe(req.addr) {
@@ -316,8 +315,8 @@ impl GpuHierarchy {
             }
         }
         if let Some(f) = &self.footprint {
-            self.m.distinct_lines = f.len() as u64;
-            self.m.once_lines = f.values().filter(|c| **c == 1).count() as u64;
+            self.m.distinct_lines = f.distinct();
+            self.m.once_lines = f.once();
         }
         let storage = GpuHierarchy::storage(&self.cfg)?;
         let predictor = self.cfg.l1.predictor;

@@ -19,7 +19,15 @@ pub fn run_kernel(
     seed: u64,
     track_footprint: bool,
 ) -> Result<RunResult> {
-    let params = GpgpuParams {
+    let mut src = gpgpu::generate(kernel, &kernel_params(cfg, size, seed))?;
+    run_source(cfg, kernel, &mut src, track_footprint)
+        .with_context(|| format!("kernel {kernel} on {}", cfg.label()))
+}
+
+/// The parameters kernel generation takes on `cfg`: its problem size and seed, and the
+/// GPU's SMs and clock (the warps per SM are the generator's default).
+pub fn kernel_params(cfg: &GpuConfig, size: usize, seed: u64) -> GpgpuParams {
+    GpgpuParams {
         size,
         seed,
         gpu: SimtConfig {
@@ -27,10 +35,7 @@ pub fn run_kernel(
             clock_mhz: cfg.clock_mhz,
             ..SimtConfig::default()
         },
-    };
-    let mut src = gpgpu::generate(kernel, &params)?;
-    run_source(cfg, kernel, &mut src, track_footprint)
-        .with_context(|| format!("kernel {kernel} on {}", cfg.label()))
+    }
 }
 
 /// Every run as CSV, one row per (kernel, configuration).

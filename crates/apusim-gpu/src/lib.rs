@@ -18,6 +18,7 @@
 //! (`apusim study bypass-fig1`, ...).
 
 pub mod config;
+mod footprint;
 pub mod hierarchy;
 pub mod kernel;
 pub mod levels;

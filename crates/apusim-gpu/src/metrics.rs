@@ -29,10 +29,10 @@
 //!   which the functional model does not have; the static powers are reported as configured.
 
 use crate::config::EnergyConfig;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// Raw counters of one run (all L1s summed).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Metrics {
     /// Line accesses that reached an L1 data cache.
     pub l1_accesses: u64,
@@ -86,7 +86,7 @@ pub fn ratio(num: u64, den: u64) -> f64 {
 }
 
 /// The figures of §5 derived from [`Metrics`].
-#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct Derived {
     pub l1_hit_rate: f64,
     pub bypass_ratio: f64,

@@ -46,8 +46,8 @@ fn given(study: &Study, kwargs: Option<&Bound<'_, PyDict>>) -> Result<Vec<(Strin
 
 /// Run the study `name` (`apusim study NAME`, e.g. `gspc-fig12`, `drp-fig13`, `drp-fig1`)
 /// with the command's options: the common `seed`, `set`, `threads`, `cache_dir`,
-/// `no_cache`, `db` (a results database keeping the runs of a timed study, drp-fig13,
-/// drp-fig14 or gspc-fig11 to gspc-fig14, as `--db`: a study run again reads back what it holds), and by keyword the options of the study's family (gspc's `scenes`, `width`,
+/// `no_cache`, `db` (a results database keeping the study's runs, as `--db`: a study run
+/// again reads back what it holds), and by keyword the options of the study's family (gspc's `scenes`, `width`,
 /// `height`, `frames`, `llc`, and `gspc-counters`' `every` and `counters`, a path; drp's functional `mixes`, `scale`, `limit`; the timed figures'
 /// `mixes`, `scale`, `warmup`, `instructions`, `quick`). Returns `(columns, title, paper)`
 /// where the columns are the long format `study, config, workload, policy, metric, value` of

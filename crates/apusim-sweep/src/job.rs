@@ -1,13 +1,16 @@
 //! Jobs: a point with its configuration loaded, its inputs identified and its key computed;
 //! and the one call that runs a job through the library entry points of `apusim run`,
-//! `apusim sim` and the replays of `apusim_experiments::replay`.
+//! `apusim sim`, the replays of `apusim_experiments::replay` and `apusim gpu-l1 run`'s runs
+//! (`apusim_experiments::gpu_l1`).
 
 use crate::metrics::{self, Metric};
 use crate::spec::DEFAULT_RESOLUTION;
 use crate::spec::{InputSpec, Mode, Point, SpecError};
 use anyhow::{Context, Result};
+use apusim_experiments::gpu_l1::{self, GpuL1Input, GpuL1Run};
 use apusim_experiments::jobs::{alone_job_inputs, JobInputs, TraceDir};
 use apusim_experiments::replay;
+use apusim_gpu::config::GpuConfig;
 use apusim_sim::inputs::TraceInputs;
 use apusim_sim::timed::{
     alone_runs, sim_policy, speedup, stored, AloneOptions, SampleSpec, SimOptions,
@@ -17,26 +20,59 @@ use apusim_workloads::mixes::{check_alone, Alone};
 use serde_json::{json, Value};
 use std::path::PathBuf;
 
-/// A job's inputs: a generated mix (through the trace cache) or trace files.
+/// A job's inputs: a generated mix (through the trace cache) or trace files of a system, or
+/// a `gpu-l1` point's kernel or trace.
 pub enum JobSource {
     Mix(JobInputs),
     Traces(TraceInputs),
+    GpuL1(GpuL1Input),
 }
 
 impl JobSource {
-    pub fn inputs(&self) -> &dyn Inputs {
+    /// The inputs of a system's run; a `gpu-l1` point's input is none.
+    pub fn inputs(&self) -> Result<&dyn Inputs> {
         match self {
-            JobSource::Mix(m) => m,
-            JobSource::Traces(t) => t,
+            JobSource::Mix(m) => Ok(m),
+            JobSource::Traces(t) => Ok(t),
+            JobSource::GpuL1(i) => {
+                anyhow::bail!("{} runs on the GPU hierarchy, not a system", i.describe())
+            }
         }
+    }
+}
+
+/// A job's resolved configuration: a CPU-GPU system's (`apusim run|sim|oracle`), or the GPU
+/// memory side of adaptive-gpu-l1-bypassing's Table 1 (`apusim gpu-l1 run`).
+#[derive(Clone, Debug)]
+pub enum JobConfig {
+    System(Box<SystemConfig>),
+    Gpu(Box<GpuConfig>),
+}
+
+impl JobConfig {
+    /// The system's configuration; a `gpu-l1` job has none.
+    pub fn system(&self) -> Result<&SystemConfig> {
+        match self {
+            JobConfig::System(c) => Ok(c.as_ref()),
+            JobConfig::Gpu(c) => anyhow::bail!("GPU configuration {} is not a system's", c.name),
+        }
+    }
+
+    /// The configuration as the runs table records it.
+    pub fn to_json(&self) -> Result<Value> {
+        Ok(match self {
+            JobConfig::System(c) => serde_json::to_value(c)?,
+            JobConfig::Gpu(c) => serde_json::to_value(c)?,
+        })
     }
 }
 
 /// One run of a sweep, ready to execute.
 pub struct Job {
     pub point: Point,
-    /// The resolved configuration (its LLC policy is the job's policy).
-    pub cfg: SystemConfig,
+    /// The resolved configuration (a system's LLC policy is the job's policy).
+    pub cfg: JobConfig,
+    /// The LLC policy (empty for a `gpu-l1` job, whose hierarchy has none to choose).
     pub policy: String,
     pub source: JobSource,
     /// What the run is, as recorded: the settings that define the point.
@@ -62,7 +98,8 @@ impl Job {
             return Ok(None);
         };
         let opts = AloneOptions::new(policy, self.alone_cache.clone());
-        let runs = alone_runs(&self.cfg, self.source.inputs(), &self.sim_options(), &opts)
+        let (cfg, inputs) = (self.cfg.system()?, self.source.inputs()?);
+        let runs = alone_runs(cfg, inputs, &self.sim_options(), &opts)
             .context("alone runs for weighted speedup")?;
         Ok(Some((policy, runs)))
     }
@@ -78,9 +115,10 @@ impl Job {
             },
             JobSource::Mix(inputs) => {
                 let dir = TraceDir::new(self.alone_cache.as_deref())?;
-                let path = replay::llc_stream(dir.path(), inputs, &self.cfg)?;
+                let path = replay::llc_stream(dir.path(), inputs, self.cfg.system()?)?;
                 Ok((path, Some(dir)))
             }
+            JobSource::GpuL1(_) => anyhow::bail!("a gpu-l1 point replays no LLC stream"),
         }
     }
 
@@ -114,14 +152,29 @@ pub fn run_key(
 ) -> Result<String> {
     let mut cfg = cfg.clone();
     cfg.llc.policy = policy.to_string();
-    let canonical = json!({
+    key_of(&json!({
         "mode": mode.name(),
         "config": serde_json::to_value(&cfg).context("serializing the configuration")?,
         "policy": policy,
         "options": options,
         "inputs": inputs,
-    });
-    let text = serde_json::to_string(&canonical)?;
+    }))
+}
+
+/// The key of a `gpu-l1` run: [`run_key`]'s hash over its GPU configuration and input
+/// identities (the kernel's size and seed are in its identity; there is no LLC policy and
+/// no option). The same run gives the same key from a sweep and from a study's `--db`.
+pub fn gpu_l1_key(cfg: &GpuConfig, inputs: &[String]) -> Result<String> {
+    key_of(&json!({
+        "mode": Mode::GpuL1.name(),
+        "config": serde_json::to_value(cfg).context("serializing the configuration")?,
+        "inputs": inputs,
+    }))
+}
+
+/// 32 hex digits of the FNV-1a hash of `canonical` as JSON.
+fn key_of(canonical: &Value) -> Result<String> {
+    let text = serde_json::to_string(canonical)?;
     Ok(format!("{:032x}", fnv1a128(text.as_bytes())))
 }
 
@@ -179,6 +232,9 @@ pub struct ResolveOptions {
 /// Load a point's configuration, check its policy and inputs, and compute its key. Errors
 /// name the spec file and the line of the setting at fault.
 pub fn resolve(point: &Point, file: &std::path::Path, opts: &ResolveOptions) -> Result<Job> {
+    if point.mode == Mode::GpuL1 {
+        return resolve_gpu_l1(point, file);
+    }
     let err = |name: &str, message: String| -> anyhow::Error {
         SpecError {
             file: file.to_path_buf(),
@@ -280,7 +336,7 @@ pub fn resolve(point: &Point, file: &std::path::Path, opts: &ResolveOptions) -> 
             // as `apusim run --mix --instructions`); a timed point's is each core's target.
             let length = match point.mode {
                 Mode::Functional => point.instructions,
-                Mode::Timed | Mode::Replay => None,
+                Mode::Timed | Mode::Replay | Mode::GpuL1 => None,
             };
             JobSource::Mix(
                 JobInputs::mix_at(&mix.name, *scale, length, cfg.seed, opts.cache_dir.clone())
@@ -303,7 +359,7 @@ pub fn resolve(point: &Point, file: &std::path::Path, opts: &ResolveOptions) -> 
             params.insert("scale".into(), json!(scale));
             // The job's length: what the run retires, as `apusim run|sim --cpu` makes it.
             let length = match point.mode {
-                Mode::Functional | Mode::Replay => point.instructions,
+                Mode::Functional | Mode::Replay | Mode::GpuL1 => point.instructions,
                 Mode::Timed => point.instructions.map(|n| point.warmup.saturating_add(n)),
             };
             let which = Alone::Cpu(name);
@@ -343,7 +399,7 @@ pub fn resolve(point: &Point, file: &std::path::Path, opts: &ResolveOptions) -> 
     let mut options = match point.mode {
         Mode::Functional => functional_options(point.limit, point.instructions.is_some()),
         Mode::Timed => timed_options(point.warmup, point.instructions),
-        Mode::Replay => replay_options(point.consumption),
+        Mode::Replay | Mode::GpuL1 => replay_options(point.consumption),
     };
     let llc_switches = LlcSwitches {
         ideal: match &point.ideal {
@@ -384,12 +440,12 @@ pub fn resolve(point: &Point, file: &std::path::Path, opts: &ResolveOptions) -> 
     for (k, v) in &point.set {
         params.insert(format!("set.{k}"), json!(plain(v)));
     }
-    let input_ids = input_ids(source.inputs());
+    let input_ids = input_ids(source.inputs()?);
     // Jobs that share the machine are compared with each running alone, as `apusim sim`
     // does; the policy of those runs is part of the key, as `apusim sim --db` records it.
     let several = match &source {
         JobSource::Mix(m) => m.jobs().len() > 1,
-        JobSource::Traces(_) => input_ids.len() > 1,
+        JobSource::Traces(_) | JobSource::GpuL1(_) => input_ids.len() > 1,
     };
     let alone = (timed && point.alone && several)
         .then(|| point.alone_policy.clone().unwrap_or_else(|| "lru".into()));
@@ -403,7 +459,7 @@ pub fn resolve(point: &Point, file: &std::path::Path, opts: &ResolveOptions) -> 
     let key = run_key(point.mode, &cfg, &policy, &options, &input_ids)?;
     Ok(Job {
         point: point.clone(),
-        cfg,
+        cfg: JobConfig::System(Box::new(cfg)),
         policy,
         source,
         params: Value::Object(params),
@@ -413,6 +469,95 @@ pub fn resolve(point: &Point, file: &std::path::Path, opts: &ResolveOptions) -> 
         alone,
         alone_cache: opts.cache_dir.clone(),
         llc_switches,
+    })
+}
+
+/// Resolve a `gpu-l1` point: its GPU configuration (a preset of `apusim gpu-l1 presets`, or a
+/// TOML file) with the overrides, and its kernel (size and seed checked by the kernel's
+/// registry entry) or trace file.
+fn resolve_gpu_l1(point: &Point, file: &std::path::Path) -> Result<Job> {
+    let spec_error = |line: usize, message: String| -> anyhow::Error {
+        SpecError {
+            file: file.to_path_buf(),
+            line,
+            message,
+        }
+        .into()
+    };
+    let preset = match &point.config {
+        Some(c) => c.display().to_string(),
+        None => point.preset.clone(),
+    };
+    let cfg = GpuConfig::load(&preset, &point.overrides()).map_err(|e| {
+        let text = format!("{e:#}");
+        let known = GpuConfig::load(&preset, &[])
+            .ok()
+            .and_then(|c| serde_json::to_value(c).ok())
+            .map(|v| dotted_keys(&v))
+            .unwrap_or_default();
+        let (line, hint) = match culprit(point, &text, &known) {
+            Some(k) => (point.line_of(&format!("set.{k}")), nearest_hint(&known, k)),
+            None if known.is_empty() => (
+                point.line_of(if point.config.is_some() {
+                    "config"
+                } else {
+                    "preset"
+                }),
+                String::new(),
+            ),
+            None => (point.line, String::new()),
+        };
+        spec_error(line, format!("{text}{hint}"))
+    })?;
+    let seed = point
+        .seed
+        .unwrap_or(apusim_experiments::studies::DEFAULT_SEED);
+    let mut params = serde_json::Map::new();
+    params.insert("mode".into(), json!(point.mode.name()));
+    match &point.config {
+        Some(c) => params.insert("config".into(), json!(c.display().to_string())),
+        None => params.insert("preset".into(), json!(point.preset)),
+    };
+    let input = match &point.inputs {
+        InputSpec::Kernel { name, .. } => {
+            params.insert("kernel".into(), json!(name));
+            if let Some(size) = point.size {
+                params.insert("size".into(), json!(size));
+            }
+            params.insert("seed".into(), json!(seed));
+            GpuL1Input::kernel(name, point.size, seed)
+                .map_err(|e| spec_error(point.line_of("kernel"), format!("{e:#}")))?
+        }
+        InputSpec::Traces(t) => {
+            params.insert("traces".into(), json!(t.join(" ")));
+            GpuL1Input::Trace(PathBuf::from(&t[0]))
+        }
+        _ => {
+            return Err(spec_error(
+                point.line,
+                "a gpu-l1 point runs a `kernel` or one `traces` file".into(),
+            ))
+        }
+    };
+    for (k, v) in &point.set {
+        params.insert(format!("set.{k}"), json!(plain(v)));
+    }
+    let input_ids = input
+        .identity(&cfg)
+        .map_err(|e| spec_error(point.line_of("traces"), format!("{e:#}")))?;
+    let key = gpu_l1_key(&cfg, &input_ids)?;
+    Ok(Job {
+        point: point.clone(),
+        cfg: JobConfig::Gpu(Box::new(cfg)),
+        policy: String::new(),
+        source: JobSource::GpuL1(input),
+        params: Value::Object(params),
+        input_ids,
+        options: json!({}),
+        key,
+        alone: None,
+        alone_cache: None,
+        llc_switches: LlcSwitches::default(),
     })
 }
 
@@ -491,37 +636,8 @@ fn config_error(point: &Point, file: &std::path::Path, e: anyhow::Error) -> anyh
         .into();
     };
     let known = config_keys(&base);
-    // The override at fault: one the error names, else one that names no known key.
-    let culprit = point
-        .set
-        .iter()
-        .map(|(k, _)| k)
-        .find(|k| text.contains(&format!("--set {k}=")) && !text.contains("(after --set"))
-        .or_else(|| {
-            point.set.iter().map(|(k, _)| k).find(|k| {
-                let last = k.rsplit('.').next().unwrap_or(k);
-                text.contains(&format!("`{last}`"))
-                    || text.contains(&format!("unknown field `{last}`"))
-            })
-        })
-        .or_else(|| {
-            point
-                .set
-                .iter()
-                .map(|(k, _)| k)
-                .find(|k| !known_key(&known, k))
-        });
-    let (line, hint) = match culprit {
-        Some(k) => {
-            let hint = if known_key(&known, k) {
-                String::new()
-            } else {
-                apusim_registry::nearest(k, known.iter().map(String::as_str))
-                    .map(|n| format!("; did you mean `{n}`?"))
-                    .unwrap_or_default()
-            };
-            (point.line_of(&format!("set.{k}")), hint)
-        }
+    let (line, hint) = match culprit(point, &text, &known) {
+        Some(k) => (point.line_of(&format!("set.{k}")), nearest_hint(&known, k)),
         None => (point.line, String::new()),
     };
     SpecError {
@@ -530,6 +646,32 @@ fn config_error(point: &Point, file: &std::path::Path, e: anyhow::Error) -> anyh
         message: format!("{text}{hint}"),
     }
     .into()
+}
+
+/// The override of `point` at fault in configuration error `text`: one the error names, else
+/// one that names no key of `known`.
+fn culprit<'a>(point: &'a Point, text: &str, known: &[String]) -> Option<&'a String> {
+    let keys = || point.set.iter().map(|(k, _)| k);
+    keys()
+        .find(|k| text.contains(&format!("--set {k}=")) && !text.contains("(after --set"))
+        .or_else(|| {
+            keys().find(|k| {
+                let last = k.rsplit('.').next().unwrap_or(k);
+                text.contains(&format!("`{last}`"))
+                    || text.contains(&format!("unknown field `{last}`"))
+            })
+        })
+        .or_else(|| keys().find(|k| !known_key(known, k)))
+}
+
+/// "; did you mean `K`?" for an override key that names no key of `known`.
+fn nearest_hint(known: &[String], key: &str) -> String {
+    if known_key(known, key) {
+        return String::new();
+    }
+    apusim_registry::nearest(key, known.iter().map(String::as_str))
+        .map(|n| format!("; did you mean `{n}`?"))
+        .unwrap_or_default()
 }
 
 /// Whether `key` names a key of the configuration, a table of it, or a key under a table
@@ -544,6 +686,15 @@ fn known_key(known: &[String], key: &str) -> bool {
 
 /// Every dotted key of a configuration, with the geometry shorthands of `--set`.
 pub fn config_keys(cfg: &SystemConfig) -> Vec<String> {
+    let mut out: Vec<String> = ["l1i", "l1d", "l2", "llc"].map(String::from).to_vec();
+    if let Ok(v) = serde_json::to_value(cfg) {
+        out.extend(dotted_keys(&v));
+    }
+    out
+}
+
+/// Every dotted key of a configuration as JSON, tables included.
+fn dotted_keys(v: &Value) -> Vec<String> {
     fn walk(prefix: &str, v: &Value, out: &mut Vec<String>) {
         if let Value::Object(m) = v {
             for (k, v) in m {
@@ -557,22 +708,28 @@ pub fn config_keys(cfg: &SystemConfig) -> Vec<String> {
             }
         }
     }
-    let mut out: Vec<String> = ["l1i", "l1d", "l2", "llc"].map(String::from).to_vec();
-    if let Ok(v) = serde_json::to_value(cfg) {
-        walk("", &v, &mut out);
-    }
+    let mut out = Vec::new();
+    walk("", v, &mut out);
     out
 }
 
 /// What a finished job leaves: its metric rows and its whole result as `(format, bytes)`
 /// ([`stored`] for a timed run, `apusim_sim::stored` for a functional one,
-/// [`replay::FORMAT`] for a replay).
+/// [`replay::FORMAT`] for a replay, [`gpu_l1::FORMAT`] for a `gpu-l1` run).
 pub type Outcome = (Vec<Metric>, Option<(&'static str, Vec<u8>)>);
 
 /// Run a job and return its metric rows and stored result.
 pub fn execute(job: &Job) -> Result<Outcome> {
-    let inputs = job.source.inputs();
+    if let (JobConfig::Gpu(cfg), JobSource::GpuL1(input)) = (&job.cfg, &job.source) {
+        let r = gpu_l1::run(&GpuL1Run { cfg, input })?;
+        return Ok((
+            metrics::gpu_l1(&r),
+            Some((gpu_l1::FORMAT, gpu_l1::encode(&r)?)),
+        ));
+    }
+    let (cfg, inputs) = (job.cfg.system()?, job.source.inputs()?);
     match job.point.mode {
+        Mode::GpuL1 => anyhow::bail!("a gpu-l1 job without its GPU configuration"),
         Mode::Functional => {
             let opts = RunOptions {
                 progress: false,
@@ -581,7 +738,7 @@ pub fn execute(job: &Job) -> Result<Outcome> {
                 continue_to_run: job.point.instructions.is_some(),
                 llc_switches: job.llc_switches.clone(),
             };
-            let r = run_policy(&job.cfg, &job.policy, inputs, &opts)?;
+            let r = run_policy(cfg, &job.policy, inputs, &opts)?;
             let whole = apusim_sim::stored::encode(&r)?;
             Ok((
                 metrics::functional(&r),
@@ -590,14 +747,14 @@ pub fn execute(job: &Job) -> Result<Outcome> {
         }
         Mode::Replay => {
             let (stream, _dir) = job.llc_stream()?;
-            let r = replay::replay(&stream, &job.cfg, &job.policy, job.point.consumption)?;
+            let r = replay::replay(&stream, cfg, &job.policy, job.point.consumption)?;
             Ok((
                 metrics::replay(&r),
                 Some((replay::FORMAT, replay::encode(&r)?)),
             ))
         }
         Mode::Timed => {
-            let mut r = sim_policy(&job.cfg, &job.policy, inputs, &job.sim_options())?;
+            let mut r = sim_policy(cfg, &job.policy, inputs, &job.sim_options())?;
             if let Some((policy, runs)) = job.alone_runs()? {
                 r.speedup = Some(speedup(&r, &runs, policy)?);
             }

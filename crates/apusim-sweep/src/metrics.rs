@@ -100,6 +100,34 @@ pub fn replay(r: &Replayed) -> Vec<Metric> {
     out
 }
 
+/// A `gpu-l1` run's rows, agent `gpu`, named as `apusim gpu-l1 run --csv`'s columns: every
+/// counter (`l1_accesses`, `l1_misses`, `bypasses`, ..., `mem_writes`), every derived figure
+/// (`l1_hit_rate`, `bypass_ratio`, `coverage`, ..., `l1_dynamic_energy_nj`) and the
+/// predictor's storage (`storage_bytes_per_l1`, `storage_bytes_l2`, `storage_bytes_total`).
+pub fn gpu_l1(r: &apusim_gpu::RunResult) -> Vec<Metric> {
+    let mut out = Vec::new();
+    for part in [
+        serde_json::to_value(r.metrics),
+        serde_json::to_value(r.derived),
+    ] {
+        if let Ok(serde_json::Value::Object(fields)) = part {
+            for (name, v) in fields {
+                if let Some(v) = v.as_f64() {
+                    out.push(m("gpu", "", "", &name, v));
+                }
+            }
+        }
+    }
+    for (name, v) in [
+        ("storage_bytes_per_l1", r.storage_bytes_per_l1),
+        ("storage_bytes_l2", r.storage_bytes_l2),
+        ("storage_bytes_total", r.storage_bytes_total),
+    ] {
+        out.push(m("gpu", "", "", name, v));
+    }
+    out
+}
+
 /// The timed run's measured window: per core (instructions, cycles, IPC, each level's misses
 /// and MPKI), per DRAM source, per stream and the system's figures, the GPU's cycles and IPC,
 /// and the functional counters of the whole run under level names prefixed `functional.`.

@@ -136,7 +136,7 @@ fn run_claimed(
                     Some(dir.clone()),
                     String::new(),
                 )),
-                JobSource::Traces(_) => None,
+                JobSource::Traces(_) | JobSource::GpuL1(_) => None,
             })
             .collect();
         if !mixes.is_empty() {
@@ -186,7 +186,7 @@ fn run_claimed(
                         "sweep",
                         j.point.mode.name(),
                         j.params.clone(),
-                        serde_json::to_value(&j.cfg).unwrap_or_default(),
+                        j.cfg.to_json().unwrap_or_default(),
                         j.input_ids.clone(),
                         (t0, t1),
                         status,
@@ -228,15 +228,15 @@ fn prepare_alone_runs(pending: &[&Job], pool: &rayon::ThreadPool) {
     let shared = pending
         .iter()
         .filter(|j| j.alone.is_some() && j.alone_cache.is_some())
-        .map(|j| {
+        .filter_map(|j| {
             let alone = j.alone.as_deref().unwrap_or_default();
-            let simulated = apusim_sim::timed::alone_config(&j.cfg, alone);
+            let simulated = apusim_sim::timed::alone_config(j.cfg.system().ok()?, alone);
             let group = serde_json::json!({
                 "config": serde_json::to_value(&simulated).unwrap_or_default(),
                 "options": j.options,
                 "inputs": j.input_ids,
             });
-            (group.to_string(), *j)
+            Some((group.to_string(), *j))
         });
     once_each(shared, pool, |j| {
         let _ = j.alone_runs();
@@ -252,10 +252,11 @@ fn prepare_replay_streams(pending: &[&Job], pool: &rayon::ThreadPool) {
         .filter(|j| j.point.mode == Mode::Replay && j.alone_cache.is_some())
         .filter_map(|j| match &j.source {
             JobSource::Mix(inputs) => {
-                let name = apusim_experiments::replay::stream_name(inputs, &j.cfg).ok()?;
+                let name =
+                    apusim_experiments::replay::stream_name(inputs, j.cfg.system().ok()?).ok()?;
                 Some((name, *j))
             }
-            JobSource::Traces(_) => None,
+            JobSource::Traces(_) | JobSource::GpuL1(_) => None,
         });
     once_each(shared, pool, |j| {
         let _ = j.llc_stream();

@@ -16,12 +16,13 @@ use crate::job;
 use crate::spec::Mode;
 use crate::{record_one, Made, Store};
 use anyhow::{bail, Result};
+use apusim_experiments::gpu_l1::{self, GpuL1Run};
 use apusim_experiments::replay::{self, Replayed};
 use apusim_experiments::runs::{
     FunctionalRun, PlannedInput, PlannedMode, PlannedPoint, PlannedRun, ReplayRun, RunStore, Runs,
     TimedRun,
 };
-use apusim_experiments::studies::{Family, Study, StudyArgs};
+use apusim_experiments::studies::{Study, StudyArgs};
 use apusim_sim::timed::{stored, SimResult};
 use apusim_sim::RunResult;
 use serde_json::Value;
@@ -67,32 +68,11 @@ impl StudyRuns {
 }
 
 /// Open the database at `path` for study `study` and route the study's runs in `args`
-/// through it; a study whose runs are not kept is refused ([`keeps_runs`]).
+/// through it.
 pub fn attach(study: &Study, args: &mut StudyArgs, path: &Path) -> Result<Arc<StudyRuns>> {
-    keeps_runs(study, "--db")?;
     let runs = Arc::new(StudyRuns::open(path, study.name)?);
     args.runs = Runs::new(runs.clone());
     Ok(runs)
-}
-
-/// Refuse `what` (`--db`, `--print-spec`) on a study whose runs are not kept: the gspc
-/// counters study reads the policy's state between the accesses of its replays, and the
-/// functional bypass figures run kernels through `apusim gpu-l1`'s hierarchy; neither is a
-/// point of a sweep.
-pub fn keeps_runs(study: &Study, what: &str) -> Result<()> {
-    if !study.family.keeps_runs() {
-        let made_of = match study.family {
-            Family::GpuL1 => "runs each kernel through `apusim gpu-l1 run`'s GPU hierarchy",
-            _ => "reads the policy's state between the accesses of its replays",
-        };
-        bail!(
-            "{}: {what} is for the studies made of `apusim sim` or `apusim run --mix` runs or \
-             of replays (the timed studies, drp-fig13, drp-fig14 and gspc-fig11 to \
-             gspc-fig14); this one {made_of}",
-            study.name
-        );
-    }
-    Ok(())
 }
 
 /// The options of `run` that shape its result, as its key holds them.
@@ -126,6 +106,10 @@ fn functional_key(run: &FunctionalRun<'_>) -> Result<String> {
     let ids = job::input_ids(run.inputs);
     let options = functional_options(run)?;
     job::run_key(Mode::Functional, run.cfg, run.policy, &options, &ids)
+}
+
+fn gpu_l1_key(run: &GpuL1Run<'_>) -> Result<String> {
+    job::gpu_l1_key(run.cfg, &run.input.identity(run.cfg)?)
 }
 
 fn replay_key(run: &ReplayRun<'_>) -> Result<String> {
@@ -235,6 +219,43 @@ impl RunStore for StudyRuns {
             (replay::FORMAT, &bytes),
         )
     }
+
+    fn load_gpu_l1(&self, run: &GpuL1Run<'_>) -> Result<Option<apusim_gpu::RunResult>> {
+        self.read_back(&gpu_l1_key(run)?, gpu_l1::decode)
+    }
+
+    fn save_gpu_l1(
+        &self,
+        run: &GpuL1Run<'_>,
+        result: &apusim_gpu::RunResult,
+        seconds: f64,
+    ) -> Result<()> {
+        let bytes = gpu_l1::encode(result)?;
+        let ids = run.input.identity(run.cfg)?;
+        let finished = SystemTime::now();
+        let started = finished - Duration::from_secs_f64(seconds.max(0.0));
+        let record = crate::RunRecord::new(
+            job::gpu_l1_key(run.cfg, &ids)?,
+            Some(format!("study {}", self.study)),
+            "study",
+            Mode::GpuL1.name(),
+            serde_json::json!({
+                "mode": Mode::GpuL1.name(),
+                "preset": run.cfg.name,
+                "inputs": run.input.describe(),
+                "config_label": run.cfg.label(),
+            }),
+            serde_json::to_value(run.cfg)?,
+            ids,
+            (started, finished),
+            Ok(()),
+        );
+        let metrics = crate::metrics::gpu_l1(result);
+        self.store()
+            .record_with(&record, &metrics, Some((gpu_l1::FORMAT, &bytes)))?;
+        self.recorded.fetch_add(1, Ordering::Relaxed);
+        Ok(())
+    }
 }
 
 /// An override's value as a spec states it: as written when it reads as a TOML value (a
@@ -290,6 +311,13 @@ pub fn spec_of(study: &str, runs: &[PlannedPoint]) -> Result<String> {
              # `apusim study {study} --db FILE` with the same options reads them back.\n\
              mode = \"replay\"\n"
         ),
+        PlannedMode::GpuL1 { .. } => format!(
+            "# The runs of `apusim study {study}`, one point each: a kernel through the GPU\n\
+             # hierarchy of `apusim gpu-l1 run` (preset and `set` keys of `apusim gpu-l1 presets`).\n\
+             # Run them with `apusim sweep THIS.toml --db FILE` (or `--slurm`), then\n\
+             # `apusim study {study} --db FILE` with the same options reads them back.\n\
+             mode = \"gpu-l1\"\n"
+        ),
     };
     for (k, v) in &shared {
         out.push_str(&format!("{k} = {v}\n"));
@@ -310,6 +338,20 @@ fn settings<'a>(study: &str, p: &PlannedPoint) -> Result<Vec<(&'a str, String)>>
     let timed = p.mode == PlannedMode::Timed;
     let quote = |s: &str| toml::Value::String(s.to_string()).to_string();
     let mut out = vec![("preset", quote(&r.preset))];
+    if let PlannedMode::GpuL1 { size } = p.mode {
+        // A kernel through the GPU hierarchy: its size and seed, and the GPU configuration's
+        // overrides; no scale, policy or run lengths.
+        let PlannedInput::Kernel(k) = &r.input else {
+            bail!("{study}: a gpu-l1 run plans a kernel");
+        };
+        out.push(("kernel", quote(k)));
+        if let Some(n) = size {
+            out.push(("size", n.to_string()));
+        }
+        out.push(("seed", r.seed.to_string()));
+        push_set(&mut out, study, r)?;
+        return Ok(out);
+    }
     match &r.input {
         PlannedInput::Mix(m) => out.push(("mix", quote(m))),
         PlannedInput::Kernel(k) => out.push(("kernel", quote(k))),
@@ -352,6 +394,13 @@ fn settings<'a>(study: &str, p: &PlannedPoint) -> Result<Vec<(&'a str, String)>>
     if let Some(c) = r.ideal_critical {
         out.push(("ideal_gpu", quote(job::ideal_gpu_name(c))));
     }
+    push_set(&mut out, study, r)?;
+    Ok(out)
+}
+
+/// Add `r`'s overrides (and its DRAM overrides) to `out` as one `set` table.
+fn push_set(out: &mut Vec<(&str, String)>, study: &str, r: &PlannedRun) -> Result<()> {
+    let quote = |s: &str| toml::Value::String(s.to_string()).to_string();
     // Later overrides of a key win, as on the command line; a TOML table holds a key once.
     let mut set: Vec<(String, String)> = Vec::new();
     let mut put = |k: &str, v: String| match set.iter_mut().find(|(key, _)| key == k) {
@@ -375,5 +424,5 @@ fn settings<'a>(study: &str, p: &PlannedPoint) -> Result<Vec<(&'a str, String)>>
             .collect();
         out.push(("set", format!("{{ {} }}", set.join(", "))));
     }
-    Ok(out)
+    Ok(())
 }

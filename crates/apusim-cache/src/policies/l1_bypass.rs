@@ -41,7 +41,7 @@ use super::plru::Plru;
 use crate::{CacheError, Evicted, MissAction, Policy, PolicyContext, SetView};
 use apusim_registry::{Entry, ParamKind, ParamSpec, Params};
 use apusim_trace::Access;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// Width of the saturating counters of the PC-based table (§3.1).
 pub const PC_COUNTER_BITS: u32 = 4;
@@ -62,7 +62,7 @@ pub fn hash_bits(x: u64, bits: u32) -> usize {
 }
 
 /// Storage a predictor adds, in bits (§4.1).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Storage {
     /// The prediction table beside each L1.
     pub table_bits_per_l1: u64,

@@ -43,6 +43,13 @@
 //! texture read consumed from the LLC (gspc Fig. 13). A replay point of one trace file
 //! (`traces = ["llc.apt"]`) replays that recorded LLC stream as it is.
 //!
+//! A `gpu-l1` point (`mode = "gpu-l1"`) runs a GPGPU `kernel` (at problem size `size`, else
+//! the kernel's default, from `seed`) or one `traces` file of GPU accesses through the GPU
+//! memory side of adaptive-gpu-l1-bypassing's Table 1, as `apusim gpu-l1 run` does and the
+//! functional bypass figures are made (`apusim_experiments::gpu_l1`): its `preset` (default
+//! `table1`) or `config` is a GPU configuration (`apusim gpu-l1 presets`) and its `set` keys
+//! are that configuration's (`predictor`, `l1`, `sms`, `l1.pc.threshold`, ...).
+//!
 //! `ideal = "color,texture"` and `gpu_read_bypass = 0.5` are drp §4's LLC switches, and
 //! `ideal_gpu = "critical"` (or `"non-critical"`) gpu-access-criticality Fig. 8's, as
 //! `apusim run|sim --ideal`, `--gpu-read-bypass` and `--ideal-gpu` set them (a point's key is
@@ -89,6 +96,7 @@ pub const SETTINGS: &[&str] = &[
     "ideal_gpu",
     "gpu_read_bypass",
     "consumption",
+    "size",
 ];
 
 /// An error in a spec file, with the line it is on (0 when it concerns the whole file).
@@ -111,23 +119,26 @@ impl fmt::Display for SpecError {
 
 impl std::error::Error for SpecError {}
 
-/// Timed (`apusim sim`), functional (`apusim run`) or a replay of an LLC stream (`apusim
-/// oracle`'s, [`apusim_experiments::replay`]).
+/// Timed (`apusim sim`), functional (`apusim run`), a replay of an LLC stream (`apusim
+/// oracle`'s, [`apusim_experiments::replay`]) or a kernel through the GPU hierarchy of
+/// `apusim gpu-l1 run` ([`apusim_experiments::gpu_l1`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Mode {
     Functional,
     Timed,
     Replay,
+    GpuL1,
 }
 
 impl Mode {
-    pub const NAMES: &'static [&'static str] = &["functional", "timed", "replay"];
+    pub const NAMES: &'static [&'static str] = &["functional", "timed", "replay", "gpu-l1"];
 
     pub fn name(self) -> &'static str {
         match self {
             Mode::Functional => "functional",
             Mode::Timed => "timed",
             Mode::Replay => "replay",
+            Mode::GpuL1 => "gpu-l1",
         }
     }
 }
@@ -160,7 +171,8 @@ pub struct Point {
     /// The line the point comes from: its `[[point]]`, else the `[grid]`, else line 1.
     pub line: usize,
     pub mode: Mode,
-    /// The preset, unless `config` names a configuration file.
+    /// The preset, unless `config` names a configuration file (a GPU configuration's for a
+    /// `gpu-l1` point).
     pub preset: String,
     pub config: Option<PathBuf>,
     /// `None`: the configuration's own LLC policy.
@@ -187,6 +199,8 @@ pub struct Point {
     pub ideal_gpu: Option<String>,
     /// Replay points: also report the render-target consumption (gspc Fig. 13).
     pub consumption: bool,
+    /// `gpu-l1` points: the kernel's problem size (`None`: its default).
+    pub size: Option<u64>,
     /// Configuration overrides, key → TOML value, in key order.
     pub set: Vec<(String, toml::Value)>,
     /// The line of every setting, for errors found later (`set.KEY` for overrides).

@@ -47,6 +47,7 @@ impl Spec {
                 "functional" => Mode::Functional,
                 "timed" => Mode::Timed,
                 "replay" => Mode::Replay,
+                "gpu-l1" => Mode::GpuL1,
                 other => {
                     return Err(self.err(
                         lines["mode"],
@@ -182,6 +183,58 @@ impl Spec {
                 }
             }
         };
+        if mode == Mode::GpuL1 {
+            // A kernel or a trace of GPU accesses through `apusim gpu-l1 run`'s hierarchy: no
+            // system, so no LLC policy, CPU jobs, run lengths, timing or LLC switches.
+            let gpu_input = match &inputs {
+                InputSpec::Kernel { .. } => true,
+                InputSpec::Traces(t) => t.len() == 1 && !t[0].contains('@'),
+                _ => false,
+            };
+            if !gpu_input {
+                let name = given.first().copied().unwrap_or("mode");
+                return Err(self.err(
+                    lines.get(name).copied().unwrap_or(line),
+                    "a gpu-l1 point runs a GPGPU `kernel` or one trace of GPU accesses \
+                     (`traces = [\"FILE\"]`, no `@agent`)",
+                ));
+            }
+            if let Some(name) = [
+                "policy",
+                "scale",
+                "limit",
+                "warmup",
+                "instructions",
+                "alone",
+                "alone_policy",
+                "sample",
+                "ideal",
+                "ideal_gpu",
+                "gpu_read_bypass",
+                "consumption",
+            ]
+            .into_iter()
+            .find(|k| s.contains_key(*k))
+            {
+                return Err(self.err(
+                    lines[name],
+                    format!(
+                        "`{name}` is not for gpu-l1 points (a kernel through the GPU hierarchy \
+                         of `apusim gpu-l1 run`, whose settings are `set` keys of its GPU \
+                         configuration and the kernel's `size` and `seed`)"
+                    ),
+                ));
+            }
+            if let (Some(l), true) = (lines.get("size"), matches!(inputs, InputSpec::Traces(_))) {
+                return Err(self.err(*l, "`size` is a generated kernel's, not a trace's"));
+            }
+        } else if let Some(l) = lines.get("size") {
+            return Err(self.err(
+                *l,
+                "`size` is for gpu-l1 points (`mode = \"gpu-l1\"`, a kernel's problem size); \
+                 other points size their workload with `scale`",
+            ));
+        }
         if mode == Mode::Replay {
             // A replay runs a GPU workload's whole LLC stream through the LLC: no CPU jobs,
             // no limit, no timing, no LLC switches.
@@ -262,10 +315,14 @@ impl Spec {
                     .map(|k| (k.to_string(), v.value.clone()))
             })
             .collect();
+        let default_preset = match mode {
+            Mode::GpuL1 => apusim_experiments::bypass_l1::PRESET,
+            _ => "4c1g",
+        };
         Ok(Point {
             line,
             mode,
-            preset: preset.unwrap_or_else(|| "4c1g".into()),
+            preset: preset.unwrap_or_else(|| default_preset.into()),
             config,
             policy: text("policy")?,
             inputs,
@@ -280,6 +337,7 @@ impl Spec {
             ideal_gpu: text("ideal_gpu")?,
             gpu_read_bypass,
             consumption,
+            size: count("size", 0)?,
             set,
             lines,
         })

@@ -129,3 +129,52 @@ fn replay_points_take_a_gpu_workload_and_nothing_of_a_run() {
     let e = error("mix = \"S1\"\nmode = \"replya\"\n");
     assert!(e.message.contains("`replay`"), "{e}");
 }
+
+#[test]
+fn gpu_l1_points_take_a_kernel_or_one_trace_and_a_gpu_configuration() {
+    let pts = parse(
+        "mode = \"gpu-l1\"\nkernel = \"nw\"\nsize = 64\nseed = 2\n\
+         [grid.set]\npredictor = [\"none\", \"pc\"]\n",
+    )
+    .unwrap();
+    assert_eq!(pts.len(), 2);
+    assert_eq!(pts[0].mode, Mode::GpuL1);
+    assert_eq!(
+        pts[0].preset, "table1",
+        "the GPU preset of the bypass figures"
+    );
+    assert_eq!((pts[0].size, pts[0].seed), (Some(64), Some(2)));
+    assert_eq!(pts[1].overrides(), vec!["predictor=\"pc\""]);
+    let pts = parse("mode = \"gpu-l1\"\ntraces = [\"gpu.csv\"]\n").unwrap();
+    assert_eq!(
+        pts[0].inputs,
+        InputSpec::Traces(vec!["/specs/gpu.csv".into()])
+    );
+    assert_eq!(pts[0].size, None);
+    let e = error("mode = \"gpu-l1\"\nmix = \"S1\"\n");
+    assert_eq!(e.line, 2);
+    assert!(e.message.contains("GPGPU `kernel`"), "{e}");
+    let e = error("mode = \"gpu-l1\"\nscene = \"lake\"\n");
+    assert!(e.message.contains("GPGPU `kernel`"), "{e}");
+    let e = error("mode = \"gpu-l1\"\ntraces = [\"a.csv\", \"b.csv\"]\n");
+    assert!(e.message.contains("one trace"), "{e}");
+    for (setting, line) in [
+        ("policy = \"lru\"", 3),
+        ("scale = 2", 3),
+        ("limit = 5", 3),
+        ("warmup = 5", 3),
+        ("consumption = true", 3),
+    ] {
+        let e = error(&format!("mode = \"gpu-l1\"\nkernel = \"nw\"\n{setting}\n"));
+        assert_eq!(e.line, line, "{setting}: {e}");
+        assert!(e.message.contains("is not for gpu-l1 points"), "{e}");
+    }
+    let e = error("mode = \"gpu-l1\"\ntraces = [\"a.csv\"]\nsize = 64\n");
+    assert_eq!(e.line, 3);
+    assert!(e.message.contains("generated kernel's"), "{e}");
+    let e = error("kernel = \"nw\"\n\nsize = 64\n");
+    assert_eq!(e.line, 3);
+    assert!(e.message.contains("for gpu-l1 points"), "{e}");
+    let e = error("kernel = \"nw\"\nmode = \"gpu-l2\"\n");
+    assert!(e.message.contains("`gpu-l1`"), "{e}");
+}
