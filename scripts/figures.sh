@@ -5,8 +5,10 @@
 #
 #   scripts/figures.sh           redraw every PNG from the committed CSVs
 #   scripts/figures.sh --rerun   first run the studies again into docs/figures/data/ (the
-#                                commands below; about 2.8 hours on two cores, the times
-#                                beside each one measured on two shared cores), then redraw
+#                                commands below; about 3.3 hours on two cores, the times
+#                                beside each one measured on two shared cores; the gspc
+#                                figures after gspc-fig12 find its rendered scenes in the
+#                                trace cache), then redraw
 #
 # The CSVs are the long format of `apusim study ... --csv`
 # (study,config,workload,policy,metric,value); the numbers are those of docs/results.md.
@@ -47,6 +49,20 @@ runs=(
     "bypass-fig9|bypass-fig9|907"
     "bypass-fig10|bypass-fig10|267"
     "bypass-fig12|bypass-fig12|5"
+    "bypass-fig1|bypass-fig1|7"
+    "bypass-fig6|bypass-fig6|8"
+    "bypass-fig7|bypass-fig7|15"
+    "bypass-fig8|bypass-fig8|16"
+    "bypass-fig11|bypass-fig11|5"
+    "bypass-nw|bypass-nw|1"
+    "gspc-fig12|gspc-fig12|108"
+    "gspc-fig11|gspc-fig11|17"
+    "gspc-fig13|gspc-fig13|60"
+    "gspc-fig14|gspc-fig14|18"
+    "gspc-counters|gspc-counters|7"
+    "drp-fig14|drp-fig14|646"
+    "drp-fig13|drp-fig13|260"
+    "drp-fig14-noninclusive|drp-fig14 --set llc.cpu_inclusive=false --set llc.l2_hit_hints=false|578"
 )
 
 if $rerun; then
