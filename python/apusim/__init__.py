@@ -302,7 +302,9 @@ def study(name: str, **options: Any) -> pd.DataFrame:
     ``threads``, ``cache_dir``, ``no_cache``, ``db`` (a results database that keeps every
     study's runs: a study run again reads back those it holds, as ``--db``); gspc's ``scenes``, ``width``, ``height``,
     ``frames``, ``llc`` (and ``gspc-counters``' ``every``, ``counters``: a CSV path); the drp functional figures' ``mixes``, ``scale``, ``limit``; the
-    timed figures' ``mixes``, ``scale``, ``warmup``, ``instructions``, ``quick``. Each study
+    timed figures' ``mixes``, ``scale``, ``warmup``, ``instructions``, ``quick``, ``sample``,
+    ``detailed`` (runs of 10 M instructions per core or more are sampled unless
+    ``detailed=True``). Each study
     takes the options its registry entry declares, with the command's defaults; an option it
     does not take is refused with the list of those it takes.
     """

@@ -320,9 +320,27 @@ const TIMED_OPTIONS: &[OptionSpec] = &[
         "Sample every run and alone run with `apusim sim --sample`'s default windows (a \
          10000-cycle window after 50000 detailed cycles per 1000000): IPCs are estimates; \
          give at least a few million instructions per core (not for the bypass figures, \
-         whose kernels run whole)",
+         whose kernels run whole). The default from 10000000 instructions per core (warm-up \
+         included) on",
+    ),
+    opt(
+        "detailed",
+        OptionKind::Flag,
+        None,
+        "",
+        "Simulate every cycle in detail, also runs of 10000000 instructions per core or more, \
+         which are sampled by default",
     ),
 ];
+
+/// Warm-up plus instructions per core from which a timed study samples its runs unless
+/// `detailed` is given: the length at which a figure's detailed runs no longer fit its time
+/// budget (an hour on two cores). A 4-core mix of 4 x 100 M instructions takes 11 minutes in
+/// detail (docs/PERFORMANCE.md), so one of 4 x 10 M about a minute, and a figure of 100-250
+/// such runs with their alone runs one to three hours; sampled, its cores run at about the
+/// functional mode's speed (docs/timing.md). Shorter runs stay detailed: a sampled estimate
+/// needs a few million instructions per core to have windows enough.
+pub const SAMPLE_FROM: u64 = 10_000_000;
 
 /// The options of [`Family::GpuL1`].
 const GPU_L1_OPTIONS: &[OptionSpec] = &[
@@ -522,16 +540,21 @@ impl Options {
         }
     }
 
-    /// The options of a timed figure on mixes, as given.
+    /// The options of a timed figure on mixes, as given: sampled when `sample` says so, or
+    /// when the runs are of [`SAMPLE_FROM`] instructions per core or more and `detailed`
+    /// does not say otherwise.
     fn timed_as_given(&self) -> drp_perf::Options {
+        let warmup = self.int_set("warmup");
+        let instructions = self.int("instructions");
+        let long = instructions.is_some_and(|n| warmup.saturating_add(n) >= SAMPLE_FROM);
         drp_perf::Options {
             mixes: self.list("mixes").as_deref().map(expand_mixes),
             scale: self.int_set("scale"),
             seed: self.seed,
-            warmup: self.int_set("warmup"),
-            instructions: self.int("instructions"),
+            warmup,
+            instructions,
             overrides: self.overrides.clone(),
-            sample: self.flag("sample"),
+            sample: self.flag("sample") || (long && !self.flag("detailed")),
             cache: self.cache.clone(),
             runs: self.runs.clone(),
         }
@@ -646,6 +669,10 @@ impl Study {
             };
             check_value(spec, &value)?;
             values.insert(spec.name, value);
+        }
+        let on = |name: &str| matches!(values.get(name), Some(OptionValue::Flag(true)));
+        if on("sample") && on("detailed") {
+            bail!("--sample and --detailed exclude each other");
         }
         Ok(Options {
             seed: args.seed,
@@ -1123,6 +1150,39 @@ mod tests {
         assert_eq!((d.mixes[0].as_str(), d.mixes[53].as_str()), ("S1", "Q18"));
     }
 
+    #[test]
+    fn long_runs_are_sampled_unless_detailed_is_asked_for() {
+        let args = |given: &[(&str, OptionValue)]| StudyArgs {
+            given: given
+                .iter()
+                .map(|(n, v)| (n.to_string(), v.clone()))
+                .collect(),
+            ..StudyArgs::default()
+        };
+        let sampled = |given: &[(&str, OptionValue)]| {
+            let o = find("drp-fig3").unwrap().resolve(&args(given)).unwrap();
+            o.timed(vec!["S1".into()]).sample
+        };
+        let n = |x: u64| OptionValue::Int(x);
+        let on = OptionValue::Flag(true);
+        assert!(!sampled(&[]), "to the traces' end: detailed");
+        assert!(!sampled(&[("instructions", n(SAMPLE_FROM - 1))]));
+        assert!(sampled(&[("instructions", n(SAMPLE_FROM))]));
+        assert!(sampled(&[
+            ("warmup", n(1)),
+            ("instructions", n(SAMPLE_FROM - 1))
+        ]));
+        assert!(sampled(&[
+            ("instructions", n(1000)),
+            ("sample", on.clone())
+        ]));
+        let long = ("instructions", n(250_000_000));
+        assert!(!sampled(&[long.clone(), ("detailed", on.clone())]));
+        let both = [long, ("detailed", on.clone()), ("sample", on)];
+        let e = find("drp-fig3").unwrap().resolve(&args(&both)).unwrap_err();
+        assert!(e.to_string().contains("exclude each other"), "{e}");
+    }
+
     /// Every study runs from its own options: with every option it takes given (a name no
     /// workload has, so the study stops at its first lookup), the run reaches the study's
     /// own refusal rather than an option the registry does not supply.
@@ -1142,6 +1202,8 @@ mod tests {
                     (_, OptionKind::List) => OptionValue::List(vec!["256K".into()]),
                     // A bypass figure refuses these itself (its kernels run to their end).
                     ("warmup" | "instructions" | "sample", _) if s.family == Bypass => continue,
+                    // The two exclude each other; `sample` is given.
+                    ("detailed", _) => continue,
                     ("frames" | "scale" | "instructions" | "limit", _) => OptionValue::Int(1),
                     (_, OptionKind::Int { min, .. }) => OptionValue::Int(min.max(8)),
                     (_, OptionKind::Flag) => OptionValue::Flag(true),
