@@ -35,6 +35,20 @@ pub fn csv(results: &[SimResult]) -> String {
                 "sample.detailed_fraction",
                 sm.detailed_fraction.to_string(),
             );
+            if let Some(e) = r.gpu.as_ref().and_then(|g| g.work_rate) {
+                row("gpu", "sample.windows", e.windows.to_string());
+                row("gpu", "sample.work_per_cycle", e.value.to_string());
+                row(
+                    "gpu",
+                    "sample.work_per_cycle_half_width",
+                    e.half_width.to_string(),
+                );
+                row(
+                    "gpu",
+                    "sample.cycles_rel_error",
+                    e.relative_error().to_string(),
+                );
+            }
         }
         for c in &r.cores {
             row(&c.agent, "restarts", c.restarts.to_string());

@@ -184,8 +184,9 @@ pub fn run(a: SimArgs) -> Result<()> {
     if sampled_frames {
         // docs/validation.md, "Sampled against detailed, rendered frames".
         eprintln!(
-            "warning: sampled frame times of the render pipeline are estimates whose error is \
-             not bounded yet: within 3% over two 640x512 frames at a 200K-cycle period, but \
+            "warning: sampled frame times of the render pipeline are estimates; their interval \
+             (`sampled GPU`) is the windows' sampling error, not the bias of warming a frame \
+             phase by phase: within 3% over two 640x512 frames at a 200K-cycle period, but \
              8-17% off over two 1280x1024 frames at the default windows and up to 38% at \
              others, while few of a frame's phases are measured (docs/validation.md); run \
              detailed where frame times matter"

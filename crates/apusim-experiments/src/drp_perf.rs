@@ -29,7 +29,8 @@
 //! speedup").
 
 use crate::timed::{
-    bar, fps, gpu_cycles, ideal, ipc_sum_rel_error, ratio_rel_error, speedup_of, Bar, TimedMixes,
+    bar, fps, gpu_cycles, gpu_rel_error, ideal, ipc_sum_rel_error, ratio_rel_error, speedup_of,
+    Bar, TimedMixes,
 };
 use crate::{Record, StudyOutput};
 use anyhow::{bail, Context, Result};
@@ -226,6 +227,9 @@ pub fn run(fig: Figure, o: &Options) -> Result<StudyOutput> {
         let cuda = mixes.presets[m] == "4c1g-cuda";
         for (r, b) in runs.iter().zip(&bars).skip(1) {
             let gpu = speedup_of(gpu_cycles(base), gpu_cycles(r));
+            // A sampled pair's GPU error: a frame rate is frames over the frames' cycles, so
+            // its relative error is theirs.
+            let gpu_error = ratio_rel_error(gpu_rel_error(r), gpu_rel_error(base));
             let cpu = throughput_ratio(&ipcs(r), &ipcs(base));
             let mut configs_of = vec![config.clone()];
             if fig == Figure::Fig15 && cuda {
@@ -235,14 +239,25 @@ pub fn run(fig: Figure, o: &Options) -> Result<StudyOutput> {
                 match fig {
                     Figure::Fig3 => {
                         push(c, &b.label, "fps_speedup", speedup_of(fps(r), fps(base)));
+                        if let Some(e) = gpu_error {
+                            push(c, &b.label, "fps_speedup_rel_error", e);
+                        }
                     }
-                    Figure::Table4 => push(c, &b.label, "gpu_speedup", gpu),
+                    Figure::Table4 => {
+                        push(c, &b.label, "gpu_speedup", gpu);
+                        if let Some(e) = gpu_error {
+                            push(c, &b.label, "gpu_speedup_rel_error", e);
+                        }
+                    }
                     _ => {
                         push(c, &b.label, "cpu_speedup", cpu);
                         push(c, &b.label, "gpu_speedup", gpu);
                         let e = ratio_rel_error(ipc_sum_rel_error(r), ipc_sum_rel_error(base));
                         if let Some(e) = e {
                             push(c, &b.label, "cpu_speedup_rel_error", e);
+                        }
+                        if let Some(e) = gpu_error {
+                            push(c, &b.label, "gpu_speedup_rel_error", e);
                         }
                     }
                 }
@@ -325,6 +340,11 @@ mod tests {
         let e = out.get("1C1G", "S16", "DRP", "cpu_speedup_rel_error");
         assert!(e > 0.0 && e.is_finite(), "{e}");
         assert_eq!(e, rel(&drp) + rel(&base));
+        // The GPU speedup's: the two runs' work-rate errors added.
+        let gpu_rel = |r: &SimResult| r.gpu.as_ref().unwrap().work_rate.unwrap().relative_error();
+        let g = out.get("1C1G", "S16", "DRP", "gpu_speedup_rel_error");
+        assert!(g > 0.0 && g.is_finite(), "{g}");
+        assert_eq!(g, gpu_rel(&drp) + gpu_rel(&base));
         assert_eq!(out.get("1C1G", "mean", "DRP", "cpu_speedup_rel_error"), e);
     }
 

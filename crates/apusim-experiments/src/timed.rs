@@ -394,6 +394,12 @@ pub(crate) fn ipc_estimates(r: &SimResult) -> Option<Vec<apusim_sim::timed::esti
     r.sampling.as_ref()?.cores.iter().map(|c| c.ipc).collect()
 }
 
+/// A sampled run's relative error of the GPU's execution cycles and frame times (that of its
+/// work rate over the windows, `GpuResult::work_rate`); `None` for a detailed run.
+pub(crate) fn gpu_rel_error(r: &SimResult) -> Option<f64> {
+    Some(r.gpu.as_ref()?.work_rate?.relative_error())
+}
+
 /// The relative error of `a / b` from those of `a` and `b` (linear, no independence assumed).
 pub(crate) fn ratio_rel_error(a: Option<f64>, b: Option<f64>) -> Option<f64> {
     Some(a? + b?)

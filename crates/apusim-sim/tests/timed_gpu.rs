@@ -388,6 +388,23 @@ fn a_sampled_run_extrapolates_the_gpu_s_cycles() {
         d.stats.warp_instructions
     );
     assert!(err.abs() < 0.15, "{err}");
+    // The windows' work rate with its interval: the detailed run has none; the sampled
+    // one's rests on every window and, on this kernel, holds the detailed cycles.
+    assert!(d.work_rate.is_none());
+    let rate = s.work_rate.expect("a sampled GPU's work rate");
+    eprintln!(
+        "reduction: work per cycle {:.4} ± {:.4} ({} windows, ±{:.1}%)",
+        rate.value,
+        rate.half_width,
+        rate.windows,
+        100.0 * rate.relative_error()
+    );
+    assert!(rate.windows >= 2 && rate.half_width > 0.0);
+    assert!(
+        err.abs() <= rate.relative_error(),
+        "detailed cycles {err:+.3} off, outside ±{:.3}",
+        rate.relative_error()
+    );
 }
 
 /// On a system whose GPU has no cache for the shader's data (preset `4c1g`, drp §3's 3D GPU),

@@ -712,6 +712,22 @@ fn a_sampled_run_warms_render_work_and_its_frames_follow_the_detailed_ones() {
         d.stats.warp_instructions
     );
     assert!(err.abs() < 0.10, "{err:+.3}");
+    // The windows' work rate and its interval, which the frame times carry.
+    assert!(d.work_rate.is_none());
+    let rate = s.work_rate.expect("a sampled pipeline's work rate");
+    eprintln!(
+        "deferred 320x256: work per cycle {:.3} ± {:.3} ({} windows, ±{:.1}%)",
+        rate.value,
+        rate.half_width,
+        rate.windows,
+        100.0 * rate.relative_error()
+    );
+    assert!(rate.windows >= 2 && rate.half_width > 0.0);
+    assert!(
+        err.abs() <= rate.relative_error(),
+        "detailed frames {err:+.3} off, outside ±{:.3}",
+        rate.relative_error()
+    );
 }
 
 /// `--interval` series carry the GPU's own figures: over a scene's run the intervals' GPU

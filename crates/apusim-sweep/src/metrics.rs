@@ -195,6 +195,9 @@ pub fn timed(r: &SimResult) -> Vec<Metric> {
         if let Some(rr) = &g.render {
             out.push(m(&g.agent, "", "", "fps", rr.fps));
         }
+        if let Some(e) = g.work_rate {
+            out.push(m(&g.agent, "", "", "cycles_rel_error", e.relative_error()));
+        }
     }
     if let Some(sp) = &r.speedup {
         for (name, v) in [

@@ -8,6 +8,7 @@
 //! starts its program again (its figures stay those of the first run), as cores replay
 //! their traces.
 
+use super::estimate::{self, Estimate};
 use super::memory::{CorePort, TimedMemory};
 use super::ratio::ratio;
 use crate::config::SystemConfig;
@@ -52,6 +53,15 @@ pub struct GpuResult {
     /// What the shader cores' criticality hardware marked (`timing.gpu.criticality`,
     /// gpu-access-criticality §4.1.2).
     pub shader_criticality: Option<ShaderCriticalityResult>,
+    /// A sampled run's GPU work ([`GpuModel::progress`]) per GPU cycle over its measured
+    /// windows, with the 99.7% interval of the ratio estimator (SMARTS §3): the rate its
+    /// functional warming goes on at, so its relative error bounds that of the execution
+    /// cycles and frame times the warming extrapolates (the detailed cycles carry none).
+    /// The render pipeline paces its warming by the frame's phases, each weighed against
+    /// this rate (docs/timing.md): for frames the interval is the windows' sampling error,
+    /// not the pacing's bias. `None` for a detailed run or fewer than two windows.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub work_rate: Option<Estimate>,
 }
 
 /// The criticality hardware's counters at the end of the program's first run, and what the
@@ -150,8 +160,10 @@ pub(crate) struct TimedGpu {
     /// Sampled runs: the measured window's start and the work done by then,
     /// the GPU's rate over the last window, and whether it is frozen.
     window: Option<(Tick, u64)>,
-    /// Work ([`GpuModel::progress`]) and GPU cycles of every measured window so far.
+    /// Work ([`GpuModel::progress`]) and GPU cycles of every measured window so far, in
+    /// total and window by window.
     measured: (u64, u64),
+    windows: Vec<(f64, f64)>,
     rate: Option<f64>,
     model_frozen: bool,
     /// Each shader core's issued instructions at the last report to the LLC policy.
@@ -210,6 +222,7 @@ impl TimedGpu {
             restarts: 0,
             window: None,
             measured: (0, 0),
+            windows: Vec::new(),
             rate: None,
             model_frozen: false,
             reported: Vec::new(),
@@ -373,8 +386,10 @@ impl TimedGpu {
         if let Some((t0, i0)) = self.window.take() {
             let d = self.model.domain();
             self.model.measure(d.cycle(now), false);
-            self.measured.0 += self.done() - i0;
-            self.measured.1 += d.cycle(now).saturating_sub(d.cycle(t0));
+            let (work, cycles) = (self.done() - i0, d.cycle(now).saturating_sub(d.cycle(t0)));
+            self.measured.0 += work;
+            self.measured.1 += cycles;
+            self.windows.push((work as f64, cycles as f64));
             self.rate = Some(ratio(self.measured.0, self.measured.1));
         }
     }
@@ -475,6 +490,10 @@ impl TimedGpu {
                 )
             }),
             shader_criticality,
+            work_rate: {
+                let (work, cycles): (Vec<f64>, Vec<f64>) = self.windows.iter().copied().unzip();
+                estimate::ratio(&work, &cycles, estimate::Z_997)
+            },
         }
     }
 }
