@@ -294,6 +294,32 @@ impl Runs {
         }
     }
 
+    /// `make`'s result, or in planning mode an error (a study lists its `what` before making
+    /// any), or through the store: the stored result when `load` finds one, else made and
+    /// handed to `save` with the seconds it took.
+    fn kept<T>(
+        &self,
+        what: &str,
+        load: impl FnOnce(&dyn RunStore) -> Result<Option<T>>,
+        make: impl FnOnce() -> Result<T>,
+        save: impl FnOnce(&dyn RunStore, &T, f64) -> Result<()>,
+    ) -> Result<T> {
+        if self.plan.is_some() {
+            anyhow::bail!("a study in planning mode lists its {what} before making any");
+        }
+        if let Some(store) = &self.store {
+            if let Some(r) = load(store.as_ref())? {
+                return Ok(r);
+            }
+        }
+        let start = Instant::now();
+        let r = make()?;
+        if let Some(store) = &self.store {
+            save(store.as_ref(), &r, start.elapsed().as_secs_f64())?;
+        }
+        Ok(r)
+    }
+
     /// The result of running `inputs` on `cfg` under `policy`: the stored one when there is
     /// one, else simulated and stored.
     pub fn sim(
@@ -303,24 +329,18 @@ impl Runs {
         inputs: &dyn Inputs,
         opts: &SimOptions,
     ) -> Result<SimResult> {
-        if self.plan.is_some() {
-            anyhow::bail!("a study in planning mode lists its timed runs before making any");
-        }
-        let Some(store) = &self.store else {
-            return sim_policy(cfg, policy, inputs, opts);
-        };
         let run = TimedRun {
             cfg,
             policy,
             inputs,
             opts,
         };
-        if let Some(r) = store.load(&run)? {
-            return Ok(r);
-        }
-        let r = sim_policy(cfg, policy, inputs, opts)?;
-        store.save(&run, &r)?;
-        Ok(r)
+        self.kept(
+            "timed runs",
+            |s| s.load(&run),
+            || sim_policy(cfg, policy, inputs, opts),
+            |s, r, _| s.save(&run, r),
+        )
     }
 
     /// The result of the functional run of `inputs` on `cfg` under `policy`: the stored one
@@ -332,24 +352,18 @@ impl Runs {
         inputs: &dyn Inputs,
         opts: &RunOptions,
     ) -> Result<RunResult> {
-        if self.plan.is_some() {
-            anyhow::bail!("a study in planning mode lists its functional runs before making any");
-        }
-        let Some(store) = &self.store else {
-            return run_policy(cfg, policy, inputs, opts);
-        };
         let run = FunctionalRun {
             cfg,
             policy,
             inputs,
             opts,
         };
-        if let Some(r) = store.load_functional(&run)? {
-            return Ok(r);
-        }
-        let r = run_policy(cfg, policy, inputs, opts)?;
-        store.save_functional(&run, &r)?;
-        Ok(r)
+        self.kept(
+            "functional runs",
+            |s| s.load_functional(&run),
+            || run_policy(cfg, policy, inputs, opts),
+            |s, r, _| s.save_functional(&run, r),
+        )
     }
 
     /// The replay `run`: the stored result when there is one, else replayed (on the LLC
@@ -359,37 +373,21 @@ impl Runs {
         run: &ReplayRun<'_>,
         stream: impl FnOnce() -> Result<PathBuf>,
     ) -> Result<Replayed> {
-        if self.plan.is_some() {
-            anyhow::bail!("a study in planning mode lists its replays before making any");
-        }
-        if let Some(store) = &self.store {
-            if let Some(r) = store.load_replay(run)? {
-                return Ok(r);
-            }
-        }
-        let start = Instant::now();
-        let r = replay::replay(&stream()?, run.cfg, run.policy, run.consumption)?;
-        if let Some(store) = &self.store {
-            store.save_replay(run, &r, start.elapsed().as_secs_f64())?;
-        }
-        Ok(r)
+        self.kept(
+            "replays",
+            |s| s.load_replay(run),
+            || replay::replay(&stream()?, run.cfg, run.policy, run.consumption),
+            |s, r, seconds| s.save_replay(run, r, seconds),
+        )
     }
 
     /// The GPU L1 `run`: the stored result when there is one, else run and stored.
     pub fn gpu_l1(&self, run: &GpuL1Run<'_>) -> Result<apusim_gpu::RunResult> {
-        if self.plan.is_some() {
-            anyhow::bail!("a study in planning mode lists its GPU L1 runs before making any");
-        }
-        if let Some(store) = &self.store {
-            if let Some(r) = store.load_gpu_l1(run)? {
-                return Ok(r);
-            }
-        }
-        let start = Instant::now();
-        let r = gpu_l1::run(run)?;
-        if let Some(store) = &self.store {
-            store.save_gpu_l1(run, &r, start.elapsed().as_secs_f64())?;
-        }
-        Ok(r)
+        self.kept(
+            "GPU L1 runs",
+            |s| s.load_gpu_l1(run),
+            || gpu_l1::run(run),
+            |s, r, seconds| s.save_gpu_l1(run, r, seconds),
+        )
     }
 }

@@ -199,32 +199,26 @@ impl Spec {
                      (`traces = [\"FILE\"]`, no `@agent`)",
                 ));
             }
-            if let Some(name) = [
-                "policy",
-                "scale",
-                "limit",
-                "warmup",
-                "instructions",
-                "alone",
-                "alone_policy",
-                "sample",
-                "ideal",
-                "ideal_gpu",
-                "gpu_read_bypass",
-                "consumption",
-            ]
-            .into_iter()
-            .find(|k| s.contains_key(*k))
-            {
-                return Err(self.err(
-                    lines[name],
-                    format!(
-                        "`{name}` is not for gpu-l1 points (a kernel through the GPU hierarchy \
-                         of `apusim gpu-l1 run`, whose settings are `set` keys of its GPU \
-                         configuration and the kernel's `size` and `seed`)"
-                    ),
-                ));
-            }
+            self.refuse_any(
+                &s,
+                &[
+                    "policy",
+                    "scale",
+                    "limit",
+                    "warmup",
+                    "instructions",
+                    "alone",
+                    "alone_policy",
+                    "sample",
+                    "ideal",
+                    "ideal_gpu",
+                    "gpu_read_bypass",
+                    "consumption",
+                ],
+                "gpu-l1 points (a kernel through the GPU hierarchy of `apusim gpu-l1 run`, \
+                 whose settings are `set` keys of its GPU configuration and the kernel's \
+                 `size` and `seed`)",
+            )?;
             if let (Some(l), true) = (lines.get("size"), matches!(inputs, InputSpec::Traces(_))) {
                 return Err(self.err(*l, "`size` is a generated kernel's, not a trace's"));
             }
@@ -251,28 +245,22 @@ impl Spec {
                      recorded LLC stream (`traces = [\"FILE\"]`, no `@agent`)",
                 ));
             }
-            if let Some(name) = [
-                "limit",
-                "warmup",
-                "instructions",
-                "alone",
-                "alone_policy",
-                "sample",
-                "ideal",
-                "ideal_gpu",
-                "gpu_read_bypass",
-            ]
-            .into_iter()
-            .find(|k| s.contains_key(*k))
-            {
-                return Err(self.err(
-                    lines[name],
-                    format!(
-                        "`{name}` is not for replay points (a GPU workload's whole LLC stream \
-                         replayed through the LLC alone)"
-                    ),
-                ));
-            }
+            self.refuse_any(
+                &s,
+                &[
+                    "limit",
+                    "warmup",
+                    "instructions",
+                    "alone",
+                    "alone_policy",
+                    "sample",
+                    "ideal",
+                    "ideal_gpu",
+                    "gpu_read_bypass",
+                ],
+                "replay points (a GPU workload's whole LLC stream replayed through the LLC \
+                 alone)",
+            )?;
         } else if let Some(l) = lines.get("consumption") {
             return Err(self.err(
                 *l,
@@ -341,6 +329,17 @@ impl Spec {
             set,
             lines,
         })
+    }
+}
+
+impl Spec {
+    /// Refuse the first of `names` a point's settings `s` hold: "`NAME` is not for `what`",
+    /// at the setting's line.
+    fn refuse_any(&self, s: &Settings, names: &[&str], what: &str) -> Result<(), SpecError> {
+        match names.iter().find_map(|k| s.get(*k).map(|v| (k, v.line))) {
+            Some((name, line)) => Err(self.err(line, format!("`{name}` is not for {what}"))),
+            None => Ok(()),
+        }
     }
 }
 
