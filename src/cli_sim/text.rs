@@ -93,6 +93,16 @@ pub fn table(r: &SimResult) -> String {
             est.join(", "),
             100.0 * sm.detailed_fraction
         ));
+        if let Some(e) = r.gpu.as_ref().and_then(|g| g.work_rate) {
+            s.push_str(&format!(
+                "sampled GPU: work per GPU cycle {:.4} ± {:.4} (99.7%, {} windows): its cycles \
+                 and frame times within ±{:.1}%\n",
+                e.value,
+                e.half_width,
+                e.windows,
+                100.0 * e.relative_error()
+            ));
+        }
     }
     if let Some(sp) = &r.speedup {
         let alone: Vec<String> = sp
