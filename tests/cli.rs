@@ -1158,6 +1158,29 @@ fn sim_samples_and_refuses_windows_that_cannot() {
         out.contains("sampled: IPC with 99.7% intervals: cpu0 "),
         "{out}"
     );
+    // A GPGPU kernel alone: its work rate with the interval, in the table and the CSV.
+    let csv = dir.path().join("gpu.csv");
+    let out = ok(&[
+        "sim",
+        "--preset",
+        "4c1g-cuda",
+        "--kernel",
+        "reduction",
+        "--sample",
+        "--sample-period",
+        "100000",
+        "--sample-warmup",
+        "10000",
+        "--sample-unit",
+        "2000",
+        "--csv",
+        csv.to_str().unwrap(),
+    ]);
+    assert!(out.contains("sampled GPU: work per GPU cycle "), "{out}");
+    assert!(!out.contains("sampled: IPC"), "no core to estimate: {out}");
+    let rows = std::fs::read_to_string(&csv).unwrap();
+    assert!(rows.contains(",gpu,sample.cycles_rel_error,"), "{rows}");
+    assert!(!rows.contains("sample.detailed_fraction"), "{rows}");
     let err = fails(&["sim", t0, "--sample", "--sample-unit", "0"]);
     assert!(err.contains("--sample-unit"), "{err}");
     let err = fails(&["sim", t0, "--sample", "--sample-warmup", "999999"]);

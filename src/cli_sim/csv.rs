@@ -30,11 +30,13 @@ pub fn csv(results: &[SimResult]) -> String {
                     row(&c.agent, "sample.ipc_half_width", e.half_width.to_string());
                 }
             }
-            row(
-                "system",
-                "sample.detailed_fraction",
-                sm.detailed_fraction.to_string(),
-            );
+            if !sm.cores.is_empty() {
+                row(
+                    "system",
+                    "sample.detailed_fraction",
+                    sm.detailed_fraction.to_string(),
+                );
+            }
             if let Some(e) = r.gpu.as_ref().and_then(|g| g.work_rate) {
                 row("gpu", "sample.windows", e.windows.to_string());
                 row("gpu", "sample.work_per_cycle", e.value.to_string());

@@ -88,11 +88,14 @@ pub fn table(r: &SimResult) -> String {
                 )
             })
             .unwrap_or_default();
-        s.push_str(&format!(
-            "sampled: IPC with 99.7% intervals: {}; {:.1}% of instructions in detail{target}\n",
-            est.join(", "),
-            100.0 * sm.detailed_fraction
-        ));
+        // A GPU alone has no core to estimate: its line below says what was sampled.
+        if !est.is_empty() {
+            s.push_str(&format!(
+                "sampled: IPC with 99.7% intervals: {}; {:.1}% of instructions in detail{target}\n",
+                est.join(", "),
+                100.0 * sm.detailed_fraction
+            ));
+        }
         if let Some(e) = r.gpu.as_ref().and_then(|g| g.work_rate) {
             s.push_str(&format!(
                 "sampled GPU: work per GPU cycle {:.4} ± {:.4} (99.7%, {} windows): its cycles \
