@@ -5,7 +5,7 @@
 #
 #   scripts/figures.sh           redraw every PNG from the committed CSVs
 #   scripts/figures.sh --rerun   first run the studies again into docs/figures/data/ (the
-#                                commands below; about 3.3 hours on two cores, the times
+#                                commands below; about 3.7 hours on two cores, the times
 #                                beside each one measured on two shared cores; the gspc
 #                                figures after gspc-fig12 find its rendered scenes in the
 #                                trace cache), then redraw
@@ -63,6 +63,17 @@ runs=(
     "drp-fig14|drp-fig14|646"
     "drp-fig13|drp-fig13|260"
     "drp-fig14-noninclusive|drp-fig14 --set llc.cpu_inclusive=false --set llc.l2_hit_hints=false|578"
+    "crit-fig2|crit-fig2 --mixes HL3,HL9|22"
+    "crit-fig3|crit-fig3 --mixes HL3,HL9|92"
+    "crit-fig4|crit-fig4 --mixes HL3|29"
+    "crit-fig8|crit-fig8 --mixes HL3,HL9|49"
+    "crit-fig9|crit-fig9 --mixes HL1,HL2,HL3,HL4,HL5,HL6,HL9,HL14|109"
+    "crit-fig10|crit-fig10 --mixes H3,HL9 --instructions 1000000|190"
+    "crit-fig11|crit-fig11 --mixes HL3,HL9|160"
+    "crit-fig12|crit-fig12 --mixes HL3|69"
+    "crit-fig14|crit-fig14 --mixes HL3,HL9|126"
+    "drp-table4|drp-table4 --instructions 1000000|11"
+    "drp-fig1|drp-fig1 --mixes S1,D1,Q1,S3,D3,Q3 --instructions 1000000|209"
 )
 
 if $rerun; then
