@@ -34,7 +34,7 @@ runs=(
     "gspc-fig15|gspc-fig15|610"
     "gspc-fig16|gspc-fig16|576"
     "gspc-fig17|gspc-fig17|498"
-    "crit-fig13|crit-fig13 --mixes HL3 --set timing.render.target_fps=0|292"
+    "crit-fig13|crit-fig13 --mixes HL3 --set timing.render.target_fps=0|120"
     "crit-fig15|crit-fig15 --mixes HL16,HL20|156"
     "tap-fig2|tap-fig2 --instructions 500000|770"
     "tap-fig8|tap-fig8|137"
@@ -74,6 +74,11 @@ runs=(
     "crit-fig14|crit-fig14 --mixes HL3,HL9|126"
     "drp-table4|drp-table4 --instructions 1000000|11"
     "drp-fig1|drp-fig1 --mixes S1,D1,Q1,S3,D3,Q3 --instructions 1000000|209"
+    "drp-fig11|drp-fig11 --mixes S1,S3 --instructions 1000000|109"
+    "drp-fig12|drp-fig12 --mixes S1,S3 --instructions 1000000|60"
+    "drp-fig15|drp-fig15 --mixes S1,S3 --instructions 1000000|83"
+    "tap-fig6|tap-fig6|78"
+    "tap-fig7|tap-fig7|51"
 )
 
 if $rerun; then
