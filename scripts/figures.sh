@@ -35,7 +35,7 @@ runs=(
     "gspc-fig16|gspc-fig16|576"
     "gspc-fig17|gspc-fig17|498"
     "crit-fig13|crit-fig13 --mixes HL3 --set timing.render.target_fps=0|120"
-    "crit-fig15|crit-fig15 --mixes HL16,HL20|156"
+    "crit-fig15|crit-fig15 --mixes HL16,HL20|112"
     "tap-fig2|tap-fig2 --instructions 500000|770"
     "tap-fig8|tap-fig8|137"
     "tap-fig8-scale4|tap-fig8 --scale 4|378"
@@ -79,6 +79,7 @@ runs=(
     "drp-fig15|drp-fig15 --mixes S1,S3 --instructions 1000000|83"
     "tap-fig6|tap-fig6|78"
     "tap-fig7|tap-fig7|51"
+    "drp-fig3|drp-fig3 --mixes S1 --instructions 1000000|40"
 )
 
 if $rerun; then
