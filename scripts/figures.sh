@@ -5,7 +5,7 @@
 #
 #   scripts/figures.sh           redraw every PNG from the committed CSVs
 #   scripts/figures.sh --rerun   first run the studies again into docs/figures/data/ (the
-#                                commands below; about 3.7 hours on two cores, the times
+#                                commands below; about 3.8 hours on two cores, the times
 #                                beside each one measured on two shared cores; the gspc
 #                                figures after gspc-fig12 find its rendered scenes in the
 #                                trace cache), then redraw
@@ -80,6 +80,7 @@ runs=(
     "tap-fig6|tap-fig6|78"
     "tap-fig7|tap-fig7|51"
     "drp-fig3|drp-fig3 --mixes S1 --instructions 1000000|40"
+    "drp-fig4|drp-fig4 --mixes S1,S3 --instructions 1000000|228"
 )
 
 if $rerun; then
