@@ -154,33 +154,29 @@ impl PlannedRun {
             set.push(format!("cpus={}", cfg.cpus));
         }
         PlannedRun {
-            preset: preset.to_string(),
-            set,
             dram_set: cfg.timing.dram_set.clone(),
             policy: policy.to_string(),
-            input,
             scale,
-            seed,
-            warmup: 0,
-            instructions: None,
-            sample: false,
-            ideal: String::new(),
-            gpu_read_bypass: 0.0,
-            ideal_critical: None,
+            ..PlannedRun::to_its_end(preset, set, input, seed)
         }
     }
-}
 
-impl PlannedRun {
     /// Kernel `kernel` from `seed` through `apusim gpu-l1`'s hierarchy on GPU preset `preset`
     /// with the overrides `set` ([`PlannedMode::GpuL1`]).
     pub(crate) fn gpu_l1(preset: &str, set: Vec<String>, kernel: &str, seed: u64) -> PlannedRun {
+        PlannedRun::to_its_end(preset, set, PlannedInput::Kernel(kernel.to_string()), seed)
+    }
+
+    /// `input` from `seed` at scale 1 on preset `preset` with the overrides `set`, run to its
+    /// end with the default options: no DRAM overrides, LLC policy, warm-up, sampling or LLC
+    /// switches.
+    fn to_its_end(preset: &str, set: Vec<String>, input: PlannedInput, seed: u64) -> PlannedRun {
         PlannedRun {
             preset: preset.to_string(),
             set,
             dram_set: Vec::new(),
             policy: String::new(),
-            input: PlannedInput::Kernel(kernel.to_string()),
+            input,
             scale: 1,
             seed,
             warmup: 0,
