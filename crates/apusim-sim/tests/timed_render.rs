@@ -359,6 +359,31 @@ fn beside_a_cpu_core_it_renders_again_while_the_core_runs_and_runs_are_determini
     assert!(alone.cores[0].ipc > a.cores[0].ipc);
 }
 
+/// A core that stops retiring is reported even while the GPU keeps the machine busy: with a
+/// watchdog shorter than a DRAM miss, the core streaming through memory beside the render
+/// trips it, named with its input; the whole-machine watchdog alone counts the GPU's cycles
+/// as progress and would let it wait on.
+#[test]
+fn a_core_that_stops_retiring_beside_a_busy_gpu_is_named() {
+    let mut scene = Scene::new("lake");
+    scene.width = 96;
+    scene.height = 64;
+    scene.cpu = Some(cpu_stream(20_000, 64 << 20));
+    let cfg = preset(&["timing.watchdog_cycles=150"]);
+    let opts = SimOptions {
+        instructions: Some(40_000),
+        ..SimOptions::default()
+    };
+    let err = sim_policy(&cfg, "drp-baseline", &scene, &opts).expect_err("the watchdog trips");
+    let msg = format!("{err:#}");
+    assert!(
+        msg.contains("no progress on cpu0") && msg.contains("cpu0 stream"),
+        "{msg}"
+    );
+    assert!(msg.contains("timing.watchdog_cycles"), "{msg}");
+    // With the default watchdog the same setting runs to its end (the test above).
+}
+
 /// Just one CPU core's trace.
 struct CpuOnly(Vec<Access>);
 

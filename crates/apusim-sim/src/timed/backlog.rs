@@ -76,6 +76,10 @@ impl Backlog {
     pub fn len(&self) -> usize {
         self.reads + self.writes
     }
+    /// Reads waiting for a read-queue slot.
+    pub fn reads(&self) -> usize {
+        self.reads
+    }
     /// Write-backs waiting for a write-queue slot.
     pub fn writes(&self) -> usize {
         self.writes

@@ -454,6 +454,16 @@ impl<P: Policy> TimedMemory<P> {
             if p.at_llc >= l2_mshrs && self.h.misses_private_levels(acc) {
                 return Ok(Issue::Busy(None));
             }
+            // A full write-back buffer blocks the GPU at the LLC, as it holds an open-loop
+            // GPU trace: the GPU's writes need no data back, so nothing else paces them, and
+            // unheld they would queue without bound. It retries when DRAM next acts.
+            if agent == self.gpu_slot()
+                && self.write_backlog_full()
+                && self.h.misses_private_levels(acc)
+            {
+                let retry = self.dram_wake.filter(|&w| w > now).unwrap_or(now + 1);
+                return Ok(Issue::Busy(Some(retry)));
+            }
         }
         self.h.access(acc)?;
         let depth = self.h.take_depth();
@@ -661,13 +671,14 @@ impl<P: Policy> TimedMemory<P> {
         let mshrs: u32 = self.banks.iter().map(|b| b.busy_mshrs).sum();
         format!(
             "{}; queues: {} LLC misses in flight, {mshrs} bank MSHRs busy, {blocked} requests \
-             waiting for a bank MSHR, {} in the DRAM controllers, {} waiting for a controller \
-             slot, {} open-loop GPU requests outstanding, {} events pending; {}",
+             waiting for a bank MSHR, {} in the DRAM controllers, {} reads and {} writes waiting \
+             for a controller slot, {} open-loop GPU requests outstanding, {} events pending; {}",
             best.map(|b| b.1)
                 .unwrap_or_else(|| "no request is outstanding".into()),
             self.llc_inflight.len(),
             self.dram.queued(),
-            self.dram_waiting.len(),
+            self.dram_waiting.reads(),
+            self.dram_waiting.writes(),
             self.open_loop_outstanding,
             self.events.len(),
             self.dram.describe_queues()

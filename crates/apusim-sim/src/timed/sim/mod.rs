@@ -305,9 +305,10 @@ fn simulate<P: Policy>(
     // arithmetic of the engine can overflow).
     let end_of_time = cpu.cycles(MAX_CYCLE).min(Tick::MAX / 2);
     // Tick of the last instruction retired or taken by warming on any core, and each core's
-    // count then (for the no-progress watchdog).
+    // count and the tick it last changed (for the no-progress watchdogs).
     let mut last_retire: Tick = 0;
     let mut advanced = vec![0u64; n];
+    let mut advanced_at: Vec<Tick> = vec![0; n];
     let feedback_every = cpu.cycles(256);
     let mut next_feedback = feedback_every;
     let mut last_retired = vec![0u64; n];
@@ -387,6 +388,7 @@ fn simulate<P: Policy>(
                 }
                 mem.last_progress = resume;
                 last_retire = resume;
+                advanced_at.fill(resume);
             }
         }
         let holding = sampler.as_ref().is_some_and(|s| s.draining());
@@ -465,6 +467,23 @@ fn simulate<P: Policy>(
         }
         if now >= next_feedback {
             next_feedback = now - now % feedback_every + feedback_every;
+            // A core that stops advancing while others (or the GPU) keep the machine busy is
+            // as stuck as a machine that stops: each unfinished core must advance within the
+            // watchdog too.
+            if let Some(i) = (0..n).find(|&i| {
+                !finished[i] && !holding && now > advanced_at[i].saturating_add(watchdog)
+            }) {
+                bail!(
+                    "no progress on {} ({}): no instruction retired for {} cycles \
+                     (timing.watchdog_cycles), at cycle {}; {}; oldest request: {}",
+                    agents[i],
+                    names[i],
+                    t.watchdog_cycles,
+                    cpu.cycle(now),
+                    core_states(&agents, &names, &cores, &wake, &finished, cpu),
+                    mem.oldest_outstanding()
+                );
+            }
             hints.step(now, &mut mem, gpu.as_ref());
             let llc = mem.h.llc_mut();
             llc.feedback(&Feedback::Tick {
@@ -513,6 +532,7 @@ fn simulate<P: Policy>(
             let progress = s.instructions + s.warmed;
             if progress != advanced[i] {
                 advanced[i] = progress;
+                advanced_at[i] = now;
                 last_retire = now;
             }
             let p = std::mem::replace(&mut phase[i], Phase::Warming);
