@@ -30,6 +30,7 @@ macro_rules! sched_context {
             banks: &$c.views,
             occupied: &$c.occupied,
             hints: &$c.hints,
+            version: $c.version,
         }
     };
 }

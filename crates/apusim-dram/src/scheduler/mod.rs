@@ -148,6 +148,11 @@ pub struct SchedContext<'a> {
     pub occupied: &'a [u64],
     /// What the system told the schedulers ([`crate::MemorySystem::set_hints`]).
     pub hints: &'a SchedHints,
+    /// A number that changes whenever anything else this context shows may have changed (a
+    /// command, an arrival, a refresh, new hints): two contexts of one controller with the
+    /// same version differ at most in `now`, so a scheduler may reuse what it derived from
+    /// one for the other (FR-FCFS reuses its next decision's pick).
+    pub version: u64,
 }
 
 /// Iterator over the set bits of a bit set, ascending.
