@@ -180,7 +180,8 @@ impl<'a> SchedContext<'a> {
     /// Call `f` on the view of every bank that has candidates, and possibly on some that have
     /// none (their heads are [`NO_CANDIDATE`]): when most banks are occupied it is cheaper to
     /// visit all of them than to iterate over the set bits (whose loop exits mispredict).
-    #[inline]
+    /// Always inlined, so that what `f` keeps across banks stays in registers.
+    #[inline(always)]
     pub fn for_candidate_banks(&self, mut f: impl FnMut(&BankView)) {
         let occupied = match self.occupied {
             [w] => w.count_ones(),
@@ -331,7 +332,7 @@ pub const REGISTRY: &[Entry<BuildScheduler>] = &[
         description: "FR-FCFS: ready row hits first, then the oldest ready request; no precharge closes a row other requests hit",
         paper: "frfcfs (as DRAMsim3 runs FR-FCFS)",
         params: &[],
-        build: |_, _| Box::new(frfcfs::FrFcfs),
+        build: |_, _| Box::new(frfcfs::FrFcfs::default()),
     },
     Entry {
         name: "frfcfs-cap",
