@@ -94,6 +94,9 @@ pub(crate) struct Controller {
     dirty: bool,
     /// Something changed since the scheduler last named its next decision.
     needs_plan: bool,
+    /// Moves on every change of the views, the queues or the hints
+    /// ([`SchedContext::version`](crate::scheduler::SchedContext::version)).
+    version: u64,
     pub(crate) next_wake: u64,
     /// The cycle the running [`crate::MemorySystem::advance_to`] simulates up to: decisions
     /// before it are made. An idle decision jumps the whole rounds of refresh that end by
@@ -155,6 +158,7 @@ impl Controller {
             occupied: vec![0; n_banks.div_ceil(64)],
             dirty: true,
             needs_plan: true,
+            version: 0,
             next_wake: if cfg.refresh { first_due } else { u64::MAX },
             horizon: 0,
             idle_steps: 0,
@@ -178,6 +182,7 @@ impl Controller {
             return;
         }
         self.hints = hints;
+        self.version += 1;
         if self.uses_hints {
             self.needs_plan = true;
             self.next_wake = self.next_wake.min(now);

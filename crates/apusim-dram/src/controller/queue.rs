@@ -90,6 +90,7 @@ impl Controller {
         };
         self.stats.access.stall_cycles += stall;
         Self::source_stats(&mut self.sources, req.source).stall_cycles += stall;
+        self.version += 1;
         let served = req.is_write == self.write_mode;
         if !self.dirty && served {
             // Keep the bank view current without a rebuild (the new candidate is youngest).

@@ -30,6 +30,7 @@ macro_rules! sched_context {
             banks: &$c.views,
             occupied: &$c.occupied,
             hints: &$c.hints,
+            version: $c.version,
         }
     };
 }
@@ -85,6 +86,7 @@ impl Controller {
         let pick = self.sched.pick(&ctx, q);
         let mut row_change = false;
         if let Some(i) = pick.filter(|&i| i < q.len() && ctx.ready(&q[i])) {
+            self.sched.on_issue(&ctx, q, i);
             let effect = self.issue(now, i);
             row_change = matches!(effect, Effect::RowChange { .. });
             self.update_after(effect);
@@ -118,14 +120,10 @@ impl Controller {
         }
     }
 
-    /// Issue the command of candidate `i` of the served queue at `now`.
+    /// Issue the command of candidate `i` of the served queue at `now` (the scheduler has
+    /// been told, [`Scheduler::on_issue`](crate::scheduler::Scheduler::on_issue)).
     fn issue(&mut self, now: u64, i: usize) -> Effect {
         let write_mode = self.write_mode;
-        {
-            let ctx = sched_context!(self, now);
-            let q = if write_mode { &self.wq } else { &self.rq };
-            self.sched.on_issue(&ctx, q, i);
-        }
         self.dirty = true;
         let q = if write_mode {
             &mut self.wq

@@ -111,6 +111,7 @@ impl Controller {
                 self.stats.write_drains += 1;
             }
         }
+        self.version += 1;
         let q = if self.write_mode { &self.wq } else { &self.rq };
         Self::compute_views(&mut self.views, &self.dev, q);
         self.occupied.iter_mut().for_each(|w| *w = 0);
@@ -195,6 +196,7 @@ impl Controller {
             self.rebuild();
             return;
         }
+        self.version += 1;
         let bpr = self.banks_per_rank as usize;
         match effect {
             Effect::RowChange { bank } => {

@@ -11,7 +11,10 @@
 use super::{frfcfs_heads, Candidate, RowStatus, SchedContext, Scheduler};
 
 #[derive(Debug, Default)]
-pub struct FrFcfs;
+pub struct FrFcfs {
+    /// Scratch: the pick found with the last next decision.
+    last: frfcfs_heads::LastPlan,
+}
 
 /// May FR-FCFS with row-hit cap `cap` (`u32::MAX`: none) issue `cands[i]`'s next command
 /// once it is ready? A row hit, unless its bank has served `cap` hits from the open row and
@@ -61,10 +64,10 @@ impl Scheduler for FrFcfs {
         "frfcfs"
     }
     fn pick(&mut self, ctx: &SchedContext, _cands: &[Candidate]) -> Option<usize> {
-        frfcfs_heads::pick(ctx, u32::MAX)
+        self.last.pick(ctx, u32::MAX)
     }
     fn next_decision(&mut self, ctx: &SchedContext, _cands: &[Candidate]) -> Option<u64> {
-        frfcfs_heads::next(ctx, u32::MAX)
+        self.last.next(ctx, u32::MAX)
     }
 }
 
@@ -130,7 +133,7 @@ pub(crate) mod tests {
             .cand(0, 1) // miss
             .cand(1, 1) // conflict
             .cand(2, 3); // hit
-        assert_eq!(FrFcfs.pick(&s.ctx(5), &s.cands), Some(2));
+        assert_eq!(FrFcfs::default().pick(&s.ctx(5), &s.cands), Some(2));
     }
 
     #[test]
@@ -144,9 +147,9 @@ pub(crate) mod tests {
             .cand(2, 3) // hit, RD at 8
             .cand(3, 5); // miss, ACT at 0
         let c = &s.cands;
-        assert_eq!(FrFcfs.pick(&s.ctx(5), c), Some(1));
-        assert_eq!(FrFcfs.pick(&s.ctx(8), c), Some(2));
-        assert_eq!(FrFcfs.pick(&s.ctx(2), c), Some(3));
+        assert_eq!(FrFcfs::default().pick(&s.ctx(5), c), Some(1));
+        assert_eq!(FrFcfs::default().pick(&s.ctx(8), c), Some(2));
+        assert_eq!(FrFcfs::default().pick(&s.ctx(2), c), Some(3));
         let s3 = Scene::new(8)
             .bank(0, None, 9, 0, 0)
             .bank(1, Some(7), 0, 3, 0)
@@ -154,8 +157,11 @@ pub(crate) mod tests {
             .cand(0, 1)
             .cand(1, 1)
             .cand(2, 3);
-        assert_eq!(FrFcfs.pick(&s3.ctx(2), &s3.cands), None);
-        assert_eq!(FrFcfs.next_decision(&s3.ctx(2), &s3.cands), Some(3));
+        assert_eq!(FrFcfs::default().pick(&s3.ctx(2), &s3.cands), None);
+        assert_eq!(
+            FrFcfs::default().next_decision(&s3.ctx(2), &s3.cands),
+            Some(3)
+        );
     }
 
     #[test]
@@ -165,14 +171,17 @@ pub(crate) mod tests {
             .cand(0, 9) // conflict: PRE ready, but would close row 4
             .cand(0, 4) // hit, RD at 10
             .cand(1, 2); // miss in bank 1, ready
-        assert_eq!(FrFcfs.pick(&s.ctx(5), &s.cands), Some(2));
+        assert_eq!(FrFcfs::default().pick(&s.ctx(5), &s.cands), Some(2));
         let s2 = Scene::new(8)
             .bank(0, Some(4), 0, 0, 10)
             .cand(0, 9)
             .cand(0, 4);
-        assert_eq!(FrFcfs.pick(&s2.ctx(5), &s2.cands), None);
+        assert_eq!(FrFcfs::default().pick(&s2.ctx(5), &s2.cands), None);
         // The blocked precharge does not wake the controller; the pending hit does.
-        assert_eq!(FrFcfs.next_decision(&s2.ctx(5), &s2.cands), Some(10));
+        assert_eq!(
+            FrFcfs::default().next_decision(&s2.ctx(5), &s2.cands),
+            Some(10)
+        );
     }
 
     /// Random bank states and queues (and a row-hit cap).

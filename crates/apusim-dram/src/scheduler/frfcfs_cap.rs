@@ -9,12 +9,17 @@ use super::{frfcfs_heads, Candidate, SchedContext, Scheduler};
 #[derive(Debug)]
 pub struct FrFcfsCap {
     cap: u32,
+    /// Scratch: the pick found with the last next decision.
+    last: frfcfs_heads::LastPlan,
 }
 
 impl FrFcfsCap {
     /// Row hits lose priority after `cap` (at least 1) column commands to the open row.
     pub fn new(cap: u32) -> Self {
-        FrFcfsCap { cap: cap.max(1) }
+        FrFcfsCap {
+            cap: cap.max(1),
+            last: frfcfs_heads::LastPlan::default(),
+        }
     }
 }
 
@@ -23,10 +28,10 @@ impl Scheduler for FrFcfsCap {
         "frfcfs-cap"
     }
     fn pick(&mut self, ctx: &SchedContext, _cands: &[Candidate]) -> Option<usize> {
-        frfcfs_heads::pick(ctx, self.cap)
+        self.last.pick(ctx, self.cap)
     }
     fn next_decision(&mut self, ctx: &SchedContext, _cands: &[Candidate]) -> Option<u64> {
-        frfcfs_heads::next(ctx, self.cap)
+        self.last.next(ctx, self.cap)
     }
 }
 

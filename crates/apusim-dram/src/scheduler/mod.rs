@@ -148,6 +148,11 @@ pub struct SchedContext<'a> {
     pub occupied: &'a [u64],
     /// What the system told the schedulers ([`crate::MemorySystem::set_hints`]).
     pub hints: &'a SchedHints,
+    /// A number that changes whenever anything else this context shows may have changed (a
+    /// command, an arrival, a refresh, new hints): two contexts of one controller with the
+    /// same version differ at most in `now`, so a scheduler may reuse what it derived from
+    /// one for the other (FR-FCFS reuses its next decision's pick).
+    pub version: u64,
 }
 
 /// Iterator over the set bits of a bit set, ascending.
@@ -175,7 +180,8 @@ impl<'a> SchedContext<'a> {
     /// Call `f` on the view of every bank that has candidates, and possibly on some that have
     /// none (their heads are [`NO_CANDIDATE`]): when most banks are occupied it is cheaper to
     /// visit all of them than to iterate over the set bits (whose loop exits mispredict).
-    #[inline]
+    /// Always inlined, so that what `f` keeps across banks stays in registers.
+    #[inline(always)]
     pub fn for_candidate_banks(&self, mut f: impl FnMut(&BankView)) {
         let occupied = match self.occupied {
             [w] => w.count_ones(),
@@ -326,7 +332,7 @@ pub const REGISTRY: &[Entry<BuildScheduler>] = &[
         description: "FR-FCFS: ready row hits first, then the oldest ready request; no precharge closes a row other requests hit",
         paper: "frfcfs (as DRAMsim3 runs FR-FCFS)",
         params: &[],
-        build: |_, _| Box::new(frfcfs::FrFcfs),
+        build: |_, _| Box::new(frfcfs::FrFcfs::default()),
     },
     Entry {
         name: "frfcfs-cap",

@@ -12,6 +12,9 @@ pub struct Scene {
     pub cands: Vec<Candidate>,
     pub occupied: Vec<u64>,
     pub hints: SchedHints,
+    /// [`SchedContext::version`]: new at every change made through the builder, unique
+    /// across scenes.
+    pub version: u64,
 }
 
 impl Scene {
@@ -21,6 +24,7 @@ impl Scene {
             cands: Vec::new(),
             occupied: vec![0; n_banks.div_ceil(64)],
             hints: SchedHints::default(),
+            version: 0,
         }
     }
     /// Open `row` in `bank`; ACT/PRE/column ready at the given cycles.
@@ -78,6 +82,8 @@ impl Scene {
         self
     }
     fn derive(&mut self) {
+        static VERSIONS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+        self.version = VERSIONS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         for v in &mut self.banks {
             v.pending_hits = 0;
             v.oldest_hit = NO_CANDIDATE;
@@ -110,6 +116,7 @@ impl Scene {
             banks: &self.banks,
             occupied: &self.occupied,
             hints: &self.hints,
+            version: self.version,
         }
     }
 }
