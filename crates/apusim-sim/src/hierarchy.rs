@@ -816,15 +816,6 @@ impl<P: Policy> Hierarchy<P> {
         if t == Target::Llc && self.cpu_inclusive && ev.meta.cpu_touched() {
             dirty |= self.back_invalidate(owner.addr, bits, ev.meta.sole_cpu());
         }
-        if dirty
-            && t == Target::Llc
-            && self
-                .llc_switches
-                .as_ref()
-                .is_some_and(|sw| sw.drops_writeback(&owner))
-        {
-            return Ok(());
-        }
         if dirty {
             self.send(next, &owner)?;
         }

@@ -6,9 +6,7 @@
 //! - `--ideal STREAMS` (drp-reuse-probability-shared-llc.txt §4.2,
 //!   gpu-access-criticality-dram-scheduling.txt §3): a non-compulsory LLC miss of one of these
 //!   streams is charged as a hit (no memory read) while the policy still fills and evicts as
-//!   usual; a dirty line of an ideal stream leaves the LLC without a write-back (an ideal LLC
-//!   never evicts the stream's data; the other agents' write-backs go on as in the baseline).
-//!   Compulsory misses — the first touch of a line by anyone — stay misses.
+//!   usual. Compulsory misses — the first touch of a line by anyone — stay misses.
 //! - `--gpu-read-bypass P` (drp §4.3): a seeded fraction `P` of GPU read misses bypass the LLC
 //!   (the policy is not consulted and nothing is allocated).
 //! - `--dump-llc-trace FILE`: every access that reaches the LLC, after the private caches, is
@@ -172,15 +170,6 @@ impl LlcSwitchState {
             && req.agent.is_gpu()
             && req.op == apusim_trace::Op::Read
             && (self.bypass_below == u64::MAX || self.rng.next_u64() < self.bypass_below)
-    }
-
-    /// Does a dirty line of `victim`'s stream leave the LLC without a write-back? An LLC ideal
-    /// for a stream never has to evict its data (drp §4.2 converts the stream's misses to
-    /// hits, which evict nothing), so the stream's write-backs are traffic it would not
-    /// cause: without this, an ideal stream that writes (color, depth) sends DRAM a stream of
-    /// write-backs that no read of its own paces.
-    pub fn drops_writeback(&self, victim: &Access) -> bool {
-        self.ideal[victim.stream as usize]
     }
 
     /// Is `req` idealized (its non-compulsory misses charged as hits)?

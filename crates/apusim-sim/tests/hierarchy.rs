@@ -453,41 +453,6 @@ fn ideal_streams_charge_non_compulsory_misses_as_hits() {
     );
 }
 
-/// An ideal stream's dirty lines leave the LLC without a write-back (an ideal LLC never
-/// evicts them), while another stream's dirty lines evicted by the ideal stream are written
-/// back as in the baseline.
-#[test]
-fn ideal_streams_write_nothing_back() {
-    let cfg = tiny("");
-    let run = |ideal: Option<&str>| {
-        let switches = apusim_sim::LlcSwitches {
-            ideal: ideal.map_or(Vec::new(), |i| {
-                apusim_sim::LlcSwitches::parse_ideal(i).unwrap()
-            }),
-            ..Default::default()
-        };
-        let mut h = with_llc_switches(&cfg, switches);
-        // Lines 0, 256, 512, ... share one two-way set: each write from the third on evicts
-        // a dirty line.
-        for (i, stream) in [Stream::Depth, Stream::Color, Stream::Color, Stream::Color]
-            .into_iter()
-            .enumerate()
-        {
-            h.access(&gpu(256 * i as u64, Op::Write, stream)).unwrap();
-        }
-        let s = h.stats();
-        let w = |st| s.memory.get(Agent::GPU, st).writebacks;
-        (w(Stream::Depth), w(Stream::Color))
-    };
-    assert_eq!(run(None), (1, 1), "baseline write-backs of both streams");
-    assert_eq!(run(Some("depth")), (0, 1));
-    assert_eq!(
-        run(Some("color")),
-        (1, 0),
-        "the ideal color line is dropped, the depth line is written back"
-    );
-}
-
 #[test]
 fn forced_gpu_read_bypass_is_seeded_and_spares_the_cpu() {
     let cfg = tiny("");
