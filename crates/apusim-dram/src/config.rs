@@ -59,6 +59,14 @@ pub struct DramConfig {
     /// Leave write-drain mode when the write queue holds at most this many entries and reads
     /// are waiting (default: < 0.2 × size).
     pub write_low_watermark: Option<usize>,
+    /// Most writes one drain serves while reads wait (default: four write queues' worth):
+    /// then the bus turns back to the reads, and at least one read is served before the
+    /// next drain. The watermark rule alone never ends a drain that a writer refills as fast
+    /// as it empties (a GPU whose writes no read paces), and the reads would wait forever;
+    /// gem5's controller bounds a drain the same way (`min_writes_per_switch`), DRAMSim3 by
+    /// draining only the writes queued when the drain began.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub write_drain_cap: Option<usize>,
     /// Row-hit cap of the `frfcfs-cap` scheduler: column commands to an open row after which
     /// its hits lose priority over older requests to other rows.
     pub row_hit_cap: u32,
@@ -81,6 +89,7 @@ impl DramConfig {
             write_queue: 32,
             write_high_watermark: None,
             write_low_watermark: None,
+            write_drain_cap: None,
             row_hit_cap: 4,
             refresh: true,
         }
@@ -103,6 +112,11 @@ impl DramConfig {
         (high, low)
     }
 
+    /// Effective most writes per drain while reads wait ([`DramConfig::write_drain_cap`]).
+    pub fn drain_cap(&self) -> usize {
+        self.write_drain_cap.unwrap_or(4 * self.write_queue)
+    }
+
     /// Check the whole configuration: spec, names, queue sizes, watermarks.
     pub fn validate(&self) -> Result<(), DramError> {
         self.spec.validate()?;
@@ -123,6 +137,14 @@ impl DramConfig {
             return Err(DramError::InvalidConfig(format!(
                 "write-drain watermarks need 0 <= low < high <= write_queue, got low {low}, high {high}, queue {}",
                 self.write_queue
+            )));
+        }
+        if self.drain_cap() < high - low {
+            return Err(DramError::InvalidConfig(format!(
+                "write_drain_cap = {}: a drain must be able to take the write queue from its \
+                 high watermark ({high}) to its low one ({low}), so at least {}",
+                self.drain_cap(),
+                high - low
             )));
         }
         if self.row_hit_cap == 0 {
@@ -162,7 +184,7 @@ impl DramConfig {
     /// `tREFI`, `tCK_ps`, …), organization fields (`channels`, `ranks`, `bank_groups`,
     /// `banks_per_group`/`banks`, `rows`, `columns`), and `mapping`, `scheduler`,
     /// `row_policy`, `read_queue`, `write_queue`, `queue` (both), `write_high`, `write_low`,
-    /// `row_hit_cap`, `refresh` (on/off), and `scheduler.KEY` for a parameter of the
+    /// `write_drain_cap`, `row_hit_cap`, `refresh` (on/off), and `scheduler.KEY` for a parameter of the
     /// scheduler (the value is read as TOML: `0.9`, `true`, `100000`; a bare word is a
     /// string). Scheduler parameters are checked by [`DramConfig::validate`].
     pub fn apply_override(&mut self, key: &str, value: &str) -> Result<(), DramError> {
@@ -209,6 +231,7 @@ impl DramConfig {
                 self.write_high_watermark = Some(num()? as usize)
             }
             "write_low" | "write_low_watermark" => self.write_low_watermark = Some(num()? as usize),
+            "write_drain_cap" | "drain_cap" => self.write_drain_cap = Some(num()? as usize),
             "row_hit_cap" | "cap" => self.row_hit_cap = num32()?,
             "refresh" => {
                 self.refresh = match value.to_ascii_lowercase().as_str() {

@@ -266,6 +266,55 @@ fn writes_wait_for_the_high_watermark_while_reads_are_queued() {
     assert!(mem.report().total.write_drains >= 1);
 }
 
+/// The read latency of one read sent at cycle 1,000 into a channel whose write queue a writer
+/// refills as fast as it drains (every freed slot taken at once), or `None` if the read is
+/// still waiting at cycle 100,000.
+fn read_latency_under_a_write_flood(cap: usize) -> Option<u64> {
+    let mut mem = MemorySystem::new(config(|c| c.write_drain_cap = Some(cap))).unwrap();
+    let mut out = Vec::new();
+    let mut id = 1u64;
+    for cycle in 0..100_000u64 {
+        mem.advance_to(cycle, &mut out);
+        if let Some(c) = out.iter().find(|c| c.id == 0) {
+            return Some(c.done - c.arrival);
+        }
+        out.clear();
+        loop {
+            let a = addr(&mem, (id % 8) as u32, (id / 8 % 4096) as u32, 0);
+            if mem.try_send(Request::write(id, a, cycle)).is_err() {
+                break;
+            }
+            id += 1;
+        }
+        if cycle == 1000 {
+            mem.try_send(Request::read(0, addr(&mem, 3, 5000, 0), cycle))
+                .unwrap();
+        }
+    }
+    None
+}
+
+/// A drain that a writer refills as fast as it empties never reaches the low watermark; the
+/// drain cap (gem5's bound) ends it and serves the waiting read. Without the cap the read
+/// waits for good: this is the starvation the cap exists for.
+#[test]
+fn the_drain_cap_serves_a_read_under_an_endless_write_flood() {
+    let cfg = config(|_| {});
+    let capped = read_latency_under_a_write_flood(cfg.drain_cap())
+        .expect("the read is served under the default cap");
+    // At most a full drain of `cap` writes (a few cycles each) and the read's own service.
+    assert!(capped < 2_000, "read latency {capped} cycles");
+    assert_eq!(
+        read_latency_under_a_write_flood(1 << 40),
+        None,
+        "without a cap the watermark rule starves the read"
+    );
+    // A cap below the watermarks' span is refused.
+    let bad = config(|c| c.write_drain_cap = Some(1));
+    let e = MemorySystem::new(bad).map(|_| ()).expect_err("refused");
+    assert!(e.to_string().contains("write_drain_cap"), "{e}");
+}
+
 #[test]
 fn closed_page_precharges_unless_a_hit_is_queued() {
     let mut mem =

@@ -78,6 +78,12 @@ pub(crate) struct Controller {
     high: usize,
     low: usize,
     pub(crate) write_mode: bool,
+    /// Most writes a drain serves while reads wait ([`DramConfig::write_drain_cap`]).
+    drain_cap: usize,
+    /// Writes issued since the drain began.
+    drained: usize,
+    /// A drain ended at its cap: the next drain waits for a read to be served.
+    read_owed: bool,
     policy: RowPolicy,
     refresh: bool,
     ref_due: Vec<u64>,
@@ -147,6 +153,9 @@ impl Controller {
             high,
             low,
             write_mode: false,
+            drain_cap: cfg.drain_cap(),
+            drained: 0,
+            read_owed: false,
             policy: cfg.row_policy,
             refresh: cfg.refresh,
             ref_due,

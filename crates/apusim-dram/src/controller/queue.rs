@@ -33,14 +33,18 @@ impl Controller {
     /// The write-drain decision for the current queue lengths (Ramulator 2's rule): enter
     /// drain mode when the write queue reaches the high watermark or no read is waiting;
     /// leave it when the write queue is empty, or at/below the low watermark with reads
-    /// waiting.
+    /// waiting. Bounded as gem5 bounds it: with reads waiting a drain ends after
+    /// `write_drain_cap` writes, and the next one waits until a read has been served.
     #[inline]
     pub(super) fn desired_mode(&self) -> bool {
         let (rl, wl) = (self.rq.len(), self.wq.len());
         if !self.write_mode {
+            if self.read_owed && rl > 0 {
+                return false;
+            }
             wl >= self.high || (rl == 0 && wl > 0)
         } else {
-            !(wl == 0 || (wl <= self.low && rl > 0))
+            !(wl == 0 || (rl > 0 && (wl <= self.low || self.drained >= self.drain_cap)))
         }
     }
 

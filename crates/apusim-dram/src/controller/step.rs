@@ -198,6 +198,11 @@ impl Controller {
                     Command::Wr => k.wr += 1,
                     _ => k.wra += 1,
                 }
+                if is_write {
+                    self.drained += 1;
+                } else {
+                    self.read_owed = false;
+                }
                 let c = if is_write {
                     let line = remove_at(&mut self.wq_lines, i);
                     self.wq_filter[(line & 63) as usize] -= 1;

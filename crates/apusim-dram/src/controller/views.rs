@@ -106,10 +106,13 @@ impl Controller {
     pub(super) fn rebuild(&mut self) {
         let m = self.desired_mode();
         if m != self.write_mode {
-            self.write_mode = m;
             if m {
                 self.stats.write_drains += 1;
+                self.drained = 0;
+            } else {
+                self.read_owed = self.drained >= self.drain_cap && !self.rq.is_empty();
             }
+            self.write_mode = m;
         }
         self.version += 1;
         let q = if self.write_mode { &self.wq } else { &self.rq };
