@@ -30,7 +30,7 @@ fn shards(dir: &Path) -> Vec<PathBuf> {
             let mut store = Store::open(&path).unwrap();
             for r in 0..RUNS {
                 let n = (s * RUNS + r) as u64;
-                let key = format!("{:032x}", apusim_sweep::job::fnv1a128(&n.to_le_bytes()));
+                let key = format!("{:032x}", apusim_sweep::key::fnv1a128(&n.to_le_bytes()));
                 let record = RunRecord::new(
                     key,
                     Some("bench".into()),

@@ -202,7 +202,7 @@ pub fn run(a: SimArgs) -> Result<()> {
         extra.push(("alone_policy", serde_json::json!(policy)));
     }
     if let Some(s) = &sample {
-        extra.push(("sample", apusim_sweep::job::sample_option(s)));
+        extra.push(("sample", apusim_sweep::key::sample_option(s)));
     }
     if let Some(e) = a.target_error {
         extra.push(("target_error", serde_json::json!(e)));

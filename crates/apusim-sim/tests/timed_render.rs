@@ -4,6 +4,9 @@
 //! overlap), it shares the machine with CPU cores, runs are deterministic, a render job on a
 //! GPGPU model is refused by name, and the LLC policies that sample shader cores (TAP, HeLM)
 //! hear the pipeline's cores.
+//!
+//! One file, one idea: the render pipeline inside the engine; its tests share the `Scene`
+//! input and the unit-bound helpers, which is why it runs past 800 lines.
 
 use anyhow::Result;
 use apusim_render::{Options, WorkSource};

@@ -6,7 +6,7 @@
 //! it into [`Point`]s, and [`job::resolve`] turns each into a [`Job`]: the configuration
 //! loaded with the overrides, the policy and inputs checked, and the run's key computed —
 //! a 128-bit hash of the complete resolved configuration, the mode, the policy, the options
-//! that shape the results and the identities of the inputs ([`job::run_key`]). Every point is
+//! that shape the results and the identities of the inputs ([`key::run_key`]). Every point is
 //! resolved, and duplicates refused, before anything runs; every error names the spec's line.
 //!
 //! [`runner::run`] runs the jobs whose keys the [`Store`] does not hold yet on a rayon pool,
@@ -38,6 +38,7 @@
 //! local sweep of the spec.
 
 pub mod job;
+pub mod key;
 pub mod merge;
 pub mod metrics;
 pub mod plot;
@@ -111,8 +112,8 @@ pub(crate) fn record_one(
         mode,
         policy,
     } = made;
-    let ids = job::input_ids(inputs);
-    let key = job::run_key(mode, cfg, policy, options, &ids)?;
+    let ids = key::input_ids(inputs);
+    let key = key::run_key(mode, cfg, policy, options, &ids)?;
     let mut cfg = cfg.clone();
     cfg.llc.policy = policy.to_string();
     let record = RunRecord::new(
@@ -140,7 +141,7 @@ pub fn record_functional(
     results: &[RunResult],
     finished: SystemTime,
 ) -> Result<()> {
-    let options = job::functional_run_options(opts);
+    let options = key::functional_run_options(opts);
     for r in results {
         let m = metrics::functional(r);
         let started = finished - std::time::Duration::from_secs_f64(r.seconds.max(0.0));
@@ -174,8 +175,8 @@ pub fn record_timed(
     results: &[SimResult],
     finished: SystemTime,
 ) -> Result<()> {
-    let mut options = job::timed_options(warmup, instructions);
-    job::with_llc_switches(&mut options, switches);
+    let mut options = key::timed_options(warmup, instructions);
+    key::with_llc_switches(&mut options, switches);
     for (k, v) in extra {
         options[*k] = v.clone();
     }

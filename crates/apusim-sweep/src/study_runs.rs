@@ -2,7 +2,7 @@
 //! `apusim study NAME --db FILE`.
 //!
 //! A run is looked up under the key a sweep, `apusim run|sim --db` and this store all compute
-//! for it ([`job::run_key`] of its mode, configuration, policy, inputs and the options that
+//! for it ([`run_key`] of its mode, configuration, policy, inputs and the options that
 //! shape its result: a timed run's warm-up, instructions and sampling, a functional run's
 //! access limit and drp §3 continuation, and the LLC switches of either). It is read
 //! back when the database holds it as `ok` with a whole result this build can decode
@@ -12,7 +12,10 @@
 //! is shared by the study's worker threads behind a lock; a transaction per finished run
 //! costs microseconds against runs of seconds.
 
-use crate::job;
+use crate::key::{
+    functional_run_options, gpu_l1_key, ideal_gpu_name, input_ids, replay_options, run_key,
+    sample_option, timed_options, with_llc_switches,
+};
 use crate::spec::Mode;
 use crate::{record_one, Made, Store};
 use anyhow::{bail, Result};
@@ -80,17 +83,17 @@ pub fn run_options(run: &TimedRun<'_>) -> Result<Value> {
     if run.opts.interval.is_some() {
         bail!("a study's stored runs do not keep per-interval counters");
     }
-    let mut options = job::timed_options(run.opts.warmup, run.opts.instructions);
-    job::with_llc_switches(&mut options, &run.opts.llc_switches);
+    let mut options = timed_options(run.opts.warmup, run.opts.instructions);
+    with_llc_switches(&mut options, &run.opts.llc_switches);
     if let Some(s) = &run.opts.sample {
-        options["sample"] = job::sample_option(s);
+        options["sample"] = sample_option(s);
     }
     Ok(options)
 }
 
 fn key(run: &TimedRun<'_>) -> Result<String> {
-    let ids = job::input_ids(run.inputs);
-    job::run_key(Mode::Timed, run.cfg, run.policy, &run_options(run)?, &ids)
+    let ids = input_ids(run.inputs);
+    run_key(Mode::Timed, run.cfg, run.policy, &run_options(run)?, &ids)
 }
 
 /// The options of functional `run` that shape its result, as its key holds them (those of
@@ -99,23 +102,23 @@ pub fn functional_options(run: &FunctionalRun<'_>) -> Result<Value> {
     if run.opts.llc_switches.dump_llc_trace.is_some() {
         bail!("a study's stored runs do not keep an LLC trace (--dump-llc-trace)");
     }
-    Ok(job::functional_run_options(run.opts))
+    Ok(functional_run_options(run.opts))
 }
 
 fn functional_key(run: &FunctionalRun<'_>) -> Result<String> {
-    let ids = job::input_ids(run.inputs);
+    let ids = input_ids(run.inputs);
     let options = functional_options(run)?;
-    job::run_key(Mode::Functional, run.cfg, run.policy, &options, &ids)
+    run_key(Mode::Functional, run.cfg, run.policy, &options, &ids)
 }
 
-fn gpu_l1_key(run: &GpuL1Run<'_>) -> Result<String> {
-    job::gpu_l1_key(run.cfg, &run.input.identity(run.cfg)?)
+fn gpu_l1_run_key(run: &GpuL1Run<'_>) -> Result<String> {
+    gpu_l1_key(run.cfg, &run.input.identity(run.cfg)?)
 }
 
 fn replay_key(run: &ReplayRun<'_>) -> Result<String> {
-    let ids = job::input_ids(run.inputs);
-    let options = job::replay_options(run.consumption);
-    job::run_key(Mode::Replay, run.cfg, run.policy, &options, &ids)
+    let ids = input_ids(run.inputs);
+    let options = replay_options(run.consumption);
+    run_key(Mode::Replay, run.cfg, run.policy, &options, &ids)
 }
 
 impl StudyRuns {
@@ -213,7 +216,7 @@ impl RunStore for StudyRuns {
         self.keep(
             Mode::Replay,
             (run.cfg, run.policy, run.inputs),
-            &job::replay_options(run.consumption),
+            &replay_options(run.consumption),
             seconds,
             &crate::metrics::replay(result),
             (replay::FORMAT, &bytes),
@@ -221,7 +224,7 @@ impl RunStore for StudyRuns {
     }
 
     fn load_gpu_l1(&self, run: &GpuL1Run<'_>) -> Result<Option<apusim_gpu::RunResult>> {
-        self.read_back(&gpu_l1_key(run)?, gpu_l1::decode)
+        self.read_back(&gpu_l1_run_key(run)?, gpu_l1::decode)
     }
 
     fn save_gpu_l1(
@@ -235,7 +238,7 @@ impl RunStore for StudyRuns {
         let finished = SystemTime::now();
         let started = finished - Duration::from_secs_f64(seconds.max(0.0));
         let record = crate::RunRecord::new(
-            job::gpu_l1_key(run.cfg, &ids)?,
+            gpu_l1_key(run.cfg, &ids)?,
             Some(format!("study {}", self.study)),
             "study",
             Mode::GpuL1.name(),
@@ -392,7 +395,7 @@ fn settings<'a>(study: &str, p: &PlannedPoint) -> Result<Vec<(&'a str, String)>>
         out.push(("gpu_read_bypass", format!("{:?}", r.gpu_read_bypass)));
     }
     if let Some(c) = r.ideal_critical {
-        out.push(("ideal_gpu", quote(job::ideal_gpu_name(c))));
+        out.push(("ideal_gpu", quote(ideal_gpu_name(c))));
     }
     push_set(&mut out, study, r)?;
     Ok(out)
