@@ -384,6 +384,11 @@ fn a_core_that_stops_retiring_beside_a_busy_gpu_is_named() {
         "{msg}"
     );
     assert!(msg.contains("timing.watchdog_cycles"), "{msg}");
+    // The oldest request is followed down: the core's miss waits for DRAM on a channel.
+    assert!(
+        msg.contains("its LLC miss has waited for DRAM channel"),
+        "{msg}"
+    );
     // With the default watchdog the same setting runs to its end (the test above).
 }
 

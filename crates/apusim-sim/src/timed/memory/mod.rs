@@ -628,7 +628,9 @@ impl<P: Policy> TimedMemory<P> {
 
     /// A description of the oldest request still outstanding (for deadlock reports).
     pub fn oldest_outstanding(&self) -> String {
+        // The oldest request, and for one waiting in a private cache its LLC line.
         let mut best: Option<(Tick, String)> = None;
+        let mut best_llc_line: Option<u64> = None;
         let privates = self
             .private
             .iter()
@@ -641,9 +643,10 @@ impl<P: Policy> TimedMemory<P> {
                     .map(|(u, p)| (format!("gpu cache instance {u}"), p)),
             );
         for (who, p) in privates {
-            for (name, m) in [("L1I", &p.l1i), ("L1D", &p.l1d)] {
+            for (name, m, bits) in [("L1I", &p.l1i, p.l1i_bits), ("L1D", &p.l1d, p.l1d_bits)] {
                 if let Some(e) = m.oldest().filter(|e| e.ready == UNKNOWN) {
                     if best.as_ref().is_none_or(|b| e.since < b.0) {
+                        best_llc_line = Some((e.line << bits) >> self.llc_bits);
                         best = Some((
                             e.since,
                             format!(
@@ -657,6 +660,7 @@ impl<P: Policy> TimedMemory<P> {
         }
         for (line, (since, w)) in &self.llc_inflight {
             if best.as_ref().is_none_or(|b| *since < b.0) {
+                best_llc_line = None;
                 best = Some((
                     *since,
                     format!(
@@ -667,13 +671,24 @@ impl<P: Policy> TimedMemory<P> {
                 ));
             }
         }
+        // Where a request waiting in a private cache is further down: its LLC miss waiting
+        // for DRAM (and on which channel), or not at the LLC at all.
+        let whereabouts = best_llc_line.map(|line| match self.llc_inflight.get(&line) {
+            Some((since, _)) => format!(
+                " (its LLC miss has waited for DRAM channel {} since tick {since})",
+                self.dram.decode(line << self.llc_bits).channel
+            ),
+            None => " (it is not waiting at the LLC: in a bank's queue, on the network, or \
+                      its data on the way back)"
+                .to_string(),
+        });
         let blocked: usize = self.banks.iter().map(|b| b.blocked.len()).sum();
         let mshrs: u32 = self.banks.iter().map(|b| b.busy_mshrs).sum();
         format!(
             "{}; queues: {} LLC misses in flight, {mshrs} bank MSHRs busy, {blocked} requests \
              waiting for a bank MSHR, {} in the DRAM controllers, {} reads and {} writes waiting \
              for a controller slot, {} open-loop GPU requests outstanding, {} events pending; {}",
-            best.map(|b| b.1)
+            best.map(|b| b.1 + whereabouts.as_deref().unwrap_or(""))
                 .unwrap_or_else(|| "no request is outstanding".into()),
             self.llc_inflight.len(),
             self.dram.queued(),
