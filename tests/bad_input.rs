@@ -372,7 +372,10 @@ const FILES: &[Row] = &[
     row("dram --set nope=1 {d}/ok.trace", &["nope"]),
     row("dram --set tCL=abc {d}/ok.trace", &["tCL"]),
     row("dram --set queue=0 {d}/ok.trace", &["queue"]),
-    row("dram --set write_drain_cap=1 {d}/ok.trace", &["write_drain_cap"]),
+    row(
+        "dram --set write_drain_cap=1 {d}/ok.trace",
+        &["write_drain_cap"],
+    ),
     // A refresh interval too short to serve a row miss between refreshes never finished.
     row(
         "dram --set tREFI=60 --set tRFC=20 {d}/ok.trace",
