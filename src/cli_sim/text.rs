@@ -216,6 +216,15 @@ pub fn table(r: &SimResult) -> String {
     ]);
     s.push_str(&d.render());
     s.push_str("DRAM read latency: DRAM cycles from arrival at the controller to data.\n");
+    let writes: u64 = r.system.dram.iter().map(|x| x.writes).sum();
+    let drains = r.system.dram_write_drains;
+    if drains > 0 {
+        s.push_str(&format!(
+            "DRAM write drains: {drains} (a controller switching to writes; {:.1} writes per \
+             drain)\n",
+            writes as f64 / drains as f64
+        ));
+    }
     let mut st = TextTable::new([
         "stream",
         "LLC requests",

@@ -233,6 +233,11 @@ impl MemorySystem {
         self.ctrls.iter().map(|c| c.queued()).sum()
     }
 
+    /// Times any controller has switched into write-drain mode so far.
+    pub fn write_drains(&self) -> u64 {
+        self.ctrls.iter().map(|c| c.stats.write_drains).sum()
+    }
+
     /// Offer a request at the current cycle. Returns it back if its queue is full; the caller
     /// retries later (e.g. after [`MemorySystem::next_event`]).
     ///

@@ -454,6 +454,8 @@ fn idealized_gpu_streams_cost_hits_and_forced_bypass_goes_to_dram() {
     let gpu_reads = |r: &SimResult| r.functional.memory.class_total(true).reads;
     let frames = |r: &SimResult| r.gpu.as_ref().unwrap().cycles;
     let base = with(LlcSwitches::default());
+    // The frames' write-backs make the controllers switch to writes.
+    assert!(base.system.dram_write_drains > 0, "no write drain counted");
     let ideal = with(LlcSwitches {
         ideal: LlcSwitches::parse_ideal("gpu").unwrap(),
         ..LlcSwitches::default()

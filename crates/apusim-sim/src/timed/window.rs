@@ -91,6 +91,9 @@ pub struct SystemWindow {
     pub dram_bandwidth_gbps: f64,
     pub dram_row_hit_rate: f64,
     pub dram_read_latency_cycles: f64,
+    /// Times the DRAM controllers switched into write-drain mode (all channels).
+    #[serde(default)]
+    pub dram_write_drains: u64,
     /// Per stream with traffic: LLC round trips and misses, DRAM traffic and latency.
     pub streams: Vec<StreamResult>,
     /// Network messages and the cycles they waited for a link.
@@ -143,6 +146,7 @@ pub(crate) struct SystemSnapshot {
     pub(crate) tick: Tick,
     llc: LlcTiming,
     dram: Vec<DramCounts>,
+    dram_write_drains: u64,
     network: (u64, Tick),
     links: Vec<LinkCount>,
     /// The first stop of the LLC banks and of the memory controllers.
@@ -156,6 +160,7 @@ impl SystemSnapshot {
             tick,
             llc: mem.llc_timing,
             dram: mem.dram_counts(),
+            dram_write_drains: mem.dram_write_drains(),
             network: mem.net.counters(),
             links: mem.net.links(),
             stops: mem.stop_layout(),
@@ -252,6 +257,7 @@ pub(crate) fn system_window(
         dram_bandwidth_gbps: all.bandwidth_gbps,
         dram_row_hit_rate: all.row_hit_rate,
         dram_read_latency_cycles: all.read_latency_cycles,
+        dram_write_drains: end.dram_write_drains - start.dram_write_drains,
         streams: streams::window(&end.streams, &start.streams, uncore.period),
         network_messages: end.network.0 - start.network.0,
         network_wait_cycles: (end.network.1 - start.network.1) as f64 / uncore.period as f64,

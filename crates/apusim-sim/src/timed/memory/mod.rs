@@ -611,6 +611,11 @@ impl<P: Policy> TimedMemory<P> {
             && self.banks.iter().all(|b| b.blocked.is_empty())
     }
 
+    /// Times the DRAM controllers have switched into write-drain mode so far.
+    pub fn dram_write_drains(&self) -> u64 {
+        self.dram.write_drains()
+    }
+
     /// Every agent's DRAM counters so far (index: the agent's dense index, GPU last).
     pub fn dram_counts(&self) -> Vec<DramCounts> {
         (0..self.n_agents)
