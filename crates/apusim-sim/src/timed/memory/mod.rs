@@ -633,9 +633,9 @@ impl<P: Policy> TimedMemory<P> {
 
     /// A description of the oldest request still outstanding (for deadlock reports).
     pub fn oldest_outstanding(&self) -> String {
-        // The oldest request, and for one waiting in a private cache its LLC line.
-        let mut best: Option<(Tick, String)> = None;
-        let mut best_llc_line: Option<u64> = None;
+        // The oldest request: since when, what it is, and for one waiting in a private
+        // cache its LLC line.
+        let mut best: Option<(Tick, String, Option<u64>)> = None;
         let privates = self
             .private
             .iter()
@@ -651,13 +651,13 @@ impl<P: Policy> TimedMemory<P> {
             for (name, m, bits) in [("L1I", &p.l1i, p.l1i_bits), ("L1D", &p.l1d, p.l1d_bits)] {
                 if let Some(e) = m.oldest().filter(|e| e.ready == UNKNOWN) {
                     if best.as_ref().is_none_or(|b| e.since < b.0) {
-                        best_llc_line = Some((e.line << bits) >> self.llc_bits);
                         best = Some((
                             e.since,
                             format!(
                                 "{who} line {:#x} waiting at its {name} since tick {}",
                                 e.line, e.since
                             ),
+                            Some((e.line << bits) >> self.llc_bits),
                         ));
                     }
                 }
@@ -665,7 +665,6 @@ impl<P: Policy> TimedMemory<P> {
         }
         for (line, (since, w)) in &self.llc_inflight {
             if best.as_ref().is_none_or(|b| *since < b.0) {
-                best_llc_line = None;
                 best = Some((
                     *since,
                     format!(
@@ -673,12 +672,13 @@ impl<P: Policy> TimedMemory<P> {
                         line,
                         w.len()
                     ),
+                    None,
                 ));
             }
         }
         // Where a request waiting in a private cache is further down: its LLC miss waiting
         // for DRAM (and on which channel), or not at the LLC at all.
-        let whereabouts = best_llc_line.map(|line| match self.llc_inflight.get(&line) {
+        let whereabouts = |line: u64| match self.llc_inflight.get(&line) {
             Some((since, _)) => format!(
                 " (its LLC miss has waited for DRAM channel {} since tick {since})",
                 self.dram.decode(line << self.llc_bits).channel
@@ -686,14 +686,14 @@ impl<P: Policy> TimedMemory<P> {
             None => " (it is not waiting at the LLC: in a bank's queue, on the network, or \
                       its data on the way back)"
                 .to_string(),
-        });
+        };
         let blocked: usize = self.banks.iter().map(|b| b.blocked.len()).sum();
         let mshrs: u32 = self.banks.iter().map(|b| b.busy_mshrs).sum();
         format!(
             "{}; queues: {} LLC misses in flight, {mshrs} bank MSHRs busy, {blocked} requests \
              waiting for a bank MSHR, {} in the DRAM controllers, {} reads and {} writes waiting \
              for a controller slot, {} open-loop GPU requests outstanding, {} events pending; {}",
-            best.map(|b| b.1 + whereabouts.as_deref().unwrap_or(""))
+            best.map(|(_, what, line)| what + &line.map(whereabouts).unwrap_or_default())
                 .unwrap_or_else(|| "no request is outstanding".into()),
             self.llc_inflight.len(),
             self.dram.queued(),

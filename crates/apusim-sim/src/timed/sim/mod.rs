@@ -304,9 +304,8 @@ fn simulate<P: Policy>(
     // The clock may not pass MAX_CYCLE CPU cycles, nor half the tick range (so that no tick
     // arithmetic of the engine can overflow).
     let end_of_time = cpu.cycles(MAX_CYCLE).min(Tick::MAX / 2);
-    // Tick of the last instruction retired or taken by warming on any core, and each core's
-    // count and the tick it last changed (for the no-progress watchdogs).
-    let mut last_retire: Tick = 0;
+    // Each core's count of instructions retired or taken by warming, and the tick it last
+    // changed (for the no-progress watchdogs; the latest of them is the machine's).
     let mut advanced = vec![0u64; n];
     let mut advanced_at: Vec<Tick> = vec![0; n];
     let feedback_every = cpu.cycles(256);
@@ -387,7 +386,6 @@ fn simulate<P: Policy>(
                     }
                 }
                 mem.last_progress = resume;
-                last_retire = resume;
                 advanced_at.fill(resume);
             }
         }
@@ -435,6 +433,7 @@ fn simulate<P: Policy>(
         }
         // The timed GPU models report their own deadlocks; a GPU cycle counts as progress.
         let gpu_active = gpu.as_ref().is_some_and(|g| g.wake.is_some());
+        let last_retire = advanced_at.iter().copied().max().unwrap_or(0);
         if !gpu_active && now > mem.last_progress.max(last_retire).saturating_add(watchdog) {
             bail!(
                 "no progress: no instruction retired and no data delivered for {} cycles \
@@ -533,7 +532,6 @@ fn simulate<P: Policy>(
             if progress != advanced[i] {
                 advanced[i] = progress;
                 advanced_at[i] = now;
-                last_retire = now;
             }
             let p = std::mem::replace(&mut phase[i], Phase::Warming);
             phase[i] = match p {
