@@ -1000,9 +1000,11 @@ fn sim_reports_weighted_speedup_with_cached_alone_runs() {
         "{out}"
     );
     assert!(
-        first.contains("lru,cpu-data,stream.llc_requests,"),
+        first.contains("lru,cpu-data,stream.llc_requests,")
+            && first.contains("lru,cpu-data,stream.dram_read_row_hits,"),
         "{first}"
     );
+    assert!(out.contains("rd row hit/conf"), "{out}");
     let csv2 = dir.path().join("again.csv");
     let a = args(&csv2);
     let out = ok(&a.iter().map(String::as_str).collect::<Vec<_>>());

@@ -275,6 +275,24 @@ fn window_rows(cores: &[CoreResult], sys: &SystemWindow, row: &mut dyn FnMut(&st
                 "stream.dram_read_latency_cycles",
                 x.dram_read_latency_cycles,
             ),
+            ("stream.dram_read_row_hits", x.dram_read_rows.hits as f64),
+            (
+                "stream.dram_read_row_misses",
+                x.dram_read_rows.misses as f64,
+            ),
+            (
+                "stream.dram_read_row_conflicts",
+                x.dram_read_rows.conflicts as f64,
+            ),
+            ("stream.dram_write_row_hits", x.dram_write_rows.hits as f64),
+            (
+                "stream.dram_write_row_misses",
+                x.dram_write_rows.misses as f64,
+            ),
+            (
+                "stream.dram_write_row_conflicts",
+                x.dram_write_rows.conflicts as f64,
+            ),
         ] {
             row(&x.stream, m, v.to_string());
         }

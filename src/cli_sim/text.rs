@@ -233,7 +233,13 @@ pub fn table(r: &SimResult) -> String {
         "DRAM reads",
         "DRAM writes",
         "DRAM read latency",
+        "rd row hit/conf",
+        "wr row hit/conf",
     ]);
+    let rows = |o: &apusim_dram::RowOutcomes| match o.total() {
+        0 => "-".to_string(),
+        n => format!("{:.2}/{:.2}", o.hit_rate(), o.conflicts as f64 / n as f64),
+    };
     for x in &r.system.streams {
         st.row(vec![
             x.stream.clone(),
@@ -243,12 +249,15 @@ pub fn table(r: &SimResult) -> String {
             x.dram_reads.to_string(),
             x.dram_writes.to_string(),
             format!("{:.1}", x.dram_read_latency_cycles),
+            rows(&x.dram_read_rows),
+            rows(&x.dram_write_rows),
         ]);
     }
     s.push_str(&st.render());
     s.push_str(
         "Per stream, LLC rt: uncore cycles from leaving the agent's private caches until the \
-         data is back at its stop.\n",
+         data is back at its stop; row hit/conf: the shares of its DRAM reads and writes that \
+         found their row open, and another row open.\n",
     );
     s.push_str(&interval_table(r));
     s.push('\n');

@@ -81,6 +81,6 @@ pub use scheduler::{
     SchedulerConfig, NO_CANDIDATE,
 };
 pub use spec::{DramSpec, Organization, Timings};
-pub use stats::DramReport;
+pub use stats::{DramReport, RowOutcomes};
 pub use system::MemorySystem;
 pub use trace::{open_trace, TraceFormat, TraceReader};

@@ -187,6 +187,52 @@ impl AccessStats {
     }
 }
 
+/// Row-buffer outcomes of requests' first commands (a hit needs only RD/WR, a miss an ACT
+/// first, a conflict a PRE and an ACT). Kept per stream tag, reads and writes apart, so
+/// that a caller can tell which kind of traffic finds its rows open.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct RowOutcomes {
+    pub hits: u64,
+    pub misses: u64,
+    pub conflicts: u64,
+}
+
+impl RowOutcomes {
+    /// Count one request's first command.
+    #[inline]
+    pub(crate) fn count(&mut self, status: crate::scheduler::RowStatus) {
+        use crate::scheduler::RowStatus;
+        match status {
+            RowStatus::Hit => self.hits += 1,
+            RowStatus::Miss => self.misses += 1,
+            RowStatus::Conflict => self.conflicts += 1,
+        }
+    }
+    pub fn merge(&mut self, o: &RowOutcomes) {
+        self.hits += o.hits;
+        self.misses += o.misses;
+        self.conflicts += o.conflicts;
+    }
+    /// The outcomes between an earlier reading `e` and this one.
+    pub fn since(&self, e: &RowOutcomes) -> RowOutcomes {
+        RowOutcomes {
+            hits: self.hits - e.hits,
+            misses: self.misses - e.misses,
+            conflicts: self.conflicts - e.conflicts,
+        }
+    }
+    pub fn total(&self) -> u64 {
+        self.hits + self.misses + self.conflicts
+    }
+    /// Hits over all outcomes, 0 when none.
+    pub fn hit_rate(&self) -> f64 {
+        match self.total() {
+            0 => 0.0,
+            n => self.hits as f64 / n as f64,
+        }
+    }
+}
+
 /// DRAM command counts.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct CommandCounts {

@@ -7,7 +7,7 @@ use crate::device::ChannelState;
 use crate::mapping::{make_mapper, AddressMapper, DecodedAddr};
 use crate::request::{Completion, Request, MAX_CYCLE};
 use crate::scheduler::SchedHints;
-use crate::stats::{AccessStats, ChannelStats, DramReport};
+use crate::stats::{AccessStats, ChannelStats, DramReport, RowOutcomes};
 use crate::DramError;
 use std::cmp::{Ordering, Reverse};
 use std::collections::BinaryHeap;
@@ -373,6 +373,18 @@ impl MemorySystem {
         for c in &self.ctrls {
             if let Some(a) = &c.sources[source as usize] {
                 acc.merge(a);
+            }
+        }
+        acc
+    }
+
+    /// Row-buffer outcomes so far of the requests tagged with `stream`, over every channel:
+    /// `[reads, writes]`. Like [`Self::source_stats`] it can be read at any moment.
+    pub fn stream_row_outcomes(&self, stream: u8) -> [RowOutcomes; 2] {
+        let mut acc = [RowOutcomes::default(); 2];
+        for c in &self.ctrls {
+            for (a, o) in acc.iter_mut().zip(&c.stream_rows[stream as usize]) {
+                a.merge(o);
             }
         }
         acc

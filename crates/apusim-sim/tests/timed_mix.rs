@@ -408,6 +408,13 @@ fn stream_figures_add_up_to_agents_and_system() {
         r.system.streams.iter().map(|s| s.llc_misses).sum::<u64>(),
         r.system.llc_misses
     );
+    // The DRAM's row outcomes, kept per stream, give the system's row-hit rate.
+    let (hits, outcomes) = r.system.streams.iter().fold((0, 0), |(h, n), s| {
+        let (rd, wr) = (&s.dram_read_rows, &s.dram_write_rows);
+        (h + rd.hits + wr.hits, n + rd.total() + wr.total())
+    });
+    assert!(tex.dram_read_rows.total() > 0 && hits > 0);
+    assert_eq!(hits as f64 / outcomes as f64, r.system.dram_row_hit_rate);
 }
 
 /// A trace shorter than the run is replayed from its start while any core still runs, so

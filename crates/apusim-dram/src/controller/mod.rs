@@ -26,7 +26,7 @@ use crate::config::{DramConfig, RowPolicy};
 use crate::device::{ChannelState, Command};
 use crate::request::Completion;
 use crate::scheduler::{make_scheduler, BankView, Candidate, SchedHints, Scheduler};
-use crate::stats::{AccessStats, ChannelStats};
+use crate::stats::{AccessStats, ChannelStats, RowOutcomes};
 use crate::DramError;
 use serde::Serialize;
 
@@ -113,6 +113,8 @@ pub(crate) struct Controller {
     pub(crate) idle_steps: u64,
     pub(crate) stats: ChannelStats,
     pub(crate) sources: Vec<Option<Box<AccessStats>>>,
+    /// Row outcomes per stream tag: `[reads, writes]`.
+    pub(crate) stream_rows: Vec<[RowOutcomes; 2]>,
     pub(crate) completions: Vec<Completion>,
     pub(crate) report_completions: bool,
     pub(crate) log: Option<Vec<CommandRecord>>,
@@ -173,6 +175,7 @@ impl Controller {
             idle_steps: 0,
             stats: ChannelStats::default(),
             sources: (0..256).map(|_| None).collect(),
+            stream_rows: vec![[RowOutcomes::default(); 2]; 256],
             completions: Vec::new(),
             report_completions: true,
             log: None,

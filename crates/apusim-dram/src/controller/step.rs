@@ -149,6 +149,7 @@ impl Controller {
                     RowStatus::Conflict => s.row_conflicts += 1,
                 }
             }
+            self.stream_rows[c.req.stream as usize][usize::from(c.req.is_write)].count(status);
         }
         let bank = c.bank as usize;
         let row = c.row;

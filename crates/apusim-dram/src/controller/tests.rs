@@ -162,3 +162,79 @@ fn view_check_catches_stale_heads() {
     let caught = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| c.check_views()));
     assert!(caught.is_err());
 }
+
+/// Every request's first command is counted once under its stream tag, reads and writes
+/// apart: over the streams the outcomes add up to the channel's row hits, misses and
+/// conflicts.
+#[test]
+fn row_outcomes_per_stream_add_up_to_the_totals() {
+    let cfg = preset("ddr3-1600-11-1ch").unwrap();
+    let mut mem = MemorySystem::new(cfg).unwrap();
+    let reqs: Vec<Request> = requests(&mem, 3000)
+        .into_iter()
+        .enumerate()
+        .map(|(i, r)| r.with_stream((i % 3) as u8 + 1))
+        .collect();
+    let report = run(&mut mem, &reqs);
+    let a = &report.total.access;
+    let mut sum = [RowOutcomes::default(); 2];
+    for s in 1..=3 {
+        let [r, w] = mem.stream_row_outcomes(s);
+        assert!(r.total() > 0 && w.total() > 0, "stream {s}: {r:?} {w:?}");
+        sum[0].merge(&r);
+        sum[1].merge(&w);
+    }
+    assert_eq!(mem.stream_row_outcomes(0), [RowOutcomes::default(); 2]);
+    assert_eq!(sum[0].total(), a.reads - a.forwarded_reads);
+    assert_eq!(sum[1].total(), a.writes - a.merged_writes);
+    assert_eq!(sum[0].hits + sum[1].hits, a.row_hits);
+    assert_eq!(sum[0].misses + sum[1].misses, a.row_misses);
+    assert_eq!(sum[0].conflicts + sum[1].conflicts, a.row_conflicts);
+}
+
+/// A stream reading along one row finds it open; a stream reading other rows of the same
+/// bank finds another row open.
+#[test]
+fn row_outcomes_name_the_stream_that_finds_its_row_open() {
+    let cfg = preset("ddr3-1600-11-1ch").unwrap();
+    let mut mem = MemorySystem::new(cfg).unwrap();
+    let home = mem.decode(0);
+    let same_bank = |a: u64| {
+        let d = mem.decode(a);
+        (d.rank, d.bank_group, d.bank) == (home.rank, home.bank_group, home.bank)
+    };
+    let along: Vec<u64> = (0..1 << 16)
+        .map(|k| k * 64)
+        .filter(|&a| same_bank(a) && mem.decode(a).row == home.row)
+        .take(8)
+        .collect();
+    let mut others: Vec<u64> = Vec::new();
+    for a in (0..1u64 << 34).step_by(1 << 13) {
+        let d = mem.decode(a);
+        if same_bank(a) && d.row != home.row && others.iter().all(|&o| mem.decode(o).row != d.row) {
+            others.push(a);
+            if others.len() == 4 {
+                break;
+            }
+        }
+    }
+    assert_eq!((along.len(), others.len()), (8, 4));
+    // The row's reads come first and back to back; each other row's read comes after the
+    // row before it has been served.
+    let mut reqs: Vec<Request> = along
+        .iter()
+        .enumerate()
+        .map(|(i, &a)| Request::read(i as u64, a, 0).with_stream(1))
+        .collect();
+    reqs.extend(
+        others
+            .iter()
+            .enumerate()
+            .map(|(i, &a)| Request::read(100 + i as u64, a, 1_000 * (i as u64 + 1)).with_stream(2)),
+    );
+    run(&mut mem, &reqs);
+    let [row, _] = mem.stream_row_outcomes(1);
+    let [other, _] = mem.stream_row_outcomes(2);
+    assert_eq!((row.hits, row.misses, row.conflicts), (7, 1, 0));
+    assert_eq!((other.hits, other.misses, other.conflicts), (0, 0, 4));
+}

@@ -5,6 +5,7 @@
 //! reports these beside the per-core and per-agent figures.
 
 use super::ratio::ratio;
+use apusim_dram::RowOutcomes;
 use apusim_trace::Stream;
 use serde::{Deserialize, Serialize};
 
@@ -23,6 +24,10 @@ pub struct StreamCounts {
     pub dram_reads: u64,
     pub dram_writes: u64,
     pub dram_read_cycles: u64,
+    /// Row-buffer outcomes of the stream's DRAM reads and writes (each request's first
+    /// command), read from the DRAM model.
+    pub dram_read_rows: RowOutcomes,
+    pub dram_write_rows: RowOutcomes,
 }
 
 impl StreamCounts {
@@ -34,6 +39,8 @@ impl StreamCounts {
             dram_reads: self.dram_reads - e.dram_reads,
             dram_writes: self.dram_writes - e.dram_writes,
             dram_read_cycles: self.dram_read_cycles - e.dram_read_cycles,
+            dram_read_rows: self.dram_read_rows.since(&e.dram_read_rows),
+            dram_write_rows: self.dram_write_rows.since(&e.dram_write_rows),
         }
     }
 }
@@ -54,6 +61,11 @@ pub struct StreamResult {
     pub dram_writes: u64,
     /// Mean DRAM read latency (arrival at the controller to data), in DRAM cycles.
     pub dram_read_latency_cycles: f64,
+    /// Row-buffer outcomes of the stream's DRAM reads and writes in the window.
+    #[serde(default)]
+    pub dram_read_rows: RowOutcomes,
+    #[serde(default)]
+    pub dram_write_rows: RowOutcomes,
 }
 
 /// The figures of every stream with traffic between readings `start` and `end`; `uncore`
@@ -72,6 +84,8 @@ pub fn window(end: &StreamTable, start: &StreamTable, uncore: u64) -> Vec<Stream
                 dram_reads: c.dram_reads,
                 dram_writes: c.dram_writes,
                 dram_read_latency_cycles: ratio(c.dram_read_cycles, c.dram_reads),
+                dram_read_rows: c.dram_read_rows,
+                dram_write_rows: c.dram_write_rows,
             })
         })
         .collect()
@@ -92,6 +106,11 @@ mod tests {
         end[tex].llc_request_ticks = 5_000 + 10 * 2_000;
         end[tex].dram_reads = 4;
         end[tex].dram_read_cycles = 400;
+        end[tex].dram_read_rows = RowOutcomes {
+            hits: 3,
+            misses: 0,
+            conflicts: 1,
+        };
         let w = window(&end, &start, 500);
         assert_eq!(
             w.len(),
@@ -102,5 +121,7 @@ mod tests {
         assert_eq!(w[0].llc_requests, 10);
         assert_eq!(w[0].llc_request_cycles, 4.0);
         assert_eq!(w[0].dram_read_latency_cycles, 100.0);
+        assert_eq!(w[0].dram_read_rows.hit_rate(), 0.75);
+        assert_eq!(w[0].dram_write_rows, RowOutcomes::default());
     }
 }

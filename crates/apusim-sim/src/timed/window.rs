@@ -164,7 +164,7 @@ impl SystemSnapshot {
             network: mem.net.counters(),
             links: mem.net.links(),
             stops: mem.stop_layout(),
-            streams: mem.streams,
+            streams: mem.stream_counts(),
         }
     }
 }

@@ -616,6 +616,16 @@ impl<P: Policy> TimedMemory<P> {
         self.dram.write_drains()
     }
 
+    /// Every stream's counters so far, with the DRAM's row-buffer outcomes of its requests
+    /// (the DRAM model keeps those; the rest is counted here).
+    pub fn stream_counts(&self) -> StreamTable {
+        let mut t = self.streams;
+        for (i, c) in t.iter_mut().enumerate() {
+            [c.dram_read_rows, c.dram_write_rows] = self.dram.stream_row_outcomes(i as u8);
+        }
+        t
+    }
+
     /// Every agent's DRAM counters so far (index: the agent's dense index, GPU last).
     pub fn dram_counts(&self) -> Vec<DramCounts> {
         (0..self.n_agents)
