@@ -461,6 +461,16 @@ fn run_and_sim_record_under_the_key_a_sweep_gives_the_same_run() {
     assert_eq!(sim.run.mode, "timed");
     let rows = s.metrics(sim.id).unwrap();
     assert!(rows.iter().any(|m| m.metric == "ipc" && m.value > 0.0));
+    // Per stream, the DRAM's row-buffer outcomes: one per read that reached a column or
+    // row command.
+    let data = |metric: &str| {
+        rows.iter()
+            .find(|m| m.stream == "cpu-data" && m.level == "dram" && m.metric == metric)
+            .unwrap_or_else(|| panic!("no cpu-data dram {metric} in {rows:?}"))
+            .value
+    };
+    let outcomes = data("read_row_hits") + data("read_row_misses") + data("read_row_conflicts");
+    assert!(outcomes > 0.0 && outcomes <= data("reads"), "{outcomes}");
 }
 
 #[test]

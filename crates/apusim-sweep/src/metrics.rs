@@ -129,8 +129,9 @@ pub fn gpu_l1(r: &apusim_gpu::RunResult) -> Vec<Metric> {
 }
 
 /// The timed run's measured window: per core (instructions, cycles, IPC, each level's misses
-/// and MPKI), per DRAM source, per stream and the system's figures, the GPU's cycles and IPC,
-/// and the functional counters of the whole run under level names prefixed `functional.`.
+/// and MPKI), per DRAM source, per stream (with its DRAM row-buffer outcomes) and the
+/// system's figures, the GPU's cycles and IPC, and the functional counters of the whole run
+/// under level names prefixed `functional.`.
 pub fn timed(r: &SimResult) -> Vec<Metric> {
     let mut out = Vec::new();
     for c in &r.cores {
@@ -167,6 +168,20 @@ pub fn timed(r: &SimResult) -> Vec<Metric> {
             ("dram", "reads", x.dram_reads as f64),
             ("dram", "writes", x.dram_writes as f64),
             ("dram", "read_latency_cycles", x.dram_read_latency_cycles),
+            ("dram", "read_row_hits", x.dram_read_rows.hits as f64),
+            ("dram", "read_row_misses", x.dram_read_rows.misses as f64),
+            (
+                "dram",
+                "read_row_conflicts",
+                x.dram_read_rows.conflicts as f64,
+            ),
+            ("dram", "write_row_hits", x.dram_write_rows.hits as f64),
+            ("dram", "write_row_misses", x.dram_write_rows.misses as f64),
+            (
+                "dram",
+                "write_row_conflicts",
+                x.dram_write_rows.conflicts as f64,
+            ),
         ] {
             out.push(m("", level, &x.stream, name, v));
         }
