@@ -31,9 +31,9 @@ data=docs/figures/data
 
 # NAME|study and options (each figure's section in docs/results.md names them)|seconds
 runs=(
-    "gspc-fig15|gspc-fig15|610"
-    "gspc-fig16|gspc-fig16|576"
-    "gspc-fig17|gspc-fig17|498"
+    "gspc-fig15|gspc-fig15|855"
+    "gspc-fig16|gspc-fig16|883"
+    "gspc-fig17|gspc-fig17|1156"
     "crit-fig13|crit-fig13 --mixes HL3 --set timing.render.target_fps=0|120"
     "crit-fig15|crit-fig15 --mixes HL16,HL20|112"
     "tap-fig2|tap-fig2 --instructions 500000|770"
