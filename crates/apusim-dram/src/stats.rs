@@ -132,9 +132,7 @@ pub struct AccessStats {
     pub read_latency: LatencyStats,
     pub write_latency: LatencyStats,
     /// Row-buffer outcome of each request's first command.
-    pub row_hits: u64,
-    pub row_misses: u64,
-    pub row_conflicts: u64,
+    pub rows: RowOutcomes,
     /// Bytes moved on the DRAM data bus.
     pub bytes: u64,
     /// Sum over requests of cycles waited for a queue slot (enqueued − arrival).
@@ -151,9 +149,7 @@ impl AccessStats {
         self.writes += o.writes;
         self.read_latency.merge(&o.read_latency);
         self.write_latency.merge(&o.write_latency);
-        self.row_hits += o.row_hits;
-        self.row_misses += o.row_misses;
-        self.row_conflicts += o.row_conflicts;
+        self.rows.merge(&o.rows);
         self.bytes += o.bytes;
         self.stall_cycles += o.stall_cycles;
         self.forwarded_reads += o.forwarded_reads;
@@ -161,12 +157,7 @@ impl AccessStats {
     }
     /// Row hits over all column commands.
     pub fn row_hit_rate(&self) -> f64 {
-        let n = self.row_hits + self.row_misses + self.row_conflicts;
-        if n == 0 {
-            0.0
-        } else {
-            self.row_hits as f64 / n as f64
-        }
+        self.rows.hit_rate()
     }
     fn to_json(&self, cycles: u64, tck_ns: f64) -> Value {
         json!({
@@ -176,9 +167,9 @@ impl AccessStats {
             "bandwidth_gbps": round3(bandwidth_gbps(self.bytes, cycles, tck_ns)),
             "read_latency": self.read_latency.to_json(),
             "write_latency": self.write_latency.to_json(),
-            "row_hits": self.row_hits,
-            "row_misses": self.row_misses,
-            "row_conflicts": self.row_conflicts,
+            "row_hits": self.rows.hits,
+            "row_misses": self.rows.misses,
+            "row_conflicts": self.rows.conflicts,
             "row_hit_rate": round4(self.row_hit_rate()),
             "stall_cycles": self.stall_cycles,
             "forwarded_reads": self.forwarded_reads,
@@ -450,9 +441,9 @@ impl DramReport {
                 a.write_latency.mean(),
                 bandwidth_gbps(a.bytes, self.cycles, tck),
                 100.0 * a.row_hit_rate(),
-                a.row_hits,
-                a.row_misses,
-                a.row_conflicts,
+                a.rows.hits,
+                a.rows.misses,
+                a.rows.conflicts,
                 if n == 0 { 0.0 } else { a.stall_cycles as f64 / n as f64 }
             );
         }
@@ -566,9 +557,9 @@ impl DramReport {
                 a.read_latency.percentile(99.0),
                 a.read_latency.max,
                 a.write_latency.mean(),
-                a.row_hits,
-                a.row_misses,
-                a.row_conflicts,
+                a.rows.hits,
+                a.rows.misses,
+                a.rows.conflicts,
                 a.row_hit_rate(),
                 a.stall_cycles
             );

@@ -75,9 +75,9 @@ fn idle_latencies_miss_hit_conflict() {
     let r = mem.report();
     assert_eq!(
         (
-            r.total.access.row_misses,
-            r.total.access.row_hits,
-            r.total.access.row_conflicts
+            r.total.access.rows.misses,
+            r.total.access.rows.hits,
+            r.total.access.rows.conflicts
         ),
         (1, 1, 1)
     );

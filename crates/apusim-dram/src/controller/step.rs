@@ -142,13 +142,8 @@ impl Controller {
         if c.first_outcome.is_none() {
             c.first_outcome = Some(status);
             let src = self.sources[c.req.source as usize].get_or_insert_with(Default::default);
-            for s in [&mut self.stats.access, &mut **src] {
-                match status {
-                    RowStatus::Hit => s.row_hits += 1,
-                    RowStatus::Miss => s.row_misses += 1,
-                    RowStatus::Conflict => s.row_conflicts += 1,
-                }
-            }
+            self.stats.access.rows.count(status);
+            src.rows.count(status);
             self.stream_rows[c.req.stream as usize][usize::from(c.req.is_write)].count(status);
         }
         let bank = c.bank as usize;

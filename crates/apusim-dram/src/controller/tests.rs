@@ -65,10 +65,10 @@ fn the_scheduler_drives_the_schedule() {
     let (a, b) = (&fr_report.total.access, &oldest_report.total.access);
     assert_eq!(a.reads + a.writes, b.reads + b.writes);
     assert!(
-        a.row_hits > b.row_hits,
+        a.rows.hits > b.rows.hits,
         "FR-FCFS-cap {} hits, oldest ready {}",
-        a.row_hits,
-        b.row_hits
+        a.rows.hits,
+        b.rows.hits
     );
 }
 
@@ -187,9 +187,9 @@ fn row_outcomes_per_stream_add_up_to_the_totals() {
     assert_eq!(mem.stream_row_outcomes(0), [RowOutcomes::default(); 2]);
     assert_eq!(sum[0].total(), a.reads - a.forwarded_reads);
     assert_eq!(sum[1].total(), a.writes - a.merged_writes);
-    assert_eq!(sum[0].hits + sum[1].hits, a.row_hits);
-    assert_eq!(sum[0].misses + sum[1].misses, a.row_misses);
-    assert_eq!(sum[0].conflicts + sum[1].conflicts, a.row_conflicts);
+    assert_eq!(sum[0].hits + sum[1].hits, a.rows.hits);
+    assert_eq!(sum[0].misses + sum[1].misses, a.rows.misses);
+    assert_eq!(sum[0].conflicts + sum[1].conflicts, a.rows.conflicts);
 }
 
 /// A stream reading along one row finds it open; a stream reading other rows of the same

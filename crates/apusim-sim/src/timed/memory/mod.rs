@@ -634,8 +634,8 @@ impl<P: Policy> TimedMemory<P> {
                 DramCounts {
                     traffic: self.dram_traffic[a],
                     bytes: d.bytes,
-                    row_hits: d.row_hits,
-                    row_accesses: d.row_hits + d.row_misses + d.row_conflicts,
+                    row_hits: d.rows.hits,
+                    row_accesses: d.rows.total(),
                 }
             })
             .collect()
