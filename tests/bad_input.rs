@@ -4,7 +4,8 @@
 //! nor a signal (an abort is SIGABRT), with no "panicked" in stderr, and with a message that
 //! names the option, file (and line or byte offset) or key at fault.
 //!
-//! Rows that tests/cli.rs already checks in more detail are not repeated here.
+//! Rows that tests/cli/ already checks in more detail are not repeated here. The rows are one
+//! table, so they stay in one file past 800 lines.
 
 use apusim_trace::import::{self, Format, ImportOptions};
 use std::io::Read;
