@@ -35,6 +35,7 @@ runs=(
     "gspc-fig16|gspc-fig16|883"
     "gspc-fig17|gspc-fig17|1156"
     "crit-fig13|crit-fig13 --mixes HL3 --set timing.render.target_fps=0|120"
+    "crit-fig13-scale3|crit-fig13 --mixes HL3 --set timing.render.target_fps=0 --scale 3 --instructions 1000000|509"
     "crit-fig15|crit-fig15 --mixes HL16,HL20|112"
     "tap-fig2|tap-fig2 --instructions 500000|770"
     "tap-fig8|tap-fig8|137"
