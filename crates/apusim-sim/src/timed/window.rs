@@ -72,7 +72,7 @@ impl DramSource {
                 0.0
             },
             read_latency_cycles: ratio(t.read_cycles, t.reads),
-            row_hit_rate: ratio(c.row_hits, c.row_accesses),
+            row_hit_rate: c.rows.hit_rate(),
         }
     }
 }

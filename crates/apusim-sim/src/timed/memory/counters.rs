@@ -1,6 +1,7 @@
 //! Counters of the timed memory side: request latency per agent, the LLC's timing, and each
 //! agent's DRAM traffic.
 
+use apusim_dram::RowOutcomes;
 use serde::{Deserialize, Serialize};
 
 /// Time spent by requests, summed, per agent.
@@ -40,10 +41,10 @@ pub struct DramTraffic {
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct DramCounts {
     pub traffic: DramTraffic,
-    /// Bytes on the data bus, and the row-buffer outcome of each request's first command.
+    /// Bytes on the data bus.
     pub bytes: u64,
-    pub row_hits: u64,
-    pub row_accesses: u64,
+    /// The row-buffer outcome of each request's first command.
+    pub rows: RowOutcomes,
 }
 
 impl DramCounts {
@@ -55,8 +56,7 @@ impl DramCounts {
                 read_cycles: self.traffic.read_cycles - e.traffic.read_cycles,
             },
             bytes: self.bytes - e.bytes,
-            row_hits: self.row_hits - e.row_hits,
-            row_accesses: self.row_accesses - e.row_accesses,
+            rows: self.rows.since(&e.rows),
         }
     }
     pub fn add(&mut self, o: &DramCounts) {
@@ -64,8 +64,7 @@ impl DramCounts {
         self.traffic.writes += o.traffic.writes;
         self.traffic.read_cycles += o.traffic.read_cycles;
         self.bytes += o.bytes;
-        self.row_hits += o.row_hits;
-        self.row_accesses += o.row_accesses;
+        self.rows.merge(&o.rows);
     }
 }
 

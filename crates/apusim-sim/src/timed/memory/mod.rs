@@ -634,8 +634,7 @@ impl<P: Policy> TimedMemory<P> {
                 DramCounts {
                     traffic: self.dram_traffic[a],
                     bytes: d.bytes,
-                    row_hits: d.rows.hits,
-                    row_accesses: d.rows.total(),
+                    rows: d.rows,
                 }
             })
             .collect()
