@@ -254,47 +254,13 @@ fn window_rows(cores: &[CoreResult], sys: &SystemWindow, row: &mut dyn FnMut(&st
         }
     }
     for x in &sys.dram {
-        for (m, v) in [
-            ("dram.reads", x.reads as f64),
-            ("dram.writes", x.writes as f64),
-            ("dram.bandwidth_gbps", x.bandwidth_gbps),
-            ("dram.read_latency_cycles", x.read_latency_cycles),
-            ("dram.row_hit_rate", x.row_hit_rate),
-        ] {
-            row(&x.agent, m, v.to_string());
+        for (m, v) in x.figures() {
+            row(&x.agent, &format!("dram.{m}"), v.to_string());
         }
     }
     for x in &sys.streams {
-        for (m, v) in [
-            ("stream.llc_requests", x.llc_requests as f64),
-            ("stream.llc_request_cycles", x.llc_request_cycles),
-            ("stream.llc_misses", x.llc_misses as f64),
-            ("stream.dram_reads", x.dram_reads as f64),
-            ("stream.dram_writes", x.dram_writes as f64),
-            (
-                "stream.dram_read_latency_cycles",
-                x.dram_read_latency_cycles,
-            ),
-            ("stream.dram_read_row_hits", x.dram_read_rows.hits as f64),
-            (
-                "stream.dram_read_row_misses",
-                x.dram_read_rows.misses as f64,
-            ),
-            (
-                "stream.dram_read_row_conflicts",
-                x.dram_read_rows.conflicts as f64,
-            ),
-            ("stream.dram_write_row_hits", x.dram_write_rows.hits as f64),
-            (
-                "stream.dram_write_row_misses",
-                x.dram_write_rows.misses as f64,
-            ),
-            (
-                "stream.dram_write_row_conflicts",
-                x.dram_write_rows.conflicts as f64,
-            ),
-        ] {
-            row(&x.stream, m, v.to_string());
+        for (level, m, v) in x.figures() {
+            row(&x.stream, &format!("stream.{level}_{m}"), v.to_string());
         }
     }
     for (m, v) in sys.figures() {

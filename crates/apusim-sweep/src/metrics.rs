@@ -150,39 +150,12 @@ pub fn timed(r: &SimResult) -> Vec<Metric> {
     }
     let sys = &r.system;
     for x in &sys.dram {
-        for (name, v) in [
-            ("reads", x.reads as f64),
-            ("writes", x.writes as f64),
-            ("bandwidth_gbps", x.bandwidth_gbps),
-            ("read_latency_cycles", x.read_latency_cycles),
-            ("row_hit_rate", x.row_hit_rate),
-        ] {
+        for (name, v) in x.figures() {
             out.push(m(&x.agent, "dram", "", name, v));
         }
     }
     for x in &sys.streams {
-        for (level, name, v) in [
-            ("llc", "requests", x.llc_requests as f64),
-            ("llc", "request_cycles", x.llc_request_cycles),
-            ("llc", "misses", x.llc_misses as f64),
-            ("dram", "reads", x.dram_reads as f64),
-            ("dram", "writes", x.dram_writes as f64),
-            ("dram", "read_latency_cycles", x.dram_read_latency_cycles),
-            ("dram", "read_row_hits", x.dram_read_rows.hits as f64),
-            ("dram", "read_row_misses", x.dram_read_rows.misses as f64),
-            (
-                "dram",
-                "read_row_conflicts",
-                x.dram_read_rows.conflicts as f64,
-            ),
-            ("dram", "write_row_hits", x.dram_write_rows.hits as f64),
-            ("dram", "write_row_misses", x.dram_write_rows.misses as f64),
-            (
-                "dram",
-                "write_row_conflicts",
-                x.dram_write_rows.conflicts as f64,
-            ),
-        ] {
+        for (level, name, v) in x.figures() {
             out.push(m("", level, &x.stream, name, v));
         }
     }

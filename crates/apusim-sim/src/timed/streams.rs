@@ -68,6 +68,28 @@ pub struct StreamResult {
     pub dram_write_rows: RowOutcomes,
 }
 
+impl StreamResult {
+    /// The stream's figures by level and name (the rows of the CSV, `stream.LEVEL_NAME`, and
+    /// of the results database).
+    pub fn figures(&self) -> [(&'static str, &'static str, f64); 12] {
+        let (r, w) = (&self.dram_read_rows, &self.dram_write_rows);
+        [
+            ("llc", "requests", self.llc_requests as f64),
+            ("llc", "request_cycles", self.llc_request_cycles),
+            ("llc", "misses", self.llc_misses as f64),
+            ("dram", "reads", self.dram_reads as f64),
+            ("dram", "writes", self.dram_writes as f64),
+            ("dram", "read_latency_cycles", self.dram_read_latency_cycles),
+            ("dram", "read_row_hits", r.hits as f64),
+            ("dram", "read_row_misses", r.misses as f64),
+            ("dram", "read_row_conflicts", r.conflicts as f64),
+            ("dram", "write_row_hits", w.hits as f64),
+            ("dram", "write_row_misses", w.misses as f64),
+            ("dram", "write_row_conflicts", w.conflicts as f64),
+        ]
+    }
+}
+
 /// The figures of every stream with traffic between readings `start` and `end`; `uncore`
 /// is the uncore clock's period in ticks.
 pub fn window(end: &StreamTable, start: &StreamTable, uncore: u64) -> Vec<StreamResult> {

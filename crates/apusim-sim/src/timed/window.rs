@@ -60,6 +60,18 @@ pub struct DramSource {
 }
 
 impl DramSource {
+    /// The source's figures by name (the rows of the CSV, `dram.NAME`, and of the results
+    /// database).
+    pub fn figures(&self) -> [(&'static str, f64); 5] {
+        [
+            ("reads", self.reads as f64),
+            ("writes", self.writes as f64),
+            ("bandwidth_gbps", self.bandwidth_gbps),
+            ("read_latency_cycles", self.read_latency_cycles),
+            ("row_hit_rate", self.row_hit_rate),
+        ]
+    }
+
     fn new(agent: String, c: &DramCounts, seconds: f64) -> DramSource {
         let t = &c.traffic;
         DramSource {
