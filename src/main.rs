@@ -91,8 +91,9 @@ enum Command {
     /// GPU L1 data caches with adaptive bypassing (adaptive-gpu-l1-bypassing.txt): runs and studies.
     #[command(subcommand, name = "gpu-l1")]
     GpuL1(cli_gpu::GpuCommand),
-    /// The papers' LLC studies, one command each (gspc Figs. 11-14 on rendered frames, drp
-    /// Figs. 13-14 on the S/D/Q mixes; drp Figs. 1, 3, 4, 11, 12, 15 and Table 4 timed).
+    /// The papers' figures and tables, one command each, functional and timed: gspc (rendered
+    /// frames), drp (the S/D/Q mixes), gpu-access-criticality (crit-*), adaptive GPU L1
+    /// bypassing (bypass-*) and TLP-aware caching (tap-*).
     #[command(subcommand)]
     Study(cli_study::StudyCommand),
     /// Run a grid of runs (a sweep spec) on every core into a results database; skips the

@@ -153,6 +153,13 @@ pub(crate) struct Snapshot {
     pub(crate) latency: AgentLatency,
 }
 
+impl Snapshot {
+    /// Instructions the core's program had advanced by then: retired, and taken by warming.
+    pub(crate) fn progress(&self) -> u64 {
+        self.core.instructions + self.core.warmed
+    }
+}
+
 /// The system-wide counters at one moment.
 pub(crate) struct SystemSnapshot {
     pub(crate) tick: Tick,

@@ -543,16 +543,18 @@ fn simulate<P: Policy>(
                         Phase::Measuring(snap)
                     }
                 }
+                // The target counts from where the measured window began, as ChampSim's
+                // phases do: the warm-up may end a few instructions past `warmup` (a cycle
+                // retires several), and the window still holds at least `target`.
                 Phase::Measuring(start)
                     if finished[i]
                         || opts.instructions.is_some_and(|target| {
-                            progress >= opts.warmup.saturating_add(target)
+                            progress >= start.progress().saturating_add(target)
                         }) =>
                 {
                     let reached = opts
                         .instructions
-                        .is_some_and(|target| progress >= opts.warmup.saturating_add(target))
-                        || opts.instructions.is_none();
+                        .is_none_or(|target| progress >= start.progress().saturating_add(target));
                     Phase::Done(
                         start,
                         Box::new(snapshot(&mem, cores[i].as_ref(), i)),
