@@ -172,8 +172,13 @@ enum TraceCommand {
 
 fn main() {
     restore_sigpipe();
-    // Progress spinners and bars on a terminal (the simulation library only reports).
-    apusim_sim::progress::install(Box::new(progress::Terminal));
+    // Progress spinners and bars on a terminal, periodic status lines in a log (the
+    // simulation library only reports).
+    let log_every = progress::log_interval().unwrap_or_else(|e| {
+        eprintln!("error: {e}");
+        std::process::exit(1);
+    });
+    apusim_sim::progress::install(Box::new(progress::Stderr { log_every }));
     let mut cmd = negative_values(Cli::command());
     let mut matches = cmd.clone().get_matches();
     let cli = Cli::from_arg_matches_mut(&mut matches).unwrap_or_else(|e| e.format(&mut cmd).exit());

@@ -251,6 +251,26 @@ const SETTINGS: &[Row] = &[
         "sim {d}/ok.apt",
         &["APUSIM_DECODE_THREADS"],
     ),
+    env_row(
+        &[("APUSIM_STATUS_SECONDS", "abc")],
+        "run {d}/ok.apt",
+        &["APUSIM_STATUS_SECONDS", "86400"],
+    ),
+    env_row(
+        &[("APUSIM_STATUS_SECONDS", "-1")],
+        "sim {d}/ok.apt",
+        &["APUSIM_STATUS_SECONDS"],
+    ),
+    env_row(
+        &[("APUSIM_STATUS_SECONDS", "86401")],
+        "run {d}/ok.apt",
+        &["APUSIM_STATUS_SECONDS"],
+    ),
+    env_row(
+        &[("APUSIM_STATUS_SECONDS", "NaN")],
+        "run {d}/ok.apt",
+        &["APUSIM_STATUS_SECONDS"],
+    ),
 ];
 
 /// Names that name nothing.

@@ -247,3 +247,36 @@ fn sim_samples_and_refuses_windows_that_cannot() {
         "{err}"
     );
 }
+
+/// With stderr not a terminal (a log, a pipe), a long run writes a plain status line at most
+/// every `APUSIM_STATUS_SECONDS` (a status line starts after the work's first second), and
+/// none with 0.
+#[test]
+fn a_long_run_in_a_log_writes_periodic_status_lines() {
+    let dir = tempfile::tempdir().unwrap();
+    let trace = dir.path().join("chase.champsimtrace.xz");
+    let t = trace.to_str().unwrap();
+    ok(&[
+        "gen",
+        "champsim",
+        "--kind",
+        "chase",
+        "--instructions",
+        "4000000",
+        "-o",
+        t,
+    ]);
+    let args = ["sim", "--preset", "champsim", t];
+    let o = common::apusim_env(&args, &[("APUSIM_STATUS_SECONDS", "0.2")]);
+    assert!(o.status.success());
+    let err = String::from_utf8_lossy(&o.stderr);
+    let lines: Vec<&str> = err
+        .lines()
+        .filter(|l| l.starts_with("apusim: [") && l.contains("instructions retired, cycle "))
+        .collect();
+    assert!(!lines.is_empty(), "status lines in: {err}");
+    let o = common::apusim_env(&args, &[("APUSIM_STATUS_SECONDS", "0")]);
+    assert!(o.status.success());
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(!err.contains("apusim: ["), "none with 0: {err}");
+}

@@ -259,7 +259,14 @@ pub fn alone_runs(
         llc_switches: Default::default(),
         ..opts.clone()
     };
-    jobs.into_par_iter()
+    // The alone runs come before the shared one, as one silent stretch otherwise: count them.
+    let bar = if opts.progress {
+        crate::progress::count_bar(jobs.len(), "alone runs done")
+    } else {
+        None
+    };
+    let runs = jobs
+        .into_par_iter()
         .map(|(index, name, agent, key)| {
             if let (Some(dir), Some(key)) = (&alone.cache_dir, &key) {
                 if let Some(run) = read_cached(dir, key) {
@@ -331,7 +338,16 @@ pub fn alone_runs(
             }
             Ok(run)
         })
-        .collect()
+        .inspect(|_| {
+            if let Some(b) = &bar {
+                b.inc();
+            }
+        })
+        .collect();
+    if let Some(b) = bar {
+        b.finish();
+    }
+    runs
 }
 
 /// The configuration an alone run under `policy` simulates, whatever the shared run's LLC
