@@ -162,7 +162,16 @@ pub fn trace_command(t: TraceCommand) -> Result<()> {
                 ..ImportOptions::default()
             };
             let (program, args) = command.split_first().context("no program given")?;
-            let n = import::record_with_lackey(program, args, &output, &opts)?;
+            let mut line = apusim_sim::progress::Progress::new(true);
+            let n = import::record_with_lackey_watched(program, args, &output, &opts, &mut |n| {
+                line.show(|secs| {
+                    format!(
+                        "recording {program}: {n} accesses ({:.1} M/s)",
+                        n as f64 / secs / 1e6
+                    )
+                })
+            })?;
+            line.finish();
             eprintln!("wrote {n} accesses to {}", output.display());
             Ok(())
         }

@@ -178,7 +178,7 @@ fn main() {
         eprintln!("error: {e}");
         std::process::exit(1);
     });
-    apusim_sim::progress::install(Box::new(progress::Stderr { log_every }));
+    apusim_sim::progress::install(Box::new(progress::Stderr::new(log_every)));
     let mut cmd = negative_values(Cli::command());
     let mut matches = cmd.clone().get_matches();
     let cli = Cli::from_arg_matches_mut(&mut matches).unwrap_or_else(|e| e.format(&mut cmd).exit());

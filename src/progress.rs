@@ -5,7 +5,7 @@
 //! that it is alive and how far it got, while a run shorter than that writes nothing.
 
 use apusim_sim::progress::{Counter, Reporter, StatusLine};
-use indicatif::{ProgressBar, ProgressStyle};
+use indicatif::{MultiProgress, ProgressBar, ProgressStyle};
 use std::io::IsTerminal;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
@@ -37,13 +37,38 @@ pub fn log_interval() -> Result<Option<Duration>, String> {
     Ok((secs > 0.0).then(|| Duration::from_secs_f64(secs)))
 }
 
-/// indicatif on a terminal; plain lines every `log_every` (if any) elsewhere.
+/// indicatif on a terminal; plain lines every `log_every` (if any) elsewhere. The terminal's
+/// spinners and bars share one [`MultiProgress`], so displays shown at once (a study's count
+/// of cases and the generation of a trace inside one) stack instead of overwriting a line.
 pub struct Stderr {
-    pub log_every: Option<Duration>,
+    log_every: Option<Duration>,
+    multi: MultiProgress,
 }
 
-struct Spinner(ProgressBar);
-struct Bar(ProgressBar);
+impl Stderr {
+    pub fn new(log_every: Option<Duration>) -> Stderr {
+        Stderr {
+            log_every,
+            multi: MultiProgress::new(),
+        }
+    }
+}
+
+/// A terminal display: its bar, and the set it was added to (to leave it when done).
+struct Shown {
+    bar: ProgressBar,
+    multi: MultiProgress,
+}
+
+impl Shown {
+    fn clear(&self) {
+        self.bar.finish_and_clear();
+        self.multi.remove(&self.bar);
+    }
+}
+
+struct Spinner(Shown);
+struct Bar(Shown);
 
 impl Reporter for Stderr {
     fn status(&self) -> Option<Box<dyn StatusLine>> {
@@ -56,12 +81,15 @@ impl Reporter for Stderr {
                 }) as Box<dyn StatusLine>
             });
         }
-        let bar = ProgressBar::new_spinner();
+        let bar = self.multi.add(ProgressBar::new_spinner());
         bar.set_style(
             ProgressStyle::with_template("{spinner} {elapsed} {msg}")
                 .unwrap_or_else(|_| ProgressStyle::default_spinner()),
         );
-        Some(Box::new(Spinner(bar)))
+        Some(Box::new(Spinner(Shown {
+            bar,
+            multi: self.multi.clone(),
+        })))
     }
 
     fn counter(&self, n: usize, what: &str) -> Option<Box<dyn Counter>> {
@@ -81,7 +109,7 @@ impl Reporter for Stderr {
                 }) as Box<dyn Counter>
             });
         }
-        let bar = ProgressBar::new(n as u64);
+        let bar = self.multi.add(ProgressBar::new(n as u64));
         bar.set_style(
             ProgressStyle::with_template(&format!(
                 "{{spinner}} {{elapsed}} {{pos}}/{{len}} {what}"
@@ -89,26 +117,29 @@ impl Reporter for Stderr {
             .unwrap_or_else(|_| ProgressStyle::default_spinner()),
         );
         bar.enable_steady_tick(Duration::from_millis(250));
-        Some(Box::new(Bar(bar)))
+        Some(Box::new(Bar(Shown {
+            bar,
+            multi: self.multi.clone(),
+        })))
     }
 }
 
 impl StatusLine for Spinner {
     fn set(&mut self, msg: String) {
-        self.0.set_message(msg);
-        self.0.tick();
+        self.0.bar.set_message(msg);
+        self.0.bar.tick();
     }
     fn finish(self: Box<Self>) {
-        self.0.finish_and_clear();
+        self.0.clear();
     }
 }
 
 impl Counter for Bar {
     fn inc(&self) {
-        self.0.inc(1);
+        self.0.bar.inc(1);
     }
     fn finish(self: Box<Self>) {
-        self.0.finish_and_clear();
+        self.0.clear();
     }
 }
 

@@ -3,7 +3,9 @@
 mod common;
 
 use apusim_trace::apt::{self, AptReader};
-use apusim_trace::import::{self, record_with_lackey, Format, ImportOptions, LackeySource};
+use apusim_trace::import::{
+    self, record_with_lackey, record_with_lackey_watched, Format, ImportOptions, LackeySource,
+};
 use apusim_trace::{collect, Access, AccessSource, Agent, Op, Stream, TraceError};
 use std::process::Command;
 
@@ -144,6 +146,11 @@ fn have_valgrind() -> bool {
     match Command::new("valgrind").arg("--version").output() {
         Ok(o) if o.status.success() => true,
         _ => {
+            // CI installs valgrind (.ci/run): there a missing one is a failure, not a skip.
+            assert!(
+                std::env::var_os("CI").is_none(),
+                "valgrind not found, and CI is set: the live lackey tests need it"
+            );
             eprintln!("valgrind not found: skipping the live lackey test");
             false
         }
@@ -157,15 +164,20 @@ fn record_true_and_echo() {
     }
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("echo.apt");
-    // echo writes to stdout: it must not end up in the trace.
-    let n = record_with_lackey(
+    // echo writes to stdout: it must not end up in the trace. The progress callback sees
+    // every access converted, batch by batch.
+    let mut seen = Vec::new();
+    let n = record_with_lackey_watched(
         "/bin/echo",
         &["hello from the traced program".into()],
         &out,
         &ImportOptions::default(),
+        &mut |k| seen.push(k),
     )
     .unwrap();
     assert!(n > 10_000, "{n} accesses");
+    assert_eq!(seen.last(), Some(&n), "{seen:?}");
+    assert!(seen.windows(2).all(|w| w[0] <= w[1]), "{seen:?}");
     let s = apt::summarize(&out).unwrap();
     assert_eq!(s.records, n);
     assert_eq!(s.header.agents[0].name, "echo");

@@ -305,6 +305,18 @@ pub fn record_with_lackey(
     out: &Path,
     opts: &ImportOptions,
 ) -> Result<u64> {
+    record_with_lackey_watched(program, args, out, opts, &mut |_| {})
+}
+
+/// [`record_with_lackey`], calling `progress` with the accesses converted so far after each
+/// batch (a front end's progress display).
+pub fn record_with_lackey_watched(
+    program: &str,
+    args: &[String],
+    out: &Path,
+    opts: &ImportOptions,
+    progress: &mut (dyn FnMut(u64) + Send),
+) -> Result<u64> {
     use std::process::{Command, Stdio};
 
     let other = |msg: String| TraceError::Other(msg);
@@ -374,7 +386,11 @@ pub fn record_with_lackey(
         header.clone(),
     );
     let converted = AptWriter::create(out, &header).and_then(|mut w| {
-        let n = w.write_source(&mut src)?;
+        let n = w.write_source(&mut Tap {
+            src: &mut src,
+            n: 0,
+            progress,
+        })?;
         Ok((w, n))
     });
     if converted.is_err() {
@@ -417,6 +433,26 @@ pub fn record_with_lackey(
     }
     w.finish()?;
     Ok(n)
+}
+
+/// A source that reports how many accesses have passed through it after each batch.
+struct Tap<'a, S> {
+    src: &'a mut S,
+    n: u64,
+    progress: &'a mut (dyn FnMut(u64) + Send),
+}
+
+impl<S: AccessSource> AccessSource for Tap<'_, S> {
+    fn header(&self) -> &TraceHeader {
+        self.src.header()
+    }
+    fn next_batch(&mut self, out: &mut Vec<Access>) -> Result<bool> {
+        let before = out.len();
+        let more = self.src.next_batch(out)?;
+        self.n += (out.len() - before) as u64;
+        (self.progress)(self.n);
+        Ok(more)
+    }
 }
 
 /// The few POSIX calls [`record_with_lackey`] needs.

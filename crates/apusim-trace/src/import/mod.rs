@@ -23,7 +23,7 @@ pub mod libcachesim;
 
 pub use champsim::{ChampSimReader, ChampSimRecord, ChampSimSource, ChampSimWriter};
 pub use csv::CsvSource;
-pub use lackey::{record_with_lackey, LackeySource};
+pub use lackey::{record_with_lackey, record_with_lackey_watched, LackeySource};
 pub use libcachesim::{
     LcsOptions, LcsTextSource, OracleGeneralOpNSRecord, OracleGeneralRecord, OracleGeneralSource,
     OracleLayout,
