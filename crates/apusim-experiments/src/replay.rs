@@ -112,8 +112,9 @@ fn filter(dir: &Path, job: &Job, up: &SystemConfig, path: &Path) -> Result<()> {
         Some(dir.to_path_buf()),
         job.label.clone(),
     );
+    // A long step of a study's preparation, with nothing else to show for it: its own line.
     let opts = RunOptions {
-        progress: false,
+        progress: true,
         limit: None,
         continue_to_run: false,
         llc_switches: LlcSwitches {
