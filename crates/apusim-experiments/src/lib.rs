@@ -101,30 +101,15 @@ impl Record {
     }
 }
 
-/// `run` on every case in parallel on the rayon pool, with a progress bar counting the
-/// finished `what` (on a terminal only); the results in case order, whatever the number of
-/// threads. The first error stops the cases not yet started.
+/// `run` on every case in parallel on the rayon pool, with a progress display counting the
+/// finished `what`; the results in case order, whatever the number of threads. The first
+/// error stops the cases not yet started.
 pub(crate) fn par_counted<C: Sync, T: Send>(
     cases: &[C],
     what: &str,
     run: impl Fn(&C) -> anyhow::Result<T> + Sync,
 ) -> anyhow::Result<Vec<T>> {
-    use rayon::prelude::*;
-    let progress = apusim_sim::run::count_bar(cases.len(), what);
-    let out = cases
-        .par_iter()
-        .map(|c| {
-            let r = run(c)?;
-            if let Some(p) = &progress {
-                p.inc();
-            }
-            Ok(r)
-        })
-        .collect::<anyhow::Result<Vec<T>>>()?;
-    if let Some(p) = progress {
-        p.finish();
-    }
-    Ok(out)
+    apusim_sim::progress::par_map_counted(cases, cases.len(), what, true, run)
 }
 
 /// A study's results.

@@ -52,6 +52,39 @@ pub fn count_bar(n: usize, what: &str) -> Option<Box<dyn Counter>> {
     reporter()?.counter(n, what)
 }
 
+/// `f` over `items` in parallel on the rayon pool, collected into `C` in the items' order
+/// (into a `Result`, the first error stops the items not yet started), with a display
+/// counting the finished `what` out of `n` when `show` and the installed reporter shows one.
+pub fn par_map_counted<P, T, C>(
+    items: P,
+    n: usize,
+    what: &str,
+    show: bool,
+    f: impl Fn(P::Item) -> T + Sync,
+) -> C
+where
+    P: rayon::iter::IntoParallelIterator,
+    T: Send,
+    C: rayon::iter::FromParallelIterator<T>,
+{
+    use rayon::iter::ParallelIterator;
+    let bar = if show { count_bar(n, what) } else { None };
+    let out = items
+        .into_par_iter()
+        .map(|x| {
+            let r = f(x);
+            if let Some(b) = &bar {
+                b.inc();
+            }
+            r
+        })
+        .collect();
+    if let Some(b) = bar {
+        b.finish();
+    }
+    out
+}
+
 /// The status line of one long piece of work: it appears only once the work has run for a
 /// second, and only if the installed reporter shows status lines.
 pub struct Progress {

@@ -15,7 +15,6 @@ use apusim_cache::policies::{self, PolicyVisitor};
 use apusim_cache::{Policy, PolicyContext};
 pub use apusim_timing::gpu::GpuProgram;
 use apusim_trace::{Access, AccessSource, Agent};
-use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 use std::time::Instant;
 
@@ -153,31 +152,15 @@ pub fn run_policies(
     }
     policies::check_params(names, &cfg.llc.params, cfg.llc.gpu_write_rules)?;
     let progress = opts.progress && names.len() == 1;
-    // Several policies: one bar counting finished policies (on a terminal only).
-    let bar = if opts.progress && names.len() > 1 {
-        count_bar(names.len(), "policies done")
-    } else {
-        None
-    };
-    let results = names
-        .par_iter()
-        .map(|n| {
-            let o = RunOptions {
-                progress,
-                ..opts.clone()
-            };
-            let r = run_policy(&cfg.for_policy(n), n, inputs, &o)
-                .with_context(|| format!("policy {n}"));
-            if let Some(b) = &bar {
-                b.inc();
-            }
-            r
-        })
-        .collect();
-    if let Some(b) = bar {
-        b.finish();
-    }
-    results
+    // Several policies: one display counting finished policies.
+    let several = opts.progress && names.len() > 1;
+    crate::progress::par_map_counted(names, names.len(), "policies done", several, |n| {
+        let o = RunOptions {
+            progress,
+            ..opts.clone()
+        };
+        run_policy(&cfg.for_policy(n), n, inputs, &o).with_context(|| format!("policy {n}"))
+    })
 }
 
 struct NameCheck;

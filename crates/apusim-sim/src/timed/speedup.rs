@@ -32,7 +32,6 @@ use crate::report::write_atomic;
 use crate::run::{Input, Inputs};
 use anyhow::{bail, Context, Result};
 use apusim_trace::hash::fnv1a;
-use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
 
@@ -260,14 +259,13 @@ pub fn alone_runs(
         ..opts.clone()
     };
     // The alone runs come before the shared one, as one silent stretch otherwise: count them.
-    let bar = if opts.progress {
-        crate::progress::count_bar(jobs.len(), "alone runs done")
-    } else {
-        None
-    };
-    let runs = jobs
-        .into_par_iter()
-        .map(|(index, name, agent, key)| {
+    let n = jobs.len();
+    crate::progress::par_map_counted(
+        jobs,
+        n,
+        "alone runs done",
+        opts.progress,
+        |(index, name, agent, key)| {
             if let (Some(dir), Some(key)) = (&alone.cache_dir, &key) {
                 if let Some(run) = read_cached(dir, key) {
                     return Ok(run);
@@ -337,17 +335,8 @@ pub fn alone_runs(
                 write_cached(dir, key, &run)?;
             }
             Ok(run)
-        })
-        .inspect(|_| {
-            if let Some(b) = &bar {
-                b.inc();
-            }
-        })
-        .collect();
-    if let Some(b) = bar {
-        b.finish();
-    }
-    runs
+        },
+    )
 }
 
 /// The configuration an alone run under `policy` simulates, whatever the shared run's LLC
