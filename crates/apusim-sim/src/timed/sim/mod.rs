@@ -594,13 +594,25 @@ fn simulate<P: Policy>(
         }
         steps += 1;
         if steps & 0xFFFF == 0 {
-            let retired: u64 = cores.iter().map(|c| c.stats().instructions).sum();
+            // Instructions done: retired in detail, or taken by functional warming.
+            let done = |c: &dyn CoreModel| {
+                let s = c.stats();
+                s.instructions + s.warmed
+            };
+            let total: u64 = cores.iter().map(|c| done(c.as_ref())).sum();
             let cycle = cpu.cycle(now);
+            // How far the slowest core is on its way to warm-up plus target: the run's end.
+            let slowest = opts.instructions.and_then(|t| {
+                let whole = opts.warmup.saturating_add(t);
+                let least = cores.iter().map(|c| done(c.as_ref())).min()?;
+                Some(100.0 * (least as f64 / whole as f64).min(1.0))
+            });
             progress.show(|secs| {
-                let rate = retired as f64 / secs / 1e6;
-                format!(
-                    "{retired} instructions retired, cycle {cycle} ({rate:.2} M instructions/s)"
-                )
+                let rate = total as f64 / secs / 1e6;
+                let share = slowest
+                    .map(|p| format!("; slowest core {p:.1}% through warm-up and target"))
+                    .unwrap_or_default();
+                format!("{total} instructions, cycle {cycle} ({rate:.2} M instructions/s){share}")
             });
         }
     }
