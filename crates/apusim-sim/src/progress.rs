@@ -166,7 +166,7 @@ impl<S: apusim_trace::AccessSource> apusim_trace::AccessSource for Watched<S> {
     fn next_batch(&mut self, out: &mut Vec<apusim_trace::Access>) -> apusim_trace::Result<bool> {
         let before = out.len();
         let more = self.inner.next_batch(out)?;
-        self.records += (out.len() - before) as u64;
+        self.records += out.len().saturating_sub(before) as u64;
         let (what, n) = (&self.what, self.records);
         self.progress
             .show(|secs| format!("{what}: {n} records ({:.1} M/s)", n as f64 / secs / 1e6));

@@ -449,7 +449,7 @@ impl<S: AccessSource> AccessSource for Tap<'_, S> {
     fn next_batch(&mut self, out: &mut Vec<Access>) -> Result<bool> {
         let before = out.len();
         let more = self.src.next_batch(out)?;
-        self.n += (out.len() - before) as u64;
+        self.n += out.len().saturating_sub(before) as u64;
         (self.progress)(self.n);
         Ok(more)
     }
