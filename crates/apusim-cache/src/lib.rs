@@ -8,7 +8,8 @@
 //! a policy decides. Because the engine is generic, the policy is chosen once per run:
 //! [`policies::build`] maps a policy name to a concrete type and hands it to a
 //! [`policies::PolicyVisitor`], which instantiates the caller's simulation loop for exactly that
-//! type.
+//! type. [`BoxedPolicy`] is the other way: any built policy behind a pointer, one type for
+//! callers whose cost per access lies elsewhere (the timed engine).
 //!
 //! The set searches are branch-free SIMD code in `simd.rs` ([`first_match`] for a tag,
 //! [`max_way`] for the largest value of a set, used by the oracle's OPT victim), and arrays of
@@ -28,6 +29,7 @@
 //! [`Feedback`] carries run-time signals from a timing model into a running policy.
 
 mod aligned;
+pub mod boxed;
 pub mod cache;
 mod counts;
 mod error;
@@ -43,6 +45,7 @@ mod tagword;
 pub mod wayset;
 
 pub use aligned::LineWords;
+pub use boxed::BoxedPolicy;
 pub use cache::{Cache, CacheCounters, Outcome, WritePolicy};
 pub use counts::Counts;
 pub use error::CacheError;

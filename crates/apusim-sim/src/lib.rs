@@ -11,7 +11,10 @@
 //!
 //! The LLC policy is chosen once per run: [`run::run_policy`] asks
 //! `apusim_cache::policies::build` for the named policy, which instantiates the simulation
-//! loop for that concrete type, so the hot loop has no dynamic dispatch on the policy.
+//! loop for that concrete type, so the hot loop has no dynamic dispatch on the policy. The timed
+//! engine ([`timed`]) runs every policy as one type, `apusim_cache::BoxedPolicy`: its cost per
+//! LLC access is the event machinery around it, and one instantiation keeps this crate's
+//! release build short.
 
 pub mod config;
 pub mod hierarchy;

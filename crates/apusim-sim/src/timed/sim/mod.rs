@@ -34,7 +34,7 @@ use crate::llc_switches::LlcSwitches;
 use crate::run::{policy_context, Input, Inputs, Progress};
 use anyhow::{bail, Context, Result};
 use apusim_cache::policies::{self, PolicyVisitor};
-use apusim_cache::{Feedback, Policy};
+use apusim_cache::{BoxedPolicy, Feedback, Policy};
 use apusim_timing::{
     AccessInstrs, ChampSimInstrs, Clock, CoreModel, DepModel, Domain, InstrSource, Replay, Tick,
     Timebase, Wake,
@@ -121,7 +121,8 @@ struct TimedVisitor<'a> {
 impl PolicyVisitor for TimedVisitor<'_> {
     type Output = Result<SimResult>;
     fn visit<P: Policy>(self, policy: P) -> Result<SimResult> {
-        let mut h = Hierarchy::new(self.cfg, policy)?;
+        // One timed engine for every policy (apusim_cache::boxed says why).
+        let mut h = Hierarchy::new(self.cfg, BoxedPolicy::new(policy))?;
         if self.opts.llc_switches.dump_llc_trace.is_some() {
             bail!("a timed run does not dump the LLC stream (use `apusim run --dump-llc-trace`)");
         }
