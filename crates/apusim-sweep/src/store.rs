@@ -181,6 +181,20 @@ pub struct Store {
 }
 
 /// A database's results schema version (`user_version`) and its tables.
+/// How long opening a database waits for other processes' locks.
+const BUSY_WAIT: std::time::Duration = std::time::Duration::from_secs(30);
+
+/// Whether `e` is SQLite's "busy" or "locked": another connection holds a lock.
+fn is_busy(e: &anyhow::Error) -> bool {
+    e.chain().any(|c| {
+        matches!(
+            c.downcast_ref::<rusqlite::Error>(),
+            Some(rusqlite::Error::SqliteFailure(f, _))
+                if matches!(f.code, rusqlite::ErrorCode::DatabaseBusy | rusqlite::ErrorCode::DatabaseLocked)
+        )
+    })
+}
+
 fn schema_state(conn: &Connection) -> rusqlite::Result<(i64, Vec<String>)> {
     let version: i64 = conn.pragma_query_value(None, "user_version", |r| r.get(0))?;
     let mut names = conn.prepare("SELECT name FROM sqlite_master WHERE type = 'table'")?;
@@ -212,16 +226,42 @@ impl Store {
     }
 
     fn init(conn: Connection, path: &Path, create: bool) -> Result<Store> {
+        conn.busy_timeout(BUSY_WAIT)
+            .with_context(|| format!("results database {}", path.display()))?;
+        // SQLite waits for a busy lock through the busy handler, except where waiting could
+        // deadlock: a connection holding the shared lock that asks for the write lock (the
+        // switch to WAL while another process creates the schema) is told "locked" at once.
+        // Every step below is safe to repeat, so the whole preparation is retried instead.
+        let deadline = std::time::Instant::now() + BUSY_WAIT;
+        loop {
+            match Store::prepare(&conn, path, create) {
+                Err(e) if is_busy(&e) && std::time::Instant::now() < deadline => {
+                    if !conn.is_autocommit() {
+                        let _ = conn.execute_batch("ROLLBACK");
+                    }
+                    std::thread::sleep(std::time::Duration::from_millis(20));
+                }
+                Err(e) => return Err(e),
+                Ok(()) => {
+                    return Ok(Store {
+                        conn,
+                        path: path.to_path_buf(),
+                    })
+                }
+            }
+        }
+    }
+
+    /// Check the schema version, switch to WAL and create or upgrade the schema.
+    fn prepare(conn: &Connection, path: &Path, create: bool) -> Result<()> {
         let what = || format!("results database {}", path.display());
-        conn.busy_timeout(std::time::Duration::from_secs(30))
-            .with_context(what)?;
         // The schema version and the tables are read in one read transaction: another
         // process may be creating the schema (one transaction that also sets the version),
         // and two separate reads could see its tables without its version.
         let not_sqlite = || format!("{}: not an SQLite database", path.display());
         conn.execute_batch("BEGIN DEFERRED")
             .with_context(not_sqlite)?;
-        let state = schema_state(&conn);
+        let state = schema_state(conn);
         conn.execute_batch("COMMIT").with_context(what)?;
         let (version, tables) = state.with_context(not_sqlite)?;
         if version > SCHEMA_VERSION {
@@ -254,10 +294,7 @@ impl Store {
             ))
             .with_context(what)?;
         }
-        Ok(Store {
-            conn,
-            path: path.to_path_buf(),
-        })
+        Ok(())
     }
 
     pub fn path(&self) -> &Path {
@@ -546,6 +583,33 @@ mod tests {
             (UNIX_EPOCH, UNIX_EPOCH + Duration::from_millis(1500)),
             status,
         )
+    }
+
+    /// Another connection holds the write lock of a database still in rollback-journal mode
+    /// (a second sweep creating the schema, say): switching to WAL needs that lock, and SQLite
+    /// answers "database is locked" at once instead of waiting, since its busy handler is not
+    /// called for a lock that could deadlock. Opening waits and succeeds once the lock is gone.
+    #[test]
+    fn opening_waits_for_a_writer_that_holds_the_lock_the_wal_switch_needs() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("db.sqlite");
+        let other = Connection::open(&path).unwrap();
+        other
+            .execute_batch("BEGIN IMMEDIATE; CREATE TABLE elsewhere (x)")
+            .unwrap();
+        let release = std::thread::spawn(move || {
+            std::thread::sleep(Duration::from_millis(300));
+            other.execute_batch("DROP TABLE elsewhere; COMMIT").unwrap();
+        });
+        let store = Store::open(&path);
+        release.join().unwrap();
+        let store = store.unwrap();
+        assert!(store.done_keys().unwrap().is_empty());
+        let mode: String = store
+            .conn
+            .pragma_query_value(None, "journal_mode", |r| r.get(0))
+            .unwrap();
+        assert_eq!(mode, "wal");
     }
 
     fn metric(v: f64) -> Metric {
