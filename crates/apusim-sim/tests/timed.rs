@@ -182,10 +182,15 @@ fn a_dependent_chase_costs_each_levels_round_trip() {
     assert_eq!(r.cores[0].levels[3].misses, 0, "all LLC hits");
 }
 
+/// The 4c1g machine with a 1 MB LLC, so that [`MISSING`] lines miss it.
+const SMALL_LLC: &str = "llc=1048576,16,64";
+/// Consecutive lines that miss the L2 and a [`SMALL_LLC`] on every pass (4 MB).
+const MISSING: u64 = 1 << 16;
+
 #[test]
 fn dram_row_hits_are_faster_than_row_conflicts() {
-    // 64 MB of consecutive lines: each chase load misses the LLC and opens few rows.
-    let (hit, r) = cycles_per_load(1 << 20, 64, "chain", &[]);
+    // 4 MB of consecutive lines: each chase load misses the LLC and opens few rows.
+    let (hit, r) = cycles_per_load(MISSING, 64, "chain", &[SMALL_LLC]);
     assert!(
         r.system.dram_row_hit_rate > 0.8,
         "row hits: {}",
@@ -212,14 +217,14 @@ fn dram_row_hits_are_faster_than_row_conflicts() {
 
 #[test]
 fn independent_misses_overlap() {
-    let (chained, _) = cycles_per_load(1 << 20, 64, "chain", &[]);
-    let (free, r) = cycles_per_load(1 << 20, 64, "none", &[]);
+    let (chained, _) = cycles_per_load(MISSING, 64, "chain", &[SMALL_LLC]);
+    let (free, r) = cycles_per_load(MISSING, 64, "none", &[SMALL_LLC]);
     assert!(
         free * 4.0 < chained,
         "independent {free} vs chained {chained}"
     );
     // With one L1D MSHR the loads are serialized again.
-    let (one, _) = cycles_per_load(1 << 20, 64, "none", &["cpu.l1d.mshrs=1"]);
+    let (one, _) = cycles_per_load(MISSING, 64, "none", &[SMALL_LLC, "cpu.l1d.mshrs=1"]);
     assert!(one > free * 4.0, "one MSHR {one} vs {free}");
     assert!(
         r.system.dram_bandwidth_gbps > 5.0,
