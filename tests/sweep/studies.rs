@@ -63,7 +63,9 @@ fn a_study_is_a_sweep_of_its_printed_spec_and_resumes_from_the_database() {
         let mut args = vec![
             "study",
             "tap-fig6",
-            "--quick",
+            // One 1-CPU mix with a short GPU kernel (TAP-1C-C: sort).
+            "--mixes",
+            "TAP-1C-C",
             "--instructions",
             "2000",
             "--cache-dir",
@@ -75,7 +77,7 @@ fn a_study_is_a_sweep_of_its_printed_spec_and_resumes_from_the_database() {
         ok_both(&args)
     };
     let (plain, _) = study(&[]);
-    // The spec lists every timed run of the study: LRU, UCP and TAP-UCP on the quick mix.
+    // The spec lists every timed run of the study: LRU, UCP and TAP-UCP on the mix.
     let (spec, _) = study(&["--print-spec"]);
     assert!(spec.contains("alone = false"), "{spec}");
     let db = path(d, "study.sqlite");
