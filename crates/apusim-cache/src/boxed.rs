@@ -117,21 +117,16 @@ impl Policy for BoxedPolicy {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::policies::util::SplitMix64;
+    use crate::policies::layout_tests::{self, steps, Did, Step};
     use crate::policies::{build, PolicyVisitor, REGISTRY};
     use crate::{Cache, CacheCounters, Geometry, WritePolicy};
-    use apusim_trace::{Agent, Op, Stream};
 
-    type Run = (
-        Vec<Result<crate::Outcome, CacheError>>,
-        CacheCounters,
-        Vec<PolicyStat>,
-    );
+    type Run = (Vec<Did>, CacheCounters, Vec<PolicyStat>);
 
     /// Replays `steps` through a cache of the visited policy, boxed or as its own type.
     struct Replay<'a> {
         geometry: Geometry,
-        steps: &'a [Access],
+        steps: &'a [Step],
         boxed: bool,
     }
 
@@ -146,48 +141,24 @@ mod tests {
         }
     }
 
-    fn replay<P: Policy>(geometry: Geometry, steps: &[Access], p: P) -> Run {
+    fn replay<P: Policy>(geometry: Geometry, steps: &[Step], p: P) -> Run {
         let mut c = Cache::new(geometry, WritePolicy::default(), false, p).unwrap();
-        let did = steps.iter().map(|a| c.access(a)).collect();
+        let did = layout_tests::replay(&mut c, steps);
         (did, *c.counters(), c.policy().stats())
     }
 
-    /// Random reads, writes and prefetches of four cores and the GPU over about twice the
-    /// cache's lines, half of them to a hot eighth, with PCs for the PC-indexed predictors.
-    fn steps(seed: u64, n: usize, lines: u64) -> Vec<Access> {
-        let mut rng = SplitMix64::new(seed);
-        (0..n)
-            .map(|_| {
-                let r = rng.next_u64();
-                let line = if r & 1 == 0 {
-                    rng.next_u64() % lines.div_ceil(8)
-                } else {
-                    rng.next_u64() % lines
-                };
-                let agent = match (r >> 24) % 5 {
-                    4 => Agent::GPU,
-                    c => Agent::cpu(c as u8),
-                };
-                let stream = if agent.is_cpu() {
-                    Stream::CpuData
-                } else {
-                    Stream::ALL[(r >> 32) as usize % Stream::COUNT]
-                };
-                let op = Op::ALL[(r >> 40) as usize % Op::COUNT];
-                Access::new(agent, stream, op, line * 64, 8).with_pc((r >> 48) % 64 * 4)
-            })
-            .collect()
-    }
-
+    /// Every policy, with and without the heterogeneous write rules, over the random reads,
+    /// writes, prefetches and back-invalidations of four cores and the GPU that the layout
+    /// tests replay.
     #[test]
     fn every_policy_boxed_decides_as_its_own_type() {
         let geometry = Geometry::new(64 * 8 * 64, 8, 64);
-        let stream = steps(11, 6000, 64 * 8 * 2);
+        let stream = steps(11, 6000, 64 * 8 * 2, 97);
         for rules in [false, true] {
             for info in REGISTRY.iter() {
                 let run = |boxed| {
                     let mut ctx = PolicyContext::for_geometry(&geometry);
-                    ctx.n_cpus = 4;
+                    ctx.n_cpus = 5;
                     ctx.seed = 5;
                     ctx.gpu_write_rules = rules;
                     build(

@@ -12,14 +12,14 @@ use proptest::prelude::*;
 
 /// One step of a replay: an access, or the back-invalidation of a line.
 #[derive(Clone, Copy, Debug)]
-enum Step {
+pub(crate) enum Step {
     Access(Access),
     Invalidate(u64),
 }
 
 /// What one step did, comparable across layouts.
 #[derive(Clone, Debug, PartialEq)]
-enum Did {
+pub(crate) enum Did {
     Access(Result<Outcome, crate::CacheError>),
     Invalidate(Option<crate::LineMeta>),
 }
@@ -41,21 +41,25 @@ impl PolicyVisitor for Replay<'_> {
             Cache::with_layout(self.geometry, WritePolicy::default(), false, p, self.layout)
                 .unwrap();
         assert_eq!(c.is_wide(), self.layout == SetLayout::Wide);
-        let did = self
-            .steps
-            .iter()
-            .map(|s| match s {
-                Step::Access(a) => Did::Access(c.access(a)),
-                Step::Invalidate(addr) => Did::Invalidate(c.invalidate(*addr)),
-            })
-            .collect();
+        let did = replay(&mut c, self.steps);
         (did, *c.counters(), c.policy().stats())
     }
 }
 
+/// What each of `steps` did to `c`.
+pub(crate) fn replay<P: Policy>(c: &mut Cache<P>, steps: &[Step]) -> Vec<Did> {
+    steps
+        .iter()
+        .map(|s| match s {
+            Step::Access(a) => Did::Access(c.access(a)),
+            Step::Invalidate(addr) => Did::Invalidate(c.invalidate(*addr)),
+        })
+        .collect()
+}
+
 /// A random stream over `lines` distinct lines (about 1.5 times the cache, so that sets fill,
 /// evict and hit), with one back-invalidation in `invalidate_one_in` steps.
-fn steps(seed: u64, n: usize, lines: u64, invalidate_one_in: u64) -> Vec<Step> {
+pub(crate) fn steps(seed: u64, n: usize, lines: u64, invalidate_one_in: u64) -> Vec<Step> {
     let mut rng = SplitMix64::new(seed);
     (0..n)
         .map(|_| {

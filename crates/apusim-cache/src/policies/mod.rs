@@ -18,7 +18,7 @@ pub mod helm;
 pub mod hetero_writes;
 pub mod l1_bypass;
 #[cfg(test)]
-mod layout_tests;
+pub(crate) mod layout_tests;
 pub mod lru;
 pub mod nru;
 pub mod pipp;
