@@ -204,8 +204,7 @@ pub fn ensure_cached(dir: &Path, job: &Job) -> Result<PathBuf> {
     if !path.exists() {
         std::fs::create_dir_all(dir)
             .with_context(|| format!("creating the trace cache {}", dir.display()))?;
-        let mut src =
-            apusim_sim::progress::Watched::new(job.open()?, format!("generating {}", job.label));
+        let mut src = apusim_sim::progress::watch(job.open()?, format!("generating {}", job.label));
         let header = src.header().clone();
         let mut w = AptWriter::create(&path, &header)?;
         w.write_source(&mut src)?;

@@ -138,43 +138,22 @@ impl Drop for Progress {
     }
 }
 
-/// A trace source that shows how far it has been read: `what` and the records so far on a
-/// status line ([`Progress`]), for the long reads that no simulation loop reports (a
-/// generated workload written to the trace cache, a program recorded under valgrind).
-pub struct Watched<S> {
-    inner: S,
-    what: String,
-    records: u64,
-    progress: Progress,
-}
+/// A trace source whose records so far show on a status line ([`Progress`]) as `what`.
+pub type Watched<S> = apusim_trace::Counted<S, Box<dyn FnMut(u64, bool) + Send>>;
 
-impl<S: apusim_trace::AccessSource> Watched<S> {
-    pub fn new(inner: S, what: String) -> Watched<S> {
-        Watched {
-            inner,
-            what,
-            records: 0,
-            progress: Progress::new(true),
-        }
-    }
-}
-
-impl<S: apusim_trace::AccessSource> apusim_trace::AccessSource for Watched<S> {
-    fn header(&self) -> &apusim_trace::TraceHeader {
-        self.inner.header()
-    }
-    fn next_batch(&mut self, out: &mut Vec<apusim_trace::Access>) -> apusim_trace::Result<bool> {
-        let before = out.len();
-        let more = self.inner.next_batch(out)?;
-        self.records += out.len().saturating_sub(before) as u64;
-        let (what, n) = (&self.what, self.records);
-        self.progress
-            .show(|secs| format!("{what}: {n} records ({:.1} M/s)", n as f64 / secs / 1e6));
-        if !more {
-            self.progress.finish();
-        }
-        Ok(more)
-    }
+/// `inner`, [`Watched`]: for the long reads that no simulation loop reports (a generated
+/// workload written to the trace cache).
+pub fn watch<S: apusim_trace::AccessSource>(inner: S, what: String) -> Watched<S> {
+    let mut progress = Progress::new(true);
+    apusim_trace::Counted::new(
+        inner,
+        Box::new(move |n, more| {
+            progress.show(|secs| format!("{what}: {n} records ({:.1} M/s)", n as f64 / secs / 1e6));
+            if !more {
+                progress.finish();
+            }
+        }),
+    )
 }
 
 #[cfg(test)]
@@ -188,7 +167,7 @@ mod tests {
             .map(|i| Access::new(Agent::cpu(0), Stream::CpuData, Op::Read, i * 64, 8))
             .collect();
         let mut plain = VecSource::new(accesses.clone());
-        let mut watched = Watched::new(VecSource::new(accesses), "reading".into());
+        let mut watched = watch(VecSource::new(accesses), "reading".into());
         assert_eq!(watched.header(), plain.header());
         let (mut a, mut b) = (Vec::new(), Vec::new());
         loop {
@@ -200,6 +179,6 @@ mod tests {
                 break;
             }
         }
-        assert_eq!(watched.records, 10_000);
+        assert_eq!(watched.records(), 10_000);
     }
 }

@@ -29,6 +29,7 @@
 
 pub mod access;
 pub mod apt;
+pub mod counted;
 pub mod error;
 pub mod frames;
 pub mod hash;
@@ -38,6 +39,7 @@ pub mod output;
 pub mod warps;
 
 pub use access::{Access, Agent, Op, Stream};
+pub use counted::Counted;
 pub use error::{Result, TraceError};
 pub use frames::{FrameSource, RenderBatch, Unit, WorkItem, WorkKind};
 pub use header::{AgentInfo, TraceHeader};
@@ -60,6 +62,15 @@ pub trait AccessSource: Send {
 }
 
 impl<S: AccessSource + ?Sized> AccessSource for Box<S> {
+    fn header(&self) -> &TraceHeader {
+        (**self).header()
+    }
+    fn next_batch(&mut self, out: &mut Vec<Access>) -> Result<bool> {
+        (**self).next_batch(out)
+    }
+}
+
+impl<S: AccessSource + ?Sized> AccessSource for &mut S {
     fn header(&self) -> &TraceHeader {
         (**self).header()
     }

@@ -30,7 +30,7 @@
 
 use super::{file_header, show_line, ImportOptions};
 use crate::apt::AptWriter;
-use crate::{Access, AccessSource, Op, Result, Stream, TraceError, TraceHeader, BATCH};
+use crate::{Access, AccessSource, Counted, Op, Result, Stream, TraceError, TraceHeader, BATCH};
 use std::collections::VecDeque;
 use std::fs::File;
 use std::io::{BufRead, BufReader};
@@ -386,11 +386,7 @@ pub fn record_with_lackey_watched(
         header.clone(),
     );
     let converted = AptWriter::create(out, &header).and_then(|mut w| {
-        let n = w.write_source(&mut Tap {
-            src: &mut src,
-            n: 0,
-            progress,
-        })?;
+        let n = w.write_source(&mut Counted::new(&mut src, |n, _| progress(n)))?;
         Ok((w, n))
     });
     if converted.is_err() {
@@ -433,26 +429,6 @@ pub fn record_with_lackey_watched(
     }
     w.finish()?;
     Ok(n)
-}
-
-/// A source that reports how many accesses have passed through it after each batch.
-struct Tap<'a, S> {
-    src: &'a mut S,
-    n: u64,
-    progress: &'a mut (dyn FnMut(u64) + Send),
-}
-
-impl<S: AccessSource> AccessSource for Tap<'_, S> {
-    fn header(&self) -> &TraceHeader {
-        self.src.header()
-    }
-    fn next_batch(&mut self, out: &mut Vec<Access>) -> Result<bool> {
-        let before = out.len();
-        let more = self.src.next_batch(out)?;
-        self.n += out.len().saturating_sub(before) as u64;
-        (self.progress)(self.n);
-        Ok(more)
-    }
 }
 
 /// The few POSIX calls [`record_with_lackey`] needs.
