@@ -95,6 +95,19 @@ pub(crate) struct WorkloadArgs {
     /// rendering jobs render `scale` frames.
     #[arg(long, default_value_t = 1, value_parser = registry_int(&apusim_workloads::SCALE))]
     pub(crate) scale: u64,
+    /// Frames of a --mix's rendering job or a --scene, 1 to 1000, instead of `--scale`; or
+    /// `paper` (a --mix only): the title's frame region in the table of the mix's paper (drp
+    /// Table 1 for S/D/Q, gpu-access-criticality Table 2 for H/L/HL, e.g. 15 frames for
+    /// DOOM3 in HL7). A timed run ends when every core has reached its instructions and the
+    /// GPU has rendered them all, as the papers' runs end.
+    #[arg(long, value_name = "N|paper", value_parser = frames_arg,
+          conflicts_with_all = ["traces", "kernel", "cpu"])]
+    pub(crate) frames: Option<apusim_workloads::mixes::Frames>,
+}
+
+/// `--frames`: a frame count or `paper`, checked by the scenes' `frames` parameter.
+pub(crate) fn frames_arg(s: &str) -> Result<apusim_workloads::mixes::Frames, String> {
+    apusim_workloads::mixes::Frames::parse(s).map_err(|e| e.to_string())
 }
 
 impl WorkloadArgs {

@@ -46,6 +46,7 @@ pub(super) fn run_inputs(
         w.resolution,
         w.scale,
         instructions,
+        w.frames.unwrap_or_default(),
         seed,
         cache.dir(),
         timed,

@@ -8,6 +8,7 @@ use apusim_experiments::studies::{self, OptionKind, OptionSpec, OptionValue, Stu
 use apusim_experiments::StudyOutput;
 use apusim_sweep::plot::{self, study};
 use apusim_sweep::study_runs;
+use apusim_workloads::mixes::Frames;
 use clap::{Arg, ArgAction, ArgMatches, Args, FromArgMatches};
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
@@ -70,6 +71,10 @@ fn option_arg(o: &OptionSpec) -> Arg {
             .value_name(o.value_name)
             .action(ArgAction::Set)
             .value_parser(crate::writable_output),
+        OptionKind::Frames => a
+            .value_name(o.value_name)
+            .action(ArgAction::Set)
+            .value_parser(crate::args::frames_arg),
     };
     match o.default {
         Some(d) => a.default_value(d),
@@ -99,6 +104,9 @@ impl FromArgMatches for StudyCommand {
                 OptionKind::Path => sub
                     .get_one::<PathBuf>(o.name)
                     .map(|p| OptionValue::Path(p.clone())),
+                OptionKind::Frames => sub
+                    .get_one::<Frames>(o.name)
+                    .map(|f| OptionValue::Frames(*f)),
             };
             if let Some(v) = v {
                 given.push((o.name.to_string(), v));

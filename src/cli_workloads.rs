@@ -182,8 +182,13 @@ pub fn list_workloads() -> String {
 }
 
 pub fn list_mixes() -> String {
-    let mut t = TextTable::new(["mix", "gpu job", "cpu jobs", "source"]);
+    let mut t = TextTable::new(["mix", "gpu job", "paper frames", "cpu jobs", "source"]);
     for m in mixes::MIXES.iter() {
+        // The title's frame region in the mix's paper, which `--frames paper` renders.
+        let frames = match m.paper_frames {
+            Some((a, b)) => format!("{a}-{b} ({})", b - a + 1),
+            None => String::new(),
+        };
         let gpu = match &m.gpu {
             mixes::GpuJob::Render {
                 title,
@@ -193,7 +198,13 @@ pub fn list_mixes() -> String {
             } => format!("render {title} ({scene}) {width}x{height}"),
             mixes::GpuJob::Gpgpu(k) => k.to_string(),
         };
-        t.row(vec![m.name.clone(), gpu, m.cpus.join(" "), m.source.into()]);
+        t.row(vec![
+            m.name.clone(),
+            gpu,
+            frames,
+            m.cpus.join(" "),
+            m.source.into(),
+        ]);
     }
     t.render()
 }

@@ -114,8 +114,9 @@ def _frame(columns: Dict[str, list]) -> pd.DataFrame:
     return pd.DataFrame(columns)
 
 
-def _inputs(traces, mix, scene, kernel, cpu, resolution, scale, preset, config, set, seed,
-            policy, cache_dir, no_cache, ideal, ideal_gpu, gpu_read_bypass, db) -> Dict[str, Any]:
+def _inputs(traces, mix, scene, kernel, cpu, resolution, scale, frames, preset, config, set,
+            seed, policy, cache_dir, no_cache, ideal, ideal_gpu, gpu_read_bypass,
+            db) -> Dict[str, Any]:
     if isinstance(traces, (str, os.PathLike)):
         traces = [traces]
     return dict(
@@ -126,6 +127,7 @@ def _inputs(traces, mix, scene, kernel, cpu, resolution, scale, preset, config, 
         cpu=cpu,
         resolution=_resolution(resolution),
         scale=scale,
+        frames=frames,
         preset=preset,
         config=_path(config),
         set=_set(set),
@@ -149,6 +151,7 @@ def run(
     cpu: Optional[str] = None,
     resolution: Union[str, Sequence[int]] = "1280x1024",
     scale: int = 1,
+    frames: Union[None, int, str] = None,
     preset: Optional[str] = None,
     config: Optional[PathLike] = None,
     set: Union[None, Mapping[str, Any], Iterable[str]] = None,
@@ -169,7 +172,10 @@ def run(
 
     The inputs are trace files (``"a.apt"`` or ``"a.apt@cpu1"``), a named ``mix`` (see
     :func:`mixes`), a built-in ``scene`` at ``resolution``, ``scale`` times, a GPGPU
-    ``kernel`` or a CPU kernel ``cpu`` alone (``apusim run --kernel|--cpu``). The system is
+    ``kernel`` or a CPU kernel ``cpu`` alone (``apusim run --kernel|--cpu``). ``frames``
+    gives a mix's rendering job or a scene that many frames instead of ``scale``, or with
+    ``"paper"`` a mix's title its frame region in its paper's table (``apusim run
+    --frames``: drp Table 1 for S/D/Q, gpu-access-criticality Table 2 for H/L/HL). The system is
     ``preset`` (default ``4c1g``) or a TOML ``config``, with ``set`` overrides
     (``{"llc.policy": "srrip"}`` or ``["cpus=2"]``). ``policy`` is one policy or several
     (``"srrip,lru"``, ``["srrip", "lru"]``, ``"all"``, ``"baselines"``); the configured one
@@ -179,8 +185,8 @@ def run(
     ended once; with ``cpu``, it is the kernel's length. ``db`` records the runs in a results
     database as ``apusim run --db`` does.
     """
-    kw = _inputs(traces, mix, scene, kernel, cpu, resolution, scale, preset, config, set, seed,
-                 policy, cache_dir, no_cache, ideal, ideal_gpu, gpu_read_bypass, db)
+    kw = _inputs(traces, mix, scene, kernel, cpu, resolution, scale, frames, preset, config,
+                 set, seed, policy, cache_dir, no_cache, ideal, ideal_gpu, gpu_read_bypass, db)
     cols = _native.run(limit=limit, instructions=instructions, threads=threads,
                        dump_llc_trace=_path(dump_llc_trace), **kw)
     return _frame(cols)
@@ -195,6 +201,7 @@ def sim(
     cpu: Optional[str] = None,
     resolution: Union[str, Sequence[int]] = "1280x1024",
     scale: int = 1,
+    frames: Union[None, int, str] = None,
     preset: Optional[str] = None,
     config: Optional[PathLike] = None,
     set: Union[None, Mapping[str, Any], Iterable[str]] = None,
@@ -225,8 +232,8 @@ def sim(
     speedup (``no_alone`` skips that). ``sample`` samples (SMARTS) with ``sample_period``,
     ``sample_warmup``, ``sample_unit`` cycles, to ``target_error`` (``"3%"`` or ``0.03``).
     """
-    kw = _inputs(traces, mix, scene, kernel, cpu, resolution, scale, preset, config, set, seed,
-                 policy, cache_dir, no_cache, ideal, ideal_gpu, gpu_read_bypass, db)
+    kw = _inputs(traces, mix, scene, kernel, cpu, resolution, scale, frames, preset, config,
+                 set, seed, policy, cache_dir, no_cache, ideal, ideal_gpu, gpu_read_bypass, db)
     cols = _native.sim(
         warmup=warmup,
         instructions=instructions,
@@ -301,8 +308,9 @@ def study(name: str, **options: Any) -> pd.DataFrame:
     Options are the command's (``apusim study NAME --help``), by keyword: ``seed``, ``set``,
     ``threads``, ``cache_dir``, ``no_cache``, ``db`` (a results database that keeps every
     study's runs: a study run again reads back those it holds, as ``--db``); gspc's ``scenes``, ``width``, ``height``,
-    ``frames``, ``llc`` (and ``gspc-counters``' ``every``, ``counters``: a CSV path); the drp functional figures' ``mixes``, ``scale``, ``limit``; the
-    timed figures' ``mixes``, ``scale``, ``warmup``, ``instructions``, ``quick``, ``sample``,
+    ``frames``, ``llc`` (and ``gspc-counters``' ``every``, ``counters``: a CSV path); the drp functional figures' ``mixes``, ``scale``, ``frames``,
+    ``limit``; the timed figures' ``mixes``, ``scale``, ``frames`` (a count or ``"paper"``),
+    ``warmup``, ``instructions``, ``quick``, ``sample``,
     ``detailed`` (runs of 10 M instructions per core or more are sampled unless
     ``detailed=True``). Each study
     takes the options its registry entry declares, with the command's defaults; an option it

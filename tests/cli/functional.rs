@@ -171,7 +171,9 @@ fn built_in_workloads_generate_traces_and_mixes_run_without_input() {
     assert!(cache
         .join(format!(
             "{}.apt",
-            apusim_workloads::mixes::jobs_at("S16", 1, Some(100_000), 1).unwrap()[0].key()
+            apusim_workloads::mixes::jobs_at("S16", 1, Some(100_000), Default::default(), 1)
+                .unwrap()[0]
+                .key()
         ))
         .exists());
     let err = fails(&["run", "x.apt", "--instructions", "5"]);
@@ -263,7 +265,22 @@ fn built_in_workloads_generate_traces_and_mixes_run_without_input() {
     assert!(fails(&["sim", "--kernel", "spmvv"]).contains("did you mean `spmv`"));
     assert!(fails(&["sim", "--kernel", "spmv", "--scene", "lake"]).contains("cannot be used with"));
     assert!(fails(&["gen", "gpgpu", "nosuch", "-o", "x.apt"]).contains("nosuch"));
-    assert!(ok(&["mixes"]).contains("HL20"));
+    let mixes = ok(&["mixes"]);
+    assert!(mixes.contains("HL20"));
+    // DOOM3's frame regions: drp Table 1 (S7) and gpu-access-criticality Table 2 (HL7).
+    let row = |m: &str| {
+        mixes
+            .lines()
+            .find(|l| l.split_whitespace().next() == Some(m))
+            .unwrap()
+            .to_string()
+    };
+    assert!(row("S7").contains("300-304 (5)"), "{}", row("S7"));
+    assert!(row("HL7").contains("300-314 (15)"), "{}", row("HL7"));
+    assert!(!row("HL15").contains('('), "{}", row("HL15"));
+    assert!(fails(&["run", "--mix", "HL15", "--frames", "3"]).contains("kernel lbm"));
+    assert!(fails(&["run", "--scene", "lake", "--frames", "paper"]).contains("no frame region"));
+    assert!(fails(&["run", "--cpu", "mcf", "--frames", "2"]).contains("cannot be used with"));
     assert!(ok(&["workloads"]).contains("bfs"));
 }
 

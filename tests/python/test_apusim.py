@@ -251,6 +251,31 @@ def test_errors_carry_the_cli_message(cli, kwargs, args):
     assert f"error: {e.value}" in p.stderr
 
 
+def test_frames_reach_the_timed_run(cli, cache, tmp_path):
+    """`frames` renders that many frames of a scene, as `scale` alone does and as the command
+    line's `--frames`; `paper` is a mix's, and trace files, kernels and CPU kernels take none."""
+    two = apusim.sim(**SIM, frames=2, cache_dir=cache)
+    assert two[two.metric == "frames"]["value"].tolist() == [2.0]
+    assert by_key(two) == by_key(apusim.sim(**SIM, scale=2, cache_dir=cache))
+    cli("sim", *SIM_ARGS, "--frames", "2", "--cache-dir", cache, "--db", tmp_path / "cli.sqlite")
+    stored = apusim.results(tmp_path / "cli.sqlite")
+    assert stored[stored.metric == "frames"]["value"].tolist() == [2.0]
+    for bad, message in [
+        (0, "at least 1"),
+        (-2, "at least 1"),
+        (1001, "out of range"),
+        ("paper", "no frame region"),
+        ("two", "number of frames"),
+        (True, "number of frames"),
+    ]:
+        with pytest.raises(apusim.ApusimError, match=message):
+            apusim.sim(**SIM, frames=bad, no_cache=True)
+    with pytest.raises(apusim.ApusimError, match="frames are the length"):
+        apusim.run(kernel="bfs", frames=3, no_cache=True)
+    with pytest.raises(apusim.ApusimError, match="kernel lbm"):
+        apusim.run(mix="HL15", frames=3, no_cache=True)
+
+
 def test_bad_records_and_options_raise(tmp_path):
     a = random_records(10)
     a["agent"][3] = 200

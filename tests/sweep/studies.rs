@@ -478,3 +478,49 @@ fn a_functional_study_is_a_sweep_of_its_printed_spec_and_resumes_from_the_databa
     assert!(err.contains("1 of the study's runs read"), "{err}");
     assert!(err.contains("3 simulated"), "{err}");
 }
+
+/// `--frames paper` gives a mix's rendering job its title's frame region (drp Table 1: HDR1,
+/// frames 600–601) in the study, its printed spec and the sweep of that spec alike: the
+/// sweep finds the study's runs under its own keys.
+#[test]
+fn a_studys_frames_reach_its_spec_and_its_keys() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let cache = path(d, "cache");
+    let study = |extra: &[&str]| -> (String, String) {
+        let mut args = vec![
+            "study",
+            "drp-fig13",
+            "--mixes",
+            "S3",
+            "--frames",
+            "paper",
+            "--instructions",
+            "20000",
+            "--limit",
+            "100000",
+            "--cache-dir",
+            &cache,
+            "--threads",
+            "2",
+        ];
+        args.extend_from_slice(extra);
+        ok_both(&args)
+    };
+    let db = path(d, "frames.sqlite");
+    let (plain, _) = study(&["--db", &db]);
+    assert!(plain.contains("frames paper"), "{plain}");
+    let (spec, _) = study(&["--print-spec"]);
+    assert_eq!(spec.matches("frames = \"paper\"").count(), 1, "{spec}");
+    let spec = write(d, "frames.toml", &spec);
+    let out = ok(&["sweep", &spec, "--db", &db, "--cache-dir", &cache]);
+    assert!(out.contains("2 points, 2 already in"), "{out}");
+    // The two frames are in the trace the runs read, and only there.
+    let traces: Vec<String> = std::fs::read_dir(&cache)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.contains("-render-"))
+        .collect();
+    assert_eq!(traces.len(), 1, "{traces:?}");
+    assert!(traces[0].contains("-frames2-"), "{traces:?}");
+}

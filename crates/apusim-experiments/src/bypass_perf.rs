@@ -240,7 +240,7 @@ fn static_energy_uj(cfg: &SystemConfig, cycles: f64, pc_predictor: bool) -> Resu
 
 /// Run figure `fig` over `o.mixes` (GPGPU kernel names; default [`Figure::default_kernels`]),
 /// each at `o.scale` times its default elements. A kernel runs to its end, so
-/// `o.instructions` and `o.warmup` are refused.
+/// `o.instructions` and `o.warmup` are refused, and `o.frames` with them.
 pub fn run(fig: Figure, o: &Options) -> Result<StudyOutput> {
     let name = fig.name();
     let kernels = o.mixes.clone().unwrap_or_else(|| fig.default_kernels());
@@ -252,6 +252,9 @@ pub fn run(fig: Figure, o: &Options) -> Result<StudyOutput> {
     }
     if o.sample {
         bail!("{name}: each kernel runs to its end in detail; --sample does not apply");
+    }
+    if o.frames != apusim_workloads::mixes::Frames::Scale {
+        bail!("{name}: the kernels are sized by --scale; --frames is a rendering job's");
     }
     if fig == Figure::Fig12 && !kernels.iter().any(|k| k == "nw") {
         bail!("{name}: times are relative to nw on the baseline, so the kernels must include nw");

@@ -18,7 +18,7 @@ use crate::runs::{PlannedInput, PlannedMode, PlannedRun, Runs};
 use crate::{overrides_note, with_means, Mean, Record, StudyOutput};
 use anyhow::{bail, Context, Result};
 use apusim_sim::{RunOptions, SystemConfig};
-use apusim_workloads::mixes;
+use apusim_workloads::mixes::{self, Frames};
 use std::path::PathBuf;
 
 /// The figures of drp §6 this module reproduces.
@@ -77,6 +77,8 @@ pub struct Options {
     /// Instructions of each CPU job, with drp §3's method of running early finishers on
     /// (`apusim run --mix --instructions`); `None`: `scale ×` 5 M, each job once.
     pub instructions: Option<u64>,
+    /// Frames of each mix's rendering job (`apusim run --mix --frames`; default `scale`).
+    pub frames: Frames,
     pub seed: u64,
     /// Stop each run after this many trace accesses (`apusim run --limit`).
     pub limit: Option<u64>,
@@ -97,6 +99,7 @@ impl Default for Options {
                 .collect(),
             scale: 1,
             instructions: None,
+            frames: Frames::Scale,
             seed: 1,
             limit: None,
             overrides: Vec::new(),
@@ -145,6 +148,7 @@ fn planned(
         policy: policy.into(),
         input: PlannedInput::Mix(mixes::mix(mix).map_or_else(|| mix.into(), |m| m.name.clone())),
         scale: o.scale,
+        frames: o.frames,
         seed: o.seed,
         warmup: 0,
         instructions: o.instructions,
@@ -165,7 +169,16 @@ pub fn run(fig: Figure, o: &Options) -> Result<StudyOutput> {
     let inputs: Vec<JobInputs> = o
         .mixes
         .iter()
-        .map(|m| JobInputs::mix_at(m, o.scale, o.instructions, o.seed, Some(dir.clone())))
+        .map(|m| {
+            JobInputs::mix_at(
+                m,
+                o.scale,
+                o.instructions,
+                o.frames,
+                o.seed,
+                Some(dir.clone()),
+            )
+        })
         .collect::<Result<_>>()?;
     let base_cfg = SystemConfig::load_preset("4c1g", &o.overrides)?;
     let bars = fig.bars();
@@ -221,7 +234,7 @@ pub fn run(fig: Figure, o: &Options) -> Result<StudyOutput> {
     Ok(StudyOutput {
         study: fig.name().into(),
         title: format!(
-            "{}; scale {}{}, seed {}{}",
+            "{}; scale {}{}{}, seed {}{}",
             fig.title(),
             o.scale,
             match o.instructions {
@@ -229,6 +242,9 @@ pub fn run(fig: Figure, o: &Options) -> Result<StudyOutput> {
                     format!(", CPU jobs of {n} instructions, early finishers running on (drp §3)"),
                 None => String::new(),
             },
+            o.frames
+                .label()
+                .map_or_else(String::new, |f| format!(", frames {f}")),
             o.seed,
             overrides_note(&o.overrides)
         ),
@@ -247,6 +263,7 @@ mod tests {
             mixes: vec!["D16".into(), "S17".into()],
             scale: 1,
             instructions: None,
+            frames: Frames::Scale,
             seed: 3,
             limit: Some(600_000),
             overrides: Vec::new(),

@@ -67,7 +67,9 @@ pub fn load_system(
 /// The inputs of a run (`apusim run/sim`, the Python bindings): the jobs of mix `mix` at
 /// `scale`, or a workload alone ([`alone_job_inputs`]), or else the trace files `traces`
 /// (ChampSim traces read natively when `timed`). A mix's CPU jobs, or a CPU kernel alone,
-/// retire `instructions` each when set. Generated jobs are cached under `cache`.
+/// retire `instructions` each when set; a mix's rendering job, or a scene alone, renders
+/// `frames` ([`mixes::Frames`]; a count for a kernel, a CPU kernel or trace files is
+/// refused). Generated jobs are cached under `cache`.
 #[allow(clippy::too_many_arguments)]
 pub fn run_inputs(
     traces: &[String],
@@ -76,6 +78,7 @@ pub fn run_inputs(
     resolution: (u32, u32),
     scale: u64,
     instructions: Option<u64>,
+    frames: mixes::Frames,
     seed: u64,
     cache: Option<PathBuf>,
     timed: bool,
@@ -88,11 +91,22 @@ pub fn run_inputs(
             m,
             scale,
             instructions,
+            frames,
             seed,
             cache,
         )?));
     }
+    if frames != mixes::Frames::Scale && !matches!(alone, Some(Alone::Scene(_))) {
+        anyhow::bail!(
+            "frames are the length of a --mix's rendering job or a --scene's; trace files, \
+             --kernel and --cpu have their own length"
+        );
+    }
     if let Some(which) = alone {
+        let scale = match which {
+            Alone::Scene(name) => frames.resolve(scale, None, &format!("scene {name}"))? as u64,
+            _ => scale,
+        };
         return Ok(Box::new(alone_job_inputs(
             which,
             resolution,
@@ -224,24 +238,34 @@ pub struct JobInputs {
 impl JobInputs {
     /// The jobs of mix `name` at `scale` and `seed` (see `apusim_workloads::mixes::jobs`).
     pub fn mix(name: &str, scale: u64, seed: u64, cache: Option<PathBuf>) -> Result<JobInputs> {
-        JobInputs::mix_at(name, scale, None, seed, cache)
+        JobInputs::mix_at(name, scale, None, mixes::Frames::Scale, seed, cache)
     }
 
-    /// [`JobInputs::mix`] with CPU jobs of `instructions` each when set
-    /// (`apusim_workloads::mixes::jobs_at`).
+    /// [`JobInputs::mix`] with CPU jobs of `instructions` each when set and a rendering job
+    /// of `frames` (`apusim_workloads::mixes::jobs_at`).
     pub fn mix_at(
         name: &str,
         scale: u64,
         instructions: Option<u64>,
+        frames: mixes::Frames,
         seed: u64,
         cache: Option<PathBuf>,
     ) -> Result<JobInputs> {
-        let jobs = mixes::jobs_at(name, scale, instructions, seed)
+        let jobs = mixes::jobs_at(name, scale, instructions, frames, seed)
             .with_context(|| format!("mix {name}"))?;
-        let length = match instructions {
+        let mut length = match instructions {
             Some(n) => format!(", CPU jobs of {n} instructions"),
             None => String::new(),
         };
+        if frames != mixes::Frames::Scale {
+            let rendered = jobs.iter().find_map(|j| match j.spec {
+                mixes::JobSpec::Render { frames, .. } => Some(frames),
+                _ => None,
+            });
+            if let Some(n) = rendered {
+                length += &format!(", {n} frame(s) (frames {frames})");
+            }
+        }
         Ok(JobInputs {
             jobs,
             cache,

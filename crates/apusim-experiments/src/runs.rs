@@ -35,6 +35,7 @@ use anyhow::Result;
 use apusim_sim::run::Inputs;
 use apusim_sim::timed::{sim_policy, SimOptions, SimResult};
 use apusim_sim::{run_policy, RunOptions, RunResult, SystemConfig};
+use apusim_workloads::mixes::Frames;
 use std::fmt;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
@@ -123,6 +124,8 @@ pub struct PlannedRun {
     pub input: PlannedInput,
     /// The workload scale (a mix's or kernel's size multiplier; a scene's frames).
     pub scale: u64,
+    /// A mix's rendering job's frames, when not `scale` of them.
+    pub frames: Frames,
     pub seed: u64,
     pub warmup: u64,
     pub instructions: Option<u64>,
@@ -178,6 +181,7 @@ impl PlannedRun {
             policy: String::new(),
             input,
             scale: 1,
+            frames: Frames::Scale,
             seed,
             warmup: 0,
             instructions: None,

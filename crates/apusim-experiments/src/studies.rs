@@ -27,6 +27,7 @@ use crate::{
 };
 use anyhow::{bail, Result};
 use apusim_registry::{ParamKind, ParamSpec, RegistryError};
+use apusim_workloads::mixes::Frames;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
@@ -66,6 +67,8 @@ pub enum OptionKind {
     Flag,
     /// The path of a file the study writes.
     Path,
+    /// A rendering job's frames: a count or `paper` ([`Frames`]).
+    Frames,
 }
 
 /// One option a family of studies takes.
@@ -89,6 +92,7 @@ pub enum OptionValue {
     List(Vec<String>),
     Flag(bool),
     Path(PathBuf),
+    Frames(Frames),
 }
 
 /// The families of studies, by the options they take (beside the common seed, `--set`
@@ -242,6 +246,18 @@ const GSPC_TIMED_OPTIONS: &[OptionSpec] = &[
     ),
 ];
 
+/// The frames of a mix's rendering job (a count or `paper`), for the families on mixes.
+const FRAMES: OptionSpec = opt(
+    "frames",
+    OptionKind::Frames,
+    None,
+    "FRAMES|paper",
+    "Frames of each mix's rendering job (default: scale; 1 to 1000), or `paper`: its title's \
+     frame region in the table of the mix's paper (drp Table 1 for S/D/Q, \
+     gpu-access-criticality Table 2 for H/L/HL, e.g. 15 frames for DOOM3 in HL7), rendered \
+     whole while the cores run on, as the papers run them; GPGPU jobs keep their scale",
+);
+
 /// The options of [`Family::Drp`].
 const DRP_OPTIONS: &[OptionSpec] = &[
     opt(
@@ -252,6 +268,7 @@ const DRP_OPTIONS: &[OptionSpec] = &[
         "Mixes (comma-separated; `S`, `D` and `Q` stand for S1-S18, D1-D18, Q1-Q18)",
     ),
     SCALE,
+    FRAMES,
     opt(
         "instructions",
         OptionKind::Int {
@@ -286,6 +303,7 @@ const TIMED_OPTIONS: &[OptionSpec] = &[
          L1-L14 and HL1-HL14 for the crit figures)",
     ),
     SCALE,
+    FRAMES,
     opt(
         "warmup",
         OptionKind::Int {
@@ -467,6 +485,14 @@ impl Options {
         }
     }
 
+    /// The rendering jobs' frames (`frames`; `scale` of them when not given).
+    pub fn frames(&self) -> Frames {
+        match self.values.get("frames") {
+            Some(OptionValue::Frames(f)) => *f,
+            _ => Frames::Scale,
+        }
+    }
+
     /// A switch.
     pub fn flag(&self, name: &str) -> bool {
         matches!(self.values.get(name), Some(OptionValue::Flag(true)))
@@ -532,6 +558,7 @@ impl Options {
             mixes: expand_mixes(&self.list_set("mixes")),
             scale: self.int_set("scale"),
             instructions: self.int("instructions"),
+            frames: self.frames(),
             seed: self.seed,
             limit: self.int("limit"),
             overrides: self.overrides.clone(),
@@ -550,6 +577,7 @@ impl Options {
         drp_perf::Options {
             mixes: self.list("mixes").as_deref().map(expand_mixes),
             scale: self.int_set("scale"),
+            frames: self.frames(),
             seed: self.seed,
             warmup,
             instructions,
@@ -700,6 +728,9 @@ fn default_value(spec: &OptionSpec) -> Option<OptionValue> {
             .default
             .map(|d| OptionValue::List(d.split(',').map(String::from).collect())),
         OptionKind::Path => spec.default.map(|d| OptionValue::Path(PathBuf::from(d))),
+        OptionKind::Frames => spec
+            .default
+            .map(|d| OptionValue::Frames(Frames::parse(d).expect("declared frames parse"))),
     }
 }
 
@@ -718,6 +749,11 @@ fn check_value(spec: &OptionSpec, v: &OptionValue) -> Result<()> {
         (OptionKind::List, OptionValue::List(_))
         | (OptionKind::Flag, OptionValue::Flag(_))
         | (OptionKind::Path, OptionValue::Path(_)) => {}
+        (OptionKind::Frames, OptionValue::Frames(f)) => {
+            if let Frames::Count(c) = f {
+                Frames::count(u64::from(*c)).map_err(|e| anyhow::anyhow!("{n}: {e}"))?;
+            }
+        }
         (kind, _) => bail!(
             "{n} takes {}",
             match kind {
@@ -725,6 +761,7 @@ fn check_value(spec: &OptionSpec, v: &OptionValue) -> Result<()> {
                 OptionKind::List => "a list of names",
                 OptionKind::Flag => "true or false",
                 OptionKind::Path => "a file path",
+                OptionKind::Frames => "a number of frames or `paper`",
             }
         ),
     }
@@ -1201,9 +1238,12 @@ mod tests {
                     }
                     (_, OptionKind::List) => OptionValue::List(vec!["256K".into()]),
                     // A bypass figure refuses these itself (its kernels run to their end).
-                    ("warmup" | "instructions" | "sample", _) if s.family == Bypass => continue,
+                    ("warmup" | "instructions" | "sample" | "frames", _) if s.family == Bypass => {
+                        continue
+                    }
                     // The two exclude each other; `sample` is given.
                     ("detailed", _) => continue,
+                    (_, OptionKind::Frames) => OptionValue::Frames(Frames::Count(1)),
                     ("frames" | "scale" | "instructions" | "limit", _) => OptionValue::Int(1),
                     (_, OptionKind::Int { min, .. }) => OptionValue::Int(min.max(8)),
                     (_, OptionKind::Flag) => OptionValue::Flag(true),

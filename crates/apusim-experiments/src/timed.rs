@@ -15,7 +15,7 @@ use crate::{with_means, Mean, Record, StudyOutput};
 use anyhow::{bail, Context, Result};
 use apusim_sim::timed::{SampleSpec, SimOptions, SimResult};
 use apusim_sim::{LlcSwitches, SystemConfig};
-use apusim_workloads::mixes::{self, GpuJob};
+use apusim_workloads::mixes::{self, Frames, GpuJob};
 use std::path::PathBuf;
 
 /// One bar of a figure: its label, policy, LLC switches, `key=value` settings of its
@@ -58,6 +58,8 @@ pub struct Options {
     pub mixes: Option<Vec<String>>,
     /// Workload scale (`apusim sim --mix --scale`).
     pub scale: u64,
+    /// Frames of each mix's rendering job (`apusim sim --mix --frames`; default `scale`).
+    pub frames: Frames,
     pub seed: u64,
     /// Instructions each core retires before its statistics start.
     pub warmup: u64,
@@ -81,6 +83,7 @@ impl Default for Options {
         Options {
             mixes: None,
             scale: 1,
+            frames: Frames::Scale,
             seed: 1,
             warmup: 0,
             instructions: None,
@@ -96,8 +99,11 @@ impl Options {
     /// `; scale .., seed .., warm-up .., ...` for a study's title.
     pub(crate) fn note(&self) -> String {
         format!(
-            "; scale {}, seed {}, warm-up {}, {}{}{}",
+            "; scale {}{}, seed {}, warm-up {}, {}{}{}",
             self.scale,
+            self.frames
+                .label()
+                .map_or_else(String::new, |f| format!(", frames {f}")),
             self.seed,
             self.warmup,
             self.instructions.map_or_else(
@@ -125,8 +131,9 @@ pub(crate) struct TimedMixes {
     /// The figure's `--set` overrides.
     overrides: Vec<String>,
     pub opts: SimOptions,
-    /// The mixes' workload scale and seed.
+    /// The mixes' workload scale, frames and seed.
     scale: u64,
+    frames: Frames,
     seed: u64,
     runs: Runs,
     _traces: TraceDir,
@@ -158,7 +165,7 @@ impl TimedMixes {
         let dir = traces.path().to_path_buf();
         let inputs: Vec<JobInputs> = names
             .iter()
-            .map(|m| JobInputs::mix(m, o.scale, o.seed, Some(dir.clone())))
+            .map(|m| JobInputs::mix_at(m, o.scale, None, o.frames, o.seed, Some(dir.clone())))
             .collect::<Result<_>>()?;
         // Planning lists runs without making them, so it generates no trace either.
         if !o.runs.is_planning() {
@@ -182,6 +189,7 @@ impl TimedMixes {
                 ..SimOptions::default()
             },
             scale: o.scale,
+            frames: o.frames,
             seed: o.seed,
             runs: o.runs.clone(),
             _traces: traces,
@@ -247,6 +255,7 @@ impl TimedMixes {
             policy: bar.policy.to_string(),
             input: PlannedInput::Mix(self.names[m].clone()),
             scale: self.scale,
+            frames: self.frames,
             seed: self.seed,
             warmup: self.opts.warmup,
             instructions: self.opts.instructions,

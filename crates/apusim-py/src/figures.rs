@@ -35,6 +35,9 @@ fn given(study: &Study, kwargs: Option<&Bound<'_, PyDict>>) -> Result<Vec<(Strin
             OptionKind::List => v.extract::<Vec<String>>().map(OptionValue::List),
             OptionKind::Flag => v.extract::<bool>().map(OptionValue::Flag),
             OptionKind::Path => v.extract::<PathBuf>().map(OptionValue::Path),
+            OptionKind::Frames => crate::runs::frames_arg(Some(&v))
+                .map(OptionValue::Frames)
+                .map_err(|e| pyo3::exceptions::PyValueError::new_err(e.to_string())),
         };
         match value {
             Ok(value) => given.push((k, value)),

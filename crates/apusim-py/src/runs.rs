@@ -9,9 +9,9 @@ use apusim_sim::timed::{
 };
 use apusim_sim::{run_policies, Inputs, LlcSwitches, RunOptions, RunResult, SystemConfig};
 use apusim_sweep::{Metric, Store};
-use apusim_workloads::mixes::{check_alone, Alone};
+use apusim_workloads::mixes::{check_alone, Alone, Frames};
 use pyo3::prelude::*;
-use pyo3::types::PyDict;
+use pyo3::types::{PyBool, PyDict};
 use std::path::PathBuf;
 
 /// The system of a run: a preset or a TOML file, `set` overrides and the seed.
@@ -78,6 +78,8 @@ pub(crate) struct Workload {
     pub cpu: Option<String>,
     pub resolution: (u32, u32),
     pub scale: u64,
+    /// A mix's rendering job's or a scene's frames (`apusim run|sim --frames`).
+    pub frames: Frames,
     /// The trace cache; `None` generates mixes and scenes afresh.
     pub cache: Option<PathBuf>,
 }
@@ -88,7 +90,7 @@ impl Workload {
         traces: Vec<String>,
         [mix, scene, kernel, cpu]: [Option<String>; 4],
         resolution: &str,
-        scale: u64,
+        (scale, frames): (u64, Frames),
         cache_dir: Option<PathBuf>,
         no_cache: bool,
     ) -> Result<Workload> {
@@ -126,6 +128,7 @@ impl Workload {
             cpu,
             resolution: apusim_render::builtin::parse_resolution(resolution)?,
             scale,
+            frames,
             cache,
         })
     }
@@ -153,6 +156,7 @@ impl Workload {
             self.resolution,
             self.scale,
             instructions,
+            self.frames,
             seed,
             self.cache.clone(),
             timed,
@@ -242,6 +246,26 @@ fn metric_columns<'py>(
     Ok(d)
 }
 
+/// A `frames` keyword (`apusim run|sim --frames`): a number of frames or `"paper"`; `None`
+/// is `scale` frames.
+pub(crate) fn frames_arg(v: Option<&Bound<'_, PyAny>>) -> Result<Frames> {
+    let Some(v) = v.filter(|v| !v.is_none()) else {
+        return Ok(Frames::Scale);
+    };
+    if !v.is_instance_of::<PyBool>() {
+        if let Ok(n) = v.extract::<i64>() {
+            return match u64::try_from(n) {
+                Ok(n) => Ok(Frames::count(n)?),
+                Err(_) => bail!("frames must be at least 1, not {n}"),
+            };
+        }
+        if let Ok(s) = v.extract::<String>() {
+            return Ok(Frames::parse(&s)?);
+        }
+    }
+    bail!("frames takes a number of frames or \"paper\"")
+}
+
 /// Open the results database before a run, so one that cannot be written is refused before
 /// anything runs.
 fn open_db(db: Option<&PathBuf>) -> Result<Option<Store>> {
@@ -253,7 +277,7 @@ fn open_db(db: Option<&PathBuf>) -> Result<Option<Store>> {
 #[pyfunction]
 #[pyo3(signature = (
     traces = Vec::new(), *, mix = None, scene = None, kernel = None, cpu = None,
-    resolution = "1280x1024".to_string(), scale = 1, preset = None, config = None,
+    resolution = "1280x1024".to_string(), scale = 1, frames = None, preset = None, config = None,
     set = Vec::new(), seed = None, policy = None, limit = None, instructions = None, threads = None, cache_dir = None, no_cache = false,
     ideal = None, ideal_gpu = None, gpu_read_bypass = 0.0, dump_llc_trace = None, db = None
 ))]
@@ -267,6 +291,7 @@ pub fn run<'py>(
     cpu: Option<String>,
     resolution: String,
     scale: u64,
+    frames: Option<Bound<'py, PyAny>>,
     preset: Option<String>,
     config: Option<PathBuf>,
     set: Vec<String>,
@@ -283,6 +308,7 @@ pub fn run<'py>(
     dump_llc_trace: Option<PathBuf>,
     db: Option<PathBuf>,
 ) -> PyResult<Bound<'py, PyDict>> {
+    let frames = frames_arg(frames.as_ref()).map_err(py_err)?;
     let results = py
         .detach(|| -> Result<Vec<(String, Vec<Metric>)>> {
             let system = System::new(preset, config, set, seed);
@@ -290,7 +316,7 @@ pub fn run<'py>(
                 traces,
                 [mix, scene, kernel, cpu],
                 &resolution,
-                scale,
+                (scale, frames),
                 cache_dir,
                 no_cache,
             )?;
@@ -343,7 +369,7 @@ pub fn run<'py>(
 #[pyfunction]
 #[pyo3(signature = (
     traces = Vec::new(), *, mix = None, scene = None, kernel = None, cpu = None,
-    resolution = "1280x1024".to_string(), scale = 1, preset = None, config = None,
+    resolution = "1280x1024".to_string(), scale = 1, frames = None, preset = None, config = None,
     set = Vec::new(), seed = None, policy = None, warmup = 0, instructions = None, threads = None, alone_policy = "lru".to_string(),
     no_alone = false, sample = false, sample_period = None, sample_warmup = None,
     sample_unit = None, target_error = None, cache_dir = None, no_cache = false, ideal = None,
@@ -359,6 +385,7 @@ pub fn sim<'py>(
     cpu: Option<String>,
     resolution: String,
     scale: u64,
+    frames: Option<Bound<'py, PyAny>>,
     preset: Option<String>,
     config: Option<PathBuf>,
     set: Vec<String>,
@@ -381,6 +408,7 @@ pub fn sim<'py>(
     gpu_read_bypass: f64,
     db: Option<PathBuf>,
 ) -> PyResult<Bound<'py, PyDict>> {
+    let frames = frames_arg(frames.as_ref()).map_err(py_err)?;
     let results = py
         .detach(|| -> Result<Vec<(String, Vec<Metric>)>> {
             let system = System::new(preset, config, set, seed);
@@ -388,7 +416,7 @@ pub fn sim<'py>(
                 traces,
                 [mix, scene, kernel, cpu],
                 &resolution,
-                scale,
+                (scale, frames),
                 cache_dir,
                 no_cache,
             )?;

@@ -232,7 +232,11 @@ pub fn resolve(point: &Point, file: &std::path::Path, opts: &ResolveOptions) -> 
     params.insert("policy".into(), json!(policy));
     let cache = || opts.cache_dir.clone();
     let source = match &point.inputs {
-        InputSpec::Mix { name, scale } => {
+        InputSpec::Mix {
+            name,
+            scale,
+            frames,
+        } => {
             let Some(mix) = apusim_workloads::mixes::mix(name) else {
                 let names = apusim_workloads::mixes::MIXES
                     .iter()
@@ -247,6 +251,9 @@ pub fn resolve(point: &Point, file: &std::path::Path, opts: &ResolveOptions) -> 
             };
             params.insert("mix".into(), json!(mix.name));
             params.insert("scale".into(), json!(scale));
+            if let Some(f) = frames.label() {
+                params.insert("frames".into(), json!(f));
+            }
             // A functional point's `instructions` is its CPU jobs' length (drp §3's method,
             // as `apusim run --mix --instructions`); a timed point's is each core's target.
             let length = match point.mode {
@@ -254,8 +261,15 @@ pub fn resolve(point: &Point, file: &std::path::Path, opts: &ResolveOptions) -> 
                 Mode::Timed | Mode::Replay | Mode::GpuL1 => None,
             };
             JobSource::Mix(
-                JobInputs::mix_at(&mix.name, *scale, length, cfg.seed, opts.cache_dir.clone())
-                    .map_err(|e| err("mix", format!("{e:#}")))?,
+                JobInputs::mix_at(
+                    &mix.name,
+                    *scale,
+                    length,
+                    *frames,
+                    cfg.seed,
+                    opts.cache_dir.clone(),
+                )
+                .map_err(|e| err("mix", format!("{e:#}")))?,
             )
         }
         InputSpec::Kernel { name, scale } => {

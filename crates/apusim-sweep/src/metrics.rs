@@ -130,7 +130,8 @@ pub fn gpu_l1(r: &apusim_gpu::RunResult) -> Vec<Metric> {
 
 /// The timed run's measured window: per core (instructions, cycles, IPC, each level's misses
 /// and MPKI), per DRAM source, per stream (with its DRAM row-buffer outcomes) and the
-/// system's figures, the GPU's cycles and IPC, and the functional counters of the whole run
+/// system's figures, the GPU's cycles and IPC (a rendering GPU's frame rate and frames
+/// rendered), and the functional counters of the whole run
 /// under level names prefixed `functional.`.
 pub fn timed(r: &SimResult) -> Vec<Metric> {
     let mut out = Vec::new();
@@ -182,6 +183,7 @@ pub fn timed(r: &SimResult) -> Vec<Metric> {
         ));
         if let Some(rr) = &g.render {
             out.push(m(&g.agent, "", "", "fps", rr.fps));
+            out.push(m(&g.agent, "", "", "frames", rr.frames.len() as f64));
         }
         if let Some(e) = g.work_rate {
             out.push(m(&g.agent, "", "", "cycles_rel_error", e.relative_error()));

@@ -28,6 +28,7 @@ use apusim_experiments::runs::{
 use apusim_experiments::studies::{Study, StudyArgs};
 use apusim_sim::timed::{stored, SimResult};
 use apusim_sim::RunResult;
+use apusim_workloads::mixes::Frames;
 use serde_json::Value;
 use std::path::Path;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -369,6 +370,11 @@ fn settings<'a>(study: &str, p: &PlannedPoint) -> Result<Vec<(&'a str, String)>>
         }
     }
     out.push(("scale", r.scale.to_string()));
+    match r.frames {
+        Frames::Scale => {}
+        Frames::Count(n) => out.push(("frames", n.to_string())),
+        Frames::Paper => out.push(("frames", quote("paper"))),
+    }
     out.push(("seed", r.seed.to_string()));
     if timed {
         out.push(("warmup", r.warmup.to_string()));

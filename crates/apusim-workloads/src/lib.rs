@@ -26,6 +26,7 @@
 
 pub mod champsim;
 pub mod cpu;
+pub mod frames;
 pub mod gpgpu;
 pub mod mixes;
 pub mod rng;

@@ -21,6 +21,8 @@
 //!   members; ours rotate deterministically through the groups.
 
 use crate::cpu::{self, CpuParams};
+pub use crate::frames::Frames;
+use crate::frames::{CRIT_TABLE2, DRP_TABLE1};
 use crate::gpgpu::{self, GpgpuParams};
 use crate::WorkloadError;
 use apusim_registry::Value;
@@ -65,6 +67,9 @@ pub struct Mix {
     pub gpu: GpuJob,
     /// CPU kernels, on cores 0, 1, ...
     pub cpus: Vec<&'static str>,
+    /// A rendering job's frame region (first and last frame) in the table of the mix's
+    /// paper, which `--frames paper` renders ([`Frames::Paper`]); `None` for GPGPU jobs.
+    pub paper_frames: Option<(u32, u32)>,
 }
 
 const fn render(title: &'static str, scene: &'static str, width: u32, height: u32) -> GpuJob {
@@ -250,6 +255,7 @@ fn all_mixes() -> Vec<Mix> {
                 source: "drp-reuse-probability-shared-llc Table 3",
                 gpu: gpu.clone(),
                 cpus: cpus.to_vec(),
+                paper_frames: DRP_TABLE1.get(i).copied(),
             });
         }
     }
@@ -263,6 +269,7 @@ fn all_mixes() -> Vec<Mix> {
                 source: "tap-tlp-aware-llc Table 7",
                 gpu: GpuJob::Gpgpu(kernel),
                 cpus,
+                paper_frames: None,
             });
         }
     }
@@ -272,6 +279,7 @@ fn all_mixes() -> Vec<Mix> {
             source: "tap-tlp-aware-llc Table 7 (Stream-CPU)",
             gpu: GpuJob::Gpgpu(kernel),
             cpus: vec![TAP_STREAM[ti % TAP_STREAM.len()]],
+            paper_frames: None,
         });
     }
     let gpus: Vec<GpuJob> = DRP_GPU[..14]
@@ -292,6 +300,7 @@ fn all_mixes() -> Vec<Mix> {
                 source: "gpu-access-criticality-dram-scheduling §5",
                 gpu: gpu.clone(),
                 cpus,
+                paper_frames: CRIT_TABLE2.get(i).copied(),
             });
         }
     }
@@ -429,17 +438,21 @@ impl Job {
 /// `√scale ×` the side of a 2-D problem), or a rendering job of `scale` frames. A `scale`
 /// outside [`crate::SCALE`]'s range is refused with the registry's message.
 pub fn jobs(name: &str, scale: u64, seed: u64) -> Result<Vec<Job>, WorkloadError> {
-    jobs_at(name, scale, None, seed)
+    jobs_at(name, scale, None, Frames::Scale, seed)
 }
 
-/// [`jobs`] with the CPU jobs' length given apart from `scale`: each retires `instructions`
-/// (checked against the CPU workloads' `instructions` parameter) when set, while `scale`
-/// still sizes the GPU job. drp §3 runs every CPU job for 250 M instructions beside a few
-/// frames; `scale` alone would give the GPU fifty frames to go with them.
+/// [`jobs`] with the jobs' lengths given apart from `scale`: each CPU job retires
+/// `instructions` (checked against the CPU workloads' `instructions` parameter) when set,
+/// and a rendering job renders `frames` ([`Frames`]: `scale` of them, a count, or its
+/// title's frame region in the mix's paper), while `scale` still sizes a GPGPU job. drp §3
+/// runs every CPU job for 250 M instructions beside a few frames; `scale` alone would give
+/// the GPU fifty frames to go with them. A frame count for a mix whose GPU job is a kernel
+/// is refused (a kernel's length is its `scale`); `paper` leaves a kernel as it is.
 pub fn jobs_at(
     name: &str,
     scale: u64,
     instructions: Option<u64>,
+    frames: Frames,
     seed: u64,
 ) -> Result<Vec<Job>, WorkloadError> {
     let m = mix(name).ok_or_else(|| WorkloadError::Unknown {
@@ -480,12 +493,13 @@ pub fn jobs_at(
         } => {
             // Titles played by the same scene differ in their procedural content.
             let seed = seed.wrapping_add(title_index(&m.gpu));
+            let count = frames.resolve(scale, m.paper_frames, &format!("mix {}", m.name))?;
             let o = apusim_render::builtin::options(
                 Some(scene),
                 &[
                     ("width", Value::Int(*width as u64)),
                     ("height", Value::Int(*height as u64)),
-                    ("frames", Value::Int(scale)),
+                    ("frames", Value::Int(count as u64)),
                     ("seed", Value::Int(seed)),
                 ],
             )?;
@@ -493,10 +507,16 @@ pub fn jobs_at(
                 scene,
                 width: o.width,
                 height: o.height,
-                // At most MAX_SCALE, checked above.
-                frames: scale as u32,
+                frames: count,
                 seed: o.seed,
             }
+        }
+        GpuJob::Gpgpu(k) if matches!(frames, Frames::Count(_)) => {
+            return Err(WorkloadError::InvalidParam(format!(
+                "frames {frames}: mix {}'s GPU job is the kernel {k}, whose length is its \
+                 scale; frames are a rendering job's",
+                m.name
+            )));
         }
         GpuJob::Gpgpu(k) => {
             let (info, params) = gpgpu::params(
@@ -712,5 +732,37 @@ mod tests {
         assert!(keys.iter().all(|k| k
             .chars()
             .all(|c| c.is_ascii_alphanumeric() || "-_x.".contains(c))));
+    }
+
+    #[test]
+    fn a_rendering_job_renders_the_frames_asked_for() {
+        let frames =
+            |m: &str, scale, f| match jobs_at(m, scale, None, f, 1).unwrap().last().unwrap().spec {
+                JobSpec::Render { frames, .. } => frames,
+                ref s => panic!("{s:?}"),
+            };
+        // DOOM3 is n = 7: frames 300–304 in drp Table 1, 300–314 in gpu-access-criticality
+        // Table 2; UT2004 (n = 13) 200–204 and 200–217.
+        assert_eq!(frames("S7", 2, Frames::Scale), 2);
+        assert_eq!(frames("S7", 2, Frames::Count(9)), 9);
+        assert_eq!(frames("S7", 2, Frames::Paper), 5);
+        assert_eq!(frames("Q7", 1, Frames::Paper), 5);
+        assert_eq!(frames("HL7", 1, Frames::Paper), 15);
+        assert_eq!(frames("L13", 1, Frames::Paper), 18);
+        assert_eq!(frames("H3", 1, Frames::Paper), 2);
+        // The frames name the trace; the CPU jobs keep theirs.
+        let a = jobs_at("HL7", 1, None, Frames::Scale, 1).unwrap();
+        let b = jobs_at("HL7", 1, None, Frames::Paper, 1).unwrap();
+        assert_eq!(a[0].key(), b[0].key());
+        assert_ne!(a[4].key(), b[4].key());
+        // A kernel's length is its scale: `paper` leaves it, a count is refused.
+        let k = jobs_at("HL15", 1, None, Frames::Paper, 1).unwrap();
+        assert_eq!(k, jobs("HL15", 1, 1).unwrap());
+        let e = jobs_at("HL15", 1, None, Frames::Count(3), 1).unwrap_err();
+        assert!(e.to_string().contains("kernel lbm"), "{e}");
+        for m in MIXES.iter() {
+            let render = matches!(m.gpu, GpuJob::Render { .. });
+            assert_eq!(m.paper_frames.is_some(), render, "{}", m.name);
+        }
     }
 }

@@ -5,8 +5,9 @@
 //! mode = "functional"            # or "timed"
 //! preset = "4c1g"
 //! mix = "S1"                     # or traces = ["a.apt", "b.apt@gpu"], or a GPU workload
-//!                                # alone: kernel = "bfs", scene = "lake" (resolution, frames
-//!                                # as scale)
+//!                                # alone: kernel = "bfs", scene = "lake" (resolution, frames)
+//! frames = "paper"               # a mix's rendering job: a count, or its title's frame region
+//!                                # in the table of the mix's paper (default: scale)
 //! limit = 200000                 # functional runs: stop after this many accesses
 //! [set]                          # --set overrides of every point
 //! "llc.banks" = 4
@@ -63,6 +64,7 @@ mod point;
 #[cfg(test)]
 mod tests;
 
+use apusim_workloads::mixes::Frames;
 use parse::Parser;
 use std::collections::BTreeMap;
 use std::fmt;
@@ -85,6 +87,7 @@ pub const SETTINGS: &[&str] = &[
     "cpu",
     "resolution",
     "scale",
+    "frames",
     "limit",
     "warmup",
     "instructions",
@@ -146,14 +149,20 @@ impl Mode {
 /// What a point runs on.
 #[derive(Clone, Debug, PartialEq)]
 pub enum InputSpec {
-    /// A named mix of built-in workloads (`apusim mixes`) at a size multiplier.
-    Mix { name: String, scale: u64 },
+    /// A named mix of built-in workloads (`apusim mixes`) at a size multiplier, its
+    /// rendering job of `frames` (`apusim run|sim --mix --frames`).
+    Mix {
+        name: String,
+        scale: u64,
+        frames: Frames,
+    },
     /// Trace files (`FILE@agent` as on the command line), relative to the spec's directory.
     Traces(Vec<String>),
     /// A GPGPU kernel alone on the GPU at a size multiplier (`apusim sim --kernel`).
     Kernel { name: String, scale: u64 },
     /// `frames` frames of a built-in scene alone on the GPU at `width`x`height`
-    /// (`apusim sim --scene --scale FRAMES --resolution WxH`).
+    /// (`apusim sim --scene --frames FRAMES --resolution WxH`; a point's `frames`, else its
+    /// `scale`).
     Scene {
         name: String,
         frames: u64,

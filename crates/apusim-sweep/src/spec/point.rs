@@ -4,6 +4,7 @@
 use super::{
     kind, suggest, InputSpec, Mode, Point, Setting, Settings, Spec, SpecError, DEFAULT_RESOLUTION,
 };
+use apusim_workloads::mixes::Frames;
 use std::collections::BTreeMap;
 use std::path::Path;
 
@@ -85,6 +86,23 @@ impl Spec {
             }
         };
         let scale = count("scale", 1)?.unwrap_or(1);
+        // A count, or `paper` (a mix's only); checked by the scenes' `frames` parameter.
+        let frames = match s.get("frames") {
+            None => Frames::Scale,
+            Some(Setting { value, line }) => {
+                let parsed = match value {
+                    toml::Value::Integer(n) => u64::try_from(*n)
+                        .map_err(|_| format!("frames must be at least 1, not {n}"))
+                        .and_then(|n| Frames::count(n).map_err(|e| e.to_string())),
+                    toml::Value::String(w) => Frames::parse(w).map_err(|e| e.to_string()),
+                    other => Err(format!(
+                        "a number of frames or \"paper\", not {}",
+                        kind(other)
+                    )),
+                };
+                parsed.map_err(|e| self.err(*line, format!("`frames`: {e}")))?
+            }
+        };
         let resolution = match s.get("resolution") {
             None => None,
             Some(Setting { value, line }) => {
@@ -115,19 +133,44 @@ impl Spec {
                 "`resolution` is for `scene` points (a frame's size)",
             ));
         }
+        match (frames, given.as_slice()) {
+            (Frames::Scale, _) | (_, ["mix"]) | (Frames::Count(_), ["scene"]) => {}
+            (Frames::Paper, ["scene"]) => {
+                return Err(self.err(
+                    lines["frames"],
+                    "`frames = \"paper\"` is a mix's (its title's frame region in its paper's \
+                     table); give a `scene` point a number of frames",
+                ))
+            }
+            _ => {
+                return Err(self.err(
+                    lines["frames"],
+                    "`frames` is the length of a `mix`'s rendering job or a `scene`'s; \
+                     `traces`, `kernel` and `cpu` points have their own length",
+                ))
+            }
+        }
         let inputs = if let Some(t) = traces {
             InputSpec::Traces(t)
         } else if let Some(name) = text("mix")? {
-            InputSpec::Mix { name, scale }
+            InputSpec::Mix {
+                name,
+                scale,
+                frames,
+            }
         } else if let Some(name) = text("kernel")? {
             InputSpec::Kernel { name, scale }
         } else if let Some(name) = text("cpu")? {
             InputSpec::Cpu { name, scale }
         } else if let Some(name) = text("scene")? {
             let (width, height) = resolution.unwrap_or(DEFAULT_RESOLUTION);
+            let frames = match frames {
+                Frames::Count(n) => u64::from(n),
+                _ => scale,
+            };
             InputSpec::Scene {
                 name,
-                frames: scale,
+                frames,
                 width,
                 height,
             }
@@ -204,6 +247,7 @@ impl Spec {
                 &[
                     "policy",
                     "scale",
+                    "frames",
                     "limit",
                     "warmup",
                     "instructions",

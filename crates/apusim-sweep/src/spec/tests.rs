@@ -28,7 +28,8 @@ fn grid_crosses_points_in_file_order() {
         pts[6].inputs,
         InputSpec::Mix {
             name: "D2".into(),
-            scale: 2
+            scale: 2,
+            frames: apusim_workloads::mixes::Frames::Scale,
         }
     );
     assert_eq!((pts[0].line, pts[6].line), (9, 11));
@@ -177,4 +178,61 @@ fn gpu_l1_points_take_a_kernel_or_one_trace_and_a_gpu_configuration() {
     assert!(e.message.contains("for gpu-l1 points"), "{e}");
     let e = error("kernel = \"nw\"\nmode = \"gpu-l2\"\n");
     assert!(e.message.contains("`gpu-l1`"), "{e}");
+}
+
+#[test]
+fn frames_give_a_mix_or_a_scene_its_length() {
+    let pts = parse(
+        "mix = \"HL7\"\n[grid]\nframes = [3, \"paper\"]\n[[point]]\n[[point]]\nmix = \"S1\"\n",
+    )
+    .unwrap();
+    let frames: Vec<Frames> = pts
+        .iter()
+        .map(|p| match &p.inputs {
+            InputSpec::Mix { frames, .. } => *frames,
+            other => panic!("{other:?}"),
+        })
+        .collect();
+    use Frames::{Count, Paper};
+    assert_eq!(frames, [Count(3), Paper, Count(3), Paper]);
+    let pts = parse("mix = \"S1\"\n").unwrap();
+    assert!(matches!(
+        pts[0].inputs,
+        InputSpec::Mix {
+            frames: Frames::Scale,
+            ..
+        }
+    ));
+    // A scene's frames: `frames` over `scale`.
+    let pts = parse("scene = \"lake\"\nscale = 2\nframes = 5\n[[point]]\n[[point]]\nframes = 1\n")
+        .unwrap();
+    let scene: Vec<u64> = pts
+        .iter()
+        .map(|p| match p.inputs {
+            InputSpec::Scene { frames, .. } => frames,
+            ref other => panic!("{other:?}"),
+        })
+        .collect();
+    assert_eq!(scene, [5, 1]);
+    for (text, line, says) in [
+        ("mix = \"S1\"\nframes = 0\n", 2, "at least 1"),
+        ("mix = \"S1\"\nframes = -3\n", 2, "at least 1"),
+        ("mix = \"S1\"\n\nframes = 1001\n", 3, "out of range"),
+        ("mix = \"S1\"\nframes = \"all\"\n", 2, "`paper`"),
+        ("mix = \"S1\"\nframes = 1.5\n", 2, "a number of frames"),
+        ("scene = \"lake\"\nframes = \"paper\"\n", 2, "a mix's"),
+        ("kernel = \"nw\"\nframes = 2\n", 2, "rendering job"),
+        ("cpu = \"mcf\"\nframes = 2\n", 2, "rendering job"),
+        ("traces = [\"a.apt\"]\nframes = 2\n", 2, "rendering job"),
+        (
+            "mode = \"gpu-l1\"\nkernel = \"nw\"\nframes = 2\n",
+            3,
+            "rendering job",
+        ),
+    ] {
+        let e = error(text);
+        assert_eq!(e.line, line, "{text}: {e}");
+        assert!(e.message.contains("frames"), "{text}: {e}");
+        assert!(e.message.contains(says), "{text}: {e}");
+    }
 }
