@@ -458,7 +458,8 @@ const SHOWN_INTERVALS: usize = 40;
 const SHOWN_ESTIMATES: usize = 8;
 
 /// The errors of the predicted frames: a long run predicts a frame per restart, so the first
-/// [`SHOWN_ESTIMATES`] are listed and the rest summed up (JSON and CSV keep every one).
+/// [`SHOWN_ESTIMATES`] are listed and the rest summed up (JSON and CSV keep every one), then
+/// the mean error over all of them (gpu-access-criticality Fig. 10's measure).
 fn estimate_errors(estimates: &[apusim_timing::gpu::pipeline::FrameEstimate]) -> String {
     if estimates.is_empty() {
         return "none predicted".to_string();
@@ -478,7 +479,16 @@ fn estimate_errors(estimates: &[apusim_timing::gpu::pipeline::FrameEstimate]) ->
             100.0 * max
         ));
     }
-    parts.join(", ")
+    let all = parts.join(", ");
+    if estimates.len() < 2 {
+        return all;
+    }
+    let mean = estimates.iter().map(|e| e.error).sum::<f64>() / estimates.len() as f64;
+    format!(
+        "{all}; mean error of the {} predicted frames {:+.1}%",
+        estimates.len(),
+        100.0 * mean
+    )
 }
 
 /// IPC per core, LLC misses and DRAM bandwidth per interval (with `--interval`).
@@ -563,16 +573,20 @@ mod tests {
     #[test]
     fn predicted_frames_beyond_the_first_few_are_summed_up() {
         assert_eq!(estimate_errors(&[]), "none predicted");
+        assert_eq!(estimate_errors(&[est(0.1)]), "frame 0 +10.0%");
         assert_eq!(
             estimate_errors(&[est(0.1), est(-0.2)]),
-            "frame 0 +10.0%, frame 0 -20.0%"
+            "frame 0 +10.0%, frame 0 -20.0%; mean error of the 2 predicted frames -5.0%"
         );
         let mut many = vec![est(0.01); SHOWN_ESTIMATES];
         many.extend([est(0.1), est(-0.3)]);
         let s = estimate_errors(&many);
         assert_eq!(s.matches("frame 0").count(), SHOWN_ESTIMATES, "{s}");
         assert!(
-            s.ends_with("2 more (mean |error| 20.0%, largest 30.0%)"),
+            s.ends_with(
+                "2 more (mean |error| 20.0%, largest 30.0%); mean error of the 10 predicted \
+                 frames -1.2%"
+            ),
             "{s}"
         );
     }

@@ -279,4 +279,34 @@ fn a_long_run_in_a_log_writes_periodic_status_lines() {
     assert!(o.status.success());
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(!err.contains("apusim: ["), "none with 0: {err}");
+    // A run ends only once the GPU has done its job, so the line counts the frames done.
+    let args = [
+        "sim",
+        "--scene",
+        "lake",
+        "--resolution",
+        "320x256",
+        "--frames",
+        "2",
+        "--no-cache",
+    ];
+    let o = common::apusim_env(&args, &[("APUSIM_STATUS_SECONDS", "0.1")]);
+    assert!(o.status.success());
+    let err = String::from_utf8_lossy(&o.stderr);
+    let done: Vec<u32> = err
+        .lines()
+        .filter(|l| l.starts_with("apusim: ["))
+        .filter_map(|l| {
+            l.strip_suffix(" frame(s) done")?
+                .rsplit(' ')
+                .next()?
+                .parse()
+                .ok()
+        })
+        .collect();
+    assert!(done.contains(&1), "frames counted in: {err}");
+    assert!(
+        done.windows(2).all(|w| w[0] <= w[1]) && done.iter().all(|&n| n < 2),
+        "{err}"
+    );
 }

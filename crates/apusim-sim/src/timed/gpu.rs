@@ -280,6 +280,20 @@ impl TimedGpu {
         self.first.is_some()
     }
 
+    /// The status line's account of a program not yet run once (a run ends only when it
+    /// has): how many of its frames or kernels are done.
+    pub(crate) fn progress(&self) -> Option<String> {
+        if self.ran_once() {
+            return None;
+        }
+        let frames = self.model.frames().len();
+        Some(if self.model.render_stats().is_some() {
+            format!("GPU {frames} frame(s) done")
+        } else {
+            format!("GPU {} kernel(s) done", self.model.kernels().len())
+        })
+    }
+
     pub(crate) fn complete(&mut self, token: Token, at: Tick) {
         self.model.complete(token, at);
         let e = self.model.domain().edge_at_or_after(at);

@@ -608,12 +608,19 @@ fn simulate<P: Policy>(
                 let least = cores.iter().map(|c| done(c.as_ref())).min()?;
                 Some(100.0 * (least as f64 / whole as f64).min(1.0))
             });
+            let gpu_done = gpu
+                .as_ref()
+                .and_then(TimedGpu::progress)
+                .map(|g| format!("; {g}"))
+                .unwrap_or_default();
             progress.show(|secs| {
                 let rate = total as f64 / secs / 1e6;
                 let share = slowest
                     .map(|p| format!("; slowest core {p:.1}% through warm-up and target"))
                     .unwrap_or_default();
-                format!("{total} instructions, cycle {cycle} ({rate:.2} M instructions/s){share}")
+                format!(
+                    "{total} instructions, cycle {cycle} ({rate:.2} M instructions/s){share}{gpu_done}"
+                )
             });
         }
     }
