@@ -14,6 +14,16 @@ fn ok_both(args: &[&str]) -> (String, String) {
     (String::from_utf8(o.stdout).unwrap(), err)
 }
 
+/// stdout and stderr of `apusim study ARGS...` on two threads with trace cache `cache`,
+/// then `extra`.
+fn study_in(cache: &str, args: &[&str], extra: &[&str]) -> (String, String) {
+    let mut all = vec!["study"];
+    all.extend_from_slice(args);
+    all.extend_from_slice(&["--cache-dir", cache, "--threads", "2"]);
+    all.extend_from_slice(extra);
+    ok_both(&all)
+}
+
 /// A study stopped after its first run, then resumed: a sweep of the first point of its
 /// printed `spec` (of `points` points) into `db`, then the study with `--db` reads that one
 /// run back and simulates the rest, and once more reads all and simulates none, both times
@@ -59,23 +69,9 @@ fn a_study_is_a_sweep_of_its_printed_spec_and_resumes_from_the_database() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
     let cache = path(d, "cache");
-    let study = |extra: &[&str]| -> (String, String) {
-        let mut args = vec![
-            "study",
-            "tap-fig6",
-            // One 1-CPU mix with a short GPU kernel (TAP-1C-C: sort).
-            "--mixes",
-            "TAP-1C-C",
-            "--instructions",
-            "2000",
-            "--cache-dir",
-            &cache,
-            "--threads",
-            "2",
-        ];
-        args.extend_from_slice(extra);
-        ok_both(&args)
-    };
+    // One 1-CPU mix with a short GPU kernel (TAP-1C-C: sort).
+    let args = ["tap-fig6", "--mixes", "TAP-1C-C", "--instructions", "2000"];
+    let study = |extra: &[&str]| study_in(&cache, &args, extra);
     let (plain, _) = study(&[]);
     // The spec lists every timed run of the study: LRU, UCP and TAP-UCP on the mix.
     let (spec, _) = study(&["--print-spec"]);
@@ -487,26 +483,18 @@ fn a_studys_frames_reach_its_spec_and_its_keys() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
     let cache = path(d, "cache");
-    let study = |extra: &[&str]| -> (String, String) {
-        let mut args = vec![
-            "study",
-            "drp-fig13",
-            "--mixes",
-            "S3",
-            "--frames",
-            "paper",
-            "--instructions",
-            "20000",
-            "--limit",
-            "100000",
-            "--cache-dir",
-            &cache,
-            "--threads",
-            "2",
-        ];
-        args.extend_from_slice(extra);
-        ok_both(&args)
-    };
+    let args = [
+        "drp-fig13",
+        "--mixes",
+        "S3",
+        "--frames",
+        "paper",
+        "--instructions",
+        "20000",
+        "--limit",
+        "100000",
+    ];
+    let study = |extra: &[&str]| study_in(&cache, &args, extra);
     let db = path(d, "frames.sqlite");
     let (plain, _) = study(&["--db", &db]);
     assert!(plain.contains("frames paper"), "{plain}");
