@@ -72,8 +72,9 @@ pub(crate) struct WorkloadArgs {
     /// as many CPU cores as the mix has CPU jobs (unless `--set cpus=N`).
     #[arg(long, conflicts_with_all = ["traces", "scene", "kernel", "cpu"])]
     pub(crate) mix: Option<String>,
-    /// Render a built-in scene's frames on the GPU alone (see `apusim render scenes`), on no
-    /// CPU core (unless `--set cpus=N`): e.g. `--scene lake --preset gspc`.
+    /// Render a built-in scene's frames (see `apusim gen render --list`), or a scene file's,
+    /// on the GPU alone, on no CPU core (unless `--set cpus=N`): e.g. `--scene lake --preset
+    /// gspc`, `--scene my-scene.toml`.
     #[arg(long, conflicts_with_all = ["traces", "kernel", "cpu"])]
     pub(crate) scene: Option<String>,
     /// Run a GPGPU kernel (see `apusim workloads`) on the GPU alone, on no CPU core (unless

@@ -171,7 +171,7 @@ def run(
     """A functional run, as ``apusim run``: one row per (policy, agent, level, stream, metric).
 
     The inputs are trace files (``"a.apt"`` or ``"a.apt@cpu1"``), a named ``mix`` (see
-    :func:`mixes`), a built-in ``scene`` at ``resolution``, ``scale`` times, a GPGPU
+    :func:`mixes`), a built-in ``scene`` or a scene file at ``resolution``, ``scale`` times, a GPGPU
     ``kernel`` or a CPU kernel ``cpu`` alone (``apusim run --kernel|--cpu``). ``frames``
     gives a mix's rendering job or a scene that many frames instead of ``scale``, or with
     ``"paper"`` a mix's title its frame region in its paper's table (``apusim run

@@ -310,3 +310,51 @@ fn a_long_run_in_a_log_writes_periodic_status_lines() {
         "{err}"
     );
 }
+
+/// `--scene FILE` times the user's own scene on the render pipeline: a copy of a built-in
+/// scene gives the built-in scene's run (its directory aside, the same text renders the
+/// same work), cached under a key of its own; a malformed file is refused naming its line.
+#[test]
+fn sim_times_a_scene_file_as_the_built_in_scene_of_the_same_text() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let file = d.join("my-lake.toml");
+    let lake = Path::new(env!("CARGO_MANIFEST_DIR")).join("crates/apusim-render/scenes/lake.toml");
+    std::fs::copy(lake, &file).unwrap();
+    let f = file.to_str().unwrap();
+    let cache = d.join("cache");
+    let c = cache.to_str().unwrap();
+    let run = |scene: &str| {
+        let out = ok(&[
+            "sim",
+            "--scene",
+            scene,
+            "--resolution",
+            "160x128",
+            "--cache-dir",
+            c,
+        ]);
+        // The header names the input and the table the time taken; the rest must agree.
+        out.lines()
+            .filter(|l| !l.starts_with("apusim sim:") && !l.starts_with("policy "))
+            .map(|l| l.replace("my-lake", "lake"))
+            .collect::<Vec<_>>()
+    };
+    let (mine, builtin) = (run(f), run("lake"));
+    assert!(
+        mine.iter().any(|l| l.contains("frames per second")),
+        "{mine:?}"
+    );
+    assert_eq!(mine, builtin);
+    let cached: Vec<String> = std::fs::read_dir(&cache)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert!(
+        cached.iter().any(|n| n.contains("-render-file-my_lake-")),
+        "{cached:?}"
+    );
+    std::fs::write(&file, "name = \"x\"\n\n[[mesh]\n").unwrap();
+    let e = fails(&["sim", "--scene", f]);
+    assert!(e.contains("my-lake.toml:3"), "{e}");
+}

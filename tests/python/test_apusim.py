@@ -4,6 +4,7 @@ survive a round trip, bad input raises the command line's message."""
 import csv
 import io
 import json
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -274,6 +275,22 @@ def test_frames_reach_the_timed_run(cli, cache, tmp_path):
         apusim.run(kernel="bfs", frames=3, no_cache=True)
     with pytest.raises(apusim.ApusimError, match="kernel lbm"):
         apusim.run(mix="HL15", frames=3, no_cache=True)
+
+
+def test_a_scene_file_runs_as_the_built_in_scene_of_the_same_text(cache, tmp_path):
+    """`scene` takes a scene file's path: a copy of `lake` times as `lake` does."""
+    src = Path(__file__).resolve().parents[2] / "crates/apusim-render/scenes/lake.toml"
+    mine = tmp_path / "mine.toml"
+    mine.write_text(src.read_text())
+    ours = apusim.sim(**dict(SIM, scene=str(mine)), cache_dir=cache)
+    theirs = apusim.sim(**SIM, cache_dir=cache)
+    rename = {"gpu mine": "gpu lake"}
+    ours["agent"] = ours["agent"].replace(rename)
+    theirs["agent"] = theirs["agent"].replace(rename)
+    assert by_key(ours) == by_key(theirs)
+    mine.write_text("name = \"x\"\n[[mesh]\n")
+    with pytest.raises(apusim.ApusimError, match="mine.toml:2"):
+        apusim.sim(**dict(SIM, scene=str(mine)), no_cache=True)
 
 
 def test_bad_records_and_options_raise(tmp_path):

@@ -165,17 +165,15 @@ pub fn parse_resolution(s: &str) -> std::result::Result<(u32, u32), String> {
     apusim_render::builtin::parse_resolution(s).map_err(|e| e.to_string())
 }
 
-/// The rendering job of built-in scene `scene`: `frames` frames at `width`×`height`, its
-/// procedural content seeded by `seed`. An unknown scene is refused, naming the built-in ones.
+/// The rendering job of built-in scene or scene file `scene` ([`mixes::SceneRef::resolve`]):
+/// `frames` frames at `width`×`height`, its procedural content seeded by `seed`. An unknown
+/// scene is refused, naming the nearest built-in one; a malformed scene file, naming its line.
 pub fn scene_job(scene: &str, width: u32, height: u32, frames: u32, seed: u64) -> Result<Job> {
-    let name = match apusim_render::builtin::find(scene) {
-        Ok(e) => e.name,
-        Err(e) => anyhow::bail!("{e}"),
-    };
+    let scene = mixes::SceneRef::resolve(scene)?;
     Ok(Job {
-        label: format!("gpu {name}"),
+        label: format!("gpu {}", scene.label()),
         spec: mixes::JobSpec::Render {
-            scene: name,
+            scene,
             width,
             height,
             frames,
@@ -258,8 +256,8 @@ impl JobInputs {
             None => String::new(),
         };
         if frames != mixes::Frames::Scale {
-            let rendered = jobs.iter().find_map(|j| match j.spec {
-                mixes::JobSpec::Render { frames, .. } => Some(frames),
+            let rendered = jobs.iter().find_map(|j| match &j.spec {
+                mixes::JobSpec::Render { frames, .. } => Some(*frames),
                 _ => None,
             });
             if let Some(n) = rendered {

@@ -30,6 +30,7 @@ pub mod frames;
 pub mod gpgpu;
 pub mod mixes;
 pub mod rng;
+pub mod scene_ref;
 pub mod simt;
 pub mod synthetic;
 

@@ -24,6 +24,7 @@ use crate::cpu::{self, CpuParams};
 pub use crate::frames::Frames;
 use crate::frames::{CRIT_TABLE2, DRP_TABLE1};
 use crate::gpgpu::{self, GpgpuParams};
+pub use crate::scene_ref::SceneRef;
 use crate::WorkloadError;
 use apusim_registry::Value;
 use apusim_trace::AccessSource;
@@ -322,7 +323,7 @@ pub const CPU_INSTRUCTIONS: u64 = 5_000_000;
 pub type MixSources = Vec<(String, Box<dyn AccessSource>)>;
 
 /// What one agent of a mix runs, with every parameter that determines its records.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub enum JobSpec {
     Cpu {
         kernel: &'static str,
@@ -333,7 +334,7 @@ pub enum JobSpec {
         params: GpgpuParams,
     },
     Render {
-        scene: &'static str,
+        scene: SceneRef,
         width: u32,
         height: u32,
         frames: u32,
@@ -353,15 +354,15 @@ impl Job {
     /// The job as a per-warp program for a timed GPU: GPGPU kernels only (`None` for CPU
     /// and rendering jobs).
     pub fn program(&self) -> Result<Option<Box<dyn apusim_trace::BlockSource>>, WorkloadError> {
-        match self.spec {
-            JobSpec::Gpgpu { kernel, params } => gpgpu::program(kernel, &params).map(Some),
+        match &self.spec {
+            JobSpec::Gpgpu { kernel, params } => gpgpu::program(kernel, params).map(Some),
             _ => Ok(None),
         }
     }
 
     /// The renderer's options of a rendering job (`None` for other jobs).
     fn render_options(&self) -> Option<apusim_render::Options> {
-        match self.spec {
+        match &self.spec {
             JobSpec::Render {
                 width,
                 height,
@@ -369,10 +370,10 @@ impl Job {
                 seed,
                 ..
             } => Some(apusim_render::Options {
-                width,
-                height,
-                frames: Some(frames),
-                seed,
+                width: *width,
+                height: *height,
+                frames: Some(*frames),
+                seed: *seed,
             }),
             _ => None,
         }
@@ -381,9 +382,9 @@ impl Job {
     /// The job as render work for a timed render pipeline: rendering jobs only. The scene
     /// is rendered from the first read on.
     pub fn frames(&self) -> Option<Box<dyn apusim_trace::FrameSource>> {
-        match self.spec {
+        match &self.spec {
             JobSpec::Render { scene, .. } => Some(Box::new(apusim_render::WorkSource::lazy(
-                scene,
+                scene.name(),
                 &self.render_options()?,
             ))),
             _ => None,
@@ -392,11 +393,12 @@ impl Job {
 
     /// Generate the job's records.
     pub fn open(&self) -> Result<Box<dyn AccessSource>, WorkloadError> {
-        match self.spec {
-            JobSpec::Cpu { kernel, params } => cpu::generate(kernel, &params),
-            JobSpec::Gpgpu { kernel, params } => gpgpu::generate(kernel, &params),
+        match &self.spec {
+            JobSpec::Cpu { kernel, params } => cpu::generate(kernel, params),
+            JobSpec::Gpgpu { kernel, params } => gpgpu::generate(kernel, params),
             JobSpec::Render { scene, .. } => {
                 let opt = self.render_options().expect("a rendering job");
+                let scene = scene.name();
                 let source = apusim_render::RenderSource::spawn(scene, &opt)
                     .map_err(|e| WorkloadError::Render(format!("{scene}: {e}")))?;
                 Ok(Box::new(source))
@@ -409,7 +411,7 @@ impl Job {
     /// the same records, so the key names a cached trace.
     pub fn key(&self) -> String {
         let v = crate::GENERATOR_VERSION;
-        match self.spec {
+        match &self.spec {
             JobSpec::Cpu { kernel, params: p } => format!(
                 "v{v}-cpu-{kernel}-core{}-instr{}-size{}-seed{}",
                 p.core, p.instructions, p.size, p.seed
@@ -425,8 +427,8 @@ impl Job {
                 frames,
                 seed,
             } => format!(
-                "v{v}-render-{scene}-{:016x}-{width}x{height}-frames{frames}-seed{seed}",
-                scene_hash(scene)
+                "v{v}-render-{}-{width}x{height}-frames{frames}-seed{seed}",
+                scene.key()
             ),
         }
     }
@@ -504,7 +506,7 @@ pub fn jobs_at(
                 ],
             )?;
             JobSpec::Render {
-                scene,
+                scene: SceneRef::builtin(scene)?,
                 width: o.width,
                 height: o.height,
                 frames: count,
@@ -540,7 +542,8 @@ pub fn jobs_at(
 /// the Python `run`'s `scene` and `kernel`, sweep points).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Alone<'a> {
-    /// A built-in scene's frames at `resolution`, `scale` of them, on the GPU.
+    /// A built-in scene's or a scene file's frames at `resolution`, `scale` of them, on the
+    /// GPU ([`SceneRef::resolve`]).
     Scene(&'a str),
     /// A GPGPU kernel at `scale ×` its default elements, on the GPU.
     Kernel(&'a str),
@@ -610,8 +613,11 @@ pub fn check_alone(
     match alone {
         Alone::Scene(scene) => {
             let (width, height) = resolution;
+            // A built-in scene by its registry entry, a scene file by the scenes' parameters
+            // (the file read and parsed here, so that its errors come before the run).
+            let scene = SceneRef::resolve(scene)?;
             apusim_render::builtin::options(
-                Some(scene),
+                (!scene.is_file()).then_some(scene.name()),
                 &[
                     ("width", Value::Int(width as u64)),
                     ("height", Value::Int(height as u64)),
@@ -633,15 +639,6 @@ pub fn check_alone(
         }
     }
     Ok(())
-}
-
-/// FNV-1a of a built-in scene's text, so edited scenes get fresh cache keys.
-fn scene_hash(scene: &str) -> u64 {
-    apusim_trace::hash::fnv1a(
-        apusim_render::builtin::get(scene)
-            .unwrap_or(scene)
-            .as_bytes(),
-    )
 }
 
 /// The 1-based number of a rendering title in [`DRP_GPU`] (0 for other jobs).

@@ -5,7 +5,8 @@
 //! mode = "functional"            # or "timed"
 //! preset = "4c1g"
 //! mix = "S1"                     # or traces = ["a.apt", "b.apt@gpu"], or a GPU workload
-//!                                # alone: kernel = "bfs", scene = "lake" (resolution, frames)
+//!                                # alone: kernel = "bfs", scene = "lake" or a scene file
+//!                                # relative to the spec (resolution, frames)
 //! frames = "paper"               # a mix's rendering job: a count, or its title's frame region
 //!                                # in the table of the mix's paper (default: scale)
 //! limit = 200000                 # functional runs: stop after this many accesses

@@ -4,7 +4,7 @@
 use super::{
     kind, suggest, InputSpec, Mode, Point, Setting, Settings, Spec, SpecError, DEFAULT_RESOLUTION,
 };
-use apusim_workloads::mixes::Frames;
+use apusim_workloads::mixes::{Frames, SceneRef};
 use std::collections::BTreeMap;
 use std::path::Path;
 
@@ -163,6 +163,12 @@ impl Spec {
         } else if let Some(name) = text("cpu")? {
             InputSpec::Cpu { name, scale }
         } else if let Some(name) = text("scene")? {
+            // A built-in scene by name, else a scene file relative to the spec (as traces).
+            let name = if SceneRef::names_builtin(&name) {
+                name
+            } else {
+                dir.join(&name).display().to_string()
+            };
             let (width, height) = resolution.unwrap_or(DEFAULT_RESOLUTION);
             let frames = match frames {
                 Frames::Count(n) => u64::from(n),

@@ -214,6 +214,17 @@ fn frames_give_a_mix_or_a_scene_its_length() {
         })
         .collect();
     assert_eq!(scene, [5, 1]);
+    // A scene that is not a built-in one is a file, relative to the spec as traces are.
+    let pts =
+        parse("scene = \"mine/city.toml\"\n[[point]]\n[[point]]\nscene = \"lake\"\n").unwrap();
+    let names: Vec<&str> = pts
+        .iter()
+        .map(|p| match &p.inputs {
+            InputSpec::Scene { name, .. } => name.as_str(),
+            other => panic!("{other:?}"),
+        })
+        .collect();
+    assert_eq!(names, ["/specs/mine/city.toml", "lake"]);
     for (text, line, says) in [
         ("mix = \"S1\"\nframes = 0\n", 2, "at least 1"),
         ("mix = \"S1\"\nframes = -3\n", 2, "at least 1"),
