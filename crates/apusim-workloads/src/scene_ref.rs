@@ -42,6 +42,15 @@ impl SceneRef {
         if SceneRef::names_builtin(name_or_path) {
             return SceneRef::builtin(name_or_path);
         }
+        if !std::path::Path::new(name_or_path).exists() {
+            // Neither: a mistyped built-in name is the likelier mistake, so the registry's
+            // message (with the nearest name) comes first.
+            if let Err(e) = apusim_render::builtin::find(name_or_path) {
+                return Err(WorkloadError::Render(format!(
+                    "{e} (and no scene file `{name_or_path}`)"
+                )));
+            }
+        }
         let (src, _) =
             apusim_render::load(name_or_path).map_err(|e| WorkloadError::Render(e.to_string()))?;
         let dir = src
@@ -139,6 +148,8 @@ mod tests {
         let e = SceneRef::resolve(p).unwrap_err().to_string();
         assert!(e.contains("my lake.toml") && e.contains(":2"), "{e}");
         let e = SceneRef::resolve("laek").unwrap_err().to_string();
-        assert!(e.contains("lake"), "{e}");
+        assert!(e.contains("unknown scene `laek`") && e.contains("`lake`"), "{e}");
+        let e = SceneRef::resolve("no/such/scene.toml").unwrap_err().to_string();
+        assert!(e.contains("no scene file `no/such/scene.toml`"), "{e}");
     }
 }
