@@ -260,8 +260,12 @@ impl JobInputs {
                 mixes::JobSpec::Render { frames, .. } => Some(*frames),
                 _ => None,
             });
-            if let Some(n) = rendered {
-                length += &format!(", {n} frame(s) (frames {frames})");
+            match (rendered, frames) {
+                (Some(n), mixes::Frames::Paper) => {
+                    length += &format!(", {n} frame(s), the title's region in its paper")
+                }
+                (Some(n), _) => length += &format!(", {n} frame(s)"),
+                (None, _) => {}
             }
         }
         Ok(JobInputs {
