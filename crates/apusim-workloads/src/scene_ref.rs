@@ -148,8 +148,13 @@ mod tests {
         let e = SceneRef::resolve(p).unwrap_err().to_string();
         assert!(e.contains("my lake.toml") && e.contains(":2"), "{e}");
         let e = SceneRef::resolve("laek").unwrap_err().to_string();
-        assert!(e.contains("unknown scene `laek`") && e.contains("`lake`"), "{e}");
-        let e = SceneRef::resolve("no/such/scene.toml").unwrap_err().to_string();
+        assert!(
+            e.contains("unknown scene `laek`") && e.contains("`lake`"),
+            "{e}"
+        );
+        let e = SceneRef::resolve("no/such/scene.toml")
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("no scene file `no/such/scene.toml`"), "{e}");
     }
 }
