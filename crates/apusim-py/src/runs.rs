@@ -254,10 +254,7 @@ pub(crate) fn frames_arg(v: Option<&Bound<'_, PyAny>>) -> Result<Frames> {
     };
     if !v.is_instance_of::<PyBool>() {
         if let Ok(n) = v.extract::<i64>() {
-            return match u64::try_from(n) {
-                Ok(n) => Ok(Frames::count(n)?),
-                Err(_) => bail!("frames must be at least 1, not {n}"),
-            };
+            return Ok(Frames::signed_count(n)?);
         }
         if let Ok(s) = v.extract::<String>() {
             return Ok(Frames::parse(&s)?);

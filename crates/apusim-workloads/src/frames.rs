@@ -95,6 +95,15 @@ impl Frames {
         Ok(Frames::Count(n as u32))
     }
 
+    /// A frame count given as a signed number (a TOML integer, a Python int): a negative one
+    /// is refused as a zero is.
+    pub fn signed_count(n: i64) -> Result<Frames, WorkloadError> {
+        let n = u64::try_from(n).map_err(|_| {
+            WorkloadError::InvalidParam(format!("frames must be at least 1, not {n}"))
+        })?;
+        Frames::count(n)
+    }
+
     /// How a run's key and description name it: `None` for the default, so runs without
     /// it keep the keys they had.
     pub fn label(self) -> Option<String> {

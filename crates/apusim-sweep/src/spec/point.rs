@@ -91,9 +91,7 @@ impl Spec {
             None => Frames::Scale,
             Some(Setting { value, line }) => {
                 let parsed = match value {
-                    toml::Value::Integer(n) => u64::try_from(*n)
-                        .map_err(|_| format!("frames must be at least 1, not {n}"))
-                        .and_then(|n| Frames::count(n).map_err(|e| e.to_string())),
+                    toml::Value::Integer(n) => Frames::signed_count(*n).map_err(|e| e.to_string()),
                     toml::Value::String(w) => Frames::parse(w).map_err(|e| e.to_string()),
                     other => Err(format!(
                         "a number of frames or \"paper\", not {}",
