@@ -5,7 +5,7 @@
 #
 #   scripts/figures.sh           redraw every PNG from the committed CSVs
 #   scripts/figures.sh --rerun   first run the studies again into docs/figures/data/ (the
-#                                commands below; about 3.8 hours on two cores, the times
+#                                commands below; about 3.6 hours on two cores, the times
 #                                beside each one measured on two shared cores; the gspc
 #                                figures after gspc-fig12 find its rendered scenes in the
 #                                trace cache), then redraw
@@ -37,15 +37,15 @@ runs=(
     "crit-fig13|crit-fig13 --mixes HL3 --set timing.render.target_fps=0|120"
     "crit-fig13-scale3|crit-fig13 --mixes HL3 --set timing.render.target_fps=0 --scale 3 --instructions 1000000|509"
     "crit-fig15|crit-fig15 --mixes HL16,HL20|112"
-    "tap-fig2|tap-fig2 --instructions 500000|770"
+    "tap-fig2|tap-fig2 --instructions 500000|294"
     "tap-fig8|tap-fig8|137"
     "tap-fig8-scale4|tap-fig8 --scale 4|378"
-    "tap-fig9|tap-fig9|727"
-    "tap-fig10|tap-fig10|669"
-    "tap-fig11|tap-fig11|765"
+    "tap-fig9|tap-fig9|547"
+    "tap-fig10|tap-fig10|434"
+    "tap-fig11|tap-fig11|642"
     "tap-fig12|tap-fig12|243"
     "tap-fig12-scale4|tap-fig12 --scale 4|888"
-    "tap-table1-scale4|tap-table1 --scale 4|685"
+    "tap-table1-scale4|tap-table1 --scale 4|278"
     "bypass-fig2|bypass-fig2|790"
     "bypass-fig9|bypass-fig9|907"
     "bypass-fig10|bypass-fig10|267"
