@@ -22,18 +22,27 @@
 //! probability". Execution is divided into equal intervals of `interval` DRAM cycles (the
 //! paper does not give a length; the default 100,000 DRAM cycles matches the 100K-cycle
 //! window of its GPGPU phase detection). During an interval the scheduler counts the CPU
-//! reads served (column command issued) and the CPU reads *de-prioritized by a younger
+//! requests served (column command issued) and the CPU reads *de-prioritized by a younger
 //! critical GPU request*: when it issues a command of a critical GPU access `g`, every CPU
 //! read older than `g` that was ready and allowed at that decision and that FR-FCFS would
 //! have served before `g` (a row hit, or `g` is not one either) — so that it lost to `g`
 //! only because `g` is critical — is marked, once in its life. At the end of the interval
 //! the fraction marked / served, capped at `cap` (the paper's one half), becomes the
-//! probability for the next interval (0 after an interval without CPU reads). At each
+//! probability for the next interval (0 after an interval without CPU requests). At each
 //! decision one uniform number is drawn, a pure function of (`seed`, commands issued so far)
 //! — the same for every speculative `pick` until the next command issues, and the same in
 //! every run; below the probability, every CPU request outranks the critical GPU accesses at
-//! that decision. Writes are scheduled by the same classes but are neither counted nor marked
-//! (the CPU waits for its reads; writes drain in batches).
+//! that decision. Writes are scheduled by the same classes; a CPU write is never marked (writes
+//! wait for a drain, where no GPU read passes them).
+//!
+//! Two readings the text leaves open are parameters. `passed_in`: a CPU read is passed by
+//! `g` anywhere in the channel (`channel`, the default: every ready read competes for the
+//! command) or only in `g`'s bank (`bank`). `fraction_of`: the denominator is the CPU
+//! requests served, reads and writes (`requests`, the default: the paper's "fraction of CPU
+//! requests", "a given CPU access"), or the CPU reads only (`reads`). The paper observes that
+//! the probability "exceeds half only in the GPGPU applications during 2–6% of all
+//! intervals"; with `reads` a quarter of the intervals of the 3D mixes HL3 and HL9 exceed it
+//! (docs/results.md, crit Fig. 11), with `requests` none or 2%.
 //!
 //! **IM-LLC** "schedules requests from emergency mode applications as often as critical GPU
 //! accesses. The remaining accesses are assigned lower priority": emergency-mode CPU sources
@@ -49,7 +58,7 @@ use apusim_registry::{ParamKind, ParamSpec, Params};
 
 /// Parameters of `im`, `im-sched` and `im-llc` (the entries differ in the defaults of `sched`
 /// and `llc`).
-const fn params(sched: &'static str, llc: &'static str) -> [ParamSpec; 5] {
+const fn params(sched: &'static str, llc: &'static str) -> [ParamSpec; 7] {
     [
         ParamSpec {
             name: "sched",
@@ -83,15 +92,29 @@ const fn params(sched: &'static str, llc: &'static str) -> [ParamSpec; 5] {
             unit: "",
             doc: "upper bound of the CPU prioritisation probability (the paper: one half)",
         },
+        ParamSpec {
+            name: "passed_in",
+            kind: ParamKind::Choice(&["channel", "bank"]),
+            default: "\"channel\"",
+            unit: "",
+            doc: "IM-SCHED's count of de-prioritized CPU reads: those a critical GPU access's command passes anywhere in the channel, or only in its own bank",
+        },
+        ParamSpec {
+            name: "fraction_of",
+            kind: ParamKind::Choice(&["reads", "requests"]),
+            default: "\"requests\"",
+            unit: "",
+            doc: "IM-SCHED's denominator: the CPU reads served in the interval, or its CPU reads and writes",
+        },
     ]
 }
 
 /// Parameters of `im` (both components).
-pub const IM_PARAMS: [ParamSpec; 5] = params("true", "true");
+pub const IM_PARAMS: [ParamSpec; 7] = params("true", "true");
 /// Parameters of `im-sched` (IM-SCHED only).
-pub const IM_SCHED_PARAMS: [ParamSpec; 5] = params("true", "false");
+pub const IM_SCHED_PARAMS: [ParamSpec; 7] = params("true", "false");
 /// Parameters of `im-llc` (IM-LLC only).
-pub const IM_LLC_PARAMS: [ParamSpec; 5] = params("false", "true");
+pub const IM_LLC_PARAMS: [ParamSpec; 7] = params("false", "true");
 
 #[derive(Debug)]
 pub struct Im {
@@ -101,13 +124,17 @@ pub struct Im {
     interval: u64,
     seed: u64,
     cap: f64,
+    /// Count only the CPU reads of the critical GPU access's own bank (`passed_in = "bank"`).
+    same_bank: bool,
+    /// Count the CPU writes served in the denominator too (`fraction_of = "requests"`).
+    writes_served: bool,
     /// Commands issued so far: the decision counter of the draws.
     issued: u64,
     /// The interval the counters below belong to.
     cur: u64,
     /// The CPU prioritisation probability in force during interval `cur`.
     prob: f64,
-    /// CPU reads served in interval `cur`.
+    /// CPU reads (and with `writes_served` writes) served in interval `cur`.
     served: u64,
     /// CPU reads first de-prioritized by a younger critical GPU access in interval `cur`.
     deprioritized: u64,
@@ -130,6 +157,8 @@ impl Im {
             interval: p.int("interval"),
             seed: p.int("seed"),
             cap: p.float("cap"),
+            same_bank: p.choice("passed_in") == "bank",
+            writes_served: p.choice("fraction_of") == "requests",
             issued: 0,
             cur: 0,
             prob: 0.0,
@@ -236,6 +265,9 @@ impl Scheduler for Im {
         self.roll(ctx.now);
         self.issued += 1;
         if ctx.write_mode {
+            if self.writes_served && ctx.status(&cands[picked]) == RowStatus::Hit {
+                self.served += u64::from(is_cpu(&cands[picked]));
+            }
             return;
         }
         debug_assert!(self.marked.len() <= cands.len());
@@ -244,7 +276,7 @@ impl Scheduler for Im {
         let g_status = ctx.status(g);
         if self.sched && is_critical_gpu(g) {
             for (o, m) in cands[..picked].iter().zip(&mut self.marked) {
-                if !*m && is_cpu(o) && ctx.ready(o) {
+                if !*m && is_cpu(o) && ctx.ready(o) && (!self.same_bank || o.bank == g.bank) {
                     let s = ctx.status(o);
                     if fr_allowed(ctx, o, s) && (s == RowStatus::Hit || g_status != RowStatus::Hit)
                     {
@@ -396,6 +428,56 @@ mod tests {
         assert_eq!(s2.probability_at(200), 0.25);
         issue(&mut s2, &open().cpu(0, 4), 200, 0);
         assert_eq!((s2.cur, s2.prob), (2, 0.25));
+    }
+
+    /// IM-SCHED alone with the given readings of "de-prioritized" and of the fraction.
+    fn reading(passed_in: &str, fraction_of: &str) -> Im {
+        let mut t = Table::new();
+        t.insert("passed_in".into(), passed_in.into());
+        t.insert("fraction_of".into(), fraction_of.into());
+        let e = crate::scheduler::scheduler_entry("im-sched").unwrap();
+        Im::new("im-sched", &e.params(&t).unwrap())
+    }
+
+    #[test]
+    fn the_readings_of_de_prioritized_and_of_the_fraction() {
+        let defaults = crate::scheduler::scheduler_entry("im")
+            .unwrap()
+            .params(&Table::new())
+            .unwrap();
+        assert_eq!(
+            (defaults.choice("passed_in"), defaults.choice("fraction_of")),
+            ("channel", "requests")
+        );
+        for (passed_in, fraction_of, marked, served) in [
+            ("channel", "reads", 2, 1),
+            ("bank", "reads", 1, 1),
+            ("channel", "requests", 2, 2),
+            ("bank", "requests", 1, 2),
+        ] {
+            let mut s = reading(passed_in, fraction_of);
+            // Bank 1 has row 3 open as well: an older CPU hit there and one in bank 0 lose to
+            // a critical GPU hit in bank 0; only the channel reading counts the other bank's.
+            let sc = open()
+                .bank(1, Some(3), 0, 0, 0)
+                .cpu(1, 3)
+                .cpu(0, 4)
+                .crit(0, 4);
+            issue(&mut s, &sc, 10, 2);
+            assert_eq!(s.deprioritized, marked, "{passed_in}");
+            // A CPU read served, then a CPU write served in a write drain: the write counts
+            // among the requests served, never among the de-prioritized.
+            issue(&mut s, &open().cpu(0, 4), 11, 0);
+            let sc = open().cpu(0, 4);
+            let mut x = sc.ctx(12);
+            x.write_mode = true;
+            s.on_issue(&x, &sc.cands, 0);
+            assert_eq!(
+                (s.deprioritized, s.served),
+                (marked, served),
+                "{passed_in}, {fraction_of}"
+            );
+        }
     }
 
     /// Over `n` decisions between an older critical GPU hit and a younger CPU hit, which
