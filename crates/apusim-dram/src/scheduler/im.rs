@@ -16,7 +16,10 @@
 //!
 //! "The CPU accesses are given higher priority than the non-critical GPU accesses except in
 //! one situation": the GPGPU phases in which the system's phase detector asks for all GPU
-//! accesses first ([`SchedHints::gpu_all_priority`]).
+//! accesses first ([`SchedHints::gpu_all_priority`]). With `cpu_first = false` the
+//! non-critical GPU accesses join class 2 and go by age with the CPU's, as in GPU-favoring:
+//! the paper calls IM-LLC's and IM-SCHED's effects over GPU-favoring additive, which fits
+//! ablation bars without this rank (docs/results.md, crit Fig. 11).
 //!
 //! **IM-SCHED** "prioritizes CPU accesses over critical GPU accesses with a certain
 //! probability". Execution is divided into equal intervals of `interval` DRAM cycles (the
@@ -58,7 +61,7 @@ use apusim_registry::{ParamKind, ParamSpec, Params};
 
 /// Parameters of `im`, `im-sched` and `im-llc` (the entries differ in the defaults of `sched`
 /// and `llc`).
-const fn params(sched: &'static str, llc: &'static str) -> [ParamSpec; 7] {
+const fn params(sched: &'static str, llc: &'static str) -> [ParamSpec; 8] {
     [
         ParamSpec {
             name: "sched",
@@ -106,15 +109,22 @@ const fn params(sched: &'static str, llc: &'static str) -> [ParamSpec; 7] {
             unit: "",
             doc: "IM-SCHED's denominator: the CPU reads served in the interval, or its CPU reads and writes",
         },
+        ParamSpec {
+            name: "cpu_first",
+            kind: ParamKind::Bool,
+            default: "true",
+            unit: "",
+            doc: "rank CPU requests above non-critical GPU accesses (§4.3); false: by age, as GPU-favoring does",
+        },
     ]
 }
 
 /// Parameters of `im` (both components).
-pub const IM_PARAMS: [ParamSpec; 7] = params("true", "true");
+pub const IM_PARAMS: [ParamSpec; 8] = params("true", "true");
 /// Parameters of `im-sched` (IM-SCHED only).
-pub const IM_SCHED_PARAMS: [ParamSpec; 7] = params("true", "false");
+pub const IM_SCHED_PARAMS: [ParamSpec; 8] = params("true", "false");
 /// Parameters of `im-llc` (IM-LLC only).
-pub const IM_LLC_PARAMS: [ParamSpec; 7] = params("false", "true");
+pub const IM_LLC_PARAMS: [ParamSpec; 8] = params("false", "true");
 
 #[derive(Debug)]
 pub struct Im {
@@ -128,6 +138,8 @@ pub struct Im {
     same_bank: bool,
     /// Count the CPU writes served in the denominator too (`fraction_of = "requests"`).
     writes_served: bool,
+    /// CPU requests rank above non-critical GPU accesses (`cpu_first`).
+    cpu_first: bool,
     /// Commands issued so far: the decision counter of the draws.
     issued: u64,
     /// The interval the counters below belong to.
@@ -159,6 +171,7 @@ impl Im {
             cap: p.float("cap"),
             same_bank: p.choice("passed_in") == "bank",
             writes_served: p.choice("fraction_of") == "requests",
+            cpu_first: p.bool("cpu_first"),
             issued: 0,
             cur: 0,
             prob: 0.0,
@@ -213,8 +226,10 @@ impl Im {
             }
         } else if c.req.critical || hints.gpu_all_priority {
             1
-        } else {
+        } else if self.cpu_first {
             3
+        } else {
+            2
         }
     }
 
@@ -351,6 +366,22 @@ mod tests {
         // Row hits still first: a CPU hit before a critical GPU miss.
         let sc = open().crit(1, 2).cpu(0, 4);
         assert_eq!(s.pick(&sc.ctx(1), &sc.cands), Some(1));
+    }
+
+    #[test]
+    fn without_cpu_first_the_cpu_and_non_critical_gpu_go_by_age() {
+        let mut t = Table::new();
+        t.insert("cpu_first".into(), false.into());
+        let e = crate::scheduler::scheduler_entry("im-llc").unwrap();
+        let mut by_age = Im::new("im-llc", &e.params(&t).unwrap());
+        let mut ranked = im(false, true, 100, 1);
+        // An older non-critical GPU hit and a younger CPU hit.
+        let sc = open().gpu(0, 4).cpu(0, 4);
+        assert_eq!(ranked.pick(&sc.ctx(1), &sc.cands), Some(1));
+        assert_eq!(by_age.pick(&sc.ctx(1), &sc.cands), Some(0));
+        // Critical GPU accesses still come first.
+        let sc = open().cpu(0, 4).crit(0, 4);
+        assert_eq!(by_age.pick(&sc.ctx(1), &sc.cands), Some(1));
     }
 
     #[test]
