@@ -316,14 +316,26 @@ mod tests {
     use crate::scheduler::{make_scheduler, FrameHint};
     use toml::Table;
 
+    /// The scheduler registered as `name` with the parameters `given` (the rest defaults).
+    fn entry_with(name: &'static str, given: &[(&str, toml::Value)]) -> Im {
+        let t: Table = given
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.clone()))
+            .collect();
+        let e = crate::scheduler::scheduler_entry(name).unwrap();
+        Im::new(name, &e.params(&t).unwrap())
+    }
+
     fn im(sched: bool, llc: bool, interval: u64, seed: u64) -> Im {
-        let mut t = Table::new();
-        t.insert("sched".into(), sched.into());
-        t.insert("llc".into(), llc.into());
-        t.insert("interval".into(), (interval as i64).into());
-        t.insert("seed".into(), (seed as i64).into());
-        let e = crate::scheduler::scheduler_entry("im").unwrap();
-        Im::new("im", &e.params(&t).unwrap())
+        entry_with(
+            "im",
+            &[
+                ("sched", sched.into()),
+                ("llc", llc.into()),
+                ("interval", (interval as i64).into()),
+                ("seed", (seed as i64).into()),
+            ],
+        )
     }
 
     #[test]
@@ -370,10 +382,7 @@ mod tests {
 
     #[test]
     fn without_cpu_first_the_cpu_and_non_critical_gpu_go_by_age() {
-        let mut t = Table::new();
-        t.insert("cpu_first".into(), false.into());
-        let e = crate::scheduler::scheduler_entry("im-llc").unwrap();
-        let mut by_age = Im::new("im-llc", &e.params(&t).unwrap());
+        let mut by_age = entry_with("im-llc", &[("cpu_first", false.into())]);
         let mut ranked = im(false, true, 100, 1);
         // An older non-critical GPU hit and a younger CPU hit.
         let sc = open().gpu(0, 4).cpu(0, 4);
@@ -463,11 +472,13 @@ mod tests {
 
     /// IM-SCHED alone with the given readings of "de-prioritized" and of the fraction.
     fn reading(passed_in: &str, fraction_of: &str) -> Im {
-        let mut t = Table::new();
-        t.insert("passed_in".into(), passed_in.into());
-        t.insert("fraction_of".into(), fraction_of.into());
-        let e = crate::scheduler::scheduler_entry("im-sched").unwrap();
-        Im::new("im-sched", &e.params(&t).unwrap())
+        entry_with(
+            "im-sched",
+            &[
+                ("passed_in", passed_in.into()),
+                ("fraction_of", fraction_of.into()),
+            ],
+        )
     }
 
     #[test]
