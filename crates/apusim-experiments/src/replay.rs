@@ -147,7 +147,7 @@ pub fn replay(
         // The reuse observer without its stack distances: only the render-target
         // consumption is wanted, and the distances are most of the observer's cost.
         let mut obs = apusim_oracle::ReuseObserver::without_distances();
-        let result = apusim_oracle::run_observed(&oracle, &ocfg, &ctx, None, &mut *src, &mut obs)
+        let result = apusim_oracle::run_reuse(&oracle, &ocfg, &ctx, None, &mut *src, &mut obs)
             .with_context(what)?;
         let rep = obs.report(result);
         Replayed {

@@ -182,7 +182,23 @@ pub fn run(
     run_observed(policy, cfg, ctx, next_uses, source, &mut NoObserver)
 }
 
-/// [`run`] with an [`Observer`] that sees every line reference and its outcome.
+/// [`run`] with the [`ReuseObserver`] attached, for callers in other crates. Not generic, so the
+/// replay loop of every registered policy is compiled here once rather than again in each
+/// crate that runs it with this observer (release builds share no generic instances).
+pub fn run_reuse(
+    policy: &OraclePolicy,
+    cfg: &OracleConfig,
+    ctx: &PolicyContext,
+    next_uses: Option<&NextUses>,
+    source: &mut dyn AccessSource,
+    observer: &mut ReuseObserver,
+) -> Result<OracleResult> {
+    run_observed(policy, cfg, ctx, next_uses, source, observer)
+}
+
+/// [`run`] with an [`Observer`] that sees every line reference and its outcome. Generic: each
+/// observer type compiles the replay loop of every registered policy, so callers outside this
+/// crate use [`run`] or [`run_reuse`] where they can.
 pub fn run_observed<O: Observer>(
     policy: &OraclePolicy,
     cfg: &OracleConfig,

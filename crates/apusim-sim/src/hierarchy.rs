@@ -237,9 +237,21 @@ pub struct Hierarchy<P: Policy> {
     hints: (u64, u64),
 }
 
-impl<P: Policy> Hierarchy<P> {
-    /// Build the hierarchy of `cfg` around an LLC run by `policy`.
-    pub fn new(cfg: &SystemConfig, policy: P) -> Result<Self> {
+/// The levels of a hierarchy above its LLC, with the entry of every stream: the part that does
+/// not depend on the LLC's policy, so it is built here once instead of in every policy's
+/// instance of [`Hierarchy::new`].
+struct Private {
+    levels: Vec<Level>,
+    first_gpu: usize,
+    cpu_entry: [Target; 2],
+    gpu_entry: [Target; Stream::COUNT],
+    llc_geometry: Geometry,
+    /// The smallest line size of any level, the LLC's included.
+    min_line: u32,
+}
+
+impl Private {
+    fn of(cfg: &SystemConfig) -> Result<Private> {
         let mut levels = Vec::new();
         let mut cpu_entry = [Target::Llc; 2];
         let cpu_levels = cfg.cpu_levels();
@@ -313,13 +325,57 @@ impl<P: Policy> Hierarchy<P> {
                 );
             }
         }
-        let llc = Cache::new(g, Default::default(), cfg.llc.cpu_inclusive, policy)?;
         let min_line = levels
             .iter()
             .map(|l| 1u32 << l.line_bits)
             .chain(std::iter::once(g.line))
             .min()
             .unwrap_or(g.line);
+        let mut private = Private {
+            levels,
+            first_gpu,
+            cpu_entry,
+            gpu_entry,
+            llc_geometry: g,
+            min_line,
+        };
+        private.number_depths();
+        Ok(private)
+    }
+
+    /// Number each level by its distance from the agents: entry levels 0, the level they miss
+    /// into 1, and so on.
+    fn number_depths(&mut self) {
+        let entries: Vec<Target> = self
+            .cpu_entry
+            .iter()
+            .chain(self.gpu_entry.iter())
+            .copied()
+            .collect();
+        for e in entries {
+            let (mut t, mut d) = (e, 0u8);
+            while let Target::Level(i) = t {
+                let l = &mut self.levels[i];
+                l.depth = l.depth.max(d);
+                t = l.next;
+                d = d.saturating_add(1);
+            }
+        }
+    }
+}
+
+impl<P: Policy> Hierarchy<P> {
+    /// Build the hierarchy of `cfg` around an LLC run by `policy`.
+    pub fn new(cfg: &SystemConfig, policy: P) -> Result<Self> {
+        let Private {
+            levels,
+            first_gpu,
+            cpu_entry,
+            gpu_entry,
+            llc_geometry: g,
+            min_line,
+        } = Private::of(cfg)?;
+        let llc = Cache::new(g, Default::default(), cfg.llc.cpu_inclusive, policy)?;
         Ok(Hierarchy {
             cpus: cfg.cpus,
             levels,
@@ -344,29 +400,7 @@ impl<P: Policy> Hierarchy<P> {
             deferred: Deferred::default(),
             flag_bypasses: 0,
             hints: (0, 0),
-        }
-        .with_depths())
-    }
-
-    /// Number each level by its distance from the agents: entry levels 0, the level they miss
-    /// into 1, and so on.
-    fn with_depths(mut self) -> Self {
-        let entries: Vec<Target> = self
-            .cpu_entry
-            .iter()
-            .chain(self.gpu_entry.iter())
-            .copied()
-            .collect();
-        for e in entries {
-            let (mut t, mut d) = (e, 0u8);
-            while let Target::Level(i) = t {
-                let l = &mut self.levels[i];
-                l.depth = l.depth.max(d);
-                t = l.next;
-                d = d.saturating_add(1);
-            }
-        }
-        self
+        })
     }
 
     /// Timed mode: requests leaving the private levels for the LLC, and the LLC's requests to
