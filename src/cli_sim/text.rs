@@ -225,6 +225,17 @@ pub fn table(r: &SimResult) -> String {
             writes as f64 / drains as f64
         ));
     }
+    let sys = &r.system;
+    if sys.dram_read_queue_mean + sys.dram_write_queue_mean > 0.0 {
+        s.push_str(&format!(
+            "DRAM queues, mean requests over all channels: read {:.1}, write {:.1}; waiting for \
+             a slot: reads {:.1}, write-backs {:.1}\n",
+            sys.dram_read_queue_mean,
+            sys.dram_write_queue_mean,
+            sys.dram_reads_waiting_mean,
+            sys.dram_writes_waiting_mean
+        ));
+    }
     let mut st = TextTable::new([
         "stream",
         "LLC requests",

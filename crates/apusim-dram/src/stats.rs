@@ -275,6 +275,10 @@ impl Occupancy {
             self.update(now, l);
         }
     }
+    /// The integral up to cycle `now` (at or after the last change), without closing it.
+    pub fn integral_at(&self, now: u64) -> u128 {
+        self.integral + (self.last_len as u128) * u128::from(now.saturating_sub(self.last_change))
+    }
     pub fn mean(&self, cycles: u64) -> f64 {
         if cycles == 0 {
             0.0
@@ -592,6 +596,25 @@ impl DramReport {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A reading between changes extends the last length to the cycle asked for, and equals
+    /// what closing the integral there gives.
+    #[test]
+    fn an_occupancy_read_between_changes_extends_its_last_length() {
+        let mut o = Occupancy::default();
+        o.update(10, 3);
+        o.update(25, 1);
+        assert_eq!(o.integral_at(25), 45);
+        assert_eq!(o.integral_at(40), 60);
+        let mut closed = o.clone();
+        closed.settle(40);
+        assert_eq!(closed.integral, o.integral_at(40));
+        assert_eq!(
+            o.integral_at(20),
+            45,
+            "a cycle before the last change adds nothing"
+        );
+    }
 
     #[test]
     fn buckets_cover_and_are_ordered() {

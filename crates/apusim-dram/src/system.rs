@@ -238,6 +238,19 @@ impl MemorySystem {
         self.ctrls.iter().map(|c| c.stats.write_drains).sum()
     }
 
+    /// The sums over cycles, up to [`MemorySystem::now`], of the requests in all the
+    /// controllers' read queues and in their write queues (gem5's `avgRdQLen` and
+    /// `avgWrQLen` times the cycles, summed over channels): a window's mean occupancy is the
+    /// difference of two readings over the cycles between them.
+    pub fn queue_integrals(&self) -> (u128, u128) {
+        self.ctrls.iter().fold((0, 0), |(r, w), c| {
+            (
+                r + c.stats.read_queue.integral_at(self.now),
+                w + c.stats.write_queue.integral_at(self.now),
+            )
+        })
+    }
+
     /// Offer a request at the current cycle. Returns it back if its queue is full; the caller
     /// retries later (e.g. after [`MemorySystem::next_event`]).
     ///

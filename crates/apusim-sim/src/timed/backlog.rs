@@ -17,6 +17,9 @@ pub struct Backlog {
     lines: Vec<VecDeque<Request>>,
     reads: usize,
     writes: usize,
+    /// Sums over DRAM cycles of `reads` and of `writes` up to `since`.
+    integrals: (u128, u128),
+    since: u64,
 }
 
 impl Backlog {
@@ -25,7 +28,27 @@ impl Backlog {
             lines: (0..2 * channels.max(1)).map(|_| VecDeque::new()).collect(),
             reads: 0,
             writes: 0,
+            integrals: (0, 0),
+            since: 0,
         }
+    }
+
+    /// Bring the integrals up to DRAM cycle `now`, before the counts change.
+    fn integrate(&mut self, now: u64) {
+        let dt = u128::from(now.saturating_sub(self.since));
+        self.integrals.0 += self.reads as u128 * dt;
+        self.integrals.1 += self.writes as u128 * dt;
+        self.since = self.since.max(now);
+    }
+
+    /// The sums over DRAM cycles, up to `now`, of the reads and of the write-backs waiting
+    /// here: a window's mean is the difference of two readings over the cycles between them.
+    pub fn integrals_at(&self, now: u64) -> (u128, u128) {
+        let dt = u128::from(now.saturating_sub(self.since));
+        (
+            self.integrals.0 + self.reads as u128 * dt,
+            self.integrals.1 + self.writes as u128 * dt,
+        )
     }
 
     fn line(dram: &MemorySystem, r: &Request) -> usize {
@@ -37,13 +60,14 @@ impl Backlog {
     pub fn send(&mut self, dram: &mut MemorySystem, r: Request) {
         let l = Self::line(dram, &r);
         if !self.lines[l].is_empty() {
-            self.push(l, r);
+            self.push(l, r, dram.now());
         } else if let Err(r) = dram.try_send(r) {
-            self.push(l, r);
+            self.push(l, r, dram.now());
         }
     }
 
-    fn push(&mut self, l: usize, r: Request) {
+    fn push(&mut self, l: usize, r: Request, now: u64) {
+        self.integrate(now);
         if r.is_write {
             self.writes += 1;
         } else {
@@ -55,6 +79,10 @@ impl Backlog {
     /// Hand waiting requests to their controllers, oldest first in each line, while their
     /// queues take them.
     pub fn retry(&mut self, dram: &mut MemorySystem) {
+        if self.is_empty() {
+            return;
+        }
+        self.integrate(dram.now());
         for line in &mut self.lines {
             while let Some(&r) = line.front() {
                 if dram.try_send(r).is_err() {
@@ -120,5 +148,45 @@ mod tests {
             b.retry(&mut dram);
         }
         assert_eq!(b.writes(), 0);
+    }
+
+    /// The integrals are the waiting counts summed over DRAM cycles: integrating the counts
+    /// seen between the steps of a drain gives the same sums, and a reading between changes
+    /// extends the last count to the cycle asked for.
+    #[test]
+    fn waiting_requests_integrate_over_dram_cycles() {
+        let mut cfg = apusim_dram::presets::preset("ddr3-2133-14-2ch").unwrap();
+        cfg.apply_override("channels", "1").unwrap();
+        cfg.apply_override("write_queue", "2").unwrap();
+        cfg.apply_override("read_queue", "1").unwrap();
+        let mut dram = MemorySystem::new(cfg).unwrap();
+        let mut b = Backlog::new(1);
+        for i in 0..6 {
+            b.send(&mut dram, req(i, i << 20, true));
+        }
+        for i in 0..3 {
+            b.send(&mut dram, req(10 + i, (i + 40) << 20, false));
+        }
+        assert_eq!((b.reads(), b.writes()), (2, 4));
+        assert_eq!(b.integrals_at(0), (0, 0));
+        assert_eq!(
+            b.integrals_at(7),
+            (14, 28),
+            "a reading extends the counts to its cycle"
+        );
+        let (mut want, mut at, mut counts) = ((0u128, 0u128), 0u64, (2u128, 4u128));
+        let mut out = Vec::new();
+        while !b.is_empty() {
+            let next = dram.next_event().expect("the controller has work");
+            dram.advance_to(next + 1, &mut out);
+            let now = dram.now();
+            want.0 += counts.0 * u128::from(now - at);
+            want.1 += counts.1 * u128::from(now - at);
+            b.retry(&mut dram);
+            assert_eq!(b.integrals_at(now), want, "at DRAM cycle {now}");
+            (at, counts) = (now, (b.reads() as u128, b.writes() as u128));
+        }
+        assert!(want.0 > 0 && want.1 > want.0, "{want:?}");
+        assert_eq!(b.integrals_at(at + 100), want, "nothing waits any more");
     }
 }

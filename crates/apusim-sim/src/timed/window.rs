@@ -6,7 +6,7 @@
 //! and the interval recorder its intervals with the same functions (`core_window`,
 //! `system_window`).
 
-use super::memory::{AgentLatency, DramCounts, LlcTiming, TimedMemory};
+use super::memory::{AgentLatency, DramCounts, DramQueues, LlcTiming, TimedMemory};
 use super::ratio::ratio;
 use super::streams::{self, StreamResult, StreamTable};
 use crate::config::SystemConfig;
@@ -106,6 +106,19 @@ pub struct SystemWindow {
     /// Times the DRAM controllers switched into write-drain mode (all channels).
     #[serde(default)]
     pub dram_write_drains: u64,
+    /// Mean requests in the DRAM controllers' read queues and in their write queues over the
+    /// window (summed over channels; gem5's `avgRdQLen` and `avgWrQLen`).
+    #[serde(default)]
+    pub dram_read_queue_mean: f64,
+    #[serde(default)]
+    pub dram_write_queue_mean: f64,
+    /// Mean reads and write-backs waiting for a slot in a full controller queue over the
+    /// window (`timed/backlog.rs`; the write-backs are the LLC's write-back buffer, which
+    /// holds the GPU when it is full).
+    #[serde(default)]
+    pub dram_reads_waiting_mean: f64,
+    #[serde(default)]
+    pub dram_writes_waiting_mean: f64,
     /// Per stream with traffic: LLC round trips and misses, DRAM traffic and latency.
     pub streams: Vec<StreamResult>,
     /// Network messages and the cycles they waited for a link.
@@ -131,7 +144,7 @@ pub struct NetworkLink {
 
 impl SystemWindow {
     /// The window's scalar figures by name (the rows of the CSV and of the results database).
-    pub fn figures(&self) -> [(&'static str, f64); 8] {
+    pub fn figures(&self) -> [(&'static str, f64); 12] {
         [
             ("window_cycles", self.window_cycles as f64),
             ("llc_misses", self.llc_misses as f64),
@@ -141,6 +154,10 @@ impl SystemWindow {
             ("dram_read_latency_cycles", self.dram_read_latency_cycles),
             ("network_messages", self.network_messages as f64),
             ("network_wait_cycles", self.network_wait_cycles),
+            ("dram_read_queue_mean", self.dram_read_queue_mean),
+            ("dram_write_queue_mean", self.dram_write_queue_mean),
+            ("dram_reads_waiting_mean", self.dram_reads_waiting_mean),
+            ("dram_writes_waiting_mean", self.dram_writes_waiting_mean),
         ]
     }
 }
@@ -166,6 +183,7 @@ pub(crate) struct SystemSnapshot {
     llc: LlcTiming,
     dram: Vec<DramCounts>,
     dram_write_drains: u64,
+    dram_queues: DramQueues,
     network: (u64, Tick),
     links: Vec<LinkCount>,
     /// The first stop of the LLC banks and of the memory controllers.
@@ -180,6 +198,7 @@ impl SystemSnapshot {
             llc: mem.llc_timing,
             dram: mem.dram_counts(),
             dram_write_drains: mem.dram_write_drains(),
+            dram_queues: mem.dram_queues(),
             network: mem.net.counters(),
             links: mem.net.links(),
             stops: mem.stop_layout(),
@@ -267,6 +286,8 @@ pub(crate) fn system_window(
         dram.push(DramSource::new(agent.to_string(), &c, seconds));
     }
     let all = DramSource::new("all".into(), &total, seconds);
+    let [read_queue, write_queue, reads_waiting, writes_waiting] =
+        end.dram_queues.means_since(&start.dram_queues);
     SystemWindow {
         window_cycles,
         llc_misses: llc.misses,
@@ -277,6 +298,10 @@ pub(crate) fn system_window(
         dram_row_hit_rate: all.row_hit_rate,
         dram_read_latency_cycles: all.read_latency_cycles,
         dram_write_drains: end.dram_write_drains - start.dram_write_drains,
+        dram_read_queue_mean: read_queue,
+        dram_write_queue_mean: write_queue,
+        dram_reads_waiting_mean: reads_waiting,
+        dram_writes_waiting_mean: writes_waiting,
         streams: streams::window(&end.streams, &start.streams, uncore.period),
         network_messages: end.network.0 - start.network.0,
         network_wait_cycles: (end.network.1 - start.network.1) as f64 / uncore.period as f64,

@@ -78,3 +78,37 @@ impl LlcTiming {
         }
     }
 }
+
+/// Occupancy integrals of the DRAM side at one DRAM cycle: sums over DRAM cycles of the
+/// requests in the controllers' read and write queues, and of the reads and write-backs
+/// waiting for a slot in them, over all channels. Two readings give a window's mean
+/// occupancies (gem5's `avgRdQLen`/`avgWrQLen`, summed over channels).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct DramQueues {
+    pub cycle: u64,
+    pub read_queue: u128,
+    pub write_queue: u128,
+    pub reads_waiting: u128,
+    pub writes_waiting: u128,
+}
+
+impl DramQueues {
+    /// The mean occupancies from `start` to `self`: read queue, write queue, reads waiting,
+    /// write-backs waiting (zeros over an empty stretch).
+    pub fn means_since(&self, start: &DramQueues) -> [f64; 4] {
+        let cycles = self.cycle.saturating_sub(start.cycle);
+        let mean = |e: u128, s: u128| {
+            if cycles == 0 {
+                0.0
+            } else {
+                e.saturating_sub(s) as f64 / cycles as f64
+            }
+        };
+        [
+            mean(self.read_queue, start.read_queue),
+            mean(self.write_queue, start.write_queue),
+            mean(self.reads_waiting, start.reads_waiting),
+            mean(self.writes_waiting, start.writes_waiting),
+        ]
+    }
+}

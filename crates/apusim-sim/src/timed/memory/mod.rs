@@ -46,7 +46,7 @@ use apusim_timing::mshr::UNKNOWN;
 use apusim_timing::pages::PageMap;
 use apusim_timing::{Domain, EventQueue, Issue, MemPort, Mshrs, Network, Tick, Token, WarmPort};
 use apusim_trace::{Access, Op, Stream};
-pub use counters::{AgentLatency, DramCounts, DramTraffic, LlcTiming};
+pub use counters::{AgentLatency, DramCounts, DramQueues, DramTraffic, LlcTiming};
 use rustc_hash::FxHashMap;
 use std::collections::VecDeque;
 
@@ -614,6 +614,22 @@ impl<P: Policy> TimedMemory<P> {
     /// Times the DRAM controllers have switched into write-drain mode so far.
     pub fn dram_write_drains(&self) -> u64 {
         self.dram.write_drains()
+    }
+
+    /// The DRAM cycle and the occupancy integrals up to it: the requests in the controllers'
+    /// read queues, in their write queues, and the reads and write-backs waiting for a slot
+    /// in them (summed over channels; see [`DramQueues`]).
+    pub fn dram_queues(&self) -> DramQueues {
+        let now = self.dram.now();
+        let (read_queue, write_queue) = self.dram.queue_integrals();
+        let (reads_waiting, writes_waiting) = self.dram_waiting.integrals_at(now);
+        DramQueues {
+            cycle: now,
+            read_queue,
+            write_queue,
+            reads_waiting,
+            writes_waiting,
+        }
     }
 
     /// Every stream's counters so far, with the DRAM's row-buffer outcomes of its requests
