@@ -238,15 +238,17 @@ impl MemorySystem {
         self.ctrls.iter().map(|c| c.stats.write_drains).sum()
     }
 
-    /// The sums over cycles, up to [`MemorySystem::now`], of the requests in all the
-    /// controllers' read queues and in their write queues (gem5's `avgRdQLen` and
-    /// `avgWrQLen` times the cycles, summed over channels): a window's mean occupancy is the
-    /// difference of two readings over the cycles between them.
-    pub fn queue_integrals(&self) -> (u128, u128) {
+    /// The sums over cycles, up to `cycle`, of the requests in all the controllers' read
+    /// queues and in their write queues (gem5's `avgRdQLen` and `avgWrQLen` times the
+    /// cycles, summed over channels): a window's mean occupancy is the difference of two
+    /// readings over the cycles between them. A `cycle` past [`MemorySystem::now`] extends
+    /// the present lengths to it, so a caller whose clock runs ahead of the controllers'
+    /// (they are advanced only when something is due) reads at its own time.
+    pub fn queue_integrals(&self, cycle: u64) -> (u128, u128) {
         self.ctrls.iter().fold((0, 0), |(r, w), c| {
             (
-                r + c.stats.read_queue.integral_at(self.now),
-                w + c.stats.write_queue.integral_at(self.now),
+                r + c.stats.read_queue.integral_at(cycle),
+                w + c.stats.write_queue.integral_at(cycle),
             )
         })
     }

@@ -807,6 +807,30 @@ fn interval_series_carry_the_pipelines_work_and_frame_progress() {
         "{progress:?}"
     );
     assert!(last.end_cycle >= r.cycles);
+    // The DRAM queues' occupancies: the intervals' means, weighted by their lengths, are the
+    // run's, and a G-buffer frame keeps both queues busy.
+    type Figure = fn(&apusim_sim::timed::SystemWindow) -> f64;
+    let weighted = |f: Figure| {
+        let (sum, cycles) = r.intervals.iter().fold((0.0, 0u64), |(s, c), iv| {
+            let n = iv.system.window_cycles;
+            (s + f(&iv.system) * n as f64, c + n)
+        });
+        sum / cycles as f64
+    };
+    let queues: [(Figure, &str); 4] = [
+        (|w| w.dram_read_queue_mean, "read queue"),
+        (|w| w.dram_write_queue_mean, "write queue"),
+        (|w| w.dram_reads_waiting_mean, "reads waiting"),
+        (|w| w.dram_writes_waiting_mean, "write-backs waiting"),
+    ];
+    for (f, name) in queues {
+        let (series, whole) = (weighted(f), f(&r.system));
+        assert!(
+            (series - whole).abs() <= 0.01 * whole.max(0.01),
+            "{name}: intervals {series}, run {whole}"
+        );
+    }
+    assert!(r.system.dram_read_queue_mean > 1.0 && r.system.dram_write_queue_mean > 1.0);
 
     // Sampled: warmed work shows where warming happened.
     let opts = SimOptions {

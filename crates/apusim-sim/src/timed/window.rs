@@ -198,7 +198,7 @@ impl SystemSnapshot {
             llc: mem.llc_timing,
             dram: mem.dram_counts(),
             dram_write_drains: mem.dram_write_drains(),
-            dram_queues: mem.dram_queues(),
+            dram_queues: mem.dram_queues(tick),
             network: mem.net.counters(),
             links: mem.net.links(),
             stops: mem.stop_layout(),

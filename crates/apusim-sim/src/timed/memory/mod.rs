@@ -616,15 +616,17 @@ impl<P: Policy> TimedMemory<P> {
         self.dram.write_drains()
     }
 
-    /// The DRAM cycle and the occupancy integrals up to it: the requests in the controllers'
-    /// read queues, in their write queues, and the reads and write-backs waiting for a slot
-    /// in them (summed over channels; see [`DramQueues`]).
-    pub fn dram_queues(&self) -> DramQueues {
-        let now = self.dram.now();
-        let (read_queue, write_queue) = self.dram.queue_integrals();
-        let (reads_waiting, writes_waiting) = self.dram_waiting.integrals_at(now);
+    /// The occupancy integrals up to the DRAM cycle of `at`: the requests in the
+    /// controllers' read queues, in their write queues, and the reads and write-backs waiting
+    /// for a slot in them (summed over channels; see [`DramQueues`]). Read at the reading's
+    /// own time, not at the DRAM's last decision, so every window's means are over its own
+    /// length.
+    pub fn dram_queues(&self, at: Tick) -> DramQueues {
+        let cycle = self.dram_domain.cycle(at).max(self.dram.now());
+        let (read_queue, write_queue) = self.dram.queue_integrals(cycle);
+        let (reads_waiting, writes_waiting) = self.dram_waiting.integrals_at(cycle);
         DramQueues {
-            cycle: now,
+            cycle,
             read_queue,
             write_queue,
             reads_waiting,
