@@ -7,7 +7,7 @@
 # relative error, the fraction simulated in detail and both wall-clock times.
 #
 # Inputs: eight SPEC CPU 2006 stand-ins alone on one core (generated with `apusim gen cpu`),
-# and three drp mixes with the rendering GPU replayed open-loop (`--mix`).
+# and three drp mixes with their rendering GPU on the timed render pipeline (`--mix`).
 #
 # Usage: validate.sh [OUT_DIR]   (default ${TMPDIR:-/tmp}/apusim-sampling)
 # Environment:
