@@ -261,8 +261,9 @@ pub struct Occupancy {
 }
 
 impl Occupancy {
+    /// The queue's length became `new_len` at cycle `now` (no earlier than the last change).
     #[inline]
-    pub(crate) fn update(&mut self, now: u64, new_len: usize) {
+    pub fn update(&mut self, now: u64, new_len: usize) {
         self.integral += (self.last_len as u128) * u128::from(now - self.last_change);
         self.last_change = now;
         self.last_len = new_len;

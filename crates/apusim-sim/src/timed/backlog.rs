@@ -7,6 +7,7 @@
 //! no controller has: its read queue would have room), and requests to an idle channel behind
 //! those of a busy one.
 
+use apusim_dram::stats::Occupancy;
 use apusim_dram::{MemorySystem, Request};
 use std::collections::VecDeque;
 
@@ -17,9 +18,9 @@ pub struct Backlog {
     lines: Vec<VecDeque<Request>>,
     reads: usize,
     writes: usize,
-    /// Sums over DRAM cycles of `reads` and of `writes` up to `since`.
-    integrals: (u128, u128),
-    since: u64,
+    /// `reads` and `writes` integrated over DRAM cycles.
+    read_occupancy: Occupancy,
+    write_occupancy: Occupancy,
 }
 
 impl Backlog {
@@ -28,26 +29,23 @@ impl Backlog {
             lines: (0..2 * channels.max(1)).map(|_| VecDeque::new()).collect(),
             reads: 0,
             writes: 0,
-            integrals: (0, 0),
-            since: 0,
+            read_occupancy: Occupancy::default(),
+            write_occupancy: Occupancy::default(),
         }
     }
 
-    /// Bring the integrals up to DRAM cycle `now`, before the counts change.
-    fn integrate(&mut self, now: u64) {
-        let dt = u128::from(now.saturating_sub(self.since));
-        self.integrals.0 += self.reads as u128 * dt;
-        self.integrals.1 += self.writes as u128 * dt;
-        self.since = self.since.max(now);
+    /// The counts changed at DRAM cycle `now`.
+    fn counted(&mut self, now: u64) {
+        self.read_occupancy.update(now, self.reads);
+        self.write_occupancy.update(now, self.writes);
     }
 
     /// The sums over DRAM cycles, up to `now`, of the reads and of the write-backs waiting
     /// here: a window's mean is the difference of two readings over the cycles between them.
     pub fn integrals_at(&self, now: u64) -> (u128, u128) {
-        let dt = u128::from(now.saturating_sub(self.since));
         (
-            self.integrals.0 + self.reads as u128 * dt,
-            self.integrals.1 + self.writes as u128 * dt,
+            self.read_occupancy.integral_at(now),
+            self.write_occupancy.integral_at(now),
         )
     }
 
@@ -67,13 +65,13 @@ impl Backlog {
     }
 
     fn push(&mut self, l: usize, r: Request, now: u64) {
-        self.integrate(now);
         if r.is_write {
             self.writes += 1;
         } else {
             self.reads += 1;
         }
         self.lines[l].push_back(r);
+        self.counted(now);
     }
 
     /// Hand waiting requests to their controllers, oldest first in each line, while their
@@ -82,7 +80,6 @@ impl Backlog {
         if self.is_empty() {
             return;
         }
-        self.integrate(dram.now());
         for line in &mut self.lines {
             while let Some(&r) = line.front() {
                 if dram.try_send(r).is_err() {
@@ -96,6 +93,7 @@ impl Backlog {
                 }
             }
         }
+        self.counted(dram.now());
     }
 
     pub fn is_empty(&self) -> bool {
