@@ -261,11 +261,12 @@ pub struct Occupancy {
 }
 
 impl Occupancy {
-    /// The queue's length became `new_len` at cycle `now` (no earlier than the last change).
+    /// The queue's length became `new_len` at cycle `now`. A cycle before the last change
+    /// (which no caller in order gives) adds nothing, as in [`Occupancy::integral_at`].
     #[inline]
     pub fn update(&mut self, now: u64, new_len: usize) {
-        self.integral += (self.last_len as u128) * u128::from(now - self.last_change);
-        self.last_change = now;
+        self.integral = self.integral_at(now);
+        self.last_change = self.last_change.max(now);
         self.last_len = new_len;
         self.max = self.max.max(new_len);
     }
