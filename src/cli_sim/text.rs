@@ -240,6 +240,7 @@ pub fn table(r: &SimResult) -> String {
         "stream",
         "LLC requests",
         "LLC rt",
+        "MSHR wait",
         "LLC misses",
         "DRAM reads",
         "DRAM writes",
@@ -256,6 +257,7 @@ pub fn table(r: &SimResult) -> String {
             x.stream.clone(),
             x.llc_requests.to_string(),
             format!("{:.1}", x.llc_request_cycles),
+            format!("{:.1}", x.llc_mshr_wait_cycles),
             x.llc_misses.to_string(),
             x.dram_reads.to_string(),
             x.dram_writes.to_string(),
@@ -267,7 +269,8 @@ pub fn table(r: &SimResult) -> String {
     s.push_str(&st.render());
     s.push_str(
         "Per stream, LLC rt: uncore cycles from leaving the agent's private caches until the \
-         data is back at its stop; row hit/conf: the shares of its DRAM reads and writes that \
+         data is back at its stop; MSHR wait: of that, the mean time waiting in an LLC bank \
+         for a free MSHR; row hit/conf: the shares of its DRAM reads and writes that \
          found their row open, and another row open.\n",
     );
     s.push_str(&interval_table(r));

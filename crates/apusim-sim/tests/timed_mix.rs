@@ -287,6 +287,71 @@ fn open_loop_gpu_traffic_is_bounded() {
     assert!(t.ipc > l.ipc);
 }
 
+/// The LLC round trip's wait for a free MSHR, per stream: an unbounded GPU flood keeps the
+/// bank's MSHRs full, so the CPU's misses queue behind the GPU's (in the sampled render mixes
+/// this wait is what set the CPU's pace, docs/validation.md); with an MSHR for every request
+/// in flight nobody waits for one, and the queue moves to DRAM's.
+#[test]
+fn a_gpu_flood_makes_cpu_requests_wait_for_llc_mshrs() {
+    let run = |extra: &[&str]| {
+        let inputs = Multi {
+            traces: vec![loads(0, 20_000, 8 << 20, 7), gpu_flood(400_000)],
+            keys: vec!["cpu".into(), "gpu".into()],
+        };
+        let mut set = vec!["timing.gpu_outstanding=65536"];
+        set.extend_from_slice(extra);
+        sim_policy(&system(&set), "lru", &inputs, &SimOptions::default()).unwrap()
+    };
+    let stream = |r: &apusim_sim::timed::SimResult, name: &str| {
+        r.system
+            .streams
+            .iter()
+            .find(|s| s.stream == name)
+            .cloned()
+            .unwrap_or_else(|| panic!("no {name} stream"))
+    };
+    let flooded = run(&[]);
+    let roomy = run(&["llc.mshrs=65536"]);
+    let (cpu, tex) = (
+        stream(&flooded, "cpu-data"),
+        stream(&flooded, "static-texture"),
+    );
+    eprintln!(
+        "64 MSHRs: cpu-data round trip {:.0}, of it waiting for an MSHR {:.0}; texture {:.0} of \
+         {:.0}",
+        cpu.llc_request_cycles,
+        cpu.llc_mshr_wait_cycles,
+        tex.llc_mshr_wait_cycles,
+        tex.llc_request_cycles
+    );
+    assert!(
+        flooded.system.llc.mshr_waits > 1000,
+        "the flood must fill the MSHRs"
+    );
+    assert!(cpu.llc_mshr_wait_cycles > 0.5 * cpu.llc_request_cycles);
+    assert!(tex.llc_mshr_wait_cycles > 0.0);
+    for s in [&cpu, &tex] {
+        assert!(s.llc_mshr_wait_cycles < s.llc_request_cycles);
+    }
+    let free = stream(&roomy, "cpu-data");
+    assert_eq!(roomy.system.llc.mshr_waits, 0);
+    assert!(roomy
+        .system
+        .streams
+        .iter()
+        .all(|s| s.llc_mshr_wait_cycles == 0.0));
+    // The queue moves to DRAM: the round trip stays, its wait is now for a DRAM queue slot.
+    eprintln!(
+        "{} MSHRs: cpu-data round trip {:.0}; reads waiting for a DRAM queue slot {:.1} \
+         against {:.1}",
+        65_536,
+        free.llc_request_cycles,
+        roomy.system.dram_reads_waiting_mean,
+        flooded.system.dram_reads_waiting_mean
+    );
+    assert!(roomy.system.dram_reads_waiting_mean > 10.0 * flooded.system.dram_reads_waiting_mean);
+}
+
 /// A GPU writing 8 color lines per GPU cycle over 128 KiB: four times its color caches, so
 /// nearly every write sends a write-back, and half the LLC, which absorbs them (the stress is
 /// on the ring and the LLC bank, not DRAM).

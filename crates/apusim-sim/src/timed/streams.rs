@@ -16,6 +16,8 @@ pub struct StreamCounts {
     /// and their total time from leaving to the data's return to the agent's stop (ticks).
     pub llc_requests: u64,
     pub llc_request_ticks: u64,
+    /// Of that time, what its requests spent in an LLC bank waiting for a free MSHR (ticks).
+    pub llc_mshr_wait_ticks: u64,
     /// Demand requests the LLC sent to memory, counted when the line is filled (merges into
     /// a line already on its way are not counted).
     pub llc_misses: u64,
@@ -35,6 +37,7 @@ impl StreamCounts {
         StreamCounts {
             llc_requests: self.llc_requests - e.llc_requests,
             llc_request_ticks: self.llc_request_ticks - e.llc_request_ticks,
+            llc_mshr_wait_ticks: self.llc_mshr_wait_ticks - e.llc_mshr_wait_ticks,
             llc_misses: self.llc_misses - e.llc_misses,
             dram_reads: self.dram_reads - e.dram_reads,
             dram_writes: self.dram_writes - e.dram_writes,
@@ -56,6 +59,11 @@ pub struct StreamResult {
     /// Mean LLC round trip (leaving the agent's private caches to data back at its stop),
     /// in uncore cycles.
     pub llc_request_cycles: f64,
+    /// Of that round trip, the mean time waiting in an LLC bank for a free MSHR (over all its
+    /// LLC requests, so the two compare directly), in uncore cycles (gem5's
+    /// `blocked_cycles::no_mshrs`, per stream).
+    #[serde(default)]
+    pub llc_mshr_wait_cycles: f64,
     pub llc_misses: u64,
     pub dram_reads: u64,
     pub dram_writes: u64,
@@ -71,11 +79,12 @@ pub struct StreamResult {
 impl StreamResult {
     /// The stream's figures by level and name (the rows of the CSV, `stream.LEVEL_NAME`, and
     /// of the results database).
-    pub fn figures(&self) -> [(&'static str, &'static str, f64); 12] {
+    pub fn figures(&self) -> [(&'static str, &'static str, f64); 13] {
         let (r, w) = (&self.dram_read_rows, &self.dram_write_rows);
         [
             ("llc", "requests", self.llc_requests as f64),
             ("llc", "request_cycles", self.llc_request_cycles),
+            ("llc", "mshr_wait_cycles", self.llc_mshr_wait_cycles),
             ("llc", "misses", self.llc_misses as f64),
             ("dram", "reads", self.dram_reads as f64),
             ("dram", "writes", self.dram_writes as f64),
@@ -102,6 +111,7 @@ pub fn window(end: &StreamTable, start: &StreamTable, uncore: u64) -> Vec<Stream
                 stream: s.name().to_string(),
                 llc_requests: c.llc_requests,
                 llc_request_cycles: ratio(c.llc_request_ticks, c.llc_requests) / uncore as f64,
+                llc_mshr_wait_cycles: ratio(c.llc_mshr_wait_ticks, c.llc_requests) / uncore as f64,
                 llc_misses: c.llc_misses,
                 dram_reads: c.dram_reads,
                 dram_writes: c.dram_writes,
@@ -126,6 +136,7 @@ mod tests {
         let mut end = start;
         end[tex].llc_requests = 15;
         end[tex].llc_request_ticks = 5_000 + 10 * 2_000;
+        end[tex].llc_mshr_wait_ticks = 3 * 1_000;
         end[tex].dram_reads = 4;
         end[tex].dram_read_cycles = 400;
         end[tex].dram_read_rows = RowOutcomes {
@@ -142,6 +153,7 @@ mod tests {
         assert_eq!(w[0].stream, "static-texture");
         assert_eq!(w[0].llc_requests, 10);
         assert_eq!(w[0].llc_request_cycles, 4.0);
+        assert_eq!(w[0].llc_mshr_wait_cycles, 0.6);
         assert_eq!(w[0].dram_read_latency_cycles, 100.0);
         assert_eq!(w[0].dram_read_rows.hit_rate(), 0.75);
         assert_eq!(w[0].dram_write_rows, RowOutcomes::default());

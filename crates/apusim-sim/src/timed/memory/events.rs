@@ -120,7 +120,7 @@ impl<P: Policy> TimedMemory<P> {
             }
             if !self.h.llc_holds(req.addr) && self.banks[bank].busy_mshrs >= self.llc_mshrs {
                 self.llc_timing.mshr_waits += 1;
-                self.banks[bank].blocked.push_back((req, agent, sent));
+                self.banks[bank].blocked.push_back((req, agent, sent, t));
                 return Ok(());
             }
         }
@@ -267,9 +267,10 @@ impl<P: Policy> TimedMemory<P> {
     /// MSHRs are full again or nobody waits.
     pub(super) fn retry_blocked(&mut self, t: Tick, bank: usize) -> Result<()> {
         while self.banks[bank].busy_mshrs < self.llc_mshrs {
-            let Some((req, agent, sent)) = self.banks[bank].blocked.pop_front() else {
+            let Some((req, agent, sent, since)) = self.banks[bank].blocked.pop_front() else {
                 break;
             };
+            self.streams[req.stream.to_byte() as usize].llc_mshr_wait_ticks += t - since;
             self.at_llc(t, req, agent, sent)?;
         }
         Ok(())

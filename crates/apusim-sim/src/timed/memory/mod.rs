@@ -95,7 +95,9 @@ type LlcMiss = (Tick, Vec<Waiter>);
 struct Bank {
     free: Tick,
     busy_mshrs: u32,
-    blocked: VecDeque<(Access, u32, Tick)>,
+    /// Requests waiting for a free MSHR, oldest first: the request, its agent, when it was
+    /// sent and when it began to wait.
+    blocked: VecDeque<(Access, u32, Tick, Tick)>,
 }
 
 /// Per-agent private timing state.
