@@ -187,9 +187,8 @@ pub fn run(a: SimArgs) -> Result<()> {
             "warning: sampled frame times of the render pipeline are estimates; their interval \
              (`sampled GPU`) is the windows' sampling error, not the bias of warming a frame \
              phase by phase: within 3% over two 640x512 frames at a 200K-cycle period, but \
-             8-17% off over two 1280x1024 frames at the default windows and up to 38% at \
-             others, while few of a frame's phases are measured (docs/validation.md); run \
-             detailed where frame times matter"
+             37-43% short over two 1280x1024 frames at the default windows on three of four \
+             built-in scenes (docs/validation.md); run detailed where frame times matter"
         );
     }
     write_outputs(

@@ -698,6 +698,48 @@ fn tap_core_sampling_and_helm_hear_the_render_pipeline_s_shader_cores() {
     );
 }
 
+/// `flush_warming`: a sampled run that finishes the frozen pipeline's work functionally when
+/// each warming begins still times or warms every shader instruction exactly once (a flushed
+/// thread's instructions not yet issued count as warmed), renders both frames, and warms
+/// more of them than the run that keeps the work through the thaw.
+#[test]
+fn a_flushed_warming_times_or_warms_every_instruction_once() {
+    let mut scene = Scene::new("deferred");
+    scene.width = 320;
+    scene.height = 256;
+    scene.frames = 2;
+    let detailed = run(&preset(&[]), &scene, None).gpu.unwrap();
+    let opts = SimOptions {
+        sample: Some(apusim_sim::timed::SampleSpec {
+            period: 100_000,
+            warmup: 10_000,
+            unit: 5_000,
+        }),
+        ..SimOptions::default()
+    };
+    let sampled = |set: &[&str]| {
+        sim_policy(&preset(set), "drp-baseline", &scene, &opts)
+            .unwrap()
+            .gpu
+            .unwrap()
+    };
+    let kept = sampled(&[]);
+    let flushed = sampled(&["timing.render.flush_warming=true"]);
+    let frames = |g: &apusim_sim::timed::GpuResult| g.render.as_ref().unwrap().frames.len();
+    eprintln!(
+        "deferred 320x256: {} of {} instructions warmed with the flush, {} without",
+        flushed.stats.warmed_instructions,
+        detailed.stats.warp_instructions,
+        kept.stats.warmed_instructions
+    );
+    assert_eq!(
+        flushed.stats.warmed_instructions + flushed.stats.warp_instructions,
+        detailed.stats.warp_instructions
+    );
+    assert_eq!(frames(&flushed), 2);
+    assert!(flushed.stats.warmed_instructions > kept.stats.warmed_instructions);
+}
+
 /// Sampled runs of 3D work: the pipeline warms the render work between detailed windows
 /// (its accesses functionally, frame ends at their share of the skipped cycles, at the pace
 /// of its windows' work per cycle), so a sampled run's frames follow the detailed run's, and

@@ -477,6 +477,13 @@ pub const PIPELINE_PARAMS: &[ParamSpec] = &[
         doc: "answer every access at once without sending it (the pipeline's own bound)",
     },
     ParamSpec {
+        name: "flush_warming",
+        kind: ParamKind::Bool,
+        default: "false",
+        unit: "",
+        doc: "sampled runs: finish the work in the pipeline functionally when warming begins, so a thaw starts empty and refills in the detailed warm-up, as SMARTS drains a core (docs/validation.md: the render mixes' CPU bias 30% to 21% on average, frame times not better); off, the frozen work goes on after the thaw",
+    },
+    ParamSpec {
         name: "criticality",
         kind: ParamKind::Bool,
         default: "false",

@@ -102,6 +102,11 @@ pub(super) struct Job {
     pub vertices_done: bool,
     /// The marking decided for an access that was refused, kept for its retry.
     held: Option<(u32, bool)>,
+    /// Parts whose accesses have all been sent (bit `p` for part `p`), and the shader
+    /// instructions issued for its thread: what a sampled run's flush still owes
+    /// (`Pipeline::flush`).
+    sent: u16,
+    pub issued_instructions: u32,
 }
 
 impl Job {
@@ -122,6 +127,8 @@ impl Job {
             submitted: false,
             vertices_done: false,
             held: None,
+            sent: 0,
+            issued_instructions: 0,
         };
         j.fill(
             accesses
@@ -255,7 +262,20 @@ impl Job {
             i += 1;
         }
         self.cursor[p as usize] = r.len() as u32;
+        self.sent |= 1 << p as u16;
         Ok(())
+    }
+
+    /// The accesses not sent yet, part by part in the order the units issue them: every
+    /// access of a part not begun, the rest of a part refused midway.
+    pub fn unsent(&self) -> impl Iterator<Item = (Access, Part)> + '_ {
+        PART_OF
+            .iter()
+            .filter(move |&&p| self.sent & (1 << p as u16) == 0)
+            .flat_map(move |&p| {
+                let r = self.range(p);
+                (r.start + self.cursor[p as usize] as usize..r.end).map(move |i| (self.acc[i], p))
+            })
     }
 }
 

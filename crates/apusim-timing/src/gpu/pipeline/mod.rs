@@ -6,7 +6,9 @@
 //! The units hand the same jobs, tiles and queues to each other; this file holds that shared
 //! state and each unit's step is in a file of its own: `front_end`, `rop` (ZS and CW),
 //! `shader` (SH and the samplers), `blitter`; `intake` makes jobs of the source's items,
-//! `issue` sends their accesses, `observe` feeds the criticality counters, and `model` is the
+//! `issue` sends their accesses, `observe` feeds the criticality counters, `flush` empties
+//! the pipeline functionally before a sampled run's warming (`flush_warming`), and `model`
+//! is the
 //! [`GpuModel`] cycle step that runs them all.
 //!
 //! - **Front end.** Items enter a window of `fe_window` in submission order; the front end
@@ -45,6 +47,7 @@
 
 mod blitter;
 mod criticality;
+mod flush;
 mod frame_rate;
 mod front_end;
 mod intake;
@@ -167,6 +170,8 @@ struct Cfg {
     sh_queue: usize,
     bt_inflight: usize,
     ideal: bool,
+    /// A sampled run's warming first finishes the work in flight (`flush`).
+    flush_warming: bool,
     /// Mark the accesses of bottlenecked units critical (gpu-access-criticality §4.1.1).
     criticality: bool,
     counter_bits: u32,
@@ -401,6 +406,7 @@ pub fn build(
         sh_queue: p.int("sh_queue") as usize,
         bt_inflight: p.int("bt_inflight") as usize,
         ideal: p.bool("ideal_memory"),
+        flush_warming: p.bool("flush_warming"),
         criticality: p.bool("criticality"),
         counter_bits: p.int("counter_bits") as u32,
         crit_period: p.int("crit_period"),

@@ -136,14 +136,17 @@ impl GpuModel for Pipeline {
         self.work
     }
 
-    /// Functional warming of render work: the items after those already in the pipeline
-    /// are taken from the source in order and their accesses sent to `port` in the render
-    /// trace's order, for the next `over` GPU cycles (plus what an earlier warming owed):
-    /// each item stands for its work (`Pipeline::item_work`) at the rate its phase of the
-    /// frame ran at in the measured windows (`phases`), `n / over` for a phase no window has
-    /// seen. Their shader instructions count as warmed instructions.
-    /// The items in the pipeline when it froze go on after the thaw, so their remaining
-    /// accesses come after the warmed ones'. Each frame end among the warmed items ends its
+    /// Functional warming of render work. With `flush_warming`, first the work in the
+    /// pipeline when it froze is finished functionally and the pipeline emptied (`flush`):
+    /// its accesses not yet sent go to `port`, and its work stands for the cycles it takes at
+    /// `n / over` (the front end took it ahead of the back end; the thaw's refill takes as
+    /// much again); without, the items in the pipeline go on after the thaw, their remaining
+    /// accesses after the warmed ones'. Then the items after them are taken from the source
+    /// in order and their accesses sent to `port` in the render trace's order, for the rest
+    /// of the next `over` GPU cycles (plus what an earlier warming owed): each item stands for its work (`Pipeline::item_work`) at the rate its
+    /// phase of the frame ran at in the measured windows (`phases`), `n / over` for a phase
+    /// no window has seen. Their shader instructions count as warmed instructions (the
+    /// flushed jobs' not yet issued ones too). Each frame end among the warmed items ends its
     /// frame at the cycle its items so far stand for, and each tile updates the frame-rate
     /// estimator there as its last write would; the unit counters ([`RenderStats`]) and the
     /// access counts stay those of the detailed cycles, and warmed accesses carry no
@@ -160,13 +163,18 @@ impl GpuModel for Pipeline {
             .iter()
             .any(|&id| matches!(self.job(id).item.kind, WorkKind::FrameEnd { .. }));
         let mut taken = 0;
-        let mut elapsed = 0.0;
         // The frozen stretch is not occupancy: the units resume where they stopped.
         self.last_cycle = Some(c + over);
         if frame_waiting {
             self.warm_debt = budget as u64;
             return Ok(0);
         }
+        let flushed = if self.cfg.flush_warming {
+            self.flush(port)?
+        } else {
+            0
+        };
+        let mut elapsed = if all > 0.0 { flushed as f64 / all } else { 0.0 };
         loop {
             // Never stop inside a tile: its quads and closing writes go with it, as the front
             // end hands a tile on only with them.

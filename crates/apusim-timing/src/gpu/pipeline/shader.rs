@@ -138,6 +138,7 @@ impl Pipeline {
                 let j = self.job_mut(id);
                 let unit = usize::from(j.item.core);
                 j.instr_left -= 1;
+                j.issued_instructions += 1;
                 if j.instr_left == 0 {
                     self.advance(id, now);
                 } else {
