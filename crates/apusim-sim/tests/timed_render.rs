@@ -698,25 +698,37 @@ fn tap_core_sampling_and_helm_hear_the_render_pipeline_s_shader_cores() {
     );
 }
 
-/// `flush_warming`: a sampled run that finishes the frozen pipeline's work functionally when
-/// each warming begins still times or warms every shader instruction exactly once (a flushed
-/// thread's instructions not yet issued count as warmed), renders both frames, and warms
-/// more of them than the run that keeps the work through the thaw.
-#[test]
-fn a_flushed_warming_times_or_warms_every_instruction_once() {
+/// Two frames of the deferred scene at 320x256 (about nine sampling periods a frame with
+/// [`nine_periods_a_frame`], as the default windows give a 1280x1024 frame).
+fn two_small_deferred_frames() -> Scene {
     let mut scene = Scene::new("deferred");
     scene.width = 320;
     scene.height = 256;
     scene.frames = 2;
-    let detailed = run(&preset(&[]), &scene, None).gpu.unwrap();
-    let opts = SimOptions {
+    scene
+}
+
+/// Sampling at a tenth of the default windows.
+fn nine_periods_a_frame() -> SimOptions {
+    SimOptions {
         sample: Some(apusim_sim::timed::SampleSpec {
             period: 100_000,
             warmup: 10_000,
             unit: 5_000,
         }),
         ..SimOptions::default()
-    };
+    }
+}
+
+/// `flush_warming`: a sampled run that finishes the frozen pipeline's work functionally when
+/// each warming begins still times or warms every shader instruction exactly once (a flushed
+/// thread's instructions not yet issued count as warmed), renders both frames, and warms
+/// more of them than the run that keeps the work through the thaw.
+#[test]
+fn a_flushed_warming_times_or_warms_every_instruction_once() {
+    let scene = two_small_deferred_frames();
+    let detailed = run(&preset(&[]), &scene, None).gpu.unwrap();
+    let opts = nine_periods_a_frame();
     let sampled = |set: &[&str]| {
         sim_policy(&preset(set), "drp-baseline", &scene, &opts)
             .unwrap()
@@ -751,20 +763,10 @@ fn a_flushed_warming_times_or_warms_every_instruction_once() {
 /// sizes).
 #[test]
 fn a_sampled_run_warms_render_work_and_its_frames_follow_the_detailed_ones() {
-    let mut scene = Scene::new("deferred");
-    scene.width = 320;
-    scene.height = 256;
-    scene.frames = 2;
+    let scene = two_small_deferred_frames();
     let cfg = preset(&[]);
     let detailed = run(&cfg, &scene, None);
-    let opts = SimOptions {
-        sample: Some(apusim_sim::timed::SampleSpec {
-            period: 100_000,
-            warmup: 10_000,
-            unit: 5_000,
-        }),
-        ..SimOptions::default()
-    };
+    let opts = nine_periods_a_frame();
     let sampled = sim_policy(&cfg, "drp-baseline", &scene, &opts).unwrap();
     let (d, s) = (detailed.gpu.unwrap(), sampled.gpu.unwrap());
     let (df, sf) = (

@@ -18,9 +18,9 @@
 //! thaw stays the default until both agree.
 
 use super::job::Part;
-use super::{sampler_of, Pipeline, Rop};
+use super::{Pipeline, Rop};
 use crate::{TimingError, WarmPort};
-use apusim_trace::{Access, Stream, WorkKind};
+use apusim_trace::{Stream, WorkKind};
 
 impl Pipeline {
     /// Finish every job in flight functionally: send each one's accesses not sent yet to
@@ -45,16 +45,8 @@ impl Pipeline {
                 continue;
             };
             if !self.cfg.ideal {
-                let core = usize::from(j.item.core) % self.cfg.cores;
                 for (a, part) in j.unsent() {
-                    // A shared sampler's reads carry its index, as in detailed runs.
-                    if self.cfg.shared_samplers && matches!(part, Part::Tex0 | Part::Tex1) {
-                        let s = usize::from(part == Part::Tex1);
-                        let unit = sampler_of(&self.cfg, core, s) as u16;
-                        port.warm(&Access { unit, ..a })?;
-                    } else {
-                        port.warm(&a)?;
-                    }
+                    self.warm_access(a, part, j.item.core, port)?;
                 }
             }
             let instructions = match j.item.kind {

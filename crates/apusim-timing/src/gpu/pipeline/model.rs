@@ -7,7 +7,7 @@ use super::job::Part;
 use super::{sampler_of, CriticalityReport, FrameProgress, FrameSpan, Pipeline, RenderStats};
 use crate::gpu::{min_tick, GpuModel, GpuProgram, GpuStats, KernelSpan, StallCycles};
 use crate::{Domain, MemPort, Tick, TimingError, Token, Wake, WarmPort};
-use apusim_trace::{Stream, WorkKind};
+use apusim_trace::{Access, Stream, WorkKind};
 use std::cmp::Reverse;
 
 impl GpuModel for Pipeline {
@@ -192,18 +192,9 @@ impl GpuModel for Pipeline {
             };
             let accesses = first..self.next_acc;
             if !self.cfg.ideal {
-                let core = usize::from(item.core) % self.cfg.cores;
                 let units = &self.batch.units[accesses.clone()];
                 for (a, &u) in self.batch.accesses[accesses.clone()].iter().zip(units) {
-                    // A shared sampler's reads carry its index, as in detailed runs.
-                    let part = Part::of(a, u);
-                    if self.cfg.shared_samplers && matches!(part, Part::Tex0 | Part::Tex1) {
-                        let s = usize::from(part == Part::Tex1);
-                        let unit = sampler_of(&self.cfg, core, s) as u16;
-                        port.warm(&apusim_trace::Access { unit, ..*a })?;
-                    } else {
-                        port.warm(a)?;
-                    }
+                    self.warm_access(*a, Part::of(a, u), item.core, port)?;
                 }
             }
             let instructions = match item.kind {
@@ -348,5 +339,26 @@ impl GpuModel for Pipeline {
             learned: self.estimator.learned()?.cycles as f64,
             target: self.target_cycles(),
         })
+    }
+}
+
+impl Pipeline {
+    /// Warm access `a` of part `part` of work for shader core `core`: a shared sampler's
+    /// texture reads carry its index as their unit, as in detailed runs.
+    pub(super) fn warm_access(
+        &self,
+        a: Access,
+        part: Part,
+        core: u16,
+        port: &mut dyn WarmPort,
+    ) -> Result<(), TimingError> {
+        if self.cfg.shared_samplers && matches!(part, Part::Tex0 | Part::Tex1) {
+            let core = usize::from(core) % self.cfg.cores;
+            let s = usize::from(part == Part::Tex1);
+            let unit = sampler_of(&self.cfg, core, s) as u16;
+            port.warm(&Access { unit, ..a })
+        } else {
+            port.warm(&a)
+        }
     }
 }
