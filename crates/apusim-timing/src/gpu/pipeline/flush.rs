@@ -17,6 +17,7 @@
 //! rendered alone came out no closer (docs/validation.md), so the frozen work going on after the
 //! thaw stays the default until both agree.
 
+use super::intake::shader_instructions;
 use super::job::Part;
 use super::{Pipeline, Rop};
 use crate::{TimingError, WarmPort};
@@ -49,22 +50,9 @@ impl Pipeline {
                     self.warm_access(a, part, j.item.core, port)?;
                 }
             }
-            let instructions = match j.item.kind {
-                WorkKind::Triangle { vertices, .. } => {
-                    u64::from(j.item.instructions) * u64::from(vertices)
-                }
-                WorkKind::Quad { shaded: true, .. } => u64::from(j.item.instructions),
-                _ => 0,
-            };
-            let left = instructions.saturating_sub(u64::from(j.issued_instructions));
-            if left > 0 {
-                let unit = usize::from(j.item.core);
-                if unit >= self.unit_instructions.len() {
-                    self.unit_instructions.resize(unit + 1, 0);
-                }
-                self.unit_instructions[unit] += left;
-                self.stats.warmed_instructions += left;
-            }
+            let left =
+                shader_instructions(&j.item).saturating_sub(u64::from(j.issued_instructions));
+            self.count_warmed(j.item.core, left);
             work += self.item_work(&j.item);
             self.pool.push(j.acc);
         }

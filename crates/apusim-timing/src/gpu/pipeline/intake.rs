@@ -129,11 +129,33 @@ impl Pipeline {
         Ok(Some((item, first)))
     }
 
+    /// Count `n` shader instructions of the work of shader-core id `unit` as warmed.
+    pub(super) fn count_warmed(&mut self, unit: u16, n: u64) {
+        let unit = usize::from(unit);
+        if n > 0 {
+            if unit >= self.unit_instructions.len() {
+                self.unit_instructions.resize(unit + 1, 0);
+            }
+            self.unit_instructions[unit] += n;
+        }
+        self.stats.warmed_instructions += n;
+    }
+
     pub(super) fn core_of(&self, id: u32) -> usize {
         self.job(id).item.core as usize % self.cfg.cores
     }
 
     pub(super) fn rop_of(&self, id: u32) -> usize {
         self.job(id).item.rop as usize % self.cfg.rops
+    }
+}
+
+/// The shader instructions an item's threads run: a triangle's vertex program for each of
+/// its vertices, a shaded quad's pixel program; other items run none.
+pub(super) fn shader_instructions(item: &WorkItem) -> u64 {
+    match item.kind {
+        WorkKind::Triangle { vertices, .. } => u64::from(item.instructions) * u64::from(vertices),
+        WorkKind::Quad { shaded: true, .. } => u64::from(item.instructions),
+        _ => 0,
     }
 }

@@ -2,6 +2,7 @@
 //! functional warming of sampled runs, and the statistics and reports it hands out.
 
 use super::criticality::CritUnit;
+use super::intake::shader_instructions;
 use super::job;
 use super::job::Part;
 use super::{sampler_of, CriticalityReport, FrameProgress, FrameSpan, Pipeline, RenderStats};
@@ -197,11 +198,7 @@ impl GpuModel for Pipeline {
                     self.warm_access(*a, Part::of(a, u), item.core, port)?;
                 }
             }
-            let instructions = match item.kind {
-                WorkKind::Triangle { vertices, .. } => {
-                    u64::from(item.instructions) * u64::from(vertices)
-                }
-                WorkKind::Quad { shaded: true, .. } => u64::from(item.instructions),
+            match item.kind {
                 WorkKind::Tile => {
                     let hiz = self.batch.accesses[accesses]
                         .iter()
@@ -209,7 +206,6 @@ impl GpuModel for Pipeline {
                     if let Some(a) = hiz {
                         self.estimator.update(a.addr >> 6, at(elapsed));
                     }
-                    0
                 }
                 WorkKind::FrameEnd { frame } => {
                     let end = at(elapsed);
@@ -223,18 +219,10 @@ impl GpuModel for Pipeline {
                     }
                     self.estimator.frame_end(frame, end);
                     self.frame_start = end;
-                    0
                 }
-                _ => 0,
-            };
-            if instructions > 0 {
-                let unit = usize::from(item.core);
-                if unit >= self.unit_instructions.len() {
-                    self.unit_instructions.resize(unit + 1, 0);
-                }
-                self.unit_instructions[unit] += instructions;
+                _ => {}
             }
-            self.stats.warmed_instructions += instructions;
+            self.count_warmed(item.core, shader_instructions(&item));
             let w = self.item_work(&item);
             elapsed += self.pace.warm(item.kind, w, all);
             self.work += w;
