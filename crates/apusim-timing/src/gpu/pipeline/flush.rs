@@ -19,7 +19,7 @@
 
 use super::intake::shader_instructions;
 use super::job::Part;
-use super::{Pipeline, Rop};
+use super::{Core, Pipeline, Rop};
 use crate::{TimingError, WarmPort};
 use apusim_trace::{Stream, WorkKind};
 
@@ -73,13 +73,14 @@ impl Pipeline {
         for r in &mut self.rops {
             *r = Rop::default();
         }
+        // A core keeps only what describes it (the samplers it runs, its last stall class);
+        // every queue and count of threads goes, whatever the core holds.
         for c in &mut self.cores {
-            c.vertices.clear();
-            c.input.clear();
-            c.ready_vertices.clear();
-            c.ready.clear();
-            c.out.clear();
-            c.resident = 0;
+            *c = Core {
+                hosts: std::mem::take(&mut c.hosts),
+                last: c.last,
+                ..Core::default()
+            };
         }
         for s in &mut self.samplers {
             s.queue.clear();
