@@ -230,7 +230,9 @@ def sim(
     instructions before statistics start, then ``instructions`` (default: to the end of its
     trace); a ``cpu`` kernel alone is generated that long. With several jobs, each also runs alone under ``alone_policy`` for weighted
     speedup (``no_alone`` skips that). ``sample`` samples (SMARTS) with ``sample_period``,
-    ``sample_warmup``, ``sample_unit`` cycles, to ``target_error`` (``"3%"`` or ``0.03``).
+    ``sample_warmup``, ``sample_unit`` cycles (by default 1,000,000, 50,000 or, when the GPU
+    renders on the timed pipeline, 200,000, and 10,000), to ``target_error`` (``"3%"`` or
+    ``0.03``).
     """
     kw = _inputs(traces, mix, scene, kernel, cpu, resolution, scale, frames, preset, config,
                  set, seed, policy, cache_dir, no_cache, ideal, ideal_gpu, gpu_read_bypass, db)

@@ -432,7 +432,7 @@ pub fn sim<'py>(
             let sample = sample
                 .then_some(SampleSpec {
                     period: sample_period.unwrap_or(defaults.period),
-                    warmup: sample_warmup.unwrap_or(defaults.warmup),
+                    warmup: sample_warmup,
                     unit: sample_unit.unwrap_or(defaults.unit),
                 })
                 .map(|s| s.check().map(|_| s))

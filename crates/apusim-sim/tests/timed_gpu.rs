@@ -366,7 +366,7 @@ fn a_sampled_run_extrapolates_the_gpu_s_cycles() {
     let opts = SimOptions {
         sample: Some(apusim_sim::timed::SampleSpec {
             period: 100_000,
-            warmup: 10_000,
+            warmup: Some(10_000),
             unit: 2_000,
         }),
         ..SimOptions::default()

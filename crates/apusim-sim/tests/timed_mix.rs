@@ -622,6 +622,27 @@ fn intervals_partition_the_run() {
     );
 }
 
+/// Without a render pipeline a sampled run's detailed warm-up defaults to [`CPU_WARMUP`],
+/// and its report carries the value used.
+#[test]
+fn a_cpu_run_samples_after_the_cpu_warm_up() {
+    use apusim_sim::timed::{SampleSpec, CPU_WARMUP};
+    let inputs = Multi {
+        keys: vec!["t0".into()],
+        traces: vec![loads(0, 60_000, 32 << 10, 7)],
+    };
+    let opts = SimOptions {
+        sample: Some(SampleSpec {
+            period: 100_000,
+            warmup: None,
+            unit: 5_000,
+        }),
+        ..SimOptions::default()
+    };
+    let r = sim_policy(&system(&["cpus=1"]), "lru", &inputs, &opts).unwrap();
+    assert_eq!(r.sampling.expect("sampled").spec.warmup, Some(CPU_WARMUP));
+}
+
 /// Sampled runs: each core's IPC interval holds the detailed run's IPC, the LLC MPKI is the
 /// detailed run's (functional warming counts every access), and only a small part of the
 /// run is simulated in detail. One core with phases (a cache-resident stretch, then misses
@@ -636,7 +657,7 @@ fn sampled_estimates_hold_the_detailed_result() {
     };
     let spec = apusim_sim::timed::SampleSpec {
         period: 20_000,
-        warmup: 2_000,
+        warmup: Some(2_000),
         unit: 2_000,
     };
     for (traces, cpus) in [
@@ -708,7 +729,7 @@ fn sampled_alone_runs_and_weighted_speedup() {
     let sampled = SimOptions {
         sample: Some(apusim_sim::timed::SampleSpec {
             period: 20_000,
-            warmup: 2_000,
+            warmup: Some(2_000),
             unit: 2_000,
         }),
         ..opts()
@@ -759,7 +780,7 @@ fn target_error_adds_windows_until_reached() {
         instructions: Some(100_000),
         sample: Some(apusim_sim::timed::SampleSpec {
             period: 400_000,
-            warmup: 2_000,
+            warmup: Some(2_000),
             unit: 2_000,
         }),
         ..SimOptions::default()

@@ -713,11 +713,52 @@ fn nine_periods_a_frame() -> SimOptions {
     SimOptions {
         sample: Some(apusim_sim::timed::SampleSpec {
             period: 100_000,
-            warmup: 10_000,
+            warmup: Some(10_000),
             unit: 5_000,
         }),
         ..SimOptions::default()
     }
+}
+
+/// Beside the render pipeline a sampled run's detailed warm-up defaults to
+/// [`RENDER_WARMUP`] (the texture reads' backlog at the LLC's MSHRs takes that long to build
+/// again after a drain) and its report carries the value used; a warm-up given is used as
+/// given; a period too short for the default is refused naming `--sample-warmup` and the
+/// default.
+#[test]
+fn a_render_run_samples_after_the_render_warm_up_unless_told_otherwise() {
+    use apusim_sim::timed::{SampleSpec, RENDER_WARMUP};
+    let scene = two_small_deferred_frames();
+    let cfg = preset(&[]);
+    let sampled = |spec: SampleSpec| {
+        let opts = SimOptions {
+            sample: Some(spec),
+            ..SimOptions::default()
+        };
+        sim_policy(&cfg, "drp-baseline", &scene, &opts)
+    };
+    let auto = SampleSpec {
+        period: 400_000,
+        warmup: None,
+        unit: 5_000,
+    };
+    let warm_up = |r: SimResult| r.sampling.expect("sampled").spec.warmup;
+    assert_eq!(warm_up(sampled(auto).unwrap()), Some(RENDER_WARMUP));
+    let asked = SampleSpec {
+        warmup: Some(10_000),
+        ..auto
+    };
+    assert_eq!(warm_up(sampled(asked).unwrap()), Some(10_000));
+    let short = SampleSpec {
+        period: 150_000,
+        ..auto
+    };
+    let e = format!("{:#}", sampled(short).unwrap_err());
+    assert!(
+        e.contains("--sample-warmup 200000 + --sample-unit 5000 exceed --sample-period 150000")
+            && e.contains("defaults to 200000"),
+        "{e}"
+    );
 }
 
 /// `flush_warming`: a sampled run that finishes the frozen pipeline's work functionally when
@@ -881,7 +922,7 @@ fn interval_series_carry_the_pipelines_work_and_frame_progress() {
         interval: Some("20000cycles".parse().unwrap()),
         sample: Some(apusim_sim::timed::SampleSpec {
             period: 100_000,
-            warmup: 10_000,
+            warmup: Some(10_000),
             unit: 5_000,
         }),
         ..SimOptions::default()

@@ -34,7 +34,7 @@ pub use gpu::{GpuResult, RenderResult, ShaderCriticalityResult};
 pub use intervals::{GpuInterval, Interval, IntervalSpec, IntervalUnit};
 pub use occupancy::AgentOccupancy;
 pub use policies::sim_policies;
-pub use sampling::{SampleSpec, Sampled, SampledCore};
+pub use sampling::{SampleSpec, Sampled, SampledCore, CPU_WARMUP, RENDER_WARMUP};
 pub use sim::{sim_policy, CoreResult, SimOptions, SimResult, SystemWindow};
 pub use speedup::{alone_config, alone_runs, speedup, AloneOptions, AloneRun, GpuSpeedup, Speedup};
 pub use window::NetworkLink;

@@ -31,13 +31,23 @@ use super::ratio::ratio;
 use apusim_timing::{CoreModel, Domain, Tick};
 use serde::{Deserialize, Serialize};
 
+/// Detailed cycles before each measured window when the run has no timed render pipeline.
+pub const CPU_WARMUP: u64 = 50_000;
+
+/// Detailed cycles before each measured window when a timed render pipeline runs: the
+/// memory system it congests takes this long to return to its detailed state after a thaw
+/// (docs/validation.md, "Sampled frames and the detailed warm-up").
+pub const RENDER_WARMUP: u64 = 200_000;
+
 /// Window sizes of a sampled run, in CPU cycles.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct SampleSpec {
     /// Cycles one segment stands for (its detailed part and the jump after it).
     pub period: u64,
-    /// Detailed cycles before each measured window.
-    pub warmup: u64,
+    /// Detailed cycles before each measured window; `None` until the run decides it by
+    /// what runs ([`SampleSpec::resolved`]): [`CPU_WARMUP`], or [`RENDER_WARMUP`] beside a
+    /// timed render pipeline. A run's report carries the value it used.
+    pub warmup: Option<u64>,
     /// Cycles of each measured window.
     pub unit: u64,
 }
@@ -51,16 +61,35 @@ impl Default for SampleSpec {
     /// of detailed warming and 3.6% after 50,000 (scripts/sampling/validate.sh,
     /// docs/validation.md). A memory-bound core (IPC 0.05) still retires about 500
     /// instructions per window.
+    ///
+    /// A render pipeline needs longer ([`RENDER_WARMUP`]): in a detailed run its texture
+    /// reads wait thousands of cycles for the LLC's MSHRs behind each other (12,000 in a
+    /// `shooter` frame), a backlog that the drain before warming empties; 50,000 cycles
+    /// after a thaw they wait a fifth of that, and eight frames of each of four scenes came
+    /// out 3–46% short (9–12% short after 200,000).
     fn default() -> Self {
         SampleSpec {
             period: 1_000_000,
-            warmup: 50_000,
+            warmup: None,
             unit: 10_000,
         }
     }
 }
 
 impl SampleSpec {
+    /// This spec with its warm-up decided: the one asked for, or the default for a run with
+    /// (`renders`) or without a timed render pipeline.
+    pub fn resolved(mut self, renders: bool) -> SampleSpec {
+        self.warmup
+            .get_or_insert(if renders { RENDER_WARMUP } else { CPU_WARMUP });
+        self
+    }
+
+    /// Detailed cycles before each measured window ([`CPU_WARMUP`] while undecided).
+    pub fn warmup_cycles(&self) -> u64 {
+        self.warmup.unwrap_or(CPU_WARMUP)
+    }
+
     /// Refuse sizes that cannot sample, naming the option.
     pub fn check(&self) -> Result<(), String> {
         if self.unit == 0 {
@@ -71,7 +100,7 @@ impl SampleSpec {
         }
         for (key, v) in [
             ("--sample-period", self.period),
-            ("--sample-warmup", self.warmup),
+            ("--sample-warmup", self.warmup_cycles()),
             ("--sample-unit", self.unit),
         ] {
             if v > super::config::MAX_CYCLE {
@@ -81,11 +110,18 @@ impl SampleSpec {
                 ));
             }
         }
-        if self.warmup + self.unit > self.period {
+        if self.warmup_cycles() + self.unit > self.period {
             return Err(format!(
-                "--sample-warmup {} + --sample-unit {} exceed --sample-period {}: the \
-                 detailed windows would cover the whole run (use the detailed mode)",
-                self.warmup, self.unit, self.period
+                "--sample-warmup {}{} + --sample-unit {} exceed --sample-period {}: the \
+                 detailed windows would cover the whole run (give a shorter \
+                 --sample-warmup, or use the detailed mode)",
+                self.warmup_cycles(),
+                match self.warmup {
+                    Some(_) => "",
+                    None => " (its default)",
+                },
+                self.unit,
+                self.period
             ));
         }
         Ok(())
@@ -183,7 +219,11 @@ impl Sampler {
             cores.iter().map(|c| c.stats().instructions).collect()
         };
         match &self.mark {
-            None if now >= self.seg_tick.saturating_add(cpu.cycles(self.spec.warmup)) => {
+            None if now
+                >= self
+                    .seg_tick
+                    .saturating_add(cpu.cycles(self.spec.warmup_cycles())) =>
+            {
                 self.mark = Some((now, retired(cores)));
             }
             Some((t0, r0)) if now >= t0.saturating_add(cpu.cycles(self.spec.unit)) => {
@@ -284,7 +324,7 @@ mod tests {
         assert!(SampleSpec::default().check().is_ok());
         let s = |period, warmup, unit| SampleSpec {
             period,
-            warmup,
+            warmup: Some(warmup),
             unit,
         };
         assert!(s(100, 10, 0).check().unwrap_err().contains("--sample-unit"));
@@ -293,5 +333,34 @@ mod tests {
             .check()
             .unwrap_err()
             .contains("use the detailed mode"));
+        // A default warm-up that does not fit is named as the default.
+        let short = SampleSpec {
+            period: 150_000,
+            ..SampleSpec::default()
+        };
+        assert!(short.check().is_ok());
+        let e = short.resolved(true).check().unwrap_err();
+        assert!(e.contains("--sample-warmup 200000 + "), "{e}");
+        assert!(short.resolved(false).check().is_ok());
+        let e = SampleSpec {
+            period: 50_000,
+            ..SampleSpec::default()
+        }
+        .check()
+        .unwrap_err();
+        assert!(e.contains("--sample-warmup 50000 (its default)"), "{e}");
+    }
+
+    #[test]
+    fn the_warm_up_is_the_one_asked_for_or_the_default_for_what_runs() {
+        let auto = SampleSpec::default();
+        assert_eq!(auto.resolved(false).warmup, Some(CPU_WARMUP));
+        assert_eq!(auto.resolved(true).warmup, Some(RENDER_WARMUP));
+        let asked = SampleSpec {
+            warmup: Some(7),
+            ..auto
+        };
+        assert_eq!(asked.resolved(true).warmup, Some(7));
+        assert_eq!(asked.resolved(false).warmup_cycles(), 7);
     }
 }

@@ -305,7 +305,7 @@ pub fn alone_runs(
                          --sample-period {}), so it has no IPC to compare with; give more \
                          --instructions or shorter sampling sizes",
                         alone.policy,
-                        s.spec.warmup,
+                        s.spec.warmup_cycles(),
                         s.spec.unit,
                         s.spec.period
                     );

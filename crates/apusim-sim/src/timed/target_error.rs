@@ -49,6 +49,8 @@ pub fn sim_to_target(
             .context("a sampled run reports its estimates")?;
         s.target_error = Some(target);
         s.rounds = round;
+        // The warm-up the run decided on (the default depends on what runs).
+        spec.warmup = s.spec.warmup;
         let mut need = 0u64;
         let mut have = u64::MAX;
         for c in &s.cores {
@@ -67,7 +69,7 @@ pub fn sim_to_target(
             return Ok(r);
         }
         let have = have.max(1);
-        let fit = have.saturating_mul(spec.period) / (spec.warmup + spec.unit);
+        let fit = have.saturating_mul(spec.period) / (spec.warmup_cycles() + spec.unit);
         if need > fit {
             bail!(
                 "--target-error {:.2}%: the IPC's variation needs about {need} windows and at \
@@ -75,11 +77,11 @@ pub fn sim_to_target(
                  cycles); run longer (--instructions), accept a larger error, or use the \
                  detailed mode",
                 100.0 * target,
-                spec.warmup + spec.unit
+                spec.warmup_cycles() + spec.unit
             );
         }
         let shorter = (spec.period as f64 * have as f64 / need as f64).floor() as u64;
-        spec.period = shorter.max(spec.warmup + spec.unit);
+        spec.period = shorter.max(spec.warmup_cycles() + spec.unit);
     }
     bail!(
         "--target-error {:.2}%: not reached after {ROUNDS} rounds of sampling (the last with a \

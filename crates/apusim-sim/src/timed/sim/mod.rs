@@ -25,7 +25,7 @@ use super::hints::HintsControl;
 use super::intervals::{self, IntervalSpec, Recorder};
 use super::memory::{CorePort, TimedMemory};
 use super::occupancy::Occupancy;
-use super::sampling::{SampleSpec, Sampler};
+use super::sampling::{SampleSpec, Sampler, RENDER_WARMUP};
 use super::window::{core_window, system_window, Snapshot, SystemSnapshot};
 pub use super::window::{CoreResult, DramSource, LevelWindow, SystemWindow};
 use crate::config::SystemConfig;
@@ -84,7 +84,7 @@ impl SimOptions {
         }
         if let Some(s) = &self.sample {
             over("--sample-period", s.period)?;
-            over("--sample-warmup", s.warmup)?;
+            over("--sample-warmup", s.warmup_cycles())?;
             over("--sample-unit", s.unit)?;
         }
         Ok(())
@@ -343,7 +343,23 @@ fn simulate<P: Policy>(
         .interval
         .map(|spec| Recorder::new(spec, &mem, &cores, gpu.as_ref(), &ctx));
 
-    let mut sampler = opts.sample.map(|spec| Sampler::new(spec, n));
+    let renders = gpu.as_ref().is_some_and(|g| !g.runs_kernels());
+    let mut sampler = match opts.sample {
+        Some(asked) => {
+            let spec = asked.resolved(renders);
+            if let Err(e) = spec.check() {
+                match asked.warmup {
+                    None if renders => bail!(
+                        "{e}; beside a timed render pipeline --sample-warmup defaults to \
+                         {RENDER_WARMUP} cycles"
+                    ),
+                    _ => bail!(e),
+                }
+            }
+            Some(Sampler::new(spec, n))
+        }
+        None => None,
+    };
     let mut hints = HintsControl::new(cfg.cpus, cpu, mem.dram_domain());
     if let Some(g) = gpu.as_mut().filter(|_| sampler.is_some()) {
         // The run starts with functional warming; the GPU starts at its program's start
