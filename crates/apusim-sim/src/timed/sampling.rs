@@ -66,7 +66,7 @@ impl Default for SampleSpec {
     /// reads wait thousands of cycles for the LLC's MSHRs behind each other (12,000 in a
     /// `shooter` frame), a backlog that the drain before warming empties; 50,000 cycles
     /// after a thaw they wait a fifth of that, and eight frames of each of four scenes came
-    /// out 3–46% short (9–12% short after 200,000).
+    /// out 3–46% short (8–12% short after 200,000).
     fn default() -> Self {
         SampleSpec {
             period: 1_000_000,
