@@ -91,7 +91,7 @@ impl Pipeline {
         self.timers.clear();
         self.retry_at = None;
         self.busy = 0;
-        self.pending = [0; 6];
+        self.pending.fill(0);
         Ok(work)
     }
 }

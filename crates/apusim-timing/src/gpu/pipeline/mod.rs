@@ -8,8 +8,7 @@
 //! `shader` (SH and the samplers), `blitter`; `intake` makes jobs of the source's items,
 //! `issue` sends their accesses, `observe` feeds the criticality counters, `flush` empties
 //! the pipeline functionally before a sampled run's warming (`flush_warming`), and `model`
-//! is the
-//! [`GpuModel`] cycle step that runs them all.
+//! is the [`GpuModel`] cycle step that runs them all.
 //!
 //! - **Front end.** Items enter a window of `fe_window` in submission order; the front end
 //!   sends the index and vertex reads of the triangles and draw commands in it ahead (one item

@@ -144,9 +144,9 @@ impl GpuModel for Pipeline {
     /// much again); without, the items in the pipeline go on after the thaw, their remaining
     /// accesses after the warmed ones'. Then the items after them are taken from the source
     /// in order and their accesses sent to `port` in the render trace's order, for the rest
-    /// of the next `over` GPU cycles (plus what an earlier warming owed): each item stands for its work (`Pipeline::item_work`) at the rate its
-    /// phase of the frame ran at in the measured windows (`phases`), `n / over` for a phase
-    /// no window has seen. Their shader instructions count as warmed instructions (the
+    /// of the next `over` GPU cycles (plus what an earlier warming owed): each item stands
+    /// for its work (`Pipeline::item_work`) at the rate its phase of the frame ran at in the
+    /// measured windows (`phases`), `n / over` for a phase no window has seen. Their shader instructions count as warmed instructions (the
     /// flushed jobs' not yet issued ones too). Each frame end among the warmed items ends its
     /// frame at the cycle its items so far stand for, and each tile updates the frame-rate
     /// estimator there as its last write would; the unit counters ([`RenderStats`]) and the
