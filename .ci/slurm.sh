@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# CI: start the single-node SLURM cluster that tests/slurm.rs submits a sweep through. Under CI
+# CI: start the single-node SLURM cluster that tests/cli/slurm.rs submits a sweep through. Under CI
 # (CI set) that test fails when no cluster answers, so a start that fails here fails CI with the
 # script's message. Needs root and apt-get (installs slurm-wlm's daemons and munge, about 4 MB).
 set -euo pipefail

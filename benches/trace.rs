@@ -25,7 +25,7 @@ use std::sync::Arc;
 /// fetches with branches, stack and heap loads/stores, lackey-style times and PCs) interleaved
 /// 3:1 with GPU texture, colour and depth traffic (64-byte lines, 16 units, 50% critical
 /// texture reads).
-#[path = "../crates/apusim-trace/tests/common/mod.rs"]
+#[path = "../crates/apusim-trace/tests/integration/common/mod.rs"]
 mod common;
 
 fn mixed_stream(n: usize) -> Vec<Access> {

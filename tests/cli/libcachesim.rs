@@ -3,7 +3,7 @@
 //! directly with `apusim run`. Miss counts are checked against a reference LRU and Belady
 //! written here, independent of apusim's engine and oracle.
 
-mod common;
+use crate::common;
 
 use apusim_trace::import::OracleGeneralRecord;
 use common::{fails, ok};

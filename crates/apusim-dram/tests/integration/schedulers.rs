@@ -5,7 +5,7 @@
 //! reads faster than FR-FCFS; hints never change the schedule of a scheduler that does not
 //! use them; and a priority scheduler whose classes all coincide is FR-FCFS, bit for bit.
 
-mod common;
+use crate::common;
 
 use apusim_dram::{
     mapping::DecodedAddr, presets::preset, Completion, DramConfig, FrameHint, MemorySystem,

@@ -2,11 +2,7 @@
 //! database whatever the thread count, specs refused before anything runs, a sweep killed
 //! with SIGKILL and completed by the next start, `run --db` under a sweep's key, pivots.
 //!
-//! One test binary with a file per subject, so that the workspace is linked into it once; the
-//! helpers below are what both files use.
-
-#[path = "../common/mod.rs"]
-mod common;
+//! A file per subject; the helpers below are what both files use.
 
 mod grid;
 mod studies;

@@ -1,7 +1,5 @@
 //! valgrind lackey importer and live recording.
 
-mod common;
-
 use apusim_trace::apt::{self, AptReader};
 use apusim_trace::import::{
     self, record_with_lackey, record_with_lackey_watched, Format, ImportOptions, LackeySource,

@@ -1,7 +1,7 @@
 //! Figures: each figure type drawn as SVG and PNG from a small study output, the plot file's
 //! format checks, the long CSV read back, and `apusim study ... --plot` / `apusim plot`.
 
-mod common;
+use crate::common;
 
 use apusim_experiments::{Record, StudyOutput};
 use apusim_sweep::plot::{self, study, Format, PanelKind};

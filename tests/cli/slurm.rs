@@ -4,7 +4,7 @@
 //! through a SLURM cluster (`scripts/slurm-local.sh start` runs one on this machine; under CI
 //! the test fails without one).
 
-mod common;
+use crate::common;
 
 use apusim_sweep::Store;
 use common::{fails_output as fails, ok, small_traces};

@@ -4,11 +4,11 @@
 //! Files whose name starts with `valid` must parse without error in their own target's format.
 //!
 //! The seed files are produced by `generate_corpus` below:
-//! `APUSIM_WRITE_CORPUS=1 cargo test -p apusim-trace --test fuzz_corpus generate_corpus`
+//! `APUSIM_WRITE_CORPUS=1 cargo test -p apusim-trace --test integration generate_corpus`
 //! (it only writes when the variable is set; crash inputs found by the fuzzers are added by
 //! hand under their own names).
 
-mod common;
+use crate::common;
 
 use apusim_trace::apt::AptWriter;
 use apusim_trace::import::champsim::encode_record;

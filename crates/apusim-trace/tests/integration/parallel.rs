@@ -2,7 +2,7 @@
 //! batches, the same counters and the same errors, whatever the number of decoder threads and
 //! wherever a file is damaged.
 
-mod common;
+use crate::common;
 
 use apusim_trace::apt::{AptReader, ParallelAptReader, BLOCK_RECORDS, OLDEST_VERSION, VERSION};
 use apusim_trace::{Access, AccessSource};

@@ -1,6 +1,6 @@
 //! `.apt` writer/reader: round trips, atomic creation, every error path, summaries.
 
-mod common;
+use crate::common;
 
 use apusim_trace::apt::{self, AptReader, AptWriter, BLOCK_RECORDS, MAGIC, VERSION};
 use apusim_trace::{

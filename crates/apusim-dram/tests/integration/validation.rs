@@ -4,7 +4,7 @@
 //! `short_reference_traces` runs 20,000-request versions of both traces (seconds in debug
 //! builds) with bounds loose enough for the shorter run but tight enough to fail if the model
 //! is wrong. `full_reference_traces` (ignored by default; run it in release:
-//! `cargo test -p apusim-dram --release --test validation -- --ignored`) runs the full
+//! `cargo test -p apusim-dram --release --test integration validation:: -- --ignored`) runs the full
 //! 2,000,000-request traces and applies the criterion: light-load read latency,
 //! bandwidth and row-hit rate, and saturated bandwidth and row-hit rate, inside the range the
 //! three simulators span widened by 10%. Both skip (pass with a note) if the generator or

@@ -5,7 +5,7 @@
 //! One file, one idea: the controller seen from its public interface, whose tests share the
 //! request builders, the run loop and the completion-order helpers above them.
 
-mod common;
+use crate::common;
 
 use apusim_dram::{
     mapping::DecodedAddr, presets::preset, Command, Completion, DramConfig, MemorySystem, Request,

@@ -3,8 +3,8 @@
 //! failed runs tried again, two sweeps sharing one database, `run --db` and `sim --db` under a
 //! sweep's key, timed sweeps with weighted speedup, shards and merges.
 
+use super::{metrics, path, write, TRACES};
 use crate::common::{apusim, fails, ok, small_traces};
-use crate::{metrics, path, write, TRACES};
 use apusim_sweep::Store;
 use std::collections::BTreeMap;
 use std::path::Path;

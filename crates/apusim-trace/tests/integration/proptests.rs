@@ -1,7 +1,7 @@
 //! Property tests: `.apt` round trips bit-identically, no parser panics on arbitrary bytes,
 //! and any single-byte corruption of a valid `.apt` file is reported as an error.
 
-mod common;
+use crate::common;
 
 use apusim_trace::apt::{AptReader, AptWriter, MAGIC, VERSION};
 use apusim_trace::import::{check_bytes, Format};

@@ -1,8 +1,8 @@
 //! Every study is a sweep: its printed spec swept and read back from the database gives the
 //! study's table, and a study stopped halfway resumes where it stopped.
 
+use super::{metrics, path, write};
 use crate::common::{apusim, fails, ok};
-use crate::{metrics, path, write};
 use apusim_sweep::Store;
 use std::path::Path;
 
