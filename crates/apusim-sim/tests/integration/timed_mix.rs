@@ -1,5 +1,7 @@
 //! Timed runs of several agents: requests waiting for an LLC MSHR are never lost, weighted
-//! speedup against cached alone runs, and the bound on open-loop GPU traffic.
+//! speedup against cached alone runs, and the bound on open-loop GPU traffic. One file, one
+//! idea (several agents on one clock): its tests share the `Multi` input and its helpers, which
+//! is why it runs past 800 lines.
 
 use anyhow::Result;
 use apusim_sim::run::{Input, Inputs, Reopen};
