@@ -30,8 +30,9 @@
 //!
 //! This file holds the state and what an agent does to it (issue, warm, inject); `events.rs`
 //! what happens when a message arrives; `counters.rs` the counters read out. The state's
-//! fields and the three kinds of agent an issue serves (a core, a timed GPU's cache instance,
-//! an open-loop replay) are read together, which is why it runs past 800 lines.
+//! fields and the three kinds of agent they serve (a core's and a timed GPU cache instance's
+//! `issue`, an open-loop replay's `inject`) are read together, which is why it runs past 800
+//! lines.
 
 use super::backlog::Backlog;
 use super::streams::{StreamCounts, StreamTable};
