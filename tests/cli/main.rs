@@ -10,7 +10,6 @@
 //! - `sweep`: `apusim sweep` and `apusim results` with a results database;
 //! - `slurm`: sweeps through a SLURM cluster and shards merged.
 
-#[path = "../common/mod.rs"]
 mod common;
 
 mod bad_input;

@@ -1,7 +1,5 @@
-//! What the integration tests share: the `apusim` binary run as a user runs it, and small
+//! What the command-line tests share: the `apusim` binary run as a user runs it, and small
 //! trace files of the demo's agents.
-// Each test binary uses a part of this module.
-#![allow(dead_code)]
 
 use apusim_trace::apt::AptWriter;
 use apusim_trace::{AccessSource, TraceHeader};
